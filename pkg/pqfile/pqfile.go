@@ -1,0 +1,194 @@
+// Package pqfile writes and reads whole Parquet files of typed rows through
+// a store, recording and checking a checksum so that a truncated or foreign
+// file is never taken as complete.
+package pqfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/neardup/neardup/pkg/storage"
+)
+
+// Creator creates files atomically.
+type Creator interface {
+	Create(ctx context.Context, name string) (storage.Writer, error)
+}
+
+// Opener opens files for reading.
+type Opener interface {
+	Open(ctx context.Context, name string) (storage.File, error)
+}
+
+// Info describes a written file: what a reader checks before use.
+type Info struct {
+	Name     string `json:"name"`
+	Rows     int64  `json:"rows"`
+	Checksum uint64 `json:"xxhash"`
+	Bytes    int64  `json:"bytes"`
+}
+
+// maxRowsPerGroup bounds the rows a writer holds in memory.
+const maxRowsPerGroup = 1 << 20
+
+type hashingWriter struct {
+	w io.Writer
+	h *xxhash.Digest
+	n int64
+}
+
+func (h *hashingWriter) Write(p []byte) (int, error) {
+	n, err := h.w.Write(p)
+	h.h.Write(p[:n])
+	h.n += int64(n)
+	return n, err
+}
+
+// Write writes rows, already in the order given by sortedBy (column names,
+// declared in the file's metadata), to name.
+func Write[T any](ctx context.Context, s Creator, name string, rows []T, sortedBy ...string) (Info, error) {
+	w, err := s.Create(ctx, name)
+	if err != nil {
+		return Info{}, err
+	}
+	hw := &hashingWriter{w: w, h: xxhash.New()}
+	opts := []parquet.WriterOption{
+		parquet.Compression(&parquet.Zstd),
+		parquet.MaxRowsPerRowGroup(maxRowsPerGroup),
+		parquet.CreatedBy("neardup", "", ""),
+	}
+	if len(sortedBy) > 0 {
+		cols := make([]parquet.SortingColumn, len(sortedBy))
+		for i, c := range sortedBy {
+			cols[i] = parquet.Ascending(c)
+		}
+		opts = append(opts, parquet.SortingWriterConfig(parquet.SortingColumns(cols...)))
+	}
+	pw := parquet.NewGenericWriter[T](hw, opts...)
+	for start := 0; start < len(rows); start += maxRowsPerGroup {
+		if err := ctx.Err(); err != nil {
+			w.Abort()
+			return Info{}, err
+		}
+		end := min(start+maxRowsPerGroup, len(rows))
+		if _, err := pw.Write(rows[start:end]); err != nil {
+			w.Abort()
+			return Info{}, fmt.Errorf("pqfile: write %s: %w", name, err)
+		}
+	}
+	if err := pw.Close(); err != nil {
+		w.Abort()
+		return Info{}, fmt.Errorf("pqfile: close %s: %w", name, err)
+	}
+	if err := w.Commit(); err != nil {
+		return Info{}, err
+	}
+	return Info{Name: name, Rows: int64(len(rows)), Checksum: hw.h.Sum64(), Bytes: hw.n}, nil
+}
+
+// ErrCorrupt marks a file that does not match what its writer recorded.
+var ErrCorrupt = errors.New("file does not match its recorded checksum or row count")
+
+// Reader reads the rows of one file in batches.
+type Reader[T any] struct {
+	name  string
+	f     storage.File
+	r     *parquet.GenericReader[T]
+	want  *Info
+	total int64
+}
+
+// Open opens a file written by Write. When want is not nil, the file's size
+// and checksum are checked first (one sequential pass) and its row count at
+// the end.
+func Open[T any](ctx context.Context, s Opener, name string, want *Info) (*Reader[T], error) {
+	f, err := s.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if want != nil {
+		h := xxhash.New()
+		n, err := io.Copy(h, f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("pqfile: read %s: %w", name, err)
+		}
+		if sum := h.Sum64(); sum != want.Checksum || n != want.Bytes {
+			f.Close()
+			return nil, fmt.Errorf("pqfile: %s: checksum %x (%d bytes), want %x (%d bytes): %w",
+				name, sum, n, want.Checksum, want.Bytes, ErrCorrupt)
+		}
+	}
+	pf, err := parquet.OpenFile(f, f.Size())
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("pqfile: open %s: %w", name, err)
+	}
+	return &Reader[T]{name: name, f: f, r: parquet.NewGenericReader[T](pf), want: want}, nil
+}
+
+// Read fills buf with the next rows; it returns io.EOF after the last row.
+func (r *Reader[T]) Read(buf []T) (int, error) {
+	n, err := r.r.Read(buf)
+	r.total += int64(n)
+	if errors.Is(err, io.EOF) {
+		if r.want != nil && r.total != r.want.Rows {
+			return n, fmt.Errorf("pqfile: %s: %d rows, want %d: %w", r.name, r.total, r.want.Rows, ErrCorrupt)
+		}
+		return n, io.EOF
+	}
+	if err != nil {
+		return n, fmt.Errorf("pqfile: read %s: %w", r.name, err)
+	}
+	return n, nil
+}
+
+// Close releases the file.
+func (r *Reader[T]) Close() error {
+	r.r.Close()
+	return r.f.Close()
+}
+
+// Stream reads a file in batches of rows, calling fn for each batch; the
+// batch slice is reused between calls.
+func Stream[T any](ctx context.Context, s Opener, name string, want *Info, batch int, fn func([]T) error) error {
+	r, err := Open[T](ctx, s, name, want)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	buf := make([]T, batch)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			if ferr := fn(buf[:n]); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// Read reads every row of a file written by Write, checked against want
+// when it is not nil.
+func Read[T any](ctx context.Context, s Opener, name string, want *Info) ([]T, error) {
+	var rows []T
+	err := Stream(ctx, s, name, want, 4096, func(b []T) error {
+		rows = append(rows, b...)
+		return nil
+	})
+	return rows, err
+}

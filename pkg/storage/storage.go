@@ -1,0 +1,224 @@
+// Package storage keeps a job's files: a directory tree in which every file
+// appears whole or not at all (written under a temporary name, then renamed).
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// TempMarker is part of the name of every file being written; readers and
+// listings ignore such files.
+const TempMarker = ".tmp-"
+
+// File is an open file: readable sequentially and at offsets.
+type File interface {
+	io.Reader
+	io.ReaderAt
+	io.Closer
+	Size() int64
+}
+
+// Writer is a file being written. Nothing is visible under its name until
+// Commit returns nil; Abort discards it.
+type Writer interface {
+	io.Writer
+	Commit() error
+	Abort() error
+}
+
+// Dir is a store rooted at a local directory.
+type Dir struct {
+	root string
+}
+
+// NewDir returns a store rooted at root, creating it if needed.
+func NewDir(root string) (*Dir, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %s: %w", root, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	return &Dir{root: abs}, nil
+}
+
+// Root is the absolute path of the store's directory.
+func (d *Dir) Root() string { return d.root }
+
+// Path is the local path of name.
+func (d *Dir) Path(name string) string {
+	return filepath.Join(d.root, filepath.FromSlash(name))
+}
+
+type localFile struct {
+	*os.File
+	size int64
+}
+
+func (f localFile) Size() int64 { return f.size }
+
+// Open opens name for reading. A missing file gives an error that wraps
+// fs.ErrNotExist.
+func (d *Dir) Open(ctx context.Context, name string) (File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(d.Path(name))
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", name, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("storage: stat %s: %w", name, err)
+	}
+	return localFile{File: f, size: st.Size()}, nil
+}
+
+type localWriter struct {
+	f     *os.File
+	final string
+	done  bool
+}
+
+// Create starts writing name. The data goes to a temporary file beside it
+// and replaces name atomically on Commit.
+func (d *Dir) Create(ctx context.Context, name string) (Writer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	final := d.Path(name)
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", name, err)
+	}
+	var nonce [6]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", name, err)
+	}
+	f, err := os.OpenFile(final+TempMarker+hex.EncodeToString(nonce[:]), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", name, err)
+	}
+	return &localWriter{f: f, final: final}, nil
+}
+
+func (w *localWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
+
+func (w *localWriter) Commit() error {
+	if w.done {
+		return errors.New("storage: commit of a finished writer")
+	}
+	w.done = true
+	tmp := w.f.Name()
+	if err := w.f.Sync(); err != nil {
+		w.f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("storage: sync %s: %w", w.final, err)
+	}
+	if err := w.f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("storage: close %s: %w", w.final, err)
+	}
+	if err := os.Rename(tmp, w.final); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("storage: rename %s: %w", w.final, err)
+	}
+	return nil
+}
+
+func (w *localWriter) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	w.f.Close()
+	if err := os.Remove(w.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("storage: abort %s: %w", w.final, err)
+	}
+	return nil
+}
+
+// List returns the names of the complete files under prefix (a directory
+// name relative to the root), sorted. A missing directory lists nothing.
+func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
+	var names []string
+	base := d.Path(prefix)
+	err := filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == base {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if e.IsDir() || strings.Contains(e.Name(), TempMarker) {
+			return nil
+		}
+		rel, err := filepath.Rel(d.root, p)
+		if err != nil {
+			return err
+		}
+		names = append(names, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: list %s: %w", prefix, err)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Remove deletes name and, for a directory, everything below it.
+func (d *Dir) Remove(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(d.Path(name)); err != nil {
+		return fmt.Errorf("storage: remove %s: %w", name, err)
+	}
+	return nil
+}
+
+// WriteFile writes data to name atomically.
+func WriteFile(ctx context.Context, s interface {
+	Create(context.Context, string) (Writer, error)
+}, name string, data []byte) error {
+	w, err := s.Create(ctx, name)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		w.Abort()
+		return fmt.Errorf("storage: write %s: %w", name, err)
+	}
+	return w.Commit()
+}
+
+// ReadFile reads all of name.
+func ReadFile(ctx context.Context, s interface {
+	Open(context.Context, string) (File, error)
+}, name string) ([]byte, error) {
+	f, err := s.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("storage: read %s: %w", name, err)
+	}
+	return data, nil
+}
