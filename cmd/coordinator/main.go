@@ -1,0 +1,138 @@
+// Command coordinator runs a neardup dedup job: it plans the input into
+// chunks, puts the tasks on NATS JetStream, and clusters the verified pairs.
+// Without --nats it starts an embedded NATS server and in-process workers.
+//
+//	coordinator --out DIR [flags] INPUT...   run a job
+//	coordinator params [flags]               show the banding plan for a threshold
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/pkg/queue"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "params" {
+		os.Exit(runParams(os.Args[2:]))
+	}
+	os.Exit(runJob(os.Args[1:]))
+}
+
+// paramFlags registers the job parameters on fs.
+func paramFlags(fs *flag.FlagSet, p *pipeline.Params) {
+	fs.IntVar(&p.K, "perms", p.K, "MinHash signature values (K)")
+	fs.IntVar(&p.Bands, "bands", 0, "LSH bands (b); with --rows, overrides the choice made from --threshold")
+	fs.IntVar(&p.Rows, "rows", 0, "rows per band (r)")
+	fs.Float64Var(&p.Threshold, "threshold", p.Threshold, "Jaccard similarity at which a pair is a near-duplicate")
+	fs.Float64Var(&p.FPWeight, "fp-weight", p.FPWeight, "weight of the false-positive area when choosing bands and rows")
+	fs.Float64Var(&p.FNWeight, "fn-weight", p.FNWeight, "weight of the false-negative area when choosing bands and rows")
+}
+
+func runJob(args []string) int {
+	p := pipeline.DefaultParams()
+	qc := queue.DefaultConfig()
+	cfg := pipeline.Config{}
+	fs := flag.NewFlagSet("coordinator", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: coordinator --out DIR [flags] INPUT...\n       coordinator params [flags]\n\n"+
+			"INPUT: files, directories or globs of .warc.wet[.gz], .warc[.gz], .jsonl[.gz|.zst], .parquet, .txt\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.Out, "out", "", "output directory (required)")
+	fs.StringVar(&cfg.NATSURL, "nats", "", "NATS server URL; empty starts an embedded server with in-process workers")
+	fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode)")
+	fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
+	fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
+	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
+	fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
+	paramFlags(fs, &p)
+	fs.StringVar(&p.Sketch, "sketch", p.Sketch, "signature: oph (one-permutation hashing) or classic (K multiply-shift permutations)")
+	fs.IntVar(&p.Words, "words", p.Words, "words per shingle (k)")
+	fs.IntVar(&p.CharGrams, "char-grams", 0, "use character n-grams of this length instead of word shingles (languages without spaces)")
+	fs.BoolVar(&p.DigitsToZero, "digits-to-zero", false, "map every digit to 0 before shingling")
+	fs.BoolVar(&p.StripDiacritics, "strip-diacritics", false, "remove diacritics before shingling")
+	fs.Uint64Var(&p.Seed, "seed", p.Seed, "hash seed")
+	fs.IntVar(&p.Partitions, "partitions", p.Partitions, "band partitions (reduce tasks)")
+	fs.StringVar(&p.Verify, "verify", p.Verify, "verification: exact (Jaccard of the shingle sets) or estimate (from signatures)")
+	fs.StringVar(&p.Keep, "keep", p.Keep, "which document of a cluster to keep: first (input order) or longest")
+	fs.StringVar(&p.IDField, "id-field", p.IDField, "JSONL/Parquet id field")
+	fs.StringVar(&p.TextField, "text-field", p.TextField, "JSONL/Parquet text field")
+	fs.IntVar(&p.MaxDocBytes, "max-doc-bytes", p.MaxDocBytes, "reject documents with more text bytes (0: no limit)")
+	fs.Int64Var(&p.ChunkBytes, "chunk-bytes", p.ChunkBytes, "input bytes per map task")
+	fs.BoolVar(&p.Strict, "strict", false, "fail the job on any rejected record or failed task")
+	fs.DurationVar(&qc.AckWait, "ack-wait", qc.AckWait, "redeliver a task whose worker sent no heartbeat for this long")
+	fs.IntVar(&qc.MaxDeliver, "max-deliver", qc.MaxDeliver, "deliveries of a task before it fails")
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if cfg.Out == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	log, err := newLogger(*level)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "coordinator:", err)
+		return 2
+	}
+	cfg.Inputs, cfg.Params, cfg.Queue, cfg.Log = fs.Args(), p, qc, log
+	if !*quiet {
+		cfg.Progress, cfg.Live = os.Stderr, term.IsTerminal(int(os.Stderr.Fd()))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	man, err := pipeline.Run(ctx, cfg)
+	if err != nil {
+		log.Error("job failed", "err", err)
+		if errors.Is(err, pipeline.ErrComplete) {
+			return 3
+		}
+		return 1
+	}
+	c := man.Counts
+	log.Info("job complete", "out", cfg.Out, "docs", c.Docs, "rejected", c.Rejected, "empty", c.Empty,
+		"candidates", c.UniquePairs, "pairs", c.Verified, "clusters", c.Clusters, "duplicates", c.Duplicates,
+		"seconds", fmt.Sprintf("%.2f", man.Seconds),
+		"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)))
+	return 0
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// runParams prints the banding plan for a threshold.
+func runParams(args []string) int {
+	p := pipeline.DefaultParams()
+	fs := flag.NewFlagSet("coordinator params", flag.ContinueOnError)
+	paramFlags(fs, &p)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := p.Resolve(); err != nil {
+		fmt.Fprintln(os.Stderr, "coordinator params:", err)
+		return 2
+	}
+	if err := pipeline.WritePlanReport(os.Stdout, p); err != nil {
+		fmt.Fprintln(os.Stderr, "coordinator params:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,62 @@
+// Command worker runs neardup tasks from a NATS JetStream work queue, for
+// any job whose coordinator uses the same server. Every worker must see the
+// jobs' output directories at the same paths as their coordinators.
+//
+//	worker --nats nats://host:4222 [--slots N]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/pkg/queue"
+)
+
+func main() {
+	fs := flag.NewFlagSet("worker", flag.ExitOnError)
+	url := fs.String("nats", "", "NATS server URL (required)")
+	slots := fs.Int("slots", runtime.NumCPU(), "tasks run at once")
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	qc := queue.DefaultConfig()
+	fs.DurationVar(&qc.AckWait, "ack-wait", qc.AckWait, "must match the coordinator's --ack-wait")
+	fs.IntVar(&qc.MaxDeliver, "max-deliver", qc.MaxDeliver, "must match the coordinator's --max-deliver")
+	fs.Parse(os.Args[1:])
+	if *url == "" {
+		fmt.Fprintln(os.Stderr, "worker: --nats is required")
+		fs.Usage()
+		os.Exit(2)
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(*level)); err != nil {
+		fmt.Fprintln(os.Stderr, "worker: --log-level:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	nc, err := queue.Dial(*url, "neardup-worker")
+	if err != nil {
+		log.Error("connect", "err", err)
+		os.Exit(1)
+	}
+	defer nc.Close()
+	q, err := queue.Open(ctx, nc, qc)
+	if err != nil {
+		log.Error("open queue", "err", err)
+		os.Exit(1)
+	}
+	log.Info("worker ready", "nats", *url, "slots", *slots)
+	if err := pipeline.NewWorker(q, *slots, log).Run(ctx); err != nil {
+		log.Error("worker stopped", "err", err)
+		os.Exit(1)
+	}
+	log.Info("worker stopped")
+}

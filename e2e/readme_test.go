@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// readmeBlocks returns the fenced code blocks of README.md with the given
+// info string.
+func readmeBlocks(t *testing.T, lang string) []string {
+	t.Helper()
+	f, err := os.Open("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var blocks []string
+	var cur *strings.Builder
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case cur == nil && strings.TrimSpace(line) == "```"+lang:
+			cur = &strings.Builder{}
+		case cur != nil && strings.TrimSpace(line) == "```":
+			blocks = append(blocks, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line + "\n")
+		}
+	}
+	return blocks
+}
+
+// sampleJob runs the README's sample command, as written, in a scratch
+// directory that sees the repository's testdata, and returns that directory.
+func sampleJob(t *testing.T) (dir, out string) {
+	t.Helper()
+	var args []string
+	for _, b := range readmeBlocks(t, "sh") {
+		for _, line := range strings.Split(b, "\n") {
+			if rest, ok := strings.CutPrefix(line, "go run ./cmd/coordinator "); ok {
+				args = strings.Fields(rest)
+			}
+		}
+	}
+	if args == nil {
+		t.Fatal("README.md has no `go run ./cmd/coordinator ...` command in a ```sh block")
+	}
+	dir = t.TempDir()
+	wd, _ := os.Getwd()
+	if err := os.Symlink(filepath.Join(wd, "..", "testdata"), filepath.Join(dir, "testdata")); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args {
+		if a == "--out" && i+1 < len(args) {
+			out = filepath.Join(dir, args[i+1])
+		}
+	}
+	cmd := command("coordinator", args...)
+	cmd.Dir = dir
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("README sample command failed: %v\n%s", err, log.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
+		t.Fatalf("README sample command wrote no _SUCCESS in %s\n%s", out, log.String())
+	}
+	return dir, out
+}
+
+// TestSampleOutputs runs the README's sample job, reads every output file
+// back with Apache Arrow's Parquet reader and checks schemas and row counts,
+// then runs the README's SQL in DuckDB and checks the results.
+func TestSampleOutputs(t *testing.T) {
+	dir, out := sampleJob(t)
+
+	var man struct {
+		Counts map[string]int64 `json:"counts"`
+	}
+	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &man); err != nil {
+		t.Fatal(err)
+	}
+
+	datasets := []struct {
+		glob  string
+		count string // manifest count the rows must add up to ("" for none)
+	}{
+		{"docs/*.parquet", "docs"},
+		{"bands/*/*.parquet", "band_records"},
+		{"candidates/*.parquet", "candidates"},
+		{"pairs/*.parquet", "verified_pairs"},
+		{"clusters.parquet", "clustered_docs"},
+		{"duplicates.parquet", "duplicates"},
+		{"rejects/*.parquet", "rejected"},
+	}
+	var report strings.Builder
+	for _, ds := range datasets {
+		files, _ := filepath.Glob(filepath.Join(out, ds.glob))
+		if len(files) == 0 {
+			t.Fatalf("no files match %s", ds.glob)
+		}
+		var rows int64
+		schema := ""
+		for _, f := range files {
+			s, n := arrowRead(t, f)
+			if schema != "" && s != schema {
+				t.Fatalf("%s: schema %s differs from %s", f, s, schema)
+			}
+			schema, rows = s, rows+n
+		}
+		if want := man.Counts[ds.count]; rows != want {
+			t.Errorf("%s: %d rows, manifest counts %s = %d", ds.glob, rows, ds.count, want)
+		}
+		fmt.Fprintf(&report, "%s\n%s\n", ds.glob, schema)
+	}
+	golden(t, "schemas.golden", []byte(report.String()))
+
+	duckdbQueries(t, dir)
+}
+
+// arrowRead reads a whole Parquet file with pqarrow and returns its Arrow
+// schema and row count.
+func arrowRead(t *testing.T, path string) (string, int64) {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer tbl.Release()
+	var fields []string
+	for _, f := range tbl.Schema().Fields() {
+		fields = append(fields, fmt.Sprintf("  %s: %s", f.Name, f.Type))
+	}
+	return strings.Join(fields, "\n"), tbl.NumRows()
+}
+
+// duckdbQueries runs every ```sql block of the README with DuckDB (through
+// its Node.js package) in dir and compares the results with a golden file.
+func duckdbQueries(t *testing.T, dir string) {
+	t.Helper()
+	modules := os.Getenv("NEARDUP_NODE_MODULES")
+	if modules == "" {
+		t.Skip("NEARDUP_NODE_MODULES is not set: run scripts/install-test-tools.sh and scripts/test to check the README's SQL with DuckDB")
+	}
+	queries := readmeBlocks(t, "sql")
+	if len(queries) == 0 {
+		t.Fatal("README.md has no ```sql blocks")
+	}
+	qfile := filepath.Join(dir, "queries.json")
+	qdata, _ := json.Marshal(queries)
+	if err := os.WriteFile(qfile, qdata, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, _ := filepath.Abs("testdata/duckdb-run.mjs")
+	// Node resolves packages from the script's folder upwards: link them in.
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(dir, "duckdb-run.mjs")
+	sdata, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(local, sdata, 0o644)
+	cmd := exec.Command("node", local, qfile)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("DuckDB: %v\n%s", err, stderr.String())
+	}
+	golden(t, "duckdb.golden", stdout.Bytes())
+}

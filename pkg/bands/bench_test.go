@@ -1,0 +1,119 @@
+package bands
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode"
+
+	"github.com/neardup/neardup/pkg/minhash"
+	"github.com/neardup/neardup/pkg/shingle"
+)
+
+// splitDocs cuts text into documents of lo..hi whitespace-separated words.
+func splitDocs(text string, lo, hi int, seed uint64) [][]byte {
+	r := rand.New(rand.NewPCG(seed, 0))
+	var docs [][]byte
+	start, words, want := 0, 0, lo+r.IntN(hi-lo+1)
+	inWord := false
+	for i, c := range text {
+		space := unicode.IsSpace(c)
+		if !space && !inWord {
+			if words == want {
+				docs = append(docs, []byte(text[start:i]))
+				start, words, want = i, 0, lo+r.IntN(hi-lo+1)
+			}
+			words++
+		}
+		inWord = !space
+	}
+	if start < len(text) {
+		docs = append(docs, []byte(text[start:]))
+	}
+	return docs
+}
+
+func readShingleTestdata(b testing.TB, names ...string) string {
+	s := ""
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join("..", "shingle", "testdata", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s += string(data)
+	}
+	return s
+}
+
+func BenchmarkKeys(b *testing.B) {
+	for _, p := range []Params{{32, 4}, {16, 8}, {9, 13}, {2, 64}} {
+		b.Run(p.String(), func(b *testing.B) {
+			sig := make(minhash.Signature, 128)
+			for i := range sig {
+				sig[i] = uint32(i * 2654435761)
+			}
+			var keys []uint64
+			b.ReportAllocs()
+			for b.Loop() {
+				keys = Keys(keys[:0], sig, p)
+			}
+		})
+	}
+}
+
+// BenchmarkPipeline is the whole per-document path with reused buffers:
+// Shingler.Hashes, then a K=128 sketch, then band keys (16 bands of 8 rows).
+func BenchmarkPipeline(b *testing.B) {
+	opticks := readShingleTestdata(b, "Isaac.Newton-Opticks.txt")
+	nonASCII := readShingleTestdata(b, "tutor.ru.utf-8", "tutor.el.utf-8", "tutor.fr.utf-8")
+	corpora := []struct {
+		name string
+		docs [][]byte
+	}{
+		{"english-300w", splitDocs(opticks, 300, 300, 1)},
+		{"short-10-50w", splitDocs(opticks, 10, 50, 2)},
+		{"nonascii-300w", splitDocs(nonASCII, 300, 300, 3)},
+	}
+	const k = 128
+	p := Params{16, 8}
+	oph, _ := minhash.NewOPH(k, 1)
+	classic, _ := minhash.NewClassic(k, 1)
+	for _, c := range corpora {
+		for _, sk := range []struct {
+			name string
+			s    minhash.Sketcher
+		}{{"oph", oph}, {"classic", classic}} {
+			b.Run(c.name+"/"+sk.name, func(b *testing.B) {
+				sh, _ := shingle.NewShingler(shingle.Options{})
+				var (
+					hashes []uint64
+					sig    minhash.Signature
+					keys   []uint64
+				)
+				bytes, shingles := 0, 0
+				run := func() {
+					for _, d := range c.docs {
+						hashes, _ = sh.Hashes(hashes[:0], d)
+						sig = sk.s.Sketch(sig, hashes)
+						keys = Keys(keys[:0], sig, p)
+					}
+				}
+				for _, d := range c.docs {
+					bytes += len(d)
+					hashes, _ = sh.Hashes(hashes[:0], d)
+					shingles += len(hashes)
+				}
+				run()
+				b.SetBytes(int64(bytes))
+				b.ReportAllocs()
+				for b.Loop() {
+					run()
+				}
+				ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+				b.ReportMetric(ns/float64(shingles), "ns/shingle")
+				b.ReportMetric(float64(shingles)/ns*1e9, "shingles/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,607 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/neardup/neardup/pkg/queue"
+	"github.com/neardup/neardup/pkg/storage"
+)
+
+// Config is what a coordinator run is told.
+type Config struct {
+	Out       string   // output directory
+	Inputs    []string // files, directories or globs
+	Params    Params
+	Job       string // job name; default: derived from the output path
+	NATSURL   string // empty: start an embedded server and in-process workers
+	Workers   int    // in-process workers when embedded
+	Listen    string // embedded server's client address (host:port), empty for none
+	Overwrite bool
+	KeepWork  bool // keep the work area after success
+	Queue     queue.Config
+	Log       *slog.Logger
+	Progress  io.Writer // progress lines; nil for none
+	Live      bool      // Progress is a terminal: redraw one line
+}
+
+// ErrComplete is returned when the output already holds a complete job.
+var ErrComplete = errors.New("output already holds a complete job (pass --overwrite to replace it)")
+
+// Run runs a job to completion and returns its manifest. When interrupted
+// it returns ctx's error and leaves the job resumable: the same command
+// picks it up where it stopped.
+func Run(ctx context.Context, cfg Config) (*Manifest, error) {
+	started := time.Now()
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := storage.NewDir(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Open(ctx, successFile); err == nil && !cfg.Overwrite {
+		return nil, fmt.Errorf("%s: %w", st.Root(), ErrComplete)
+	}
+	if cfg.Overwrite {
+		for _, name := range outputNames() {
+			if err := st.Remove(ctx, name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	params := cfg.Params
+	if err := params.Resolve(); err != nil {
+		return nil, err
+	}
+	inputs, err := ExpandInputs(cfg.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range inputs {
+		if abs, err := filepath.Abs(inputs[i].Path); err == nil {
+			inputs[i].Path = abs
+		}
+	}
+	job := cfg.Job
+	if job == "" {
+		job = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
+	}
+	if !validJob(job) {
+		return nil, fmt.Errorf("job name %q: use letters, digits, - and _", job)
+	}
+	spec, plan, resumed, err := loadOrPlan(ctx, st, job, params, inputs)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("job planned", "job", job, "run", spec.Run, "resumed", resumed, "inputs", len(plan.Inputs),
+		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
+
+	nc, dial, stop, err := connect(ctx, cfg, st, log)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	q, err := queue.Open(ctx, nc, cfg.Queue)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := jobBucket(ctx, q, spec)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.NATSURL == "" {
+		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		var wg sync.WaitGroup
+		wnc, err := dial("neardup-worker")
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		wq, err := queue.Open(ctx, wnc, cfg.Queue)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		w := NewWorker(wq, max(cfg.Workers, 1), log.With("role", "worker"))
+		wg.Add(1)
+		go func() { defer wg.Done(); w.Run(wctx) }()
+		defer func() { cancel(); wg.Wait(); wnc.Close() }()
+		// Stop workers promptly on interrupt so their tasks are handed back.
+		go func() {
+			<-ctx.Done()
+			cancel()
+		}()
+	}
+
+	c := &coordinator{cfg: cfg, log: log, st: st, q: q, nc: nc, kv: kv, spec: spec, plan: plan,
+		prog: newProgress(cfg.Progress, cfg.Live), life: randomHex(4)}
+	man, err := c.run(ctx, started)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted; run the same command again to resume: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	if !cfg.KeepWork {
+		if err := q.DeleteBucket(context.WithoutCancel(ctx), job); err != nil {
+			log.Warn("could not delete the job's state bucket", "err", err)
+		}
+	}
+	return man, nil
+}
+
+func validJob(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// loadOrPlan resumes the job found in the work area when it has the same
+// parameters and inputs, and plans a new one otherwise.
+func loadOrPlan(ctx context.Context, st *storage.Dir, job string, params Params, inputs []Input) (*Spec, *Plan, bool, error) {
+	var old Spec
+	err := readJSON(ctx, st, specFile, &old)
+	if err == nil {
+		var oldPlan Plan
+		if perr := readJSON(ctx, st, planFile, &oldPlan); perr == nil &&
+			reflect.DeepEqual(old.Params, params) && reflect.DeepEqual(oldPlan.Inputs, inputs) && old.Job == job {
+			return &old, &oldPlan, true, nil
+		}
+		return nil, nil, false, fmt.Errorf("%s holds an unfinished job with other parameters or inputs: "+
+			"rerun it with the same ones to resume, or pass --overwrite to start again", st.Root())
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, err
+	}
+	plan, err := MakePlan(inputs, params.ChunkBytes)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	spec := &Spec{Job: job, Run: randomHex(8), Out: st.Root(), Params: params}
+	if err := writeJSON(ctx, st, planFile, plan); err != nil {
+		return nil, nil, false, err
+	}
+	if err := writeJSON(ctx, st, specFile, spec); err != nil {
+		return nil, nil, false, err
+	}
+	return spec, &plan, false, nil
+}
+
+// connect reaches the NATS server, starting an embedded one when no URL is
+// given. dial opens more connections to the embedded server; stop releases
+// everything.
+func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger) (nc *nats.Conn, dial func(string) (*nats.Conn, error), stop func(), err error) {
+	if cfg.NATSURL != "" {
+		nc, err := queue.Dial(cfg.NATSURL, "neardup-coordinator")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return nc, nil, nc.Close, nil
+	}
+	srv, err := queue.StartEmbedded(st.Path(natsDir), cfg.Listen)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cfg.Listen != "" {
+		log.Info("embedded NATS server listening", "url", srv.URL())
+	}
+	nc, err = srv.Connect("neardup-coordinator")
+	if err != nil {
+		srv.Shutdown()
+		return nil, nil, nil, err
+	}
+	return nc, srv.Connect, func() { nc.Close(); srv.Shutdown() }, nil
+}
+
+// jobBucket opens the job's state bucket, clearing it when it holds the
+// state of another run.
+func jobBucket(ctx context.Context, q *queue.Queue, spec *Spec) (jetstream.KeyValue, error) {
+	kv, err := q.Bucket(ctx, spec.Job)
+	if err != nil {
+		return nil, err
+	}
+	if e, err := kv.Get(ctx, specKey); err == nil {
+		var old Spec
+		if json.Unmarshal(e.Value(), &old) == nil && old.Run == spec.Run {
+			return kv, nil
+		}
+		if err := q.DeleteBucket(ctx, spec.Job); err != nil {
+			return nil, err
+		}
+		if kv, err = q.Bucket(ctx, spec.Job); err != nil {
+			return nil, err
+		}
+	} else if !errNotFound(err) {
+		return nil, fmt.Errorf("job %s: %w", spec.Job, err)
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := kv.Put(ctx, specKey, data); err != nil {
+		return nil, fmt.Errorf("job %s: storing spec: %w", spec.Job, err)
+	}
+	return kv, nil
+}
+
+type coordinator struct {
+	cfg  Config
+	log  *slog.Logger
+	st   *storage.Dir
+	q    *queue.Queue
+	nc   *nats.Conn
+	kv   jetstream.KeyValue
+	spec *Spec
+	plan *Plan
+	prog *progress
+	life string // random, new for every start of the coordinator
+}
+
+// stageOutcome is what one stage produced.
+type stageOutcome struct {
+	results  map[int][]byte
+	failures []Failure
+	timing   StageTiming
+}
+
+func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, error) {
+	p := c.spec.Params
+	man := newManifest(c.spec, c.plan, started)
+
+	// Map: one task per chunk.
+	out, err := c.stage(ctx, StageMap, seq(len(c.plan.Chunks)), func(r []byte) (int64, int64) {
+		var m MapResult
+		json.Unmarshal(r, &m)
+		return m.Docs, m.InputBytes
+	})
+	if err != nil {
+		return nil, err
+	}
+	mapList, err := decodeResults[MapResult](out)
+	if err != nil {
+		return nil, err
+	}
+	man.addMaps(mapList, out)
+	if err := writeJSON(ctx, c.st, mapStageFile, mapList); err != nil {
+		return nil, err
+	}
+	if err := c.checkFailures(out); err != nil {
+		return nil, err
+	}
+
+	// Reduce: one task per partition.
+	out, err = c.stage(ctx, StageReduce, seq(p.Partitions), nil)
+	if err != nil {
+		return nil, err
+	}
+	reduceList, err := decodeResults[ReduceResult](out)
+	if err != nil {
+		return nil, err
+	}
+	man.addReduces(reduceList, out)
+	if err := writeJSON(ctx, c.st, reduceStgFile, reduceList); err != nil {
+		return nil, err
+	}
+	if err := c.checkFailures(out); err != nil {
+		return nil, err
+	}
+
+	// Verify: one task per chunk that has candidate edges.
+	chunks := map[int]bool{}
+	for _, r := range reduceList {
+		for ch := range r.EdgeFiles {
+			chunks[ch] = true
+		}
+	}
+	out, err = c.stage(ctx, StageVerify, slices.Sorted(maps.Keys(chunks)), nil)
+	if err != nil {
+		return nil, err
+	}
+	verifyList, err := decodeResults[VerifyResult](out)
+	if err != nil {
+		return nil, err
+	}
+	man.addVerifies(verifyList, out)
+	if err := c.checkFailures(out); err != nil {
+		return nil, err
+	}
+
+	// Clusters, here in the coordinator.
+	t0 := time.Now()
+	c.prog.begin("cluster", 1)
+	mapsByChunk := make(map[int]MapResult, len(mapList))
+	for _, m := range mapList {
+		mapsByChunk[m.Chunk] = m
+	}
+	stats, err := buildClusters(ctx, c.st, p.Keep, verifyList, mapsByChunk)
+	if err != nil {
+		return nil, err
+	}
+	c.prog.done(0, 0)
+	c.prog.end()
+	man.addClusters(stats, time.Since(t0))
+	if w := giantClusterWarning(stats, man.Counts.Docs); w != "" {
+		c.log.Warn(w)
+		man.Warnings = append(man.Warnings, w)
+	}
+	if n := len(man.Failures); n > 0 {
+		man.Warnings = append(man.Warnings, fmt.Sprintf("%d tasks failed; the job completed without them (see failures)", n))
+	}
+
+	man.Finished = time.Now().UTC()
+	man.Seconds = time.Since(started).Seconds()
+	if err := writeJSON(ctx, c.st, manifestFile, man); err != nil {
+		return nil, err
+	}
+	if !c.cfg.KeepWork {
+		for _, d := range []string{workDir + "/sigs", workDir + "/edges"} {
+			if err := c.st.Remove(ctx, d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := storage.WriteFile(ctx, c.st, successFile, nil); err != nil {
+		return nil, err
+	}
+	return man, nil
+}
+
+// checkFailures fails the job on failed tasks under --strict, and in any
+// case for tasks other than map tasks, whose loss would silently lose pairs.
+func (c *coordinator) checkFailures(out *stageOutcome) error {
+	if len(out.failures) == 0 {
+		return nil
+	}
+	var msgs []string
+	for _, f := range out.failures {
+		msgs = append(msgs, fmt.Sprintf("%s task %d failed after %d attempts: %s", f.Stage, f.Index, f.Attempts, f.Error))
+		c.log.Error("task failed", "stage", f.Stage, "index", f.Index, "attempts", f.Attempts, "err", f.Error)
+	}
+	if c.spec.Params.Strict || out.failures[0].Stage != StageMap {
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// stage publishes the tasks of one stage that are not done yet and waits
+// until every task is done or has failed for good.
+func (c *coordinator) stage(ctx context.Context, name string, indices []int, count func([]byte) (int64, int64)) (*stageOutcome, error) {
+	t0 := time.Now()
+	out := &stageOutcome{results: map[int][]byte{}}
+	want := map[int]bool{}
+	for _, i := range indices {
+		want[i] = true
+	}
+	c.prog.begin(name, len(indices))
+	defer c.prog.end()
+
+	failed := map[int]Failure{}
+	// The watch first replays the stage's current state, then follows it.
+	// What a previous life of this job already finished stays finished;
+	// failed tasks are tried again.
+	watch, err := c.kv.Watch(ctx, name+".>")
+	if err != nil {
+		return nil, fmt.Errorf("%s stage: watching state: %w", name, err)
+	}
+	defer watch.Stop()
+	for replayed := false; !replayed; {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case e, ok := <-watch.Updates():
+			if !ok {
+				return nil, fmt.Errorf("%s stage: state watch closed", name)
+			}
+			if e == nil {
+				replayed = true
+				continue
+			}
+			kind, idx, ok := parseKey(name, e.Key())
+			if !ok || !want[idx] || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			switch kind {
+			case "done":
+				out.results[idx] = e.Value()
+			case "failed":
+				if err := c.kv.Delete(ctx, e.Key()); err != nil {
+					return nil, fmt.Errorf("%s stage: %w", name, err)
+				}
+			}
+		}
+	}
+	for _, r := range out.results {
+		var docs, bytes int64
+		if count != nil {
+			docs, bytes = count(r)
+		}
+		c.prog.done(docs, bytes)
+	}
+
+	stopWatch, err := c.q.WatchExhausted(ctx, c.nc, func(e queue.Exhausted) {
+		var t Task
+		if json.Unmarshal(e.Data, &t) != nil || t.Run != c.spec.Run || t.Stage != name {
+			return
+		}
+		data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: e.Deliveries,
+			Error: "delivered the maximum number of times without being finished (its workers died or lost their connection)"})
+		if _, err := c.kv.Create(context.WithoutCancel(ctx), failedKey(t.Stage, t.Index), data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+			c.log.Error("cannot record exhausted task", "err", err)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer stopWatch()
+
+	if err := c.q.Purge(ctx, c.spec.Job); err != nil {
+		return nil, err
+	}
+	for _, i := range indices {
+		if _, ok := out.results[i]; ok {
+			continue
+		}
+		data, _ := json.Marshal(Task{Job: c.spec.Job, Run: c.spec.Run, Stage: name, Index: i})
+		// The id dedups retried publishes within this coordinator's life
+		// only: a restarted coordinator must be able to publish again.
+		if err := c.q.Publish(ctx, c.spec.Job, c.life+"."+Task{Run: c.spec.Run, Stage: name, Index: i}.id(), data); err != nil {
+			return nil, fmt.Errorf("%s stage: publishing task %d: %w", name, i, err)
+		}
+	}
+	// The watch sees every result from here on; a periodic pass over the
+	// keys guards against a watch that lost updates across a reconnect.
+	pending := func() int { return len(indices) - len(out.results) - len(failed) }
+	recheck := time.NewTicker(10 * time.Second)
+	defer recheck.Stop()
+	absorb := func(k string, v []byte) {
+		kind, idx, ok := parseKey(name, k)
+		if !ok || !want[idx] {
+			return
+		}
+		if _, seen := out.results[idx]; seen {
+			return
+		}
+		if _, seen := failed[idx]; seen {
+			return
+		}
+		switch kind {
+		case "done":
+			out.results[idx] = v
+			var docs, bytes int64
+			if count != nil {
+				docs, bytes = count(v)
+			}
+			c.prog.done(docs, bytes)
+		case "failed":
+			var f Failure
+			json.Unmarshal(v, &f)
+			failed[idx] = f
+			c.prog.done(0, 0)
+		}
+	}
+	for pending() > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case e, ok := <-watch.Updates():
+			if !ok {
+				return nil, fmt.Errorf("%s stage: state watch closed", name)
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			absorb(e.Key(), e.Value())
+		case <-recheck.C:
+			keys, err := c.kv.ListKeysFiltered(ctx, name+".>")
+			if err != nil {
+				c.log.Warn("listing job state", "err", err)
+				continue
+			}
+			for k := range keys.Keys() {
+				if e, err := c.kv.Get(ctx, k); err == nil {
+					absorb(k, e.Value())
+				}
+			}
+		}
+	}
+	for _, i := range sortedKeys(failed) {
+		out.failures = append(out.failures, failed[i])
+	}
+	out.timing = StageTiming{Name: name, Tasks: len(indices), Failed: len(failed), Seconds: time.Since(t0).Seconds()}
+	return out, nil
+}
+
+// parseKey splits "stage.kind.000012".
+func parseKey(stage, key string) (kind string, idx int, ok bool) {
+	rest, found := strings.CutPrefix(key, stage+".")
+	if !found {
+		return "", 0, false
+	}
+	kind, num, found := strings.Cut(rest, ".")
+	if !found {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(num)
+	if err != nil {
+		return "", 0, false
+	}
+	return kind, idx, true
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[int]V) []int {
+	return slices.Sorted(maps.Keys(m))
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// decodeResults decodes a stage's task results in task order.
+func decodeResults[T any](out *stageOutcome) ([]T, error) {
+	list := make([]T, 0, len(out.results))
+	for _, i := range sortedKeys(out.results) {
+		var r T
+		if err := json.Unmarshal(out.results[i], &r); err != nil {
+			return nil, fmt.Errorf("result of task %d: %w", i, err)
+		}
+		list = append(list, r)
+	}
+	return list, nil
+}
+
+// Giant-cluster rule: a cluster of at least giantClusterSize documents, or
+// of more than giantClusterFraction of the corpus (and more than 10), is
+// most likely templated pages chained together rather than copies.
+const (
+	giantClusterSize     = 1000
+	giantClusterFraction = 0.01
+)
+
+func giantClusterWarning(s *ClusterStats, docs int64) string {
+	if len(s.Top) == 0 {
+		return ""
+	}
+	big := s.Top[0]
+	if big.Size < giantClusterSize && (big.Size <= 10 || float64(big.Size) <= giantClusterFraction*float64(docs)) {
+		return ""
+	}
+	return fmt.Sprintf("cluster %d holds %d documents (%.1f%% of the corpus, kept: %s): near-duplicates may be chained through templated pages; check it before dropping documents",
+		big.Cluster, big.Size, 100*float64(big.Size)/float64(max(docs, 1)), big.KeptID)
+}

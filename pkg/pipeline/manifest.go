@@ -1,0 +1,158 @@
+package pipeline
+
+import (
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/neardup/neardup/pkg/bands"
+)
+
+// Manifest is the job's record: parameters, inputs, counts, timings and
+// versions. It is written as manifest.json.
+type Manifest struct {
+	Job      string            `json:"job"`
+	Run      string            `json:"run"`
+	Started  time.Time         `json:"started"`
+	Finished time.Time         `json:"finished"`
+	Seconds  float64           `json:"seconds"`
+	Versions map[string]string `json:"versions"`
+	Params   Params            `json:"params"`
+	Curve    CurveSummary      `json:"curve"`
+	Inputs   []Input           `json:"inputs"`
+	Chunks   int               `json:"chunks"`
+	Counts   Counts            `json:"counts"`
+	Stages   []StageTiming     `json:"stages"`
+	Failures []Failure         `json:"failures"`
+	// Histograms of similarity in 20 bins of width 0.05, and of cluster
+	// sizes (index i: size i+2; the last bin, all larger).
+	VerifiedHist    []int64 `json:"verified_similarity_hist"`
+	RejectedHist    []int64 `json:"rejected_similarity_hist"`
+	ClusterSizeHist []int64 `json:"cluster_size_hist"`
+	// LargestClusters lists the largest clusters, largest first.
+	LargestClusters []ClusterSummary `json:"largest_clusters"`
+	// Warnings name what a person should look at before dropping documents.
+	Warnings []string `json:"warnings"`
+}
+
+// CurveSummary describes the chosen S-curve.
+type CurveSummary struct {
+	ApproxThreshold float64 `json:"approx_threshold"`
+	Steepest        float64 `json:"steepest"`
+	PAtThreshold    float64 `json:"p_at_threshold"`
+	PAtThreshold05  float64 `json:"p_at_threshold_plus_0.05"`
+}
+
+// Counts are the numbers of every stage.
+type Counts struct {
+	InputBytes     int64 `json:"input_bytes"`
+	TextBytes      int64 `json:"text_bytes"`
+	Docs           int64 `json:"docs"`
+	Rejected       int64 `json:"rejected"`
+	Empty          int64 `json:"empty"`
+	Shingles       int64 `json:"shingles"`
+	BandRecords    int64 `json:"band_records"`
+	BandGroups     int64 `json:"band_groups"`
+	MaxBandGroup   int64 `json:"max_band_group"`
+	Candidates     int64 `json:"candidates"`
+	UniquePairs    int64 `json:"candidate_pairs_checked"`
+	Verified       int64 `json:"verified_pairs"`
+	Clusters       int64 `json:"clusters"`
+	ClusteredDocs  int64 `json:"clustered_docs"`
+	Duplicates     int64 `json:"duplicates"`
+	LargestCluster int64 `json:"largest_cluster"`
+	FailedChunks   int64 `json:"failed_chunks"`
+}
+
+// StageTiming is how long a stage took.
+type StageTiming struct {
+	Name    string  `json:"name"`
+	Tasks   int     `json:"tasks"`
+	Failed  int     `json:"failed"`
+	Seconds float64 `json:"seconds"`
+}
+
+func newManifest(spec *Spec, plan *Plan, started time.Time) *Manifest {
+	p := spec.Params
+	bp := p.BandParams()
+	return &Manifest{
+		Job: spec.Job, Run: spec.Run, Started: started.UTC(), Versions: versions(), Params: p,
+		Curve: CurveSummary{
+			ApproxThreshold: bands.ApproxThreshold(bp),
+			Steepest:        bands.Steepest(bp),
+			PAtThreshold:    bands.Probability(p.Threshold, bp),
+			PAtThreshold05:  bands.Probability(min(p.Threshold+0.05, 1), bp),
+		},
+		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
+	}
+}
+
+func (m *Manifest) addMaps(list []MapResult, out *stageOutcome) {
+	for _, r := range list {
+		m.Counts.InputBytes += r.InputBytes
+		m.Counts.TextBytes += r.TextBytes
+		m.Counts.Docs += r.Docs
+		m.Counts.Rejected += r.Rejected
+		m.Counts.Empty += r.Empty
+		m.Counts.Shingles += r.Shingles
+		m.Counts.BandRecords += r.BandRecords
+	}
+	m.Counts.FailedChunks = int64(len(out.failures))
+	m.addStage(out)
+}
+
+func (m *Manifest) addReduces(list []ReduceResult, out *stageOutcome) {
+	for _, r := range list {
+		m.Counts.BandGroups += r.Groups
+		m.Counts.MaxBandGroup = max(m.Counts.MaxBandGroup, r.MaxGroup)
+		m.Counts.Candidates += r.Candidates
+	}
+	m.addStage(out)
+}
+
+func (m *Manifest) addVerifies(list []VerifyResult, out *stageOutcome) {
+	m.VerifiedHist = make([]int64, histBins)
+	m.RejectedHist = make([]int64, histBins)
+	for _, r := range list {
+		m.Counts.UniquePairs += r.Checked
+		m.Counts.Verified += r.Verified
+		for i := range histBins {
+			m.VerifiedHist[i] += r.VerifiedHist[i]
+			m.RejectedHist[i] += r.RejectedHist[i]
+		}
+	}
+	m.addStage(out)
+}
+
+func (m *Manifest) addClusters(s *ClusterStats, d time.Duration) {
+	m.Counts.Clusters = s.Clusters
+	m.Counts.ClusteredDocs = s.Clustered
+	m.Counts.Duplicates = s.Duplicates
+	m.Counts.LargestCluster = s.Largest
+	m.ClusterSizeHist = s.SizeHist
+	m.LargestClusters = s.Top
+	m.Stages = append(m.Stages, StageTiming{Name: "cluster", Tasks: 1, Seconds: d.Seconds()})
+}
+
+func (m *Manifest) addStage(out *stageOutcome) {
+	m.Stages = append(m.Stages, out.timing)
+	m.Failures = append(m.Failures, out.failures...)
+}
+
+// versions lists the versions of Go, neardup and its main dependencies.
+func versions() map[string]string {
+	v := map[string]string{"go": runtime.Version()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	v["neardup"] = bi.Main.Version
+	for _, d := range bi.Deps {
+		switch d.Path {
+		case "github.com/nats-io/nats.go", "github.com/nats-io/nats-server/v2", "github.com/parquet-go/parquet-go",
+			"github.com/cespare/xxhash/v2", "github.com/klauspost/compress":
+			v[d.Path] = d.Version
+		}
+	}
+	return v
+}

@@ -1,0 +1,192 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/neardup/neardup/pkg/bands"
+	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/minhash"
+	"github.com/neardup/neardup/pkg/pqfile"
+	"github.com/neardup/neardup/pkg/shingle"
+)
+
+// sketcher computes a signature from shingle hashes.
+type sketcher interface {
+	Sketch(dst minhash.Signature, hashes []uint64) minhash.Signature
+}
+
+func newSketcher(p Params) (sketcher, error) {
+	if p.Sketch == "classic" {
+		return minhash.NewClassic(p.K, p.Seed)
+	}
+	return minhash.NewOPH(p.K, p.Seed)
+}
+
+// store is what tasks need of the job's files.
+type store interface {
+	pqfile.Creator
+	pqfile.Opener
+}
+
+// runMap reads one chunk, computes every document's signature and band
+// keys, and writes the chunk's docs, signatures, rejects and band records.
+func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult, error) {
+	start := time.Now()
+	p := spec.Params
+	sh, err := shingle.NewShingler(p.ShingleOptions())
+	if err != nil {
+		return nil, err
+	}
+	sk, err := newSketcher(p)
+	if err != nil {
+		return nil, err
+	}
+	bp := p.BandParams()
+	res := &MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, BandFiles: map[int]pqfile.Info{}}
+	var (
+		docs    []formats.DocRecord
+		sigs    []formats.SigRecord
+		rejects []formats.RejectRecord
+		parts   = make([][]formats.BandRecord, p.Partitions)
+		hashes  []uint64
+		sig     minhash.Signature
+		keys    []uint64
+	)
+	for _, piece := range chunk.Pieces {
+		emit := func(d formats.Doc) error {
+			if len(docs) >= 1<<32-1 {
+				return fmt.Errorf("chunk %d holds more than 2^32-1 documents: lower --chunk-bytes", chunk.Index)
+			}
+			ord := ordinal(chunk.Index, len(docs))
+			var tokens int
+			hashes, tokens = sh.Hashes(hashes[:0], d.Text)
+			set := shingle.SortUnique(hashes)
+			docs = append(docs, formats.DocRecord{
+				Doc: ord, ID: d.ID, URL: d.URL, File: piece.Path, Offset: d.Offset, Line: d.Line,
+				Bytes: int64(len(d.Text)), Tokens: int32(min(tokens, 1<<31-1)), Shingles: int32(len(set)),
+			})
+			res.TextBytes += int64(len(d.Text))
+			res.Shingles += int64(len(set))
+			if len(set) == 0 {
+				res.Empty++
+				return nil
+			}
+			sig = sk.Sketch(sig, set)
+			keys = bands.Keys(keys[:0], sig, bp)
+			for b, k := range keys {
+				part := bands.Partition(k, p.Partitions)
+				parts[part] = append(parts[part], formats.BandRecord{Band: int32(b), Key: int64(k), Doc: ord})
+			}
+			rec := formats.SigRecord{Doc: ord, ID: d.ID, Sig: encodeSig(sig)}
+			if p.Verify == "exact" {
+				rec.Shingles = encodeSet(set)
+			}
+			sigs = append(sigs, rec)
+			return nil
+		}
+		reject := func(r formats.Reject) error {
+			if p.Strict {
+				return fmt.Errorf("--strict: rejected record in %s at offset %d (line %d): %s", r.File, r.Offset, r.Line, r.Reason)
+			}
+			rejects = append(rejects, formats.RejectRecord{
+				Chunk: int32(chunk.Index), File: r.File, Offset: r.Offset, Line: r.Line, Reason: r.Reason,
+			})
+			return nil
+		}
+		if err := formats.Read(ctx, piece, p.ReadOptions(), emit, reject); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if p.Strict {
+				return nil, fmt.Errorf("chunk %d: %w", chunk.Index, err)
+			}
+			// The rest of the piece is unreadable: record it, keep what was read.
+			rejects = append(rejects, formats.RejectRecord{
+				Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: "unreadable: " + err.Error(),
+			})
+		}
+	}
+	res.Docs = int64(len(docs))
+	res.Rejected = int64(len(rejects))
+
+	for part, recs := range parts {
+		if len(recs) == 0 {
+			continue
+		}
+		slices.SortFunc(recs, compareBand)
+		info, err := pqfile.Write(ctx, st, bandFile(part, chunk.Index), recs, "band", "key", "doc")
+		if err != nil {
+			return nil, err
+		}
+		res.BandFiles[part] = info
+		res.BandRecords += int64(len(recs))
+	}
+	if res.DocFile, err = pqfile.Write(ctx, st, docFile(chunk.Index), docs, "doc"); err != nil {
+		return nil, err
+	}
+	if res.SigFile, err = pqfile.Write(ctx, st, sigFile(chunk.Index), sigs, "doc"); err != nil {
+		return nil, err
+	}
+	if len(rejects) > 0 {
+		info, err := pqfile.Write(ctx, st, rejectFile(chunk.Index), rejects)
+		if err != nil {
+			return nil, err
+		}
+		res.RejectFile = &info
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+func compareBand(a, b formats.BandRecord) int {
+	if c := cmp.Compare(a.Band, b.Band); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Key, b.Key); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Doc, b.Doc)
+}
+
+func encodeSig(sig minhash.Signature) []byte {
+	b := make([]byte, 4*len(sig))
+	for i, v := range sig {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return b
+}
+
+func decodeSig(b []byte) (minhash.Signature, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("signature of %d bytes is not a multiple of 4", len(b))
+	}
+	sig := make(minhash.Signature, len(b)/4)
+	for i := range sig {
+		sig[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return sig, nil
+}
+
+func encodeSet(set []uint64) []byte {
+	b := make([]byte, 8*len(set))
+	for i, v := range set {
+		binary.LittleEndian.PutUint64(b[8*i:], v)
+	}
+	return b
+}
+
+func decodeSet(b []byte) ([]uint64, error) {
+	if len(b)%8 != 0 {
+		return nil, fmt.Errorf("shingle set of %d bytes is not a multiple of 8", len(b))
+	}
+	set := make([]uint64, len(b)/8)
+	for i := range set {
+		set[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return set, nil
+}

@@ -1,0 +1,138 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/neardup/neardup/pkg/formats"
+)
+
+func TestChooseKept(t *testing.T) {
+	info := map[int64]*memberInfo{1: {tokens: 10}, 5: {tokens: 30}, 9: {tokens: 30}, 12: {tokens: 2}}
+	members := []int64{1, 5, 9, 12}
+	tests := []struct {
+		keep string
+		want int64
+	}{
+		{"first", 1},
+		{"longest", 5}, // 5 and 9 tie: the first wins
+	}
+	for _, tt := range tests {
+		if got := chooseKept(members, info, tt.keep); got != tt.want {
+			t.Errorf("chooseKept(%s) = %d, want %d", tt.keep, got, tt.want)
+		}
+	}
+}
+
+// TestModes runs small jobs under non-default options and checks what each
+// option promises.
+func TestModes(t *testing.T) {
+	in, _ := genCorpus(t, 300, 5, 1)
+	broken := filepath.Join(t.TempDir(), "broken.jsonl")
+	os.WriteFile(broken, []byte("{\"id\":\"ok\",\"text\":\"fine words here\"}\n{not json\n"), 0o644)
+	tests := []struct {
+		name    string
+		inputs  []string
+		set     func(*Params)
+		wantErr string
+		check   func(t *testing.T, out string, m *Manifest)
+	}{
+		{
+			name:   "estimate",
+			inputs: []string{in},
+			set:    func(p *Params) { p.Verify = "estimate" },
+			check: func(t *testing.T, out string, m *Manifest) {
+				for _, pr := range readPairs(t, out) {
+					if pr.Method != "minhash" || pr.Similarity != pr.Estimate || pr.Similarity < 0.8 {
+						t.Fatalf("estimate mode pair %+v", pr)
+					}
+				}
+				if m.Counts.Verified == 0 {
+					t.Fatal("no pairs")
+				}
+			},
+		},
+		{
+			name:   "keep longest",
+			inputs: []string{in},
+			set:    func(p *Params) { p.Keep = "longest" },
+			check: func(t *testing.T, out string, m *Manifest) {
+				docs := map[int64]int32{}
+				files, _ := filepath.Glob(filepath.Join(out, "docs", "*.parquet"))
+				for _, f := range files {
+					rows, _ := parquet.ReadFile[formats.DocRecord](f)
+					for _, r := range rows {
+						docs[r.Doc] = r.Tokens
+					}
+				}
+				rows, err := parquet.ReadFile[formats.ClusterRecord](filepath.Join(out, "clusters.parquet"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				longest := map[int64]int32{}
+				for _, r := range rows {
+					longest[r.Cluster] = max(longest[r.Cluster], docs[r.Doc])
+				}
+				for _, r := range rows {
+					if r.Keep && docs[r.Doc] != longest[r.Cluster] {
+						t.Fatalf("cluster %d keeps doc %d of %d tokens, longest has %d", r.Cluster, r.Doc, docs[r.Doc], longest[r.Cluster])
+					}
+				}
+			},
+		},
+		{
+			name:   "rejects counted",
+			inputs: []string{in, broken},
+			check: func(t *testing.T, out string, m *Manifest) {
+				if m.Counts.Rejected != 1 {
+					t.Fatalf("rejected = %d, want 1", m.Counts.Rejected)
+				}
+				files, _ := filepath.Glob(filepath.Join(out, "rejects", "*.parquet"))
+				if len(files) != 1 {
+					t.Fatalf("reject files: %v", files)
+				}
+				rows, err := parquet.ReadFile[formats.RejectRecord](files[0])
+				if err != nil || len(rows) != 1 || rows[0].Line != 2 || rows[0].File != broken || rows[0].Offset != 37 {
+					t.Fatalf("rejects = %+v, %v", rows, err)
+				}
+			},
+		},
+		{
+			name:    "strict",
+			inputs:  []string{in, broken},
+			set:     func(p *Params) { p.Strict = true },
+			wantErr: "line 2",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			cfg := testConfig(t, "", out, 2)
+			cfg.Inputs = tt.inputs
+			cfg.Params.ChunkBytes = 64 << 20
+			cfg.Queue.MaxDeliver = 2
+			if tt.set != nil {
+				tt.set(&cfg.Params)
+			}
+			m, err := Run(context.Background(), cfg)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				if _, serr := os.Stat(filepath.Join(out, "_SUCCESS")); serr == nil {
+					t.Fatal("_SUCCESS written for a failed job")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, out, m)
+		})
+	}
+}

@@ -1,0 +1,228 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/queue"
+	"github.com/neardup/neardup/pkg/shingle"
+)
+
+// genCorpus writes a generated corpus with planted near-duplicates and
+// returns its directory and the generator.
+func genCorpus(t testing.TB, n int, seed uint64, files int) (string, *corpus.Generator) {
+	t.Helper()
+	pool, err := corpus.LoadPool("../../testdata/prose")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := corpus.New(pool, corpus.DefaultConfig(n, seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := corpus.Write(g, corpus.WriteOptions{Dir: dir, Format: corpus.Format("jsonl"), Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, g
+}
+
+// refSet is the reference shingle set of a text: the document model's
+// shingles, hashed independently of the fast kernel.
+func refSet(text string, o shingle.Options) []uint64 {
+	var set []uint64
+	for _, s := range shingle.Shingles(text, o) {
+		set = append(set, xxhash.Sum64String(s))
+	}
+	slices.Sort(set)
+	return slices.Compact(set)
+}
+
+func refJaccard(a, b []uint64) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	i, j, inter := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			inter++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+func testConfig(t testing.TB, in, out string, workers int) Config {
+	p := DefaultParams()
+	p.ChunkBytes = 256 << 10 // several chunks even for a small corpus
+	p.Partitions = 8
+	qc := queue.DefaultConfig()
+	qc.AckWait = 5 * time.Second
+	return Config{Out: out, Inputs: []string{in}, Params: p, Workers: workers, Queue: qc}
+}
+
+func readPairs(t testing.TB, out string) []formats.Pair {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(out, "pairs", "*.parquet"))
+	var all []formats.Pair
+	for _, f := range files {
+		rows, err := parquet.ReadFile[formats.Pair](f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, rows...)
+	}
+	return all
+}
+
+// TestEndToEnd runs the job with 1 and 3 workers on a generated corpus and
+// checks recall and precision against brute-force exact Jaccard, and that
+// both runs wrote byte-identical pairs and clusters.
+func TestEndToEnd(t *testing.T) {
+	n := 1500
+	if testing.Short() {
+		n = 400
+	}
+	in, g := genCorpus(t, n, 7, 3)
+	ctx := context.Background()
+
+	outs := map[int]string{}
+	var man *Manifest
+	for _, workers := range []int{1, 3} {
+		out := filepath.Join(t.TempDir(), "out")
+		m, err := Run(ctx, testConfig(t, in, out, workers))
+		if err != nil {
+			t.Fatalf("%d workers: %v", workers, err)
+		}
+		outs[workers] = out
+		man = m
+	}
+	if man.Chunks < 2 {
+		t.Fatalf("corpus planned into %d chunks; the test wants several", man.Chunks)
+	}
+	if man.Counts.Docs != int64(n) {
+		t.Fatalf("manifest counts %d docs, want %d", man.Counts.Docs, n)
+	}
+
+	// Byte-identical results whatever the number of workers.
+	for _, pattern := range []string{"pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "docs/*.parquet"} {
+		a, _ := filepath.Glob(filepath.Join(outs[1], pattern))
+		b, _ := filepath.Glob(filepath.Join(outs[3], pattern))
+		if len(a) == 0 || len(a) != len(b) {
+			t.Fatalf("%s: %d files with 1 worker, %d with 3", pattern, len(a), len(b))
+		}
+		for i := range a {
+			x, _ := os.ReadFile(a[i])
+			y, _ := os.ReadFile(b[i])
+			if filepath.Base(a[i]) != filepath.Base(b[i]) || !bytes.Equal(x, y) {
+				t.Fatalf("%s differs between 1 and 3 workers", a[i])
+			}
+		}
+	}
+
+	// Brute force: every pair's exact Jaccard.
+	p := DefaultParams()
+	p.Resolve()
+	o := p.ShingleOptions()
+	ids := make([]string, n)
+	sets := make([][]uint64, n)
+	byID := map[string]int{}
+	for i := range n {
+		ids[i] = g.Doc(i).ID
+		sets[i] = refSet(g.Text(i), o)
+		byID[ids[i]] = i
+	}
+	pairs := readPairs(t, outs[1])
+	// Precision: every reported pair really is at or above the threshold,
+	// and its similarity is the exact one.
+	for _, pr := range pairs {
+		ia, ok1 := byID[pr.AID]
+		ib, ok2 := byID[pr.BID]
+		if !ok1 || !ok2 {
+			t.Fatalf("pair %+v names unknown ids", pr)
+		}
+		j := refJaccard(sets[ia], sets[ib])
+		if j < p.Threshold || pr.Similarity != j || pr.Method != "exact" {
+			t.Fatalf("pair %s %s: reported %v (%s), exact %v, threshold %v", pr.AID, pr.BID, pr.Similarity, pr.Method, j, p.Threshold)
+		}
+	}
+	// Recall over the pairs at or above threshold+0.05: found directly,
+	// or joined in one cluster.
+	cluster := map[string]int64{}
+	crow, err := parquet.ReadFile[formats.ClusterRecord](filepath.Join(outs[1], "clusters.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range crow {
+		cluster[c.ID] = c.Cluster
+	}
+	found := map[[2]string]bool{}
+	for _, pr := range pairs {
+		found[[2]string{pr.AID, pr.BID}] = true
+		found[[2]string{pr.BID, pr.AID}] = true
+	}
+	var want, direct, clustered int
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			if refJaccard(sets[a], sets[b]) < p.Threshold+0.05 {
+				continue
+			}
+			want++
+			if found[[2]string{ids[a], ids[b]}] {
+				direct++
+			}
+			ca, oka := cluster[ids[a]]
+			cb, okb := cluster[ids[b]]
+			if oka && okb && ca == cb {
+				clustered++
+			}
+		}
+	}
+	if want < 50 {
+		t.Fatalf("only %d true pairs: the corpus plants too few near-duplicates for this test", want)
+	}
+	recall := float64(clustered) / float64(want)
+	t.Logf("%d docs, %d true pairs >= %.2f; found directly %d (%.3f), in one cluster %d (%.3f); %d reported pairs",
+		n, want, p.Threshold+0.05, direct, float64(direct)/float64(want), clustered, recall, len(pairs))
+	if recall < 0.95 {
+		t.Fatalf("recall %.3f < 0.95", recall)
+	}
+}
+
+// TestRerunRefusesCompleteOutput checks the --overwrite rule.
+func TestRerunRefusesCompleteOutput(t *testing.T) {
+	in, _ := genCorpus(t, 60, 3, 1)
+	out := filepath.Join(t.TempDir(), "out")
+	ctx := context.Background()
+	cfg := testConfig(t, in, out, 2)
+	if _, err := Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
+		t.Fatal("no _SUCCESS after a complete run")
+	}
+	if _, err := Run(ctx, cfg); !errors.Is(err, ErrComplete) {
+		t.Fatalf("rerun into complete output: err = %v, want ErrComplete", err)
+	}
+	cfg.Overwrite = true
+	if _, err := Run(ctx, cfg); err != nil {
+		t.Fatalf("rerun with overwrite: %v", err)
+	}
+}

@@ -1,0 +1,166 @@
+package pipeline
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/neardup/neardup/pkg/formats"
+)
+
+// Input is one input file.
+type Input struct {
+	Path string       `json:"path"`
+	Kind formats.Kind `json:"kind"`
+	Size int64        `json:"size"`
+}
+
+// Chunk is the unit of a map task: a list of pieces of input files.
+type Chunk struct {
+	Index  int             `json:"index"`
+	Pieces []formats.Piece `json:"pieces"`
+	Bytes  int64           `json:"bytes"`
+}
+
+// Plan is the job's inputs and their split into chunks.
+type Plan struct {
+	Inputs []Input `json:"inputs"`
+	Chunks []Chunk `json:"chunks"`
+}
+
+// ExpandInputs turns arguments (files, directories, globs) into the list of
+// input files, in a stable order: arguments in the order given, the files of
+// a directory or glob sorted by path. Within a directory, files whose kind is
+// not supported are skipped, and so are files and directories whose names
+// start with "_" or "." (markers, work areas and side files, as in Hadoop
+// and Spark); a file named directly must be supported.
+func ExpandInputs(args []string) ([]Input, error) {
+	var out []Input
+	seen := map[string]bool{}
+	add := func(path string, explicit bool) error {
+		kind, err := formats.DetectKind(path)
+		if err != nil {
+			if explicit {
+				return err
+			}
+			return nil
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("input %s: %w", path, err)
+		}
+		if seen[path] {
+			return nil
+		}
+		seen[path] = true
+		out = append(out, Input{Path: path, Kind: kind, Size: st.Size()})
+		return nil
+	}
+	for _, arg := range args {
+		matches := []string{arg}
+		if hasMeta(arg) {
+			m, err := filepath.Glob(arg)
+			if err != nil {
+				return nil, fmt.Errorf("input pattern %q: %w", arg, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("input pattern %q matches no file", arg)
+			}
+			sort.Strings(m)
+			matches = m
+		}
+		for _, m := range matches {
+			st, err := os.Stat(m)
+			if err != nil {
+				return nil, fmt.Errorf("input %s: %w", m, err)
+			}
+			if !st.IsDir() {
+				if err := add(m, !hasMeta(arg)); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			var files []string
+			err = filepath.WalkDir(m, func(p string, e fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if p != m && hidden(e.Name()) {
+					if e.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if !e.IsDir() {
+					files = append(files, p)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("input directory %s: %w", m, err)
+			}
+			sort.Strings(files)
+			for _, f := range files {
+				if err := add(f, false); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no input files of a supported kind in %v", args)
+	}
+	return out, nil
+}
+
+// hidden reports whether a directory walk skips a name.
+func hidden(name string) bool { return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") }
+
+func hasMeta(s string) bool {
+	for _, c := range s {
+		if c == '*' || c == '?' || c == '[' {
+			return true
+		}
+	}
+	return false
+}
+
+// MakePlan splits the inputs into chunks of about chunkBytes: large
+// uncompressed JSONL files are cut at line boundaries, small files are
+// packed together, and every other file is one piece.
+func MakePlan(inputs []Input, chunkBytes int64) (Plan, error) {
+	plan := Plan{Inputs: inputs}
+	var cur Chunk
+	flush := func() {
+		if len(cur.Pieces) > 0 {
+			cur.Index = len(plan.Chunks)
+			plan.Chunks = append(plan.Chunks, cur)
+			cur = Chunk{}
+		}
+	}
+	for _, in := range inputs {
+		pieces, err := formats.Split(in.Path, in.Kind, chunkBytes)
+		if err != nil {
+			return Plan{}, fmt.Errorf("planning %s: %w", in.Path, err)
+		}
+		for _, p := range pieces {
+			size := p.End - p.Start
+			if p.End < 0 {
+				size = in.Size - p.Start
+			}
+			if cur.Bytes > 0 && cur.Bytes+size > chunkBytes {
+				flush()
+			}
+			cur.Pieces = append(cur.Pieces, p)
+			cur.Bytes += size
+		}
+	}
+	flush()
+	if len(plan.Chunks) >= 1<<31 {
+		return Plan{}, fmt.Errorf("%d chunks: raise --chunk-bytes", len(plan.Chunks))
+	}
+	return plan, nil
+}

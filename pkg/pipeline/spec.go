@@ -1,0 +1,134 @@
+// Package pipeline runs a dedup job: the coordinator plans chunks and
+// stages, workers run map, reduce and verify tasks from the queue, and the
+// coordinator clusters the verified pairs and writes the results.
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/neardup/neardup/pkg/bands"
+	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/shingle"
+)
+
+// Params are the parameters of a job; equal params and inputs give
+// byte-identical pairs and clusters.
+type Params struct {
+	Sketch          string  `json:"sketch"` // "oph" (one-permutation hashing) or "classic"
+	K               int     `json:"k"`      // signature values
+	Bands           int     `json:"bands"`
+	Rows            int     `json:"rows"`
+	Words           int     `json:"words"` // words per shingle
+	CharGrams       int     `json:"char_grams,omitempty"`
+	DigitsToZero    bool    `json:"digits_to_zero,omitempty"`
+	StripDiacritics bool    `json:"strip_diacritics,omitempty"`
+	Threshold       float64 `json:"threshold"`
+	FPWeight        float64 `json:"fp_weight"`
+	FNWeight        float64 `json:"fn_weight"`
+	Seed            uint64  `json:"seed"`
+	Partitions      int     `json:"partitions"`
+	Verify          string  `json:"verify"` // "exact" or "estimate"
+	Keep            string  `json:"keep"`   // "first" or "longest"
+	IDField         string  `json:"id_field"`
+	TextField       string  `json:"text_field"`
+	MaxDocBytes     int     `json:"max_doc_bytes"`
+	ChunkBytes      int64   `json:"chunk_bytes"`
+	Strict          bool    `json:"strict"`
+}
+
+// DefaultParams are the parameters used unless told otherwise. Bands and
+// Rows are 0: Resolve chooses them from the threshold.
+func DefaultParams() Params {
+	return Params{
+		Sketch:      "oph",
+		K:           128,
+		Words:       5,
+		Threshold:   0.8,
+		FPWeight:    0.05,
+		FNWeight:    0.95,
+		Seed:        1,
+		Partitions:  32,
+		Verify:      "exact",
+		Keep:        "first",
+		IDField:     "id",
+		TextField:   "text",
+		MaxDocBytes: 16 << 20,
+		ChunkBytes:  64 << 20,
+	}
+}
+
+// Resolve checks p and fills in Bands and Rows when both are 0.
+func (p *Params) Resolve() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if p.Sketch != "oph" && p.Sketch != "classic" {
+		bad("--sketch must be oph or classic, not %q", p.Sketch)
+	}
+	if p.K < 1 || p.K > 4096 {
+		bad("--perms must be in 1..4096, not %d", p.K)
+	}
+	if p.Threshold <= 0 || p.Threshold > 1 {
+		bad("--threshold must be in (0, 1], not %g", p.Threshold)
+	}
+	if p.Partitions < 1 || p.Partitions > 99999 {
+		bad("--partitions must be in 1..99999, not %d", p.Partitions)
+	}
+	if p.Verify != "exact" && p.Verify != "estimate" {
+		bad("--verify must be exact or estimate, not %q", p.Verify)
+	}
+	if p.Keep != "first" && p.Keep != "longest" {
+		bad("--keep must be first or longest, not %q", p.Keep)
+	}
+	if p.ChunkBytes < 1<<10 {
+		bad("--chunk-bytes must be at least 1024, not %d", p.ChunkBytes)
+	}
+	if p.MaxDocBytes < 0 {
+		bad("--max-doc-bytes must not be negative")
+	}
+	if err := p.ShingleOptions().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	switch {
+	case p.Bands == 0 && p.Rows == 0:
+		bp, err := bands.Optimal(p.Threshold, p.K, p.FPWeight, p.FNWeight)
+		if err != nil {
+			return fmt.Errorf("choosing bands and rows: %w", err)
+		}
+		p.Bands, p.Rows = bp.Bands, bp.Rows
+	case p.Bands < 1 || p.Rows < 1:
+		return fmt.Errorf("--bands and --rows go together and must both be positive (got %d and %d)", p.Bands, p.Rows)
+	case p.Bands*p.Rows > p.K:
+		return fmt.Errorf("--bands %d x --rows %d = %d exceeds --perms %d", p.Bands, p.Rows, p.Bands*p.Rows, p.K)
+	}
+	return nil
+}
+
+// BandParams are the banding parameters.
+func (p Params) BandParams() bands.Params { return bands.Params{Bands: p.Bands, Rows: p.Rows} }
+
+// ShingleOptions are the document-model options.
+func (p Params) ShingleOptions() shingle.Options {
+	return shingle.Options{
+		Words:           p.Words,
+		CharGrams:       p.CharGrams,
+		DigitsToZero:    p.DigitsToZero,
+		StripDiacritics: p.StripDiacritics,
+	}
+}
+
+// ReadOptions are the input-reading options.
+func (p Params) ReadOptions() formats.Options {
+	return formats.Options{IDField: p.IDField, TextField: p.TextField, MaxDocBytes: p.MaxDocBytes}
+}
+
+// Spec is everything a worker needs to run a job's tasks.
+type Spec struct {
+	Job    string `json:"job"`
+	Run    string `json:"run"` // changes with every fresh start of the job
+	Out    string `json:"out"` // output directory, as every worker sees it
+	Params Params `json:"params"`
+}

@@ -1,0 +1,148 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/minhash"
+	"github.com/neardup/neardup/pkg/pqfile"
+	"github.com/neardup/neardup/pkg/shingle"
+)
+
+// sigEntry is what verification holds of one document.
+type sigEntry struct {
+	id  string
+	sig minhash.Signature
+	set []uint64
+}
+
+// runVerify checks every candidate pair whose first document is in chunk:
+// a sort-merge join of the pairs with the signatures of the chunks they
+// touch, one chunk at a time, so memory is bounded by two chunks' worth of
+// the documents that take part in pairs.
+func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []ReduceResult, maps map[int]MapResult) (*VerifyResult, error) {
+	start := time.Now()
+	p := spec.Params
+	res := &VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, histBins), RejectedHist: make([]int64, histBins)}
+
+	var edges []formats.Candidate
+	for _, rr := range reduces {
+		info, ok := rr.EdgeFiles[chunk]
+		if !ok {
+			continue
+		}
+		part, err := pqfile.Read[formats.Candidate](ctx, st, info.Name, &info)
+		if err != nil {
+			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+		}
+		edges = append(edges, part...)
+	}
+	// Order by the chunk of b, then (a, b): one pass per neighbouring chunk.
+	slices.SortFunc(edges, func(x, y formats.Candidate) int {
+		if c := cmp.Compare(chunkOf(x.B), chunkOf(y.B)); c != 0 {
+			return c
+		}
+		return compareEdge(x, y)
+	})
+	edges = slices.CompactFunc(edges, func(x, y formats.Candidate) bool { return x.A == y.A && x.B == y.B })
+
+	need := map[int64]bool{}
+	for _, e := range edges {
+		need[e.A] = true
+		if chunkOf(e.B) == chunk {
+			need[e.B] = true
+		}
+	}
+	home, err := loadSigs(ctx, st, maps, chunk, need)
+	if err != nil {
+		return nil, err
+	}
+	var pairs []formats.Pair
+	for lo := 0; lo < len(edges); {
+		other := chunkOf(edges[lo].B)
+		hi := lo
+		for hi < len(edges) && chunkOf(edges[hi].B) == other {
+			hi++
+		}
+		far := home
+		if other != chunk {
+			need := map[int64]bool{}
+			for _, e := range edges[lo:hi] {
+				need[e.B] = true
+			}
+			if far, err = loadSigs(ctx, st, maps, other, need); err != nil {
+				return nil, err
+			}
+		}
+		for _, e := range edges[lo:hi] {
+			a, b := home[e.A], far[e.B]
+			if a == nil || b == nil {
+				return nil, fmt.Errorf("verify chunk %d: no signature for document %d or %d", chunk, e.A, e.B)
+			}
+			res.Checked++
+			est := minhash.Estimate(a.sig, b.sig)
+			sim, method := est, "minhash"
+			if p.Verify == "exact" {
+				sim, method = shingle.Jaccard(a.set, b.set), "exact"
+			}
+			bin := min(int(sim*histBins), histBins-1)
+			if sim < p.Threshold {
+				res.RejectedHist[bin]++
+				continue
+			}
+			res.VerifiedHist[bin]++
+			pairs = append(pairs, formats.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: est, Method: method})
+		}
+		lo = hi
+	}
+	slices.SortFunc(pairs, func(x, y formats.Pair) int {
+		if c := cmp.Compare(x.A, y.A); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.B, y.B)
+	})
+	res.Verified = int64(len(pairs))
+	if len(pairs) > 0 {
+		info, err := pqfile.Write(ctx, st, pairFile(chunk), pairs, "a", "b")
+		if err != nil {
+			return nil, err
+		}
+		res.File = &info
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// loadSigs reads the signatures of the needed documents of one chunk.
+func loadSigs(ctx context.Context, st store, maps map[int]MapResult, chunk int, need map[int64]bool) (map[int64]*sigEntry, error) {
+	mr, ok := maps[chunk]
+	if !ok {
+		return nil, fmt.Errorf("verify: chunk %d has no map result", chunk)
+	}
+	out := make(map[int64]*sigEntry, len(need))
+	err := pqfile.Stream(ctx, st, mr.SigFile.Name, &mr.SigFile, 1024, func(rows []formats.SigRecord) error {
+		for _, r := range rows {
+			if !need[r.Doc] {
+				continue
+			}
+			sig, err := decodeSig(r.Sig)
+			if err != nil {
+				return fmt.Errorf("document %d: %w", r.Doc, err)
+			}
+			set, err := decodeSet(r.Shingles)
+			if err != nil {
+				return fmt.Errorf("document %d: %w", r.Doc, err)
+			}
+			out[r.Doc] = &sigEntry{id: r.ID, sig: sig, set: set}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("verify: signatures of chunk %d: %w", chunk, err)
+	}
+	return out, nil
+}

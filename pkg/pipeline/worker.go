@@ -1,0 +1,229 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/neardup/neardup/pkg/pqfile"
+	"github.com/neardup/neardup/pkg/queue"
+	"github.com/neardup/neardup/pkg/storage"
+)
+
+// Worker runs tasks from the queue for any job.
+type Worker struct {
+	q     *queue.Queue
+	log   *slog.Logger
+	slots int
+
+	mu   sync.Mutex
+	jobs map[string]*jobCache // by run
+}
+
+// jobCache is what a worker keeps of a job between tasks.
+type jobCache struct {
+	spec Spec
+	kv   jetstream.KeyValue
+	st   *storage.Dir
+
+	once    sync.Mutex
+	plan    *Plan
+	maps    map[int]MapResult
+	reduces []ReduceResult
+}
+
+// NewWorker returns a worker that runs up to slots tasks at once.
+func NewWorker(q *queue.Queue, slots int, log *slog.Logger) *Worker {
+	return &Worker{q: q, log: log, slots: max(slots, 1), jobs: map[string]*jobCache{}}
+}
+
+// Run serves tasks until ctx ends. On return, a task that was running has
+// been handed back to the queue.
+func (w *Worker) Run(ctx context.Context) error {
+	return w.q.Serve(ctx, w.slots, w.handle, w.recordFailure, w.log)
+}
+
+func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
+	var t Task
+	if err := json.Unmarshal(d.Data, &t); err != nil {
+		return queue.Permanent(fmt.Errorf("bad task message %q: %w", d.Data, err))
+	}
+	job, err := w.job(ctx, t)
+	if err != nil {
+		return err
+	}
+	log := w.log.With("job", t.Job, "stage", t.Stage, "index", t.Index, "attempt", d.Attempt)
+	log.Debug("task started")
+	var result any
+	switch t.Stage {
+	case StageMap:
+		plan, err := job.loadPlan(ctx)
+		if err != nil {
+			return err
+		}
+		if t.Index < 0 || t.Index >= len(plan.Chunks) {
+			return queue.Permanent(fmt.Errorf("map task %d: the plan has %d chunks", t.Index, len(plan.Chunks)))
+		}
+		result, err = runMap(ctx, job.st, &job.spec, plan.Chunks[t.Index])
+		if err != nil {
+			return fmt.Errorf("map chunk %d: %w", t.Index, err)
+		}
+	case StageReduce:
+		maps, err := job.loadMaps(ctx)
+		if err != nil {
+			return err
+		}
+		list := make([]MapResult, 0, len(maps))
+		for _, c := range sortedKeys(maps) {
+			list = append(list, maps[c])
+		}
+		result, err = runReduce(ctx, job.st, t.Index, list)
+		if err != nil {
+			return fmt.Errorf("reduce partition %d: %w", t.Index, err)
+		}
+	case StageVerify:
+		maps, err := job.loadMaps(ctx)
+		if err != nil {
+			return err
+		}
+		reduces, err := job.loadReduces(ctx)
+		if err != nil {
+			return err
+		}
+		result, err = runVerify(ctx, job.st, &job.spec, t.Index, reduces, maps)
+		if err != nil {
+			return fmt.Errorf("verify chunk %d: %w", t.Index, err)
+		}
+	default:
+		return queue.Permanent(fmt.Errorf("unknown stage %q", t.Stage))
+	}
+	data, err := json.Marshal(result)
+	if err != nil {
+		return err
+	}
+	if _, err := job.kv.Put(ctx, doneKey(t.Stage, t.Index), data); err != nil {
+		return fmt.Errorf("recording %s task %d: %w", t.Stage, t.Index, err)
+	}
+	log.Debug("task done")
+	return nil
+}
+
+// recordFailure writes a task that failed for good into the job's state.
+func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error) {
+	var t Task
+	if json.Unmarshal(d.Data, &t) != nil {
+		w.log.Error("dropping unreadable task message", "data", string(d.Data), "err", err)
+		return
+	}
+	w.log.Error("task failed for good", "job", t.Job, "stage", t.Stage, "index", t.Index, "attempts", d.Attempt, "err", err)
+	job, jerr := w.job(ctx, t)
+	if jerr != nil {
+		w.log.Error("cannot record failure", "err", jerr)
+		return
+	}
+	data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: d.Attempt, Error: err.Error()})
+	if _, perr := job.kv.Put(ctx, failedKey(t.Stage, t.Index), data); perr != nil {
+		w.log.Error("cannot record failure", "err", perr)
+	}
+}
+
+// job returns the cached state of a task's job, loading its spec from the
+// job's bucket the first time.
+func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if j, ok := w.jobs[t.Run]; ok {
+		return j, nil
+	}
+	kv, err := w.q.Bucket(ctx, t.Job)
+	if err != nil {
+		return nil, err
+	}
+	e, err := kv.Get(ctx, specKey)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: reading spec: %w", t.Job, err)
+	}
+	var spec Spec
+	if err := json.Unmarshal(e.Value(), &spec); err != nil {
+		return nil, queue.Permanent(fmt.Errorf("job %s: bad spec: %w", t.Job, err))
+	}
+	if spec.Run != t.Run {
+		return nil, queue.Permanent(fmt.Errorf("job %s: task of run %s, but the job is now run %s", t.Job, t.Run, spec.Run))
+	}
+	st, err := storage.NewDir(spec.Out)
+	if err != nil {
+		return nil, err
+	}
+	j := &jobCache{spec: spec, kv: kv, st: st}
+	w.jobs[t.Run] = j
+	return j, nil
+}
+
+func (j *jobCache) loadPlan(ctx context.Context) (*Plan, error) {
+	j.once.Lock()
+	defer j.once.Unlock()
+	if j.plan == nil {
+		var p Plan
+		if err := readJSON(ctx, j.st, planFile, &p); err != nil {
+			return nil, err
+		}
+		j.plan = &p
+	}
+	return j.plan, nil
+}
+
+func (j *jobCache) loadMaps(ctx context.Context) (map[int]MapResult, error) {
+	j.once.Lock()
+	defer j.once.Unlock()
+	if j.maps == nil {
+		var list []MapResult
+		if err := readJSON(ctx, j.st, mapStageFile, &list); err != nil {
+			return nil, err
+		}
+		j.maps = make(map[int]MapResult, len(list))
+		for _, m := range list {
+			j.maps[m.Chunk] = m
+		}
+	}
+	return j.maps, nil
+}
+
+func (j *jobCache) loadReduces(ctx context.Context) ([]ReduceResult, error) {
+	j.once.Lock()
+	defer j.once.Unlock()
+	if j.reduces == nil {
+		if err := readJSON(ctx, j.st, reduceStgFile, &j.reduces); err != nil {
+			return nil, err
+		}
+	}
+	return j.reduces, nil
+}
+
+func readJSON(ctx context.Context, st pqfile.Opener, name string, v any) error {
+	data, err := storage.ReadFile(ctx, st, name)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+func writeJSON(ctx context.Context, st interface {
+	Create(context.Context, string) (storage.Writer, error)
+}, name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return storage.WriteFile(ctx, st, name, append(data, '\n'))
+}
+
+// errNotFound reports whether err means a missing key.
+func errNotFound(err error) bool { return errors.Is(err, jetstream.ErrKeyNotFound) }

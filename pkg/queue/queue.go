@@ -1,0 +1,315 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Names of the shared work-queue stream and its consumer.
+const (
+	StreamName    = "NEARDUP_TASKS"
+	ConsumerName  = "neardup-workers"
+	subjectPrefix = "neardup.tasks"
+)
+
+// Config sets the delivery rules of the work queue.
+type Config struct {
+	// AckWait is how long a task may go without a heartbeat before it is
+	// delivered to another worker.
+	AckWait time.Duration
+	// MaxDeliver is how many times a task is delivered before it fails.
+	MaxDeliver int
+}
+
+// DefaultConfig is the delivery rule used unless told otherwise.
+func DefaultConfig() Config { return Config{AckWait: 30 * time.Second, MaxDeliver: 4} }
+
+// permanent marks an error that no retry can mend.
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+func (p permanent) Unwrap() error { return p.err }
+
+// Permanent wraps err so that the task fails at once instead of being
+// delivered again.
+func Permanent(err error) error { return permanent{err} }
+
+// Queue is the work queue and the job-state buckets on one connection.
+type Queue struct {
+	js   jetstream.JetStream
+	str  jetstream.Stream
+	cons jetstream.Consumer
+	cfg  Config
+}
+
+// Open creates (or binds to) the work-queue stream and its shared durable
+// consumer. It retries while a JetStream cluster has no leader yet.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	q := &Queue{js: js, cfg: cfg}
+	err = retry(ctx, func(ctx context.Context) error {
+		str, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:      StreamName,
+			Subjects:  []string{subjectPrefix + ".>"},
+			Retention: jetstream.WorkQueuePolicy,
+			Storage:   jetstream.FileStorage,
+		})
+		if err != nil {
+			return fmt.Errorf("stream %s: %w", StreamName, err)
+		}
+		cons, err := str.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable:       ConsumerName,
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       cfg.AckWait,
+			MaxDeliver:    cfg.MaxDeliver,
+			MaxAckPending: -1,
+		})
+		if err != nil {
+			return fmt.Errorf("consumer %s: %w", ConsumerName, err)
+		}
+		q.str, q.cons = str, cons
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	return q, nil
+}
+
+// retry calls fn with short deadlines until it succeeds or ctx ends.
+func retry(ctx context.Context, fn func(context.Context) error) error {
+	var last error
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := fn(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %v)", ctx.Err(), last)
+		case <-time.After(min(time.Duration(attempt+1)*200*time.Millisecond, 2*time.Second)):
+		}
+	}
+}
+
+func subject(job string) string { return subjectPrefix + "." + job }
+
+// Publish puts one task of job on the queue. id names the task for the
+// server's duplicate window, so that a re-publish soon after is dropped.
+func (q *Queue) Publish(ctx context.Context, job, id string, data []byte) error {
+	return retry(ctx, func(ctx context.Context) error {
+		_, err := q.js.Publish(ctx, subject(job), data, jetstream.WithMsgID(job+"."+id))
+		return err
+	})
+}
+
+// Purge removes every queued task of job.
+func (q *Queue) Purge(ctx context.Context, job string) error {
+	return retry(ctx, func(ctx context.Context) error {
+		return q.str.Purge(ctx, jetstream.WithPurgeSubject(subject(job)))
+	})
+}
+
+// Bucket opens (creating if needed) the key-value bucket that holds the
+// state of job.
+func (q *Queue) Bucket(ctx context.Context, job string) (jetstream.KeyValue, error) {
+	var kv jetstream.KeyValue
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:  "neardup-" + job,
+			Storage: jetstream.FileStorage,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: bucket for job %s: %w", job, err)
+	}
+	return kv, nil
+}
+
+// DeleteBucket removes the state of job.
+func (q *Queue) DeleteBucket(ctx context.Context, job string) error {
+	err := q.js.DeleteKeyValue(ctx, "neardup-"+job)
+	if err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return fmt.Errorf("queue: delete bucket of job %s: %w", job, err)
+	}
+	return nil
+}
+
+// Delivery is one delivery of a task to a worker.
+type Delivery struct {
+	Data []byte
+	// Attempt counts deliveries of this task, from 1.
+	Attempt int
+	// Final is true on the last delivery MaxDeliver allows.
+	Final bool
+}
+
+// Handler runs one task. A nil error acknowledges it.
+type Handler func(ctx context.Context, d Delivery) error
+
+// FailureRecorder is told about a task that failed on its final delivery,
+// before the task is removed from the queue.
+type FailureRecorder func(ctx context.Context, d Delivery, err error)
+
+// Serve runs up to slots tasks at once until ctx ends. Each slot fetches one
+// task only when it is free (no prefetch that could expire), sends
+// heartbeats while the task runs, and acknowledges, hands back or fails it.
+// When ctx ends, running tasks see their context cancelled and are handed
+// back to the queue at once.
+func (q *Queue) Serve(ctx context.Context, slots int, h Handler, fail FailureRecorder, log *slog.Logger) error {
+	var wg sync.WaitGroup
+	for i := 0; i < slots; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q.slot(ctx, h, fail, log)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (q *Queue) slot(ctx context.Context, h Handler, fail FailureRecorder, log *slog.Logger) {
+	for ctx.Err() == nil {
+		// One task per free slot, no prefetch; the pull ends at once when
+		// ctx does, so a stopping worker does not linger.
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		batch, err := q.cons.Fetch(1, jetstream.FetchContext(fctx))
+		if err != nil {
+			cancel()
+			if ctx.Err() == nil {
+				log.Debug("fetch failed", "err", err)
+				sleep(ctx, 500*time.Millisecond)
+			}
+			continue
+		}
+		for msg := range batch.Messages() {
+			q.run(ctx, msg, h, fail, log)
+		}
+		cancel()
+		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+			log.Debug("fetch batch", "err", err)
+			sleep(ctx, 500*time.Millisecond)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func (q *Queue) run(ctx context.Context, msg jetstream.Msg, h Handler, fail FailureRecorder, log *slog.Logger) {
+	d := Delivery{Data: msg.Data(), Attempt: 1}
+	if md, err := msg.Metadata(); err == nil {
+		d.Attempt = int(md.NumDelivered)
+	}
+	d.Final = q.cfg.MaxDeliver > 0 && d.Attempt >= q.cfg.MaxDeliver
+
+	tctx, cancel := context.WithCancel(ctx)
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		t := time.NewTicker(max(q.cfg.AckWait/3, 100*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-tctx.Done():
+				return
+			case <-t.C:
+				if err := msg.InProgress(); err != nil {
+					log.Debug("heartbeat failed", "err", err)
+				}
+			}
+		}
+	}()
+	err := safeCall(tctx, h, d)
+	cancel()
+	<-hbDone
+
+	switch {
+	case err == nil:
+		if aerr := msg.Ack(); aerr != nil {
+			log.Warn("ack failed; the task may run again (its output is idempotent)", "err", aerr)
+		}
+	case ctx.Err() != nil:
+		// Stopping: hand the task back so another worker takes it now.
+		if nerr := msg.Nak(); nerr != nil {
+			log.Warn("hand back failed; the task returns after AckWait", "err", nerr)
+		}
+	case d.Final || errors.As(err, new(permanent)):
+		if fail != nil {
+			fail(context.WithoutCancel(ctx), d, err)
+		}
+		if terr := msg.Term(); terr != nil {
+			log.Warn("terminate failed", "err", terr)
+		}
+	default:
+		delay := time.Duration(d.Attempt) * time.Second
+		log.Warn("task failed; it will be retried", "attempt", d.Attempt, "err", err, "retry_in", delay)
+		if nerr := msg.NakWithDelay(delay); nerr != nil {
+			log.Warn("nak failed", "err", nerr)
+		}
+	}
+}
+
+// safeCall runs h, turning a panic into an error.
+func safeCall(ctx context.Context, h Handler, d Delivery) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("task panicked: %v", r)
+		}
+	}()
+	return h(ctx, d)
+}
+
+// Exhausted is a task that the server stopped delivering after MaxDeliver
+// deliveries without an acknowledgement (every worker that took it died or
+// lost its connection), so no worker recorded its failure.
+type Exhausted struct {
+	Data       []byte
+	Deliveries int
+}
+
+// WatchExhausted calls fn for every task that exhausts its deliveries, then
+// deletes the task from the stream, until ctx ends.
+func (q *Queue) WatchExhausted(ctx context.Context, nc *nats.Conn, fn func(Exhausted)) (func(), error) {
+	subj := "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + StreamName + "." + ConsumerName
+	sub, err := nc.Subscribe(subj, func(m *nats.Msg) {
+		var adv struct {
+			StreamSeq  uint64 `json:"stream_seq"`
+			Deliveries int    `json:"deliveries"`
+		}
+		if json.Unmarshal(m.Data, &adv) != nil || adv.StreamSeq == 0 {
+			return
+		}
+		raw, err := q.str.GetMsg(ctx, adv.StreamSeq)
+		if err != nil {
+			return
+		}
+		fn(Exhausted{Data: raw.Data, Deliveries: adv.Deliveries})
+		q.str.DeleteMsg(ctx, adv.StreamSeq)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: watch exhausted tasks: %w", err)
+	}
+	return func() { sub.Unsubscribe() }, nil
+}

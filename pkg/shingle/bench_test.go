@@ -1,0 +1,146 @@
+package shingle
+
+import (
+	"math/rand/v2"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// splitDocs cuts text into documents of lo..hi whitespace-separated words
+// (uniformly drawn), keeping the original bytes.
+func splitDocs(text string, lo, hi int, seed uint64) [][]byte {
+	r := rand.New(rand.NewPCG(seed, 0))
+	var docs [][]byte
+	start, words, want := 0, 0, lo+r.IntN(hi-lo+1)
+	inWord := false
+	for i, c := range text {
+		space := unicode.IsSpace(c)
+		if !space && !inWord {
+			if words == want {
+				docs = append(docs, []byte(text[start:i]))
+				start, words, want = i, 0, lo+r.IntN(hi-lo+1)
+			}
+			words++
+		}
+		inWord = !space
+	}
+	if start < len(text) {
+		docs = append(docs, []byte(text[start:]))
+	}
+	return docs
+}
+
+type corpus struct {
+	name string
+	docs [][]byte
+}
+
+func benchCorpora(b *testing.B) []corpus {
+	opticks := readTestdata(b, "Isaac.Newton-Opticks.txt")
+	nonASCII := readTestdata(b, "tutor.ru.utf-8") + readTestdata(b, "tutor.el.utf-8") + readTestdata(b, "tutor.fr.utf-8")
+	return []corpus{
+		{"english-300w", splitDocs(opticks, 300, 300, 1)},
+		{"short-10-50w", splitDocs(opticks, 10, 50, 2)},
+		{"nonascii-300w", splitDocs(nonASCII, 300, 300, 3)},
+	}
+}
+
+func totalBytes(docs [][]byte) int64 {
+	n := 0
+	for _, d := range docs {
+		n += len(d)
+	}
+	return int64(n)
+}
+
+// reportPerShingle reports ns/shingle and shingles/s given the shingles
+// produced per iteration.
+func reportPerShingle(b *testing.B, shingles int) {
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(shingles)
+	b.ReportMetric(ns, "ns/shingle")
+	b.ReportMetric(1e9/ns, "shingles/s")
+}
+
+// BenchmarkTokensModel is the reference model (strings.ToLower + rune loop),
+// for comparison with the fast path.
+func BenchmarkTokensModel(b *testing.B) {
+	for _, c := range benchCorpora(b) {
+		b.Run(c.name, func(b *testing.B) {
+			strs := make([]string, len(c.docs))
+			for i, d := range c.docs {
+				strs[i] = string(d)
+			}
+			b.SetBytes(totalBytes(c.docs))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, s := range strs {
+					Tokens(s, Options{})
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTokenise is the first pass of the fast path: SWAR classification
+// and lower-casing into the run bitmap.
+func BenchmarkTokenise(b *testing.B) {
+	for _, c := range benchCorpora(b) {
+		b.Run(c.name, func(b *testing.B) {
+			s, _ := NewShingler(Options{})
+			b.SetBytes(totalBytes(c.docs))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, d := range c.docs {
+					s.scan(d)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHashes is the whole shingle-hashing fast path.
+func BenchmarkHashes(b *testing.B) {
+	for _, c := range benchCorpora(b) {
+		for _, o := range []struct {
+			name string
+			o    Options
+		}{{"words5", Options{}}, {"chars4", Options{CharGrams: 4}}} {
+			b.Run(c.name+"/"+o.name, func(b *testing.B) {
+				s, _ := NewShingler(o.o)
+				var dst []uint64
+				shingles := 0
+				for _, d := range c.docs {
+					dst, _ = s.Hashes(dst[:0], d)
+					shingles += len(dst)
+				}
+				b.SetBytes(totalBytes(c.docs))
+				b.ReportAllocs()
+				for b.Loop() {
+					for _, d := range c.docs {
+						dst, _ = s.Hashes(dst[:0], d)
+					}
+				}
+				reportPerShingle(b, shingles)
+			})
+		}
+	}
+}
+
+// BenchmarkHashString hashes shingle strings one by one (the slow API).
+func BenchmarkHashString(b *testing.B) {
+	shingles := Shingles(string(benchCorpora(b)[0].docs[0]), Options{})
+	n := 0
+	for _, s := range shingles {
+		n += len(s)
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range shingles {
+			HashString(s, Options{})
+		}
+	}
+	reportPerShingle(b, len(shingles))
+	_ = utf8.RuneError
+}

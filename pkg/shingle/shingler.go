@@ -1,0 +1,456 @@
+package shingle
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+)
+
+// SWAR constants: every byte of the word set to the given value.
+const (
+	bytes7f = 0x7f7f7f7f7f7f7f7f
+	bytes80 = 0x8080808080808080
+	bytes20 = 0x2020202020202020
+	bytes1f = 0x1f1f1f1f1f1f1f1f // 0x80-'a'
+	bytes05 = 0x0505050505050505 // 0x7f-'z'
+	bytes50 = 0x5050505050505050 // 0x80-'0'
+	bytes46 = 0x4646464646464646 // 0x7f-'9'
+	bytes01 = 0x0101010101010101
+	gather  = 0x0102040810204080 // moves bit 0 of byte i to bit 56+i
+)
+
+// classify8 returns, for the 8 bytes of x, 0x80 in each byte that is an
+// ASCII letter, resp. an ASCII digit, resp. >= 0x80.
+func classify8(x uint64) (letters, digits, high uint64) {
+	high = x & bytes80
+	y := x & bytes7f
+	y2 := y | bytes20
+	letters = (y2 + bytes1f) &^ (y2 + bytes05) & bytes80 &^ high
+	digits = (y + bytes50) &^ (y + bytes46) & bytes80 &^ high
+	return letters, digits, high
+}
+
+// movemask packs the top bit of each byte of m (other bits zero) into 8 bits.
+func movemask(m uint64) uint64 {
+	return ((m >> 7) * gather) >> 56
+}
+
+// Shingler computes shingle hashes fast. It keeps reusable buffers, so a
+// Shingler must not be used by several goroutines at once; after a few
+// documents it allocates nothing but the growth of dst.
+type Shingler struct {
+	o     Options
+	k     int    // units per shingle
+	pk    uint64 // polyP^k
+	pk1   uint64 // polyP^(k-1)
+	ring  [MaxGrams]uint64
+	low   []byte   // lower-cased copy of the text plus 8 zero bytes
+	runs  []uint64 // bit i set: byte i is an ASCII letter or digit or >= 0x80
+	high  []uint64 // bit i set: byte i >= 0x80
+	word  []byte   // the current word on the Unicode path
+	words []uint64 // the word hashes of the current text
+	ascii [128]uint64
+	small [0x800]int32 // classify of every rune below U+0800
+
+	avx2       bool   // use scanBlocksAVX2
+	zeroDigits uint64 // 0x0f if DigitsToZero
+
+	// rolling state, shared with the Unicode paths
+	s   uint64
+	cnt int
+}
+
+// NewShingler returns a Shingler for o.
+func NewShingler(o Options) (*Shingler, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Shingler{o: o, k: o.grams(), pk: 1}
+	for i := 0; i < s.k; i++ {
+		s.pk1 = s.pk
+		s.pk *= polyP
+	}
+	for c := range s.ascii {
+		s.ascii[c] = shortHash(uint64(c), 1)
+	}
+	s.avx2 = hasAVX2()
+	if o.DigitsToZero {
+		s.zeroDigits = 0x0f
+	}
+	for r := range s.small {
+		s.small[r] = s.classify(rune(r))
+	}
+	return s, nil
+}
+
+// Options returns the options of s.
+func (s *Shingler) Options() Options { return s.o }
+
+// push adds the hash w of the next unit and appends a shingle hash once k
+// units are known.
+func (s *Shingler) push(dst []uint64, w uint64) []uint64 {
+	old := s.ring[(s.cnt-s.k)&(MaxGrams-1)]
+	s.ring[s.cnt&(MaxGrams-1)] = w
+	s.s = s.s*polyP + w - old*s.pk
+	s.cnt++
+	if s.cnt >= s.k {
+		dst = append(dst, finish(s.s, s.k))
+	}
+	return dst
+}
+
+// Hashes appends to dst the hash of every shingle of text in document order
+// (repeats kept) and returns it together with the number of tokens of
+// text. For every text the set of appended values equals
+// {HashString(sh, o) : sh in Shingles(string(text), o)}.
+func (s *Shingler) Hashes(dst []uint64, text []byte) ([]uint64, int) {
+	s.ring = [MaxGrams]uint64{}
+	s.s, s.cnt = 0, 0
+	var tokens int
+	if s.o.CharGrams > 0 {
+		dst, tokens = s.charHashes(dst, text)
+	} else {
+		dst = s.wordHashes(dst, text)
+		tokens = s.cnt
+	}
+	if s.cnt > 0 && s.cnt < s.k {
+		dst = append(dst, finish(s.s, s.cnt))
+	}
+	return dst, tokens
+}
+
+// lowPad is the number of zero bytes after the lower-cased copy, so that
+// 16-byte loads at any text position stay in bounds.
+const lowPad = 16
+
+// scan fills s.low, s.runs and s.high for text and reports whether text
+// has a byte >= 0x80.
+func (s *Shingler) scan(text []byte) bool {
+	n := len(text)
+	nb := (n + 63) >> 6
+	if cap(s.low) < n+lowPad {
+		s.low = make([]byte, n+lowPad, n+n/4+64)
+	}
+	low := s.low[:n+lowPad]
+	s.low = low
+	if cap(s.runs) < nb {
+		s.runs = make([]uint64, nb, nb+nb/4+4)
+		s.high = make([]uint64, nb, nb+nb/4+4)
+	}
+	runs, high := s.runs[:nb], s.high[:nb]
+	s.runs, s.high = runs, high
+	full := n >> 6
+	var all uint64
+	if full > 0 {
+		all = s.scanBlocks(text[:full*64], low[:full*64], runs[:full], high[:full])
+	}
+	if full < nb { // the last, partial block, via a zero-padded copy
+		var buf, lowBuf [64]byte
+		copy(buf[:], text[full*64:])
+		all |= s.scanBlocks(buf[:], lowBuf[:], runs[full:], high[full:])
+		copy(low[full*64:], lowBuf[:n-full*64])
+	}
+	clear(low[n:])
+	return all != 0
+}
+
+// scanBlocks classifies len(runs) whole 64-byte blocks of text (see
+// scanBlocksGo) and returns the OR of the high words.
+func (s *Shingler) scanBlocks(text, low []byte, runs, high []uint64) uint64 {
+	if s.avx2 {
+		return scanBlocksAVX2(&text[0], &low[0], &runs[0], &high[0], len(runs), s.zeroDigits)
+	}
+	return scanBlocksGo(text, low, runs, high, s.zeroDigits)
+}
+
+// scanBlocksGo is the portable block scanner: for each 64-byte block i of
+// text, bit j of runs[i] is set if byte j is an ASCII letter or digit or is
+// >= 0x80, bit j of high[i] if it is >= 0x80; low receives the text with
+// ASCII letters lower-cased and, if zeroDigits is 0x0f, ASCII digits
+// replaced by '0' (other bytes unchanged). It returns the OR of the high
+// words. scanBlocksAVX2 computes exactly the same.
+func scanBlocksGo(text, low []byte, runs, high []uint64, zeroDigits uint64) uint64 {
+	var all uint64
+	for blk := range runs {
+		var rw, hw uint64
+		for j := range 8 {
+			x := binary.LittleEndian.Uint64(text[blk*64+j*8:])
+			l, d, h := classify8(x)
+			binary.LittleEndian.PutUint64(low[blk*64+j*8:], (x|l>>2)&^(d>>7*zeroDigits))
+			rw |= movemask(l|d|h) << (8 * j)
+			hw |= movemask(h) << (8 * j)
+		}
+		runs[blk], high[blk] = rw, hw
+		all |= hw
+	}
+	return all
+}
+
+// runEnd returns the end of a run that reaches the end of block blk-1.
+func (s *Shingler) runEnd(blk, n int) int {
+	for ; blk < len(s.runs); blk++ {
+		if w := ^s.runs[blk]; w != 0 {
+			return blk<<6 + bits.TrailingZeros64(w)
+		}
+	}
+	return n
+}
+
+// anyHigh reports whether a byte in text[i:j] is >= 0x80.
+func (s *Shingler) anyHigh(i, j int) bool {
+	for i < j {
+		w := s.high[i>>6] >> (i & 63)
+		span := 64 - i&63
+		if j-i < span {
+			w &= 1<<(j-i) - 1
+		}
+		if w != 0 {
+			return true
+		}
+		i += span
+	}
+	return false
+}
+
+// wordHashes is Hashes in word mode: it hashes every word into s.words,
+// then rolls the shingle hashes over them.
+func (s *Shingler) wordHashes(dst []uint64, text []byte) []uint64 {
+	words := s.hashWords(text)
+	s.words = words
+	k := s.k
+	if len(words) < k {
+		// 0 words: no shingle; 1..k-1 words: one shingle of all of them.
+		for _, w := range words {
+			s.s = s.s*polyP + w
+		}
+		s.cnt = len(words)
+		return dst
+	}
+	dst = slices.Grow(dst, len(words)-k+1)
+	var st uint64
+	for _, w := range words[:k-1] {
+		st = st*polyP + w
+	}
+	// S_(i+1) = (S_i - w_i*P^(k-1))*P + w_(i+k).
+	pk1, tag := s.pk1, uint64(k)*lengthTag
+	old := words[:len(words)-k+1]
+	for i, w := range words[k-1:] {
+		st = st*polyP + w
+		dst = append(dst, finishTagged(st^tag))
+		st -= old[i] * pk1
+	}
+	s.cnt = len(words)
+	return dst
+}
+
+// hashWords returns the unit hashes of the words of text, in order, in
+// s.words's storage.
+func (s *Shingler) hashWords(text []byte) []uint64 {
+	n := len(text)
+	hasHigh := s.scan(text)
+	low, runs := s.low, s.runs
+	words := s.words[:0]
+	if maxWords := n/2 + 1; cap(words) < maxWords {
+		words = make([]uint64, 0, maxWords+maxWords/4)
+	}
+	if !hasHigh {
+		words = words[:cap(words)]
+		return words[:hashWordsASCII(low, runs, n, words)]
+	}
+	var carry uint64
+	for blk, rw := range runs {
+		starts := rw &^ (rw<<1 | carry)
+		carry = rw >> 63
+		for starts != 0 {
+			p := bits.TrailingZeros64(starts)
+			starts &= starts - 1
+			i := blk<<6 + p
+			var j int
+			if rest := ^rw >> p; rest != 0 {
+				j = i + bits.TrailingZeros64(rest)
+			} else {
+				j = s.runEnd(blk+1, n)
+			}
+			if hasHigh && s.anyHigh(i, j) {
+				words = s.unicodeRun(words, text[i:j], low[i:j])
+				continue
+			}
+			l := j - i
+			if l >= 16 {
+				words = append(words, unitHash(low[i:j]))
+				continue
+			}
+			// unitHash of 1..15 bytes without unpredictable branches.
+			c1 := binary.LittleEndian.Uint64(low[i:])
+			c2 := binary.LittleEndian.Uint64(low[i+8:])
+			hl := mum(wordSeed^c1, wordMul1)
+			h, t, r := uint64(wordSeed), c1, uint(l)
+			if l >= 8 {
+				h, t, r = hl, c2, uint(l-8)
+			}
+			t &= 1<<(8*r&63) - 1
+			words = append(words, mum(h^t^uint64(l)<<56, wordMul2))
+		}
+	}
+	return words
+}
+
+// hashWordsASCII is the hot loop of hashWords for text without bytes >=
+// 0x80: it stores the unit hash of every run (word) in words, which must
+// have room for all, and returns their number. It calls nothing, so that
+// its state stays in registers.
+func hashWordsASCII(low []byte, runs []uint64, n int, words []uint64) int {
+	m := 0
+	var carry uint64
+	for blk, rw := range runs {
+		starts := rw &^ (rw<<1 | carry)
+		carry = rw >> 63
+		for starts != 0 {
+			p := bits.TrailingZeros64(starts)
+			starts &= starts - 1
+			i := blk<<6 + p
+			var j int
+			if rest := ^rw >> p; rest != 0 {
+				j = i + bits.TrailingZeros64(rest)
+			} else { // the run goes on in the next blocks
+				j = n
+				for b := blk + 1; b < len(runs); b++ {
+					if w := ^runs[b]; w != 0 {
+						j = b<<6 + bits.TrailingZeros64(w)
+						break
+					}
+				}
+			}
+			l := j - i
+			var w uint64
+			if l < 16 {
+				// unitHash of 1..15 bytes without unpredictable branches.
+				c1 := binary.LittleEndian.Uint64(low[i : i+8])
+				c2 := binary.LittleEndian.Uint64(low[i+8 : i+16])
+				hl := mum(wordSeed^c1, wordMul1)
+				h, t, r := uint64(wordSeed), c1, uint(l)
+				if l >= 8 {
+					h, t, r = hl, c2, uint(l-8)
+				}
+				t &= 1<<(8*r&63) - 1
+				w = mum(h^t^uint64(l)<<56, wordMul2)
+			} else { // unitHash, inlined
+				h := uint64(wordSeed)
+				k := i
+				for ; k+8 <= j; k += 8 {
+					h = mum(h^binary.LittleEndian.Uint64(low[k:k+8]), wordMul1)
+				}
+				t := binary.LittleEndian.Uint64(low[k:k+8]) & (1<<(8*uint(j-k)&63) - 1)
+				w = mum(h^t^uint64(l)<<56, wordMul2)
+			}
+			words[m] = w
+			m++
+		}
+	}
+	return m
+}
+
+// unicodeRun appends the unit hashes of the words of a run that contains
+// non-ASCII bytes; low is the run's lower-cased copy (valid for its ASCII
+// bytes).
+func (s *Shingler) unicodeRun(words []uint64, run, low []byte) []uint64 {
+	wb := s.word[:0]
+	for i := 0; i < len(run); {
+		if run[i] < utf8.RuneSelf { // an ASCII letter or digit: runs hold no other ASCII
+			wb = append(wb, low[i])
+			i++
+			continue
+		}
+		class, size := s.decodeClass(run, i)
+		i += size
+		if class >= 0 {
+			wb = utf8.AppendRune(wb, class)
+			continue
+		}
+		if class == separator && len(wb) > 0 {
+			words = append(words, unitHash(wb))
+			wb = wb[:0]
+		}
+	}
+	if len(wb) > 0 {
+		words = append(words, unitHash(wb))
+	}
+	s.word = wb[:0]
+	return words
+}
+
+// Classes of a rune besides a token rune (its lower-cased, normalised
+// value).
+const (
+	separator = -1 // ends a token
+	deleted   = -2 // removed by StripDiacritics
+)
+
+// classify returns the token rune r becomes (lower-cased and normalised),
+// or separator, or deleted.
+func (s *Shingler) classify(r rune) int32 {
+	r = s.o.mapLowered(unicode.ToLower(r))
+	switch {
+	case r < 0:
+		return deleted
+	case isTokenRune(r):
+		return r
+	}
+	return separator
+}
+
+// decodeClass returns the class of the rune starting at text[i], which is
+// not ASCII, and its size; invalid UTF-8 is a one-byte separator.
+func (s *Shingler) decodeClass(text []byte, i int) (int32, int) {
+	if c := text[i]; c >= 0xc2 && c <= 0xdf && i+1 < len(text) {
+		if d := text[i+1]; d >= 0x80 && d <= 0xbf { // 2 bytes: cached
+			return s.small[rune(c&0x1f)<<6|rune(d&0x3f)], 2
+		}
+	}
+	r, size := utf8.DecodeRune(text[i:])
+	if r == utf8.RuneError && size == 1 {
+		return separator, 1
+	}
+	return s.classify(r), size
+}
+
+// charHashes is Hashes in character mode; it returns dst and the number
+// of tokens.
+func (s *Shingler) charHashes(dst []uint64, text []byte) ([]uint64, int) {
+	tokens := 0
+	inToken := false
+	space := s.ascii[' ']
+	for i := 0; i < len(text); {
+		var class int32
+		if c := text[i]; c < utf8.RuneSelf {
+			class = s.small[c]
+			i++
+		} else {
+			var size int
+			class, size = s.decodeClass(text, i)
+			i += size
+		}
+		if class == deleted {
+			continue
+		}
+		if class == separator {
+			inToken = false
+			continue
+		}
+		if !inToken {
+			inToken = true
+			tokens++
+			if tokens > 1 {
+				dst = s.push(dst, space)
+			}
+		}
+		if class < utf8.RuneSelf {
+			dst = s.push(dst, s.ascii[class])
+		} else {
+			dst = s.push(dst, runeHash(class))
+		}
+	}
+	return dst, tokens
+}
