@@ -68,18 +68,5 @@ func TestMultiProcess(t *testing.T) {
 	// The same job, embedded, gives byte-identical results.
 	ref := filepath.Join(t.TempDir(), "ref")
 	run(t, "coordinator", "--out", ref, "--chunk-bytes", "200000", "--partitions", "4", "--workers", "2", "--quiet", in)
-	for _, pattern := range []string{"pairs/*.parquet", "clusters.parquet", "duplicates.parquet"} {
-		a, _ := filepath.Glob(filepath.Join(out, pattern))
-		b, _ := filepath.Glob(filepath.Join(ref, pattern))
-		if len(a) == 0 || len(a) != len(b) {
-			t.Fatalf("%s: %d files from the multi-process run, %d embedded", pattern, len(a), len(b))
-		}
-		for i := range a {
-			x, _ := os.ReadFile(a[i])
-			y, _ := os.ReadFile(b[i])
-			if !bytes.Equal(x, y) {
-				t.Fatalf("%s differs between the multi-process and the embedded run", filepath.Base(a[i]))
-			}
-		}
-	}
+	sameResults(t, ref, out)
 }

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/neardup/neardup/pkg/faults"
 	"github.com/neardup/neardup/pkg/pipeline"
 	"github.com/neardup/neardup/pkg/queue"
 )
@@ -89,6 +90,10 @@ func runJob(args []string) int {
 		return 2
 	}
 	cfg.Inputs, cfg.Params, cfg.Queue, cfg.Log = fs.Args(), p, qc, log
+	if cfg.Faults, err = faults.Parse(os.Getenv(faults.EnvVar), log); err != nil {
+		log.Error("bad "+faults.EnvVar, "err", err)
+		return 2
+	}
 	if !*quiet {
 		cfg.Progress, cfg.Live = os.Stderr, term.IsTerminal(int(os.Stderr.Fd()))
 	}

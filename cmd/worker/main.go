@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/neardup/neardup/pkg/faults"
 	"github.com/neardup/neardup/pkg/pipeline"
 	"github.com/neardup/neardup/pkg/queue"
 )
@@ -53,8 +54,15 @@ func main() {
 		log.Error("open queue", "err", err)
 		os.Exit(1)
 	}
+	f, err := faults.Parse(os.Getenv(faults.EnvVar), log)
+	if err != nil {
+		log.Error("bad "+faults.EnvVar, "err", err)
+		os.Exit(2)
+	}
+	w := pipeline.NewWorker(q, *slots, log)
+	w.InjectFaults(f)
 	log.Info("worker ready", "nats", *url, "slots", *slots)
-	if err := pipeline.NewWorker(q, *slots, log).Run(ctx); err != nil {
+	if err := w.Run(ctx); err != nil {
 		log.Error("worker stopped", "err", err)
 		os.Exit(1)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/neardup/neardup/pkg/faults"
 	"github.com/neardup/neardup/pkg/queue"
 	"github.com/neardup/neardup/pkg/storage"
 )
@@ -40,8 +41,9 @@ type Config struct {
 	KeepWork  bool // keep the work area after success
 	Queue     queue.Config
 	Log       *slog.Logger
-	Progress  io.Writer // progress lines; nil for none
-	Live      bool      // Progress is a terminal: redraw one line
+	Progress  io.Writer   // progress lines; nil for none
+	Live      bool        // Progress is a terminal: redraw one line
+	Faults    *faults.Set // faults the in-process workers inject (tests only)
 }
 
 // ErrComplete is returned when the output already holds a complete job.
@@ -124,6 +126,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 			return nil, err
 		}
 		w := NewWorker(wq, max(cfg.Workers, 1), log.With("role", "worker"))
+		w.InjectFaults(cfg.Faults)
 		wg.Add(1)
 		go func() { defer wg.Done(); w.Run(wctx) }()
 		defer func() { cancel(); wg.Wait(); wnc.Close() }()
@@ -406,18 +409,22 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 	// The watch first replays the stage's current state, then follows it.
 	// What a previous life of this job already finished stays finished;
 	// failed tasks are tried again.
-	watch, err := c.kv.Watch(ctx, name+".>")
+	watch, err := c.watch(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s stage: watching state: %w", name, err)
+		return nil, err
 	}
-	defer watch.Stop()
+	defer func() { watch.Stop() }()
 	for replayed := false; !replayed; {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case e, ok := <-watch.Updates():
 			if !ok {
-				return nil, fmt.Errorf("%s stage: state watch closed", name)
+				watch.Stop()
+				if watch, err = c.watch(ctx, name); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			if e == nil {
 				replayed = true
@@ -431,8 +438,9 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 			case "done":
 				out.results[idx] = e.Value()
 			case "failed":
-				if err := c.kv.Delete(ctx, e.Key()); err != nil {
-					return nil, fmt.Errorf("%s stage: %w", name, err)
+				key := e.Key()
+				if err := queue.Retry(ctx, func(ctx context.Context) error { return c.kv.Delete(ctx, key) }); err != nil {
+					return nil, fmt.Errorf("%s stage: clearing %s: %w", name, key, err)
 				}
 			}
 		}
@@ -512,7 +520,13 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 			return nil, ctx.Err()
 		case e, ok := <-watch.Updates():
 			if !ok {
-				return nil, fmt.Errorf("%s stage: state watch closed", name)
+				// The watch ended (a lost connection): start a new one,
+				// whose replay brings back anything missed.
+				watch.Stop()
+				if watch, err = c.watch(ctx, name); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			if e == nil || e.Operation() != jetstream.KeyValuePut {
 				continue
@@ -536,6 +550,21 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 	}
 	out.timing = StageTiming{Name: name, Tasks: len(indices), Failed: len(failed), Seconds: time.Since(t0).Seconds()}
 	return out, nil
+}
+
+// watch follows the state keys of a stage, retrying while the server is
+// unreachable.
+func (c *coordinator) watch(ctx context.Context, name string) (jetstream.KeyWatcher, error) {
+	var w jetstream.KeyWatcher
+	err := queue.Retry(ctx, func(ctx context.Context) error {
+		var err error
+		w, err = c.kv.Watch(context.WithoutCancel(ctx), name+".>")
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s stage: watching state: %w", name, err)
+	}
+	return w, nil
 }
 
 // parseKey splits "stage.kind.000012".

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -122,20 +121,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// Byte-identical results whatever the number of workers.
-	for _, pattern := range []string{"pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "docs/*.parquet"} {
-		a, _ := filepath.Glob(filepath.Join(outs[1], pattern))
-		b, _ := filepath.Glob(filepath.Join(outs[3], pattern))
-		if len(a) == 0 || len(a) != len(b) {
-			t.Fatalf("%s: %d files with 1 worker, %d with 3", pattern, len(a), len(b))
-		}
-		for i := range a {
-			x, _ := os.ReadFile(a[i])
-			y, _ := os.ReadFile(b[i])
-			if filepath.Base(a[i]) != filepath.Base(b[i]) || !bytes.Equal(x, y) {
-				t.Fatalf("%s differs between 1 and 3 workers", a[i])
-			}
-		}
-	}
+	sameFiles(t, outs[1], outs[3], "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "docs/*.parquet")
 
 	// Brute force: every pair's exact Jaccard.
 	p := DefaultParams()

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -72,20 +71,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 			if stage != "map" && len(before) != man.Chunks {
 				t.Errorf("%d docs files after the map stage, want %d", len(before), man.Chunks)
 			}
-			for _, pattern := range []string{"pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet"} {
-				a, _ := filepath.Glob(filepath.Join(ref, pattern))
-				b, _ := filepath.Glob(filepath.Join(out, pattern))
-				if len(a) == 0 || len(a) != len(b) {
-					t.Fatalf("%s: %d files undisturbed, %d resumed", pattern, len(a), len(b))
-				}
-				for i := range a {
-					x, _ := os.ReadFile(a[i])
-					y, _ := os.ReadFile(b[i])
-					if !bytes.Equal(x, y) {
-						t.Fatalf("%s differs after resuming", filepath.Base(a[i]))
-					}
-				}
-			}
+			sameFiles(t, ref, out, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet")
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/neardup/neardup/pkg/faults"
 	"github.com/neardup/neardup/pkg/pqfile"
 	"github.com/neardup/neardup/pkg/queue"
 	"github.com/neardup/neardup/pkg/storage"
@@ -21,8 +22,27 @@ type Worker struct {
 	log   *slog.Logger
 	slots int
 
+	faults *faults.Set
+
 	mu   sync.Mutex
 	jobs map[string]*jobCache // by run
+}
+
+// InjectFaults makes the worker fail, panic or stall at the points f names
+// (see package faults). For tests of recovery only.
+func (w *Worker) InjectFaults(f *faults.Set) { w.faults = f }
+
+// faultStore passes file creation through a fault set.
+type faultStore struct {
+	store
+	f *faults.Set
+}
+
+func (s faultStore) Create(ctx context.Context, name string) (storage.Writer, error) {
+	if err := s.f.Create(ctx, name); err != nil {
+		return nil, err
+	}
+	return s.store.Create(ctx, name)
 }
 
 // jobCache is what a worker keeps of a job between tasks.
@@ -59,6 +79,13 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	}
 	log := w.log.With("job", t.Job, "stage", t.Stage, "index", t.Index, "attempt", d.Attempt)
 	log.Debug("task started")
+	if err := w.faults.Task(ctx, t.Stage, t.Index); err != nil {
+		return err
+	}
+	var st store = job.st
+	if w.faults != nil {
+		st = faultStore{store: job.st, f: w.faults}
+	}
 	var result any
 	switch t.Stage {
 	case StageMap:
@@ -69,7 +96,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		if t.Index < 0 || t.Index >= len(plan.Chunks) {
 			return queue.Permanent(fmt.Errorf("map task %d: the plan has %d chunks", t.Index, len(plan.Chunks)))
 		}
-		result, err = runMap(ctx, job.st, &job.spec, plan.Chunks[t.Index])
+		result, err = runMap(ctx, st, &job.spec, plan.Chunks[t.Index])
 		if err != nil {
 			return fmt.Errorf("map chunk %d: %w", t.Index, err)
 		}
@@ -82,7 +109,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		for _, c := range sortedKeys(maps) {
 			list = append(list, maps[c])
 		}
-		result, err = runReduce(ctx, job.st, t.Index, list)
+		result, err = runReduce(ctx, st, t.Index, list)
 		if err != nil {
 			return fmt.Errorf("reduce partition %d: %w", t.Index, err)
 		}
@@ -95,7 +122,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		if err != nil {
 			return err
 		}
-		result, err = runVerify(ctx, job.st, &job.spec, t.Index, reduces, maps)
+		result, err = runVerify(ctx, st, &job.spec, t.Index, reduces, maps)
 		if err != nil {
 			return fmt.Errorf("verify chunk %d: %w", t.Index, err)
 		}

@@ -58,7 +58,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	q := &Queue{js: js, cfg: cfg}
-	err = retry(ctx, func(ctx context.Context) error {
+	err = Retry(ctx, func(ctx context.Context) error {
 		str, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:      StreamName,
 			Subjects:  []string{subjectPrefix + ".>"},
@@ -87,8 +87,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	return q, nil
 }
 
-// retry calls fn with short deadlines until it succeeds or ctx ends.
-func retry(ctx context.Context, fn func(context.Context) error) error {
+// Retry calls fn with short deadlines until it succeeds or ctx ends: the
+// way to reach a server that may be restarting or electing a leader.
+func Retry(ctx context.Context, fn func(context.Context) error) error {
 	var last error
 	for attempt := 0; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -111,7 +112,7 @@ func subject(job string) string { return subjectPrefix + "." + job }
 // Publish puts one task of job on the queue. id names the task for the
 // server's duplicate window, so that a re-publish soon after is dropped.
 func (q *Queue) Publish(ctx context.Context, job, id string, data []byte) error {
-	return retry(ctx, func(ctx context.Context) error {
+	return Retry(ctx, func(ctx context.Context) error {
 		_, err := q.js.Publish(ctx, subject(job), data, jetstream.WithMsgID(job+"."+id))
 		return err
 	})
@@ -119,7 +120,7 @@ func (q *Queue) Publish(ctx context.Context, job, id string, data []byte) error 
 
 // Purge removes every queued task of job.
 func (q *Queue) Purge(ctx context.Context, job string) error {
-	return retry(ctx, func(ctx context.Context) error {
+	return Retry(ctx, func(ctx context.Context) error {
 		return q.str.Purge(ctx, jetstream.WithPurgeSubject(subject(job)))
 	})
 }
@@ -128,7 +129,7 @@ func (q *Queue) Purge(ctx context.Context, job string) error {
 // state of job.
 func (q *Queue) Bucket(ctx context.Context, job string) (jetstream.KeyValue, error) {
 	var kv jetstream.KeyValue
-	err := retry(ctx, func(ctx context.Context) error {
+	err := Retry(ctx, func(ctx context.Context) error {
 		var err error
 		kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:  "neardup-" + job,

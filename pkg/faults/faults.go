@@ -1,0 +1,166 @@
+// Package faults injects failures at named points of a job, so that tests
+// can prove recovery: a task that panics, a file that cannot be created, a
+// process that stalls while holding a task (to be killed). The commands read
+// a rule set from the NEARDUP_FAULTS environment variable; an empty set does
+// nothing.
+//
+// A rule set is a list of rules separated by ";". A rule is
+// ACTION@POINT[#N]:
+//
+//	panic@map/1               map task 1 panics
+//	fail@reduce/*             every reduce task fails with an error
+//	stall@verify/0            verify task 0 blocks until its context ends
+//	slow@reduce/*             every reduce task first waits 2 seconds
+//	fail@create:candidates/   creating a file whose name contains
+//	                          "candidates/" fails as a full disk would
+//	stall@create:bands/part=00001/chunk-000002
+//	                          blocks while creating that file
+//
+// #N limits a rule to its first N hits in this process (fail@map/1#1 fails
+// once, then lets the retry succeed).
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// EnvVar is the environment variable the commands read rules from.
+const EnvVar = "NEARDUP_FAULTS"
+
+// slowDelay is how long a "slow" point waits.
+const slowDelay = 2 * time.Second
+
+// ErrInjected marks every injected failure.
+var ErrInjected = errors.New("injected fault")
+
+type rule struct {
+	action string // panic, fail, stall, slow
+	stage  string // task rules: stage name
+	index  int    // task rules: index, -1 for any
+	path   string // create rules: substring of the file name
+	limit  int    // 0: unlimited
+	hits   int
+}
+
+// Set is a parsed rule set. A nil *Set injects nothing.
+type Set struct {
+	mu    sync.Mutex
+	rules []*rule
+	log   *slog.Logger
+}
+
+// Parse reads a rule set.
+func Parse(spec string, log *slog.Logger) (*Set, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Set{log: log}
+	for _, text := range strings.Split(spec, ";") {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			continue
+		}
+		r := &rule{index: -1}
+		action, point, ok := strings.Cut(text, "@")
+		if !ok {
+			return nil, fmt.Errorf("faults: rule %q: want ACTION@POINT", text)
+		}
+		switch action {
+		case "panic", "fail", "stall", "slow":
+			r.action = action
+		default:
+			return nil, fmt.Errorf("faults: rule %q: unknown action %q", text, action)
+		}
+		if p, n, ok := strings.Cut(point, "#"); ok {
+			limit, err := strconv.Atoi(n)
+			if err != nil || limit < 1 {
+				return nil, fmt.Errorf("faults: rule %q: bad count %q", text, n)
+			}
+			point, r.limit = p, limit
+		}
+		if path, ok := strings.CutPrefix(point, "create:"); ok {
+			if r.action == "panic" {
+				return nil, fmt.Errorf("faults: rule %q: create points take fail or stall", text)
+			}
+			r.path = path
+		} else {
+			stage, idx, ok := strings.Cut(point, "/")
+			if !ok || stage == "" {
+				return nil, fmt.Errorf("faults: rule %q: want STAGE/INDEX or create:PATH", text)
+			}
+			r.stage = stage
+			if idx != "*" {
+				i, err := strconv.Atoi(idx)
+				if err != nil {
+					return nil, fmt.Errorf("faults: rule %q: bad index %q", text, idx)
+				}
+				r.index = i
+			}
+		}
+		s.rules = append(s.rules, r)
+	}
+	return s, nil
+}
+
+// match returns the first rule that fires for a predicate, counting its hit.
+func (s *Set) match(pred func(*rule) bool) *rule {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rules {
+		if pred(r) && (r.limit == 0 || r.hits < r.limit) {
+			r.hits++
+			return r
+		}
+	}
+	return nil
+}
+
+func (s *Set) fire(ctx context.Context, r *rule, where string) error {
+	s.log.Warn("fault injected", "action", r.action, "at", where)
+	switch r.action {
+	case "panic":
+		panic(fmt.Sprintf("%v: panic at %s", ErrInjected, where))
+	case "stall":
+		<-ctx.Done()
+		return ctx.Err()
+	case "slow":
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(slowDelay):
+			return nil
+		}
+	}
+	return fmt.Errorf("%w at %s: %w", ErrInjected, where, syscall.ENOSPC)
+}
+
+// Task is called when a task starts.
+func (s *Set) Task(ctx context.Context, stage string, index int) error {
+	r := s.match(func(r *rule) bool {
+		return r.path == "" && r.stage == stage && (r.index < 0 || r.index == index)
+	})
+	if r == nil {
+		return nil
+	}
+	return s.fire(ctx, r, fmt.Sprintf("%s/%d", stage, index))
+}
+
+// Create is called before a file is created.
+func (s *Set) Create(ctx context.Context, name string) error {
+	r := s.match(func(r *rule) bool { return r.path != "" && strings.Contains(name, r.path) })
+	if r == nil {
+		return nil
+	}
+	return s.fire(ctx, r, "create "+name)
+}

@@ -1,0 +1,84 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		spec    string
+		wantErr string
+		rules   int
+	}{
+		{"", "", 0},
+		{"panic@map/1", "", 1},
+		{"fail@reduce/*; stall@create:bands/#2", "", 2},
+		{"boom@map/1", "unknown action", 0},
+		{"fail", "ACTION@POINT", 0},
+		{"fail@map", "STAGE/INDEX", 0},
+		{"fail@map/x", "bad index", 0},
+		{"fail@map/1#0", "bad count", 0},
+		{"panic@create:x", "fail or stall", 0},
+	}
+	for _, tt := range tests {
+		s, err := Parse(tt.spec, nil)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Parse(%q) err = %v, want %q", tt.spec, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || len(s.rules) != tt.rules {
+			t.Errorf("Parse(%q) = %d rules, %v", tt.spec, len(s.rules), err)
+		}
+	}
+}
+
+func TestFire(t *testing.T) {
+	ctx := context.Background()
+	s, err := Parse("fail@map/1#1; fail@create:candidates/; panic@verify/*", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Task(ctx, "map", 0); err != nil {
+		t.Fatalf("map/0: %v", err)
+	}
+	if err := s.Task(ctx, "map", 1); !errors.Is(err, ErrInjected) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("map/1 first: %v", err)
+	}
+	if err := s.Task(ctx, "map", 1); err != nil {
+		t.Fatalf("map/1 second (limit 1): %v", err)
+	}
+	if err := s.Create(ctx, "candidates/part=00001.parquet"); !errors.Is(err, ErrInjected) {
+		t.Fatalf("create: %v", err)
+	}
+	if err := s.Create(ctx, "pairs/chunk-000001.parquet"); err != nil {
+		t.Fatalf("create elsewhere: %v", err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil {
+				t.Fatal("verify did not panic")
+			}
+		}()
+		s.Task(ctx, "verify", 7)
+	}()
+	var none *Set
+	if err := none.Task(ctx, "map", 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStallEndsWithContext(t *testing.T) {
+	s, _ := Parse("stall@create:x", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Create(ctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("stall returned %v", err)
+	}
+}

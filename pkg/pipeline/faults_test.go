@@ -1,0 +1,180 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/pkg/faults"
+	"github.com/neardup/neardup/pkg/storage"
+)
+
+// sameFiles fails unless the datasets of two outputs are byte-identical.
+func sameFiles(t *testing.T, want, got string, patterns ...string) {
+	t.Helper()
+	for _, pattern := range patterns {
+		a, _ := filepath.Glob(filepath.Join(want, pattern))
+		b, _ := filepath.Glob(filepath.Join(got, pattern))
+		if len(a) == 0 || len(a) != len(b) {
+			t.Fatalf("%s: %d files in %s, %d in %s", pattern, len(a), want, len(b), got)
+		}
+		for i := range a {
+			x, _ := os.ReadFile(a[i])
+			y, _ := os.ReadFile(b[i])
+			if filepath.Base(a[i]) != filepath.Base(b[i]) || !bytes.Equal(x, y) {
+				t.Fatalf("%s differs", a[i][len(want):])
+			}
+		}
+	}
+}
+
+// TestInjectedFaults runs jobs whose workers panic, fail or hit a full
+// disk, and checks each outcome: retried to the same result, completed
+// without a poison chunk (reported), or failed cleanly without _SUCCESS.
+func TestInjectedFaults(t *testing.T) {
+	in, _ := genCorpus(t, 400, 21, 2)
+	ref := filepath.Join(t.TempDir(), "ref")
+	if _, err := Run(context.Background(), testConfig(t, in, ref, 2)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		faults  string
+		strict  bool
+		wantErr string // "" for success
+		check   func(t *testing.T, out string, m *Manifest)
+	}{
+		{
+			name:   "transient failures are retried",
+			faults: "fail@map/1#1; panic@reduce/3#1; fail@create:pairs/#1; fail@create:bands/part=00002/#1",
+			check: func(t *testing.T, out string, m *Manifest) {
+				sameFiles(t, ref, out, "pairs/*.parquet", "clusters.parquet", "duplicates.parquet", "candidates/*.parquet")
+				if len(m.Failures) != 0 {
+					t.Fatalf("failures reported for faults that healed: %+v", m.Failures)
+				}
+			},
+		},
+		{
+			name:   "poison chunk is reported and skipped",
+			faults: "panic@map/1",
+			check: func(t *testing.T, out string, m *Manifest) {
+				if len(m.Failures) != 1 || m.Failures[0].Stage != "map" || m.Failures[0].Index != 1 ||
+					!strings.Contains(m.Failures[0].Error, "panic") || m.Failures[0].Attempts != 2 {
+					t.Fatalf("failures = %+v", m.Failures)
+				}
+				if m.Counts.FailedChunks != 1 || len(m.Warnings) == 0 {
+					t.Fatalf("failed chunk not counted or warned: %+v %v", m.Counts, m.Warnings)
+				}
+				if _, err := os.Stat(filepath.Join(out, "docs", "chunk-000001.parquet")); err == nil {
+					t.Fatal("the failed chunk's documents were written")
+				}
+				for _, p := range readPairs(t, out) {
+					if chunkOf(p.A) == 1 || chunkOf(p.B) == 1 {
+						t.Fatalf("pair %+v involves the failed chunk", p)
+					}
+				}
+			},
+		},
+		{name: "poison chunk fails a strict job", faults: "panic@map/1", strict: true, wantErr: "map task 1 failed after 2 attempts"},
+		{name: "full disk in reduce fails the job", faults: "fail@create:candidates/part=00004", wantErr: "no space left on device"},
+		{name: "failing verify fails the job", faults: "fail@verify/*", wantErr: "verify task"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			cfg := testConfig(t, in, out, 2)
+			cfg.Queue.MaxDeliver = 2
+			cfg.Params.Strict = tt.strict
+			f, err := faults.Parse(tt.faults, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Faults = f
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			m, err := Run(ctx, cfg)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				if _, serr := os.Stat(filepath.Join(out, "_SUCCESS")); serr == nil {
+					t.Fatal("_SUCCESS written for a failed job")
+				}
+				if _, serr := os.Stat(filepath.Join(out, "manifest.json")); serr == nil {
+					t.Fatal("manifest.json written for a failed job")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, out, m)
+		})
+	}
+}
+
+// TestTasksIdempotent runs every task of a job a second time and checks
+// that each rewrites byte-identical files.
+func TestTasksIdempotent(t *testing.T) {
+	in, _ := genCorpus(t, 300, 4, 2)
+	out := filepath.Join(t.TempDir(), "out")
+	cfg := testConfig(t, in, out, 2)
+	cfg.KeepWork = true
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() map[string][]byte {
+		files := map[string][]byte{}
+		filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
+			if err == nil && !info.IsDir() && strings.HasSuffix(p, ".parquet") {
+				files[p], _ = os.ReadFile(p)
+			}
+			return nil
+		})
+		return files
+	}
+	before := snapshot()
+	ctx := context.Background()
+	st, _ := storage.NewDir(out)
+	var spec Spec
+	var plan Plan
+	var maps []MapResult
+	var reduces []ReduceResult
+	for name, v := range map[string]any{specFile: &spec, planFile: &plan, mapStageFile: &maps, reduceStgFile: &reduces} {
+		if err := readJSON(ctx, st, name, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byChunk := map[int]MapResult{}
+	for _, m := range maps {
+		byChunk[m.Chunk] = m
+	}
+	for _, c := range plan.Chunks {
+		if _, err := runMap(ctx, st, &spec, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p := range spec.Params.Partitions {
+		if _, err := runReduce(ctx, st, p, maps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for c := range byChunk {
+		if _, err := runVerify(ctx, st, &spec, c, reduces, byChunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := snapshot()
+	if len(after) != len(before) {
+		t.Fatalf("%d parquet files before, %d after rerunning the tasks", len(before), len(after))
+	}
+	for p, b := range before {
+		if !bytes.Equal(b, after[p]) {
+			t.Fatalf("%s changed when its task ran again", p)
+		}
+	}
+}
