@@ -25,10 +25,15 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "params" {
-		os.Exit(runParams(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "params":
+			os.Exit(runParams(os.Args[2:]))
+		case "compare":
+			os.Exit(runJob(os.Args[2:], true))
+		}
 	}
-	os.Exit(runJob(os.Args[1:]))
+	os.Exit(runJob(os.Args[1:], false))
 }
 
 // paramFlags registers the job parameters on fs.
@@ -41,13 +46,14 @@ func paramFlags(fs *flag.FlagSet, p *pipeline.Params) {
 	fs.Float64Var(&p.FNWeight, "fn-weight", p.FNWeight, "weight of the false-negative area when choosing bands and rows")
 }
 
-func runJob(args []string) int {
+// runJob runs a job, or with compare the same job with both methods.
+func runJob(args []string, compare bool) int {
 	p := pipeline.DefaultParams()
 	qc := queue.DefaultConfig()
 	cfg := pipeline.Config{}
 	fs := flag.NewFlagSet("coordinator", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: coordinator --out DIR [flags] INPUT...\n       coordinator params [flags]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: coordinator --out DIR [flags] INPUT...\n       coordinator compare --out DIR [flags] INPUT...\n       coordinator params [flags]\n\n"+
 			"INPUT: files, directories or globs of .warc.wet[.gz], .warc[.gz], .jsonl[.gz|.zst], .parquet, .txt\n\nflags:\n")
 		fs.PrintDefaults()
 	}
@@ -59,7 +65,10 @@ func runJob(args []string) int {
 	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
 	fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
 	paramFlags(fs, &p)
-	fs.StringVar(&p.Sketch, "sketch", p.Sketch, "signature: oph (one-permutation hashing) or classic (K multiply-shift permutations)")
+	fs.StringVar(&p.Method, "method", p.Method, "minhash (Jaccard, banded signatures) or simhash (64-bit fingerprints, Hamming distance)")
+	fs.StringVar(&p.Sketch, "sketch", p.Sketch, "MinHash signature: oph (one-permutation hashing) or classic (K multiply-shift permutations)")
+	fs.IntVar(&p.Hamming, "hamming", p.Hamming, "SimHash: largest Hamming distance of a near-duplicate pair")
+	fs.StringVar(&p.SimHashWeights, "simhash-weights", p.SimHashWeights, "SimHash shingle weights: none or tf (term frequency)")
 	fs.IntVar(&p.Words, "words", p.Words, "words per shingle (k)")
 	fs.IntVar(&p.CharGrams, "char-grams", 0, "use character n-grams of this length instead of word shingles (languages without spaces)")
 	fs.BoolVar(&p.DigitsToZero, "digits-to-zero", false, "map every digit to 0 before shingling")
@@ -99,6 +108,17 @@ func runJob(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if compare {
+		cmp, err := pipeline.Compare(ctx, cfg)
+		if err != nil {
+			log.Error("comparison failed", "err", err)
+			return 1
+		}
+		if err := pipeline.WriteComparison(os.Stdout, cmp); err != nil {
+			return 1
+		}
+		return 0
+	}
 	man, err := pipeline.Run(ctx, cfg)
 	if err != nil {
 		log.Error("job failed", "err", err)

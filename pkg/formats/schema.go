@@ -43,6 +43,8 @@ type Pair struct {
 	Similarity float64 `parquet:"similarity"`
 	Estimate   float64 `parquet:"estimate"`
 	Method     string  `parquet:"method"`
+	// Hamming is the SimHash distance of the pair; null for MinHash.
+	Hamming *int32 `parquet:"hamming,optional"`
 }
 
 // ClusterRecord places one document in a cluster of near-duplicates.

@@ -18,7 +18,7 @@ type Manifest struct {
 	Seconds  float64           `json:"seconds"`
 	Versions map[string]string `json:"versions"`
 	Params   Params            `json:"params"`
-	Curve    CurveSummary      `json:"curve"`
+	Curve    *CurveSummary     `json:"curve,omitempty"` // MinHash only
 	Inputs   []Input           `json:"inputs"`
 	Chunks   int               `json:"chunks"`
 	Counts   Counts            `json:"counts"`
@@ -56,6 +56,8 @@ type Counts struct {
 	MaxBandGroup   int64 `json:"max_band_group"`
 	Candidates     int64 `json:"candidates"`
 	UniquePairs    int64 `json:"candidate_pairs_checked"`
+	SigPassed      int64 `json:"signature_passed"`
+	SigPassedExact int64 `json:"signature_passed_exact"`
 	Verified       int64 `json:"verified_pairs"`
 	Clusters       int64 `json:"clusters"`
 	ClusteredDocs  int64 `json:"clustered_docs"`
@@ -75,16 +77,19 @@ type StageTiming struct {
 func newManifest(spec *Spec, plan *Plan, started time.Time) *Manifest {
 	p := spec.Params
 	bp := p.BandParams()
-	return &Manifest{
+	m := &Manifest{
 		Job: spec.Job, Run: spec.Run, Started: started.UTC(), Versions: versions(), Params: p,
-		Curve: CurveSummary{
+		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
+	}
+	if p.Method == "minhash" {
+		m.Curve = &CurveSummary{
 			ApproxThreshold: bands.ApproxThreshold(bp),
 			Steepest:        bands.Steepest(bp),
 			PAtThreshold:    bands.Probability(p.Threshold, bp),
 			PAtThreshold05:  bands.Probability(min(p.Threshold+0.05, 1), bp),
-		},
-		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
+		}
 	}
+	return m
 }
 
 func (m *Manifest) addMaps(list []MapResult, out *stageOutcome) {
@@ -116,6 +121,8 @@ func (m *Manifest) addVerifies(list []VerifyResult, out *stageOutcome) {
 	for _, r := range list {
 		m.Counts.UniquePairs += r.Checked
 		m.Counts.Verified += r.Verified
+		m.Counts.SigPassed += r.SigPassed
+		m.Counts.SigPassedExact += r.SigPassedExact
 		for i := range histBins {
 			m.VerifiedHist[i] += r.VerifiedHist[i]
 			m.RejectedHist[i] += r.RejectedHist[i]

@@ -42,11 +42,10 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 	if err != nil {
 		return nil, err
 	}
-	sk, err := newSketcher(p)
+	sg, err := newSigner(p)
 	if err != nil {
 		return nil, err
 	}
-	bp := p.BandParams()
 	res := &MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, BandFiles: map[int]pqfile.Info{}}
 	var (
 		docs    []formats.DocRecord
@@ -54,7 +53,6 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 		rejects []formats.RejectRecord
 		parts   = make([][]formats.BandRecord, p.Partitions)
 		hashes  []uint64
-		sig     minhash.Signature
 		keys    []uint64
 	)
 	for _, piece := range chunk.Pieces {
@@ -65,6 +63,10 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			ord := ordinal(chunk.Index, len(docs))
 			var tokens int
 			hashes, tokens = sh.Hashes(hashes[:0], d.Text)
+			var sig []byte
+			if len(hashes) > 0 {
+				sig, keys = sg.sign(hashes, keys[:0])
+			}
 			set := shingle.SortUnique(hashes)
 			docs = append(docs, formats.DocRecord{
 				Doc: ord, ID: d.ID, URL: d.URL, File: piece.Path, Offset: d.Offset, Line: d.Line,
@@ -76,13 +78,11 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 				res.Empty++
 				return nil
 			}
-			sig = sk.Sketch(sig, set)
-			keys = bands.Keys(keys[:0], sig, bp)
 			for b, k := range keys {
 				part := bands.Partition(k, p.Partitions)
 				parts[part] = append(parts[part], formats.BandRecord{Band: int32(b), Key: int64(k), Doc: ord})
 			}
-			rec := formats.SigRecord{Doc: ord, ID: d.ID, Sig: encodeSig(sig)}
+			rec := formats.SigRecord{Doc: ord, ID: d.ID, Sig: sig}
 			if p.Verify == "exact" {
 				rec.Shingles = encodeSet(set)
 			}

@@ -10,12 +10,14 @@ import (
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/shingle"
+	"github.com/neardup/neardup/pkg/simhash"
 )
 
 // Params are the parameters of a job; equal params and inputs give
 // byte-identical pairs and clusters.
 type Params struct {
-	Sketch          string  `json:"sketch"` // "oph" (one-permutation hashing) or "classic"
+	Method          string  `json:"method"` // "minhash" or "simhash"
+	Sketch          string  `json:"sketch"` // MinHash: "oph" (one-permutation hashing) or "classic"
 	K               int     `json:"k"`      // signature values
 	Bands           int     `json:"bands"`
 	Rows            int     `json:"rows"`
@@ -23,6 +25,8 @@ type Params struct {
 	CharGrams       int     `json:"char_grams,omitempty"`
 	DigitsToZero    bool    `json:"digits_to_zero,omitempty"`
 	StripDiacritics bool    `json:"strip_diacritics,omitempty"`
+	Hamming         int     `json:"hamming"`         // SimHash: largest Hamming distance of a pair
+	SimHashWeights  string  `json:"simhash_weights"` // SimHash: "none" or "tf" (term frequency)
 	Threshold       float64 `json:"threshold"`
 	FPWeight        float64 `json:"fp_weight"`
 	FNWeight        float64 `json:"fn_weight"`
@@ -41,20 +45,23 @@ type Params struct {
 // Rows are 0: Resolve chooses them from the threshold.
 func DefaultParams() Params {
 	return Params{
-		Sketch:      "oph",
-		K:           128,
-		Words:       5,
-		Threshold:   0.8,
-		FPWeight:    0.05,
-		FNWeight:    0.95,
-		Seed:        1,
-		Partitions:  32,
-		Verify:      "exact",
-		Keep:        "first",
-		IDField:     "id",
-		TextField:   "text",
-		MaxDocBytes: 16 << 20,
-		ChunkBytes:  64 << 20,
+		Method:         "minhash",
+		Sketch:         "oph",
+		Hamming:        3,
+		SimHashWeights: "none",
+		K:              128,
+		Words:          5,
+		Threshold:      0.8,
+		FPWeight:       0.05,
+		FNWeight:       0.95,
+		Seed:           1,
+		Partitions:     32,
+		Verify:         "exact",
+		Keep:           "first",
+		IDField:        "id",
+		TextField:      "text",
+		MaxDocBytes:    16 << 20,
+		ChunkBytes:     64 << 20,
 	}
 }
 
@@ -62,6 +69,15 @@ func DefaultParams() Params {
 func (p *Params) Resolve() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if p.Method != "minhash" && p.Method != "simhash" {
+		bad("--method must be minhash or simhash, not %q", p.Method)
+	}
+	if p.SimHashWeights != "none" && p.SimHashWeights != "tf" {
+		bad("--simhash-weights must be none or tf, not %q", p.SimHashWeights)
+	}
+	if _, err := simhash.NewBlocks(p.Hamming); err != nil {
+		bad("--hamming: %v", err)
+	}
 	if p.Sketch != "oph" && p.Sketch != "classic" {
 		bad("--sketch must be oph or classic, not %q", p.Sketch)
 	}
@@ -91,6 +107,12 @@ func (p *Params) Resolve() error {
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
+	}
+	if p.Method == "simhash" {
+		// One band per block of the fingerprint: pigeonhole search.
+		blocks, _ := simhash.NewBlocks(p.Hamming)
+		p.Bands, p.Rows = blocks.N(), 64/blocks.N()
+		return nil
 	}
 	switch {
 	case p.Bands == 0 && p.Rows == 0:

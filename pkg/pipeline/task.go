@@ -61,10 +61,14 @@ type ReduceResult struct {
 
 // VerifyResult is what a verify task reports.
 type VerifyResult struct {
-	Chunk    int          `json:"chunk"`
-	Checked  int64        `json:"checked"`
-	Verified int64        `json:"verified"`
-	File     *pqfile.Info `json:"file,omitempty"`
+	Chunk    int   `json:"chunk"`
+	Checked  int64 `json:"checked"`
+	Verified int64 `json:"verified"`
+	// With exact verification: the pairs the signatures alone would have
+	// passed, and how many of those the exact Jaccard confirmed.
+	SigPassed      int64        `json:"signature_passed"`
+	SigPassedExact int64        `json:"signature_passed_exact"`
+	File           *pqfile.Info `json:"file,omitempty"`
 	// Histograms of the similarity of verified pairs and of the candidates
 	// that failed verification, in bins of width 1/len.
 	VerifiedHist []int64 `json:"verified_hist"`

@@ -16,7 +16,8 @@ import (
 // sigEntry is what verification holds of one document.
 type sigEntry struct {
 	id  string
-	sig minhash.Signature
+	sig minhash.Signature // MinHash
+	fp  uint64            // SimHash
 	set []uint64
 }
 
@@ -57,7 +58,7 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 			need[e.B] = true
 		}
 	}
-	home, err := loadSigs(ctx, st, maps, chunk, need)
+	home, err := loadSigs(ctx, st, p, maps, chunk, need)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 			for _, e := range edges[lo:hi] {
 				need[e.B] = true
 			}
-			if far, err = loadSigs(ctx, st, maps, other, need); err != nil {
+			if far, err = loadSigs(ctx, st, p, maps, other, need); err != nil {
 				return nil, err
 			}
 		}
@@ -84,18 +85,31 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 				return nil, fmt.Errorf("verify chunk %d: no signature for document %d or %d", chunk, e.A, e.B)
 			}
 			res.Checked++
-			est := minhash.Estimate(a.sig, b.sig)
-			sim, method := est, "minhash"
+			j := judge(p, a, b)
+			sim, method, pass := j.estimate, p.Method, j.pass
 			if p.Verify == "exact" {
 				sim, method = shingle.Jaccard(a.set, b.set), "exact"
+				if j.pass {
+					res.SigPassed++
+					if sim >= p.Threshold {
+						res.SigPassedExact++
+					}
+				}
+				// SimHash pairs must also be within the Hamming distance.
+				pass = sim >= p.Threshold && (p.Method != "simhash" || j.pass)
 			}
 			bin := min(int(sim*histBins), histBins-1)
-			if sim < p.Threshold {
+			if !pass {
 				res.RejectedHist[bin]++
 				continue
 			}
 			res.VerifiedHist[bin]++
-			pairs = append(pairs, formats.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: est, Method: method})
+			pair := formats.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method}
+			if j.hamming >= 0 {
+				h := int32(j.hamming)
+				pair.Hamming = &h
+			}
+			pairs = append(pairs, pair)
 		}
 		lo = hi
 	}
@@ -118,7 +132,7 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 }
 
 // loadSigs reads the signatures of the needed documents of one chunk.
-func loadSigs(ctx context.Context, st store, maps map[int]MapResult, chunk int, need map[int64]bool) (map[int64]*sigEntry, error) {
+func loadSigs(ctx context.Context, st store, p Params, maps map[int]MapResult, chunk int, need map[int64]bool) (map[int64]*sigEntry, error) {
 	mr, ok := maps[chunk]
 	if !ok {
 		return nil, fmt.Errorf("verify: chunk %d has no map result", chunk)
@@ -129,15 +143,16 @@ func loadSigs(ctx context.Context, st store, maps map[int]MapResult, chunk int, 
 			if !need[r.Doc] {
 				continue
 			}
-			sig, err := decodeSig(r.Sig)
-			if err != nil {
+			e := &sigEntry{id: r.ID}
+			if err := decodeSignature(p, r.Sig, e); err != nil {
 				return fmt.Errorf("document %d: %w", r.Doc, err)
 			}
 			set, err := decodeSet(r.Shingles)
 			if err != nil {
 				return fmt.Errorf("document %d: %w", r.Doc, err)
 			}
-			out[r.Doc] = &sigEntry{id: r.ID, sig: sig, set: set}
+			e.set = set
+			out[r.Doc] = e
 		}
 		return nil
 	})

@@ -1,0 +1,92 @@
+package pipeline
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/neardup/neardup/pkg/bands"
+	"github.com/neardup/neardup/pkg/minhash"
+	"github.com/neardup/neardup/pkg/simhash"
+)
+
+// signer turns a document's shingle hashes into the signature stored for
+// verification and the band keys under which it meets its candidates.
+type signer interface {
+	// sign reads the hashes (repeats allowed) and returns the encoded
+	// signature and the band keys appended to keys.
+	sign(hashes, keys []uint64) (sig []byte, out []uint64)
+}
+
+// minhashSigner signs with a MinHash sketch cut into bands.
+type minhashSigner struct {
+	sk  sketcher
+	bp  bands.Params
+	sig minhash.Signature
+}
+
+func (m *minhashSigner) sign(hashes, keys []uint64) ([]byte, []uint64) {
+	m.sig = m.sk.Sketch(m.sig, hashes)
+	return encodeSig(m.sig), bands.Keys(keys, m.sig, m.bp)
+}
+
+// simhashSigner signs with a 64-bit SimHash whose blocks are the bands.
+type simhashSigner struct {
+	blocks   simhash.Blocks
+	weighted bool
+}
+
+func (s *simhashSigner) sign(hashes, keys []uint64) ([]byte, []uint64) {
+	var fp uint64
+	if s.weighted {
+		fp = simhash.FingerprintWeighted(hashes)
+	} else {
+		fp = simhash.Fingerprint(hashes)
+	}
+	return binary.LittleEndian.AppendUint64(nil, fp), s.blocks.Keys(keys, fp)
+}
+
+func newSigner(p Params) (signer, error) {
+	if p.Method == "simhash" {
+		blocks, err := simhash.NewBlocks(p.Hamming)
+		if err != nil {
+			return nil, err
+		}
+		return &simhashSigner{blocks: blocks, weighted: p.SimHashWeights == "tf"}, nil
+	}
+	sk, err := newSketcher(p)
+	if err != nil {
+		return nil, err
+	}
+	return &minhashSigner{sk: sk, bp: p.BandParams()}, nil
+}
+
+// judgement is what the signatures say of a candidate pair.
+type judgement struct {
+	estimate float64 // estimated similarity
+	hamming  int     // SimHash distance, -1 for MinHash
+	pass     bool    // the signatures put the pair at or above the threshold
+}
+
+// judge compares two decoded signatures.
+func judge(p Params, a, b *sigEntry) judgement {
+	if p.Method == "simhash" {
+		d := simhash.Distance(a.fp, b.fp)
+		return judgement{estimate: 1 - float64(d)/64, hamming: d, pass: d <= p.Hamming}
+	}
+	est := minhash.Estimate(a.sig, b.sig)
+	return judgement{estimate: est, hamming: -1, pass: est >= p.Threshold}
+}
+
+// decodeSignature reads a stored signature into e.
+func decodeSignature(p Params, b []byte, e *sigEntry) error {
+	if p.Method == "simhash" {
+		if len(b) != 8 {
+			return fmt.Errorf("SimHash fingerprint of %d bytes, want 8", len(b))
+		}
+		e.fp = binary.LittleEndian.Uint64(b)
+		return nil
+	}
+	sig, err := decodeSig(b)
+	e.sig = sig
+	return err
+}

@@ -1,0 +1,92 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/shingle"
+	"github.com/neardup/neardup/pkg/simhash"
+)
+
+// TestSimHashEndToEnd runs the job with --method simhash with 1 and 3
+// workers and checks: byte-identical results, every pair within the
+// Hamming distance and at the threshold, and every pair of documents
+// within the distance whose exact Jaccard reaches the threshold (found by
+// brute force over all pairs) joined in one cluster.
+func TestSimHashEndToEnd(t *testing.T) {
+	n := 800
+	in, g := genCorpus(t, n, 13, 2)
+	outs := map[int]string{}
+	for _, workers := range []int{1, 3} {
+		out := filepath.Join(t.TempDir(), "out")
+		cfg := testConfig(t, in, out, workers)
+		cfg.Params.Method = "simhash"
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		outs[workers] = out
+	}
+	sameFiles(t, outs[1], outs[3], "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet")
+
+	p := DefaultParams()
+	p.Method = "simhash"
+	if err := p.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := shingle.NewShingler(p.ShingleOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, n)
+	fps := make([]uint64, n)
+	sets := make([][]uint64, n)
+	byID := map[string]int{}
+	for i := range n {
+		ids[i] = g.Doc(i).ID
+		byID[ids[i]] = i
+		h, _ := sh.Hashes(nil, []byte(g.Text(i)))
+		if len(h) > 0 {
+			fps[i] = simhash.Fingerprint(h)
+		}
+		sets[i] = refSet(g.Text(i), p.ShingleOptions())
+	}
+	for _, pr := range readPairs(t, outs[1]) {
+		a, b := byID[pr.AID], byID[pr.BID]
+		d := simhash.Distance(fps[a], fps[b])
+		if pr.Hamming == nil || int(*pr.Hamming) != d || d > p.Hamming || pr.Similarity < p.Threshold ||
+			pr.Similarity != refJaccard(sets[a], sets[b]) {
+			t.Fatalf("pair %+v: distance %d, exact %v", pr, d, refJaccard(sets[a], sets[b]))
+		}
+	}
+	rows, err := parquet.ReadFile[formats.ClusterRecord](filepath.Join(outs[1], "clusters.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster := map[string]int64{}
+	for _, r := range rows {
+		cluster[r.ID] = r.Cluster
+	}
+	var want, joined int
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			if len(sets[a]) == 0 || len(sets[b]) == 0 || simhash.Distance(fps[a], fps[b]) > p.Hamming ||
+				refJaccard(sets[a], sets[b]) < p.Threshold {
+				continue
+			}
+			want++
+			ca, oka := cluster[ids[a]]
+			cb, okb := cluster[ids[b]]
+			if oka && okb && ca == cb {
+				joined++
+			}
+		}
+	}
+	t.Logf("%d pairs within Hamming %d and at Jaccard %.2f; %d joined", want, p.Hamming, p.Threshold, joined)
+	if want == 0 || joined != want {
+		t.Fatalf("%d of %d qualifying pairs joined in a cluster: the block search must miss none", joined, want)
+	}
+}
