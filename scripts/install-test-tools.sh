@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
-# Installs the test tools that Go does not bring: DuckDB's Node.js package
-# (to run the README's SQL against real output). Idempotent; without npm it
-# says so and the tests that need it skip.
+# Installs the test tools that Go does not bring: Chromium (to check the
+# run report in a browser) and DuckDB's Node.js package (to run the
+# README's SQL against real output). Idempotent; without them it says so and
+# the tests that need them skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Chromium, from Debian, for e2e/report_test.go. Installed only when it is
+# missing and we are root (as in CI); otherwise the test skips.
+if [ -x /usr/bin/chromium ]; then
+  echo "install-test-tools: chromium found at /usr/bin/chromium"
+elif [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "install-test-tools: installing chromium: apt-get update && apt-get install -y --no-install-recommends chromium"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends chromium
+  echo "install-test-tools: chromium installed at /usr/bin/chromium"
+else
+  echo "install-test-tools: /usr/bin/chromium not found and not root (or no apt-get); the report's browser test will be skipped"
+fi
+
 dir=.cache/test-tools
 if ! command -v npm >/dev/null 2>&1; then
   echo "install-test-tools: npm not found; DuckDB checks will be skipped"

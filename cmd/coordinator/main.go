@@ -3,6 +3,7 @@
 // Without --nats it starts an embedded NATS server and in-process workers.
 //
 //	coordinator --out DIR [flags] INPUT...   run a job
+//	coordinator compare --out DIR [flags] INPUT...   MinHash and SimHash side by side
 //	coordinator params [flags]               show the banding plan for a threshold
 package main
 
@@ -15,13 +16,16 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"golang.org/x/term"
 
+	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/faults"
 	"github.com/neardup/neardup/pkg/pipeline"
 	"github.com/neardup/neardup/pkg/queue"
+	"github.com/neardup/neardup/pkg/report"
 )
 
 func main() {
@@ -148,6 +152,8 @@ func runParams(args []string) int {
 	p := pipeline.DefaultParams()
 	fs := flag.NewFlagSet("coordinator params", flag.ContinueOnError)
 	paramFlags(fs, &p)
+	svg := fs.String("svg", "", "also draw the S-curve into this SVG file")
+	also := fs.String("also", "", "more (b, r) curves to draw for comparison, e.g. 20x5,14x8")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -156,6 +162,23 @@ func runParams(args []string) int {
 		return 2
 	}
 	if err := pipeline.WritePlanReport(os.Stdout, p); err != nil {
+		fmt.Fprintln(os.Stderr, "coordinator params:", err)
+		return 1
+	}
+	if *svg == "" {
+		return 0
+	}
+	curves := []bands.Params{p.BandParams()}
+	for _, br := range strings.FieldsFunc(*also, func(r rune) bool { return r == ',' }) {
+		var b, r int
+		if _, err := fmt.Sscanf(br, "%dx%d", &b, &r); err != nil || b < 1 || r < 1 {
+			fmt.Fprintf(os.Stderr, "coordinator params: --also %q: want BxR, e.g. 20x5\n", br)
+			return 2
+		}
+		curves = append(curves, bands.Params{Bands: b, Rows: r})
+	}
+	title := fmt.Sprintf("P(candidate) at threshold %.2f, K=%d", p.Threshold, p.K)
+	if err := os.WriteFile(*svg, report.SCurveSVG(curves, p.Threshold, title), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "coordinator params:", err)
 		return 1
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/neardup/neardup/pkg/faults"
 	"github.com/neardup/neardup/pkg/queue"
+	"github.com/neardup/neardup/pkg/report"
 	"github.com/neardup/neardup/pkg/storage"
 )
 
@@ -363,6 +364,9 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 	if err := writeJSON(ctx, c.st, manifestFile, man); err != nil {
 		return nil, err
 	}
+	if err := writeReport(ctx, c.st); err != nil {
+		return nil, err
+	}
 	if !c.cfg.KeepWork {
 		for _, d := range []string{workDir + "/sigs", workDir + "/edges"} {
 			if err := c.st.Remove(ctx, d); err != nil {
@@ -633,4 +637,22 @@ func giantClusterWarning(s *ClusterStats, docs int64) string {
 	}
 	return fmt.Sprintf("cluster %d holds %d documents (%.1f%% of the corpus, kept: %s): near-duplicates may be chained through templated pages; check it before dropping documents",
 		big.Cluster, big.Size, 100*float64(big.Size)/float64(max(docs, 1)), big.KeptID)
+}
+
+// writeReport writes report.html and its charts beside manifest.json.
+func writeReport(ctx context.Context, st *storage.Dir) error {
+	data, err := storage.ReadFile(ctx, st, manifestFile)
+	if err != nil {
+		return err
+	}
+	files, err := report.Build(data)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := storage.WriteFile(ctx, st, name, files[name]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,6 +1,10 @@
 package pipeline
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/neardup/neardup/pkg/report"
+)
 
 // The names of a job's files, relative to the output directory.
 const (
@@ -24,6 +28,7 @@ const (
 // outputNames are what --overwrite removes.
 func outputNames() []string {
 	return []string{successFile, manifestFile, clustersFile, duplicatesFile,
+		report.HTMLFile, report.SCurveFile, report.SimilarityFile, report.ClustersFile, report.StagesFile,
 		bandsDir, candidatesDir, pairsDir, docsDir, rejectsDir, workDir}
 }
 

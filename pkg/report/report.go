@@ -1,0 +1,422 @@
+// Package report renders a job's manifest.json as a run report for people:
+// one self-contained HTML page (report.html) with its charts inlined as
+// SVG, and the same charts as separate SVG files. The report depends only
+// on the manifest's JSON schema, not on the pipeline that writes it.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/neardup/neardup/pkg/bands"
+)
+
+// The files Build returns, to be written beside manifest.json.
+const (
+	HTMLFile       = "report.html"
+	SCurveFile     = "report-scurve.svg"
+	SimilarityFile = "report-similarity.svg"
+	ClustersFile   = "report-clusters.svg"
+	StagesFile     = "report-stages.svg"
+)
+
+// Build renders the manifest (the bytes of manifest.json) as the report's
+// files, by name: HTMLFile, a page that needs nothing else to be viewed,
+// and the four charts it shows as SVG files (SCurveFile, SimilarityFile,
+// ClustersFile, StagesFile). Equal manifests give equal files. It fails on
+// a manifest that is not JSON of the expected shape, has invalid banding
+// parameters, or has similarity histograms of different lengths.
+func Build(manifest []byte) (map[string][]byte, error) {
+	m, err := decodeManifest(manifest)
+	if err != nil {
+		return nil, err
+	}
+	charts := map[string][]byte{
+		SCurveFile:     SCurveSVG([]bands.Params{m.bandParams()}, m.Params.Threshold, "LSH S-curve: probability of becoming a candidate pair"),
+		SimilarityFile: similarityChart(m.VerifiedHist, m.RejectedHist, m.Params.Threshold),
+		ClustersFile:   clusterChart(m.ClusterSizeHist),
+		StagesFile:     stageChart(m.Stages),
+	}
+	tmpl, err := template.New(HTMLFile).Parse(pageTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("report: parsing the page template: %w", err)
+	}
+	var out bytes.Buffer
+	if err := tmpl.Execute(&out, newPage(m, charts)); err != nil {
+		return nil, fmt.Errorf("report: rendering %s: %w", HTMLFile, err)
+	}
+	files := map[string][]byte{HTMLFile: out.Bytes()}
+	for name, svg := range charts {
+		files[name] = svg
+	}
+	return files, nil
+}
+
+func (m *manifest) bandParams() bands.Params {
+	return bands.Params{Bands: m.Params.Bands, Rows: m.Params.Rows}
+}
+
+// page is what the template shows; every string in it is plain text, to be
+// escaped, except the charts.
+type page struct {
+	Title, Job, Run, Started, Finished string
+	Cards                              []card
+	Warnings                           []string
+	Params, Curve                      []row
+	CurveNote                          string
+	Counts                             []row
+	SimilarityNote                     string
+	ClusterNote                        string
+	Largest                            []clusterRow
+	Stages                             []stageRow
+	StageNote                          string
+	Failures                           []failure
+	Inputs                             []row
+	InputTotal                         string
+	Versions                           []row
+
+	SCurve, Similarity, Clusters, StageChart template.HTML
+}
+
+// card is one headline number.
+type card struct{ Label, Value, Note string }
+
+// row is a table row: a name, its value and an explanation.
+type row struct{ Name, Value, Note string }
+
+// clusterRow is a row of the largest clusters' table.
+type clusterRow struct {
+	Cluster, Size, KeptID, KeptURL string
+	Members                        []string
+	More                           string // how many members are not listed
+}
+
+// stageRow is a row of the stage timings' table.
+type stageRow struct {
+	Name, Tasks, Failed, Seconds, Share, Rate string
+}
+
+func newPage(m *manifest, charts map[string][]byte) *page {
+	p := &page{
+		Title:    "neardup run report",
+		Job:      m.Job,
+		Run:      m.Run,
+		Started:  timeText(m.Started),
+		Finished: timeText(m.Finished),
+		Warnings: m.Warnings,
+		Failures: m.Failures,
+		// The charts were drawn by this package, with every piece of
+		// data escaped.
+		SCurve:     template.HTML(charts[SCurveFile]),
+		Similarity: template.HTML(charts[SimilarityFile]),
+		Clusters:   template.HTML(charts[ClustersFile]),
+		StageChart: template.HTML(charts[StagesFile]),
+	}
+	c := m.Counts
+	docs, inBytes := c.get("docs"), c.get("input_bytes")
+	p.Cards = []card{
+		{"documents", groupDigits(docs), bytesText(inBytes) + " of input"},
+		{"duplicates to drop", groupDigits(c.get("duplicates")), percent(c.get("duplicates"), docs) + " of the documents"},
+		{"clusters", groupDigits(c.get("clusters")), "largest: " + plural(c.get("largest_cluster"), "document", "documents")},
+		{"verified pairs", groupDigits(c.get("verified_pairs")), "of " + groupDigits(c.get("candidate_pairs_checked")) + " candidates checked"},
+		{"records rejected", groupDigits(c.get("rejected")), groupDigits(c.get("empty")) + " empty documents"},
+		{"run time", secondsText(m.Seconds) + " s", rate(inBytes, m.Seconds)},
+	}
+
+	t := m.Params.Threshold
+	shingles := plural(int64(m.Params.Words), "word", "words") + " per shingle"
+	if m.Params.CharGrams > 0 {
+		shingles = strconv.Itoa(m.Params.CharGrams) + "-character grams"
+	}
+	norm := []string{"lower case"}
+	if m.Params.DigitsToZero {
+		norm = append(norm, "digits to 0")
+	}
+	if m.Params.StripDiacritics {
+		norm = append(norm, "diacritics stripped")
+	}
+	p.Params = []row{
+		{"threshold", floatText(t), "Jaccard similarity at which a pair is a near-duplicate"},
+		{"K", strconv.Itoa(m.Params.K), "signature values per document"},
+		{"b", strconv.Itoa(m.Params.Bands), "bands"},
+		{"r", strconv.Itoa(m.Params.Rows), fmt.Sprintf("rows per band (b·r = %d of K values used)", m.Params.Bands*m.Params.Rows)},
+		{"shingles", shingles, strings.Join(norm, ", ")},
+		{"weights", "fp " + floatText(m.Params.FPWeight) + ", fn " + floatText(m.Params.FNWeight), "weights of false positives and negatives when b and r are chosen"},
+		{"sketch", m.Params.Sketch, sketchNote(m.Params.Sketch)},
+		{"verify", m.Params.Verify, verifyNote(m.Params.Verify)},
+		{"keep", m.Params.Keep, keepNote(m.Params.Keep)},
+		{"partitions", strconv.Itoa(m.Params.Partitions), "band partitions (reduce tasks)"},
+		{"seed", strconv.FormatUint(m.Params.Seed, 10), "hash seed"},
+		{"chunks", strconv.Itoa(m.Chunks), "map tasks"},
+	}
+	switch m.Params.Method {
+	case "":
+	case "simhash":
+		p.Params = append([]row{
+			{"method", "simhash", "SimHash fingerprints, candidates by blocks of bits"},
+			{"hamming", strconv.Itoa(m.Params.Hamming), "largest Hamming distance of a pair"},
+			{"simhash weights", m.Params.SimHashWeights, "token weights"},
+		}, p.Params...)
+		p.CurveNote = "This job used SimHash: the S-curve is the one of MinHash banding with the same b and r, and does not describe its candidates."
+	case "minhash":
+		p.Params = append([]row{{"method", "minhash", "MinHash signatures, candidates by LSH banding"}}, p.Params...)
+	default:
+		p.Params = append([]row{{"method", m.Params.Method, ""}}, p.Params...)
+	}
+	t5 := math.Min(math.Round((t+0.05)*1e9)/1e9, 1)
+	p.Curve = []row{
+		{"P at threshold " + floatText(t), probLabel(m.Curve.PAtThreshold), "share of pairs exactly at the threshold that become candidates"},
+		{"P at " + floatText(t5), probLabel(m.Curve.PAtThreshold05), "the same, 0.05 above the threshold"},
+		{"approximate threshold", fmt.Sprintf("%.3f", m.Curve.ApproxThreshold), "(1/b)^(1/r), where the curve rises"},
+		{"steepest at", fmt.Sprintf("%.3f", m.Curve.Steepest), "similarity of the steepest slope"},
+	}
+
+	for _, f := range c.fields {
+		v, note := f.value.String(), countNote(f.name)
+		if n, err := f.value.Int64(); err == nil {
+			v = groupDigits(n)
+			if strings.HasSuffix(f.name, "_bytes") {
+				note = strings.TrimSpace(note + " (" + bytesText(n) + ")")
+			}
+		}
+		p.Counts = append(p.Counts, row{f.name, v, note})
+	}
+
+	checked, verified := sum(m.VerifiedHist)+sum(m.RejectedHist), sum(m.VerifiedHist)
+	p.SimilarityNote = fmt.Sprintf("%s of %s candidate pairs checked (%s) reached the threshold %s; the other %s were false positives of the banding.",
+		groupDigits(verified), groupDigits(checked), percent(verified, checked), floatText(t), groupDigits(checked-verified))
+	p.ClusterNote = fmt.Sprintf("%s clusters hold %s documents; each keeps one (--keep %s), so %s are dropped.",
+		groupDigits(c.get("clusters")), groupDigits(c.get("clustered_docs")), m.Params.Keep, groupDigits(c.get("duplicates")))
+	for _, cl := range m.LargestClusters {
+		r := clusterRow{
+			Cluster: strconv.FormatInt(cl.Cluster, 10), Size: groupDigits(int64(cl.Size)),
+			KeptID: cl.KeptID, KeptURL: cl.KeptURL, Members: cl.Members,
+		}
+		if more := cl.Size - len(cl.Members); more > 0 && len(cl.Members) > 0 {
+			r.More = groupDigits(int64(more))
+		}
+		p.Largest = append(p.Largest, r)
+	}
+
+	var stageTotal float64
+	for _, s := range m.Stages {
+		stageTotal += s.Seconds
+	}
+	for _, s := range m.Stages {
+		p.Stages = append(p.Stages, stageRow{
+			Name: s.Name, Tasks: strconv.Itoa(s.Tasks), Failed: strconv.Itoa(s.Failed),
+			Seconds: secondsText(s.Seconds), Share: share(s.Seconds, stageTotal), Rate: rate(inBytes, s.Seconds),
+		})
+	}
+	p.StageNote = fmt.Sprintf("The job took %s s for %s of input: %s overall (input bytes / seconds).",
+		secondsText(m.Seconds), bytesText(inBytes), rate(inBytes, m.Seconds))
+
+	var total int64
+	for _, in := range m.Inputs {
+		total += in.Size
+		p.Inputs = append(p.Inputs, row{in.Path, bytesText(in.Size), in.Kind})
+	}
+	p.InputTotal = fmt.Sprintf("%s, %s (%s bytes)", plural(int64(len(m.Inputs)), "file", "files"), bytesText(total), groupDigits(total))
+
+	names := make([]string, 0, len(m.Versions))
+	for k := range m.Versions {
+		names = append(names, k)
+	}
+	// neardup and Go first, then the dependencies by path.
+	rank := func(s string) int {
+		switch s {
+		case "neardup":
+			return 0
+		case "go":
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	for _, k := range names {
+		p.Versions = append(p.Versions, row{Name: k, Value: m.Versions[k]})
+	}
+	return p
+}
+
+// countNote explains a count of the manifest.
+func countNote(name string) string {
+	switch name {
+	case "input_bytes":
+		return "bytes of the input files"
+	case "text_bytes":
+		return "bytes of document text after extraction"
+	case "docs":
+		return "documents read"
+	case "rejected":
+		return "records skipped, listed in rejects/"
+	case "empty":
+		return "documents without a token: in no pair"
+	case "shingles":
+		return "shingles, summed over the documents"
+	case "band_records":
+		return "band keys written: b per document with shingles"
+	case "band_groups":
+		return "runs of equal (band, key) in the reduce tasks"
+	case "max_band_group":
+		return "documents in the largest band bucket"
+	case "candidates":
+		return "candidate edges written (per partition)"
+	case "candidate_pairs_checked":
+		return "distinct candidate pairs verified"
+	case "signature_passed":
+		return "pairs the signature estimate alone would have accepted"
+	case "signature_passed_exact":
+		return "of those, pairs the exact similarity confirmed"
+	case "verified_pairs":
+		return "pairs at or above the threshold"
+	case "clusters":
+		return "clusters of 2 or more documents"
+	case "clustered_docs":
+		return "documents in a cluster"
+	case "duplicates":
+		return "documents to drop"
+	case "largest_cluster":
+		return "documents in the largest cluster"
+	case "failed_chunks":
+		return "map tasks that failed: their documents are missing"
+	}
+	return ""
+}
+
+func sketchNote(s string) string {
+	switch s {
+	case "oph":
+		return "one-permutation hashing with densification"
+	case "classic":
+		return "K independent permutations"
+	}
+	return ""
+}
+
+func verifyNote(s string) string {
+	switch s {
+	case "exact":
+		return "exact Jaccard similarity of the shingle sets"
+	case "estimate":
+		return "fraction of equal signature values"
+	}
+	return ""
+}
+
+func keepNote(s string) string {
+	switch s {
+	case "first":
+		return "each cluster keeps its first document in input order"
+	case "longest":
+		return "each cluster keeps its longest document"
+	}
+	return ""
+}
+
+// groupDigits formats n with commas between groups of three digits.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// plural formats n with the singular or plural noun.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return groupDigits(n) + " " + many
+}
+
+// bytesText formats a size in decimal units, like the MB/s of the logs.
+func bytesText(n int64) string {
+	v := float64(n)
+	for _, u := range []string{"B", "kB", "MB", "GB", "TB"} {
+		if math.Abs(v) < 1000 || u == "TB" {
+			if u == "B" {
+				return fmt.Sprintf("%d B", n)
+			}
+			return fmt.Sprintf("%.1f %s", v, u)
+		}
+		v /= 1000
+	}
+	return ""
+}
+
+// rate formats bytes per second in MB/s.
+func rate(n int64, seconds float64) string {
+	if !(seconds > 0) {
+		return "– MB/s"
+	}
+	return fmt.Sprintf("%.1f MB/s", float64(n)/seconds/1e6)
+}
+
+// secondsText formats a duration in seconds with three significant
+// decimals below ten seconds.
+func secondsText(s float64) string {
+	switch {
+	case s < 10:
+		return strconv.FormatFloat(s, 'f', 3, 64)
+	case s < 1000:
+		return strconv.FormatFloat(s, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(s, 'f', 0, 64)
+}
+
+// floatText formats a parameter with as few digits as it needs.
+func floatText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// percent formats n/of as a percentage.
+func percent(n, of int64) string {
+	if of == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of))
+}
+
+// share formats v/total as a percentage.
+func share(v, total float64) string {
+	if !(total > 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", 100*v/total)
+}
+
+func sum(v []int64) int64 {
+	var s int64
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// timeText formats a time in UTC, or a dash for the zero time.
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}

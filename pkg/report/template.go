@@ -1,0 +1,185 @@
+package report
+
+// pageTemplate is the html/template of report.html. It loads nothing: the
+// style is inline and the charts are inlined SVG.
+const pageTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}: {{.Job}}</title>
+<style>
+:root { color-scheme: light; }
+* { box-sizing: border-box; }
+body { margin: 0; background: #f4f5f7; color: #1f2328; font: 14px/1.45 "DejaVu Sans", Helvetica, Arial, sans-serif; }
+main { max-width: 1160px; margin: 0 auto; padding: 20px 24px 32px; }
+header h1 { margin: 0 0 4px; font-size: 24px; }
+header p { margin: 0; color: #555; }
+code, .mono { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; }
+h2 { margin: 0 0 10px; font-size: 17px; }
+section, .panel { background: #fff; border: 1px solid #dcdfe4; border-radius: 6px; padding: 14px 16px; margin-top: 16px; }
+.grid { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; margin-top: 16px; }
+.grid > .panel { margin-top: 0; }
+@media (max-width: 900px) { .grid { grid-template-columns: minmax(0, 1fr); } }
+.cards { display: grid; grid-template-columns: repeat(6, minmax(0, 1fr)); gap: 12px; margin-top: 16px; }
+@media (max-width: 900px) { .cards { grid-template-columns: repeat(2, minmax(0, 1fr)); } }
+.card { background: #fff; border: 1px solid #dcdfe4; border-radius: 6px; padding: 10px 12px; }
+.card .label { color: #555; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.card .value { font-size: 22px; font-weight: bold; margin: 2px 0; }
+.card .note { color: #666; font-size: 12px; }
+.warnings { background: #fff4e5; border: 2px solid #d97706; }
+.warnings h2 { color: #9a3412; }
+.warnings li { margin: 4px 0; font-weight: bold; color: #7c2d12; }
+.ok { color: #166534; margin: 12px 0 0; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; vertical-align: top; padding: 4px 8px; border-bottom: 1px solid #eceef1; overflow-wrap: anywhere; }
+th { background: #f6f7f9; font-size: 12px; color: #444; }
+td.key, span.id { white-space: nowrap; overflow-wrap: normal; }
+td.num, th.num { text-align: right; white-space: nowrap; overflow-wrap: normal; }
+td.note { color: #666; font-size: 12.5px; }
+tr.total td { font-weight: bold; border-top: 2px solid #dcdfe4; }
+svg.chart { display: block; width: 100%; height: auto; max-width: 640px; margin: 0 auto; }
+p.caption { margin: 8px 0 0; color: #444; }
+.muted { color: #666; }
+p.warn { color: #9a3412; font-weight: bold; }
+footer { margin-top: 20px; color: #666; font-size: 12px; }
+</style>
+</head>
+<body>
+<main>
+<header>
+<h1>{{.Title}}</h1>
+<p>job <code>{{.Job}}</code> · run <code>{{.Run}}</code> · started {{.Started}} · finished {{.Finished}}</p>
+</header>
+
+<div class="cards">
+{{- range .Cards}}
+<div class="card"><div class="label">{{.Label}}</div><div class="value">{{.Value}}</div><div class="note">{{.Note}}</div></div>
+{{- end}}
+</div>
+
+{{if .Warnings -}}
+<section class="warnings" id="warnings">
+<h2>⚠ Warnings: check before dropping documents</h2>
+<ul>
+{{- range .Warnings}}
+<li>{{.}}</li>
+{{- end}}
+</ul>
+</section>
+{{- else -}}
+<p class="ok" id="warnings">✓ No warnings.</p>
+{{- end}}
+
+<div class="grid">
+<div class="panel" id="parameters">
+<h2>Parameters</h2>
+<table>
+<tr><th>parameter</th><th>value</th><th>meaning</th></tr>
+{{- range .Params}}
+<tr><td class="key"><code>{{.Name}}</code></td><td class="key">{{.Value}}</td><td class="note">{{.Note}}</td></tr>
+{{- end}}
+</table>
+</div>
+<div class="panel" id="s-curve">
+<h2>S-curve</h2>
+{{.SCurve}}
+<table>
+{{- range .Curve}}
+<tr><td class="key">{{.Name}}</td><td class="num">{{.Value}}</td><td class="note">{{.Note}}</td></tr>
+{{- end}}
+</table>
+{{- with .CurveNote}}
+<p class="caption warn">{{.}}</p>
+{{- end}}
+</div>
+</div>
+
+<div class="grid">
+<div class="panel" id="counts">
+<h2>Counts</h2>
+<table>
+<tr><th>count</th><th class="num">value</th><th>meaning</th></tr>
+{{- range .Counts}}
+<tr><td class="key"><code>{{.Name}}</code></td><td class="num">{{.Value}}</td><td class="note">{{.Note}}</td></tr>
+{{- end}}
+</table>
+</div>
+<div class="panel" id="charts">
+<h2>Verification</h2>
+{{.Similarity}}
+<p class="caption">{{.SimilarityNote}}</p>
+<h2 style="margin-top:18px">Clusters</h2>
+{{.Clusters}}
+<p class="caption">{{.ClusterNote}}</p>
+</div>
+</div>
+
+<section id="largest-clusters">
+<h2>Largest clusters</h2>
+{{if .Largest -}}
+<table>
+<tr><th class="num">cluster</th><th class="num">size</th><th>kept document</th><th>its URL</th><th>members (the first few)</th></tr>
+{{- range .Largest}}
+<tr><td class="num">{{.Cluster}}</td><td class="num">{{.Size}}</td><td class="key"><code>{{.KeptID}}</code></td><td class="mono muted">{{.KeptURL}}</td><td class="mono">{{range $i, $id := .Members}}{{if $i}}, {{end}}<span class="id">{{$id}}</span>{{end}}{{if .More}} <span class="muted">… and {{.More}} more</span>{{end}}</td></tr>
+{{- end}}
+</table>
+{{- else -}}
+<p class="muted">No clusters.</p>
+{{- end}}
+</section>
+
+<div class="grid">
+<div class="panel" id="stages-panel">
+<h2>Stages</h2>
+{{.StageChart}}
+<p class="caption">{{.StageNote}}</p>
+</div>
+<div class="panel" id="stage-table">
+<h2>Throughput</h2>
+<table>
+<tr><th>stage</th><th class="num">tasks</th><th class="num">failed</th><th class="num">seconds</th><th class="num">share</th><th class="num">input MB/s</th></tr>
+{{- range .Stages}}
+<tr><td class="key">{{.Name}}</td><td class="num">{{.Tasks}}</td><td class="num">{{.Failed}}</td><td class="num">{{.Seconds}}</td><td class="num">{{.Share}}</td><td class="num">{{.Rate}}</td></tr>
+{{- end}}
+</table>
+<h2 style="margin-top:16px" id="failures">Failed tasks</h2>
+{{if .Failures -}}
+<table>
+<tr><th>stage</th><th class="num">task</th><th class="num">attempts</th><th>error</th></tr>
+{{- range .Failures}}
+<tr><td class="key">{{.Stage}}</td><td class="num">{{.Index}}</td><td class="num">{{.Attempts}}</td><td class="mono">{{.Error}}</td></tr>
+{{- end}}
+</table>
+{{- else -}}
+<p class="ok" style="margin:0">✓ No task failed.</p>
+{{- end}}
+</div>
+</div>
+
+<div class="grid">
+<div class="panel" id="inputs">
+<h2>Inputs</h2>
+<table>
+<tr><th>path</th><th>kind</th><th class="num">size</th></tr>
+{{- range .Inputs}}
+<tr><td class="mono">{{.Name}}</td><td class="key">{{.Note}}</td><td class="num">{{.Value}}</td></tr>
+{{- end}}
+<tr class="total"><td colspan="3">{{.InputTotal}}</td></tr>
+</table>
+</div>
+<div class="panel" id="versions">
+<h2>Versions</h2>
+<table>
+{{- range .Versions}}
+<tr><td class="mono">{{.Name}}</td><td class="mono">{{.Value}}</td></tr>
+{{- end}}
+</table>
+</div>
+</div>
+
+<footer>Written from manifest.json by neardup. The charts are also in report-scurve.svg, report-similarity.svg, report-clusters.svg and report-stages.svg.</footer>
+</main>
+</body>
+</html>
+`
