@@ -24,6 +24,7 @@ import (
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/faults"
 	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/pkg/procstat"
 	"github.com/neardup/neardup/pkg/queue"
 	"github.com/neardup/neardup/pkg/report"
 )
@@ -63,7 +64,7 @@ func runJob(args []string, compare bool) int {
 	}
 	fs.StringVar(&cfg.Out, "out", "", "output directory (required)")
 	fs.StringVar(&cfg.NATSURL, "nats", "", "NATS server URL; empty starts an embedded server with in-process workers")
-	fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode)")
+	fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode; 0 with --listen: outside workers only)")
 	fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
 	fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
 	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
@@ -135,7 +136,8 @@ func runJob(args []string, compare bool) int {
 	log.Info("job complete", "out", cfg.Out, "docs", c.Docs, "rejected", c.Rejected, "empty", c.Empty,
 		"candidates", c.UniquePairs, "pairs", c.Verified, "clusters", c.Clusters, "duplicates", c.Duplicates,
 		"seconds", fmt.Sprintf("%.2f", man.Seconds),
-		"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)))
+		"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)),
+		"peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
 	return 0
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/neardup/neardup/pkg/faults"
 	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/pkg/procstat"
 	"github.com/neardup/neardup/pkg/queue"
 )
 
@@ -66,5 +67,5 @@ func main() {
 		log.Error("worker stopped", "err", err)
 		os.Exit(1)
 	}
-	log.Info("worker stopped")
+	log.Info("worker stopped", "peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
 }

@@ -36,7 +36,7 @@ type Config struct {
 	Params    Params
 	Job       string // job name; default: derived from the output path
 	NATSURL   string // empty: start an embedded server and in-process workers
-	Workers   int    // in-process workers when embedded
+	Workers   int    // in-process workers when embedded (0: only outside workers, with Listen)
 	Listen    string // embedded server's client address (host:port), empty for none
 	Overwrite bool
 	KeepWork  bool // keep the work area after success
@@ -72,6 +72,9 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 				return nil, err
 			}
 		}
+	}
+	if cfg.NATSURL == "" && cfg.Workers < 1 && cfg.Listen == "" {
+		return nil, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
 	}
 	params := cfg.Params
 	if err := params.Resolve(); err != nil {
@@ -113,7 +116,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.NATSURL == "" {
+	if cfg.NATSURL == "" && cfg.Workers > 0 {
 		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		var wg sync.WaitGroup
 		wnc, err := dial("neardup-worker")
@@ -126,7 +129,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 			cancel()
 			return nil, err
 		}
-		w := NewWorker(wq, max(cfg.Workers, 1), log.With("role", "worker"))
+		w := NewWorker(wq, cfg.Workers, log.With("role", "worker"))
 		w.InjectFaults(cfg.Faults)
 		wg.Add(1)
 		go func() { defer wg.Done(); w.Run(wctx) }()

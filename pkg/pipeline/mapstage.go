@@ -64,10 +64,13 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			var tokens int
 			hashes, tokens = sh.Hashes(hashes[:0], d.Text)
 			var sig []byte
-			if len(hashes) > 0 {
+			if len(hashes) > 0 && sg.counts() {
 				sig, keys = sg.sign(hashes, keys[:0])
 			}
 			set := shingle.SortUnique(hashes)
+			if len(set) > 0 && !sg.counts() {
+				sig, keys = sg.sign(set, keys[:0])
+			}
 			docs = append(docs, formats.DocRecord{
 				Doc: ord, ID: d.ID, URL: d.URL, File: piece.Path, Offset: d.Offset, Line: d.Line,
 				Bytes: int64(len(d.Text)), Tokens: int32(min(tokens, 1<<31-1)), Shingles: int32(len(set)),

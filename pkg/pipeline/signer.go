@@ -12,9 +12,12 @@ import (
 // signer turns a document's shingle hashes into the signature stored for
 // verification and the band keys under which it meets its candidates.
 type signer interface {
-	// sign reads the hashes (repeats allowed) and returns the encoded
-	// signature and the band keys appended to keys.
+	// sign reads the hashes and returns the encoded signature and the
+	// band keys appended to keys.
 	sign(hashes, keys []uint64) (sig []byte, out []uint64)
+	// counts reports whether sign needs every occurrence of a shingle
+	// (term frequencies) rather than the sorted set.
+	counts() bool
 }
 
 // minhashSigner signs with a MinHash sketch cut into bands.
@@ -23,6 +26,8 @@ type minhashSigner struct {
 	bp  bands.Params
 	sig minhash.Signature
 }
+
+func (m *minhashSigner) counts() bool { return false }
 
 func (m *minhashSigner) sign(hashes, keys []uint64) ([]byte, []uint64) {
 	m.sig = m.sk.Sketch(m.sig, hashes)
@@ -34,6 +39,8 @@ type simhashSigner struct {
 	blocks   simhash.Blocks
 	weighted bool
 }
+
+func (s *simhashSigner) counts() bool { return s.weighted }
 
 func (s *simhashSigner) sign(hashes, keys []uint64) ([]byte, []uint64) {
 	var fp uint64

@@ -25,9 +25,9 @@ var ErrInvalidK = errors.New("invalid Hamming distance")
 // keys returned by [Blocks.Keys]. The zero Blocks has no block; use
 // [NewBlocks]. A Blocks is a small value, safe for concurrent use.
 type Blocks struct {
-	k     int
-	shift [MaxK + 1]uint8  // shift[i]: lowest bit of block i
-	mask  [MaxK + 1]uint64 // mask[i]: block i's bits once shifted down
+	n    int // number of blocks, k+1
+	w    int // width of the narrow blocks, 64/n
+	wide int // number of blocks of w+1 bits, 64%n
 }
 
 // NewBlocks returns the k+1 blocks for Hamming distance k (0..MaxK).
@@ -35,31 +35,15 @@ func NewBlocks(k int) (Blocks, error) {
 	if k < 0 || k > MaxK {
 		return Blocks{}, fmt.Errorf("simhash: blocks for distance %d, want 0..%d: %w", k, MaxK, ErrInvalidK)
 	}
-	b := Blocks{k: k}
-	n := k + 1
-	lo := 0
-	for i := range n {
-		w := 64 / n
-		if i < 64%n {
-			w++
-		}
-		b.shift[i] = uint8(lo)
-		b.mask[i] = ^uint64(0) >> (64 - w)
-		lo += w
-	}
-	return b, nil
+	return Blocks{n: k + 1, w: 64 / (k + 1), wide: 64 % (k + 1)}, nil
 }
 
-// K returns the Hamming distance the blocks were made for.
-func (b Blocks) K() int { return b.k }
+// K returns the Hamming distance the blocks were made for (-1 for the zero
+// Blocks).
+func (b Blocks) K() int { return b.n - 1 }
 
-// N returns the number of blocks, K()+1 (0 for the zero Blocks).
-func (b Blocks) N() int {
-	if b.mask[0] == 0 {
-		return 0
-	}
-	return b.k + 1
-}
+// N returns the number of blocks, K()+1.
+func (b Blocks) N() int { return b.n }
 
 // Keys appends to dst one key per block of fp, in block order, and returns
 // it. The key of block i is a bijective mix (the splitmix64 finaliser) of
@@ -69,13 +53,24 @@ func (b Blocks) N() int {
 // Keys are well mixed, fit for hash partitioning (bands.Partition). Keys
 // made with different k are not comparable.
 func (b Blocks) Keys(dst []uint64, fp uint64) []uint64 {
-	n := b.N()
-	dst = slices.Grow(dst, n)
-	for i := range n {
-		v := fp>>b.shift[i]&b.mask[i] | uint64(i)<<32
-		dst = append(dst, mix(v))
+	m := len(dst)
+	dst = slices.Grow(dst, b.n)[:m+b.n]
+	out := dst[m:]
+	lo := 0
+	for i := range out {
+		wi := b.w
+		if i < b.wide {
+			wi++
+		}
+		out[i] = mix(fp>>uint(lo)&(^uint64(0)>>uint(64-wi)) | uint64(i)<<32)
+		lo += wi
 	}
 	return dst
+}
+
+// block returns the lowest bit and the width of block i, as Keys cuts it.
+func (b Blocks) block(i int) (shift, width int) {
+	return i*b.w + min(i, b.wide), b.w + min(1, max(0, b.wide-i))
 }
 
 // mix is the splitmix64 finaliser applied to v plus a constant, a

@@ -3,7 +3,6 @@ package simhash
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -38,9 +37,16 @@ func TestBlocksLayout(t *testing.T) {
 		b, _ := NewBlocks(k)
 		next, minW, maxW := 0, 64, 0
 		for i := range b.N() {
-			w := bits.OnesCount64(b.mask[i])
-			if int(b.shift[i]) != next || b.mask[i] != ^uint64(0)>>(64-w) {
-				t.Fatalf("k=%d block %d: shift %d mask %#x, want contiguous from bit %d", k, i, b.shift[i], b.mask[i], next)
+			shift, w := b.block(i)
+			if shift != next {
+				t.Fatalf("k=%d block %d: starts at bit %d, want %d", k, i, shift, next)
+			}
+			// Keys sees exactly the bits of the block.
+			fp := ^uint64(0) >> uint(64-w) << uint(shift)
+			for j, key := range b.Keys(nil, fp) {
+				if inside := key != b.Keys(nil, 0)[j]; inside != (j == i) {
+					t.Fatalf("k=%d: the bits of block %d change key %d: %v", k, i, j, inside)
+				}
 			}
 			next += w
 			minW, maxW = min(minW, w), max(maxW, w)
@@ -91,8 +97,8 @@ func TestPigeonhole(t *testing.T) {
 			spare := r.IntN(b.N())
 			worst, all := fp, fp
 			for i := range b.N() {
-				w := bits.OnesCount64(b.mask[i])
-				bit := uint64(1) << (uint(b.shift[i]) + uint(r.IntN(w)))
+				shift, w := b.block(i)
+				bit := uint64(1) << uint(shift+r.IntN(w))
 				all ^= bit
 				if i != spare {
 					worst ^= bit
@@ -120,7 +126,8 @@ func TestKeysDistinct(t *testing.T) {
 			// The fingerprint with value v in every block.
 			var fp uint64
 			for i := range b.N() {
-				fp |= v << b.shift[i]
+				shift, _ := b.block(i)
+				fp |= v << uint(shift)
 			}
 			for i, key := range b.Keys(nil, fp) {
 				id := fmt.Sprintf("block %d value %d", i, v)

@@ -20,7 +20,7 @@ func Fingerprint(hashes []uint64) uint64 {
 
 // FingerprintWeighted returns the 64-bit SimHash with term-frequency
 // weights: hashes may contain repeats, and each distinct hash votes with
-// its number of occurrences, which is the sum of +1 or -1 over every
+// its number of occurrences: the vote is the sum of +1 or -1 over every
 // element of hashes. Bit i is set when that sum is positive (a tie, and an
 // empty slice, give 0). Order does not matter. It is a single bit-sliced
 // pass over hashes, which it does not modify.
@@ -45,7 +45,7 @@ func strictlyIncreasing(h []uint64) bool {
 	return true
 }
 
-// smallSet is the largest input that distinct deduplicates without
+// smallSet is the largest input that distinctMajority deduplicates without
 // allocating.
 const smallSet = 512
 
