@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -85,12 +86,13 @@ func runJob(args []string, compare bool) int {
 	fs.StringVar(&p.IDField, "id-field", p.IDField, "JSONL/Parquet id field")
 	fs.StringVar(&p.TextField, "text-field", p.TextField, "JSONL/Parquet text field")
 	fs.IntVar(&p.MaxDocBytes, "max-doc-bytes", p.MaxDocBytes, "reject documents with more text bytes (0: no limit)")
-	fs.Int64Var(&p.ChunkBytes, "chunk-bytes", p.ChunkBytes, "input bytes per map task")
+	fs.Int64Var(&p.ChunkBytes, "chunk-bytes", p.ChunkBytes, "text bytes per map task (a compressed input byte counts as 4)")
 	fs.BoolVar(&p.Strict, "strict", false, "fail the job on any rejected record or failed task")
 	fs.DurationVar(&qc.AckWait, "ack-wait", qc.AckWait, "redeliver a task whose worker sent no heartbeat for this long")
 	fs.IntVar(&qc.MaxDeliver, "max-deliver", qc.MaxDeliver, "deliveries of a task before it fails")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this process to the file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -113,6 +115,16 @@ func runJob(args []string, compare bool) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Error("cpu profile", "err", err)
+			return 2
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	if compare {
 		cmp, err := pipeline.Compare(ctx, cfg)
 		if err != nil {

@@ -74,13 +74,3 @@ type RejectRecord struct {
 	Line   int64  `parquet:"line"`
 	Reason string `parquet:"reason"`
 }
-
-// SigRecord holds what verification needs of one document: its MinHash
-// signature (K little-endian uint32) and its shingle set (sorted, distinct
-// little-endian uint64 hashes). It lives in the job's work area.
-type SigRecord struct {
-	Doc      int64  `parquet:"doc"`
-	ID       string `parquet:"id"`
-	Sig      []byte `parquet:"sig"`
-	Shingles []byte `parquet:"shingles"`
-}

@@ -118,10 +118,10 @@ func buildClusters(ctx context.Context, st store, keep string, verifies []Verify
 	slices.SortFunc(dups, func(a, b formats.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
 	stats.Top = summarize(comps, members, keep)
 	stats.Duplicates = int64(len(dups))
-	if _, err := pqfile.Write(ctx, st, clustersFile, clusters, "cluster", "doc"); err != nil {
+	if _, err := pqfile.Write(ctx, st, clustersFile, clusters, pqfile.Sorted("cluster", "doc")); err != nil {
 		return nil, err
 	}
-	if _, err := pqfile.Write(ctx, st, duplicatesFile, dups, "doc"); err != nil {
+	if _, err := pqfile.Write(ctx, st, duplicatesFile, dups, pqfile.Sorted("doc")); err != nil {
 		return nil, err
 	}
 	return stats, nil

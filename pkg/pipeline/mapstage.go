@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/cespare/xxhash/v2"
+	"io"
 	"slices"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/neardup/neardup/pkg/minhash"
 	"github.com/neardup/neardup/pkg/pqfile"
 	"github.com/neardup/neardup/pkg/shingle"
+	"github.com/neardup/neardup/pkg/sigfile"
 )
 
 // sketcher computes a signature from shingle hashes.
@@ -49,11 +52,12 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 	res := &MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, BandFiles: map[int]pqfile.Info{}}
 	var (
 		docs    []formats.DocRecord
-		sigs    []formats.SigRecord
+		sigs    []*sigfile.Record // one slot per document, nil when empty
 		rejects []formats.RejectRecord
 		parts   = make([][]formats.BandRecord, p.Partitions)
 		hashes  []uint64
 		keys    []uint64
+		sorter  shingle.SetSorter
 	)
 	for _, piece := range chunk.Pieces {
 		emit := func(d formats.Doc) error {
@@ -67,7 +71,7 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			if len(hashes) > 0 && sg.counts() {
 				sig, keys = sg.sign(hashes, keys[:0])
 			}
-			set := shingle.SortUnique(hashes)
+			set := sorter.SortUnique(hashes)
 			if len(set) > 0 && !sg.counts() {
 				sig, keys = sg.sign(set, keys[:0])
 			}
@@ -79,13 +83,14 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			res.Shingles += int64(len(set))
 			if len(set) == 0 {
 				res.Empty++
+				sigs = append(sigs, nil)
 				return nil
 			}
 			for b, k := range keys {
 				part := bands.Partition(k, p.Partitions)
 				parts[part] = append(parts[part], formats.BandRecord{Band: int32(b), Key: int64(k), Doc: ord})
 			}
-			rec := formats.SigRecord{Doc: ord, ID: d.ID, Sig: sig}
+			rec := &sigfile.Record{ID: d.ID, Sig: sig}
 			if p.Verify == "exact" {
 				rec.Shingles = encodeSet(set)
 			}
@@ -122,21 +127,21 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			continue
 		}
 		slices.SortFunc(recs, compareBand)
-		info, err := pqfile.Write(ctx, st, bandFile(part, chunk.Index), recs, "band", "key", "doc")
+		info, err := pqfile.Write(ctx, st, bandFile(part, chunk.Index), recs, pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true})
 		if err != nil {
 			return nil, err
 		}
 		res.BandFiles[part] = info
 		res.BandRecords += int64(len(recs))
 	}
-	if res.DocFile, err = pqfile.Write(ctx, st, docFile(chunk.Index), docs, "doc"); err != nil {
+	if res.DocFile, err = pqfile.Write(ctx, st, docFile(chunk.Index), docs, pqfile.Sorted("doc")); err != nil {
 		return nil, err
 	}
-	if res.SigFile, err = pqfile.Write(ctx, st, sigFile(chunk.Index), sigs, "doc"); err != nil {
+	if res.SigFile, err = writeSigs(ctx, st, sigFile(chunk.Index), sigs); err != nil {
 		return nil, err
 	}
 	if len(rejects) > 0 {
-		info, err := pqfile.Write(ctx, st, rejectFile(chunk.Index), rejects)
+		info, err := pqfile.Write(ctx, st, rejectFile(chunk.Index), rejects, pqfile.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -192,4 +197,40 @@ func decodeSet(b []byte) ([]uint64, error) {
 		set[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
 	return set, nil
+}
+
+// writeSigs writes a chunk's signature file and describes it.
+func writeSigs(ctx context.Context, st store, name string, recs []*sigfile.Record) (pqfile.Info, error) {
+	w, err := st.Create(ctx, name)
+	if err != nil {
+		return pqfile.Info{}, err
+	}
+	h := xxhash.New()
+	cw := &countingWriter{w: io.MultiWriter(w, h)}
+	sw := sigfile.NewWriter(cw)
+	for _, r := range recs {
+		if err := sw.Add(r); err != nil {
+			w.Abort()
+			return pqfile.Info{}, fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	if err := sw.Close(); err != nil {
+		w.Abort()
+		return pqfile.Info{}, fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := w.Commit(); err != nil {
+		return pqfile.Info{}, err
+	}
+	return pqfile.Info{Name: name, Rows: int64(len(recs)), Checksum: h.Sum64(), Bytes: cw.n}, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -128,9 +128,15 @@ func hasMeta(s string) bool {
 	return false
 }
 
-// MakePlan splits the inputs into chunks of about chunkBytes: large
+// compressionEstimate is how many bytes of text a compressed input byte is
+// taken to hold when chunks are planned (gzipped text is 3 to 5 times
+// smaller than the text).
+const compressionEstimate = 4
+
+// MakePlan splits the inputs into chunks of about chunkBytes of text: large
 // uncompressed JSONL files are cut at line boundaries, small files are
-// packed together, and every other file is one piece.
+// packed together, and every other file is one piece. A compressed file
+// counts as compressionEstimate times its size.
 func MakePlan(inputs []Input, chunkBytes int64) (Plan, error) {
 	plan := Plan{Inputs: inputs}
 	var cur Chunk
@@ -150,6 +156,9 @@ func MakePlan(inputs []Input, chunkBytes int64) (Plan, error) {
 			size := p.End - p.Start
 			if p.End < 0 {
 				size = in.Size - p.Start
+			}
+			if formats.Compressed(in.Path) {
+				size *= compressionEstimate
 			}
 			if cur.Bytes > 0 && cur.Bytes+size > chunkBytes {
 				flush()

@@ -69,7 +69,7 @@ func runReduce(ctx context.Context, st store, part int, maps []MapResult) (*Redu
 	slices.SortFunc(edges, compareEdge)
 	edges = slices.CompactFunc(edges, func(a, b formats.Candidate) bool { return a.A == b.A && a.B == b.B })
 	res.Candidates = int64(len(edges))
-	info, err := pqfile.Write(ctx, st, candidateFile(part), edges, "a", "b")
+	info, err := pqfile.Write(ctx, st, candidateFile(part), edges, pqfile.Sorted("a", "b"))
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func runReduce(ctx context.Context, st store, part int, maps []MapResult) (*Redu
 		for hi < len(edges) && chunkOf(edges[hi].A) == c {
 			hi++
 		}
-		info, err := pqfile.Write(ctx, st, edgeFile(part, c), edges[lo:hi], "a", "b")
+		info, err := pqfile.Write(ctx, st, edgeFile(part, c), edges[lo:hi], pqfile.Sorted("a", "b"))
 		if err != nil {
 			return nil, err
 		}

@@ -61,7 +61,7 @@ func DefaultParams() Params {
 		IDField:        "id",
 		TextField:      "text",
 		MaxDocBytes:    16 << 20,
-		ChunkBytes:     64 << 20,
+		ChunkBytes:     32 << 20,
 	}
 }
 

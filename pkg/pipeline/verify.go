@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/neardup/neardup/pkg/minhash"
 	"github.com/neardup/neardup/pkg/pqfile"
 	"github.com/neardup/neardup/pkg/shingle"
+	"github.com/neardup/neardup/pkg/sigfile"
 )
 
 // sigEntry is what verification holds of one document.
@@ -121,7 +123,7 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 	})
 	res.Verified = int64(len(pairs))
 	if len(pairs) > 0 {
-		info, err := pqfile.Write(ctx, st, pairFile(chunk), pairs, "a", "b")
+		info, err := pqfile.Write(ctx, st, pairFile(chunk), pairs, pqfile.Sorted("a", "b"))
 		if err != nil {
 			return nil, err
 		}
@@ -131,33 +133,51 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 	return res, nil
 }
 
-// loadSigs reads the signatures of the needed documents of one chunk.
-func loadSigs(ctx context.Context, st store, p Params, maps map[int]MapResult, chunk int, need map[int64]bool) (map[int64]*sigEntry, error) {
-	mr, ok := maps[chunk]
+// loadSigs reads the signatures of the needed documents of one chunk, by
+// random access to the chunk's signature file.
+func loadSigs(ctx context.Context, st store, p Params, mapResults map[int]MapResult, chunk int, need map[int64]bool) (map[int64]*sigEntry, error) {
+	mr, ok := mapResults[chunk]
 	if !ok {
 		return nil, fmt.Errorf("verify: chunk %d has no map result", chunk)
 	}
-	out := make(map[int64]*sigEntry, len(need))
-	err := pqfile.Stream(ctx, st, mr.SigFile.Name, &mr.SigFile, 1024, func(rows []formats.SigRecord) error {
-		for _, r := range rows {
-			if !need[r.Doc] {
-				continue
-			}
-			e := &sigEntry{id: r.ID}
-			if err := decodeSignature(p, r.Sig, e); err != nil {
-				return fmt.Errorf("document %d: %w", r.Doc, err)
-			}
-			set, err := decodeSet(r.Shingles)
-			if err != nil {
-				return fmt.Errorf("document %d: %w", r.Doc, err)
-			}
-			e.set = set
-			out[r.Doc] = e
-		}
-		return nil
-	})
+	f, err := st.Open(ctx, mr.SigFile.Name)
 	if err != nil {
-		return nil, fmt.Errorf("verify: signatures of chunk %d: %w", chunk, err)
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	defer f.Close()
+	if f.Size() != mr.SigFile.Bytes {
+		return nil, fmt.Errorf("verify: %s has %d bytes, its writer wrote %d: %w", mr.SigFile.Name, f.Size(), mr.SigFile.Bytes, sigfile.ErrCorrupt)
+	}
+	r, err := sigfile.NewReader(f, f.Size())
+	if err != nil {
+		return nil, fmt.Errorf("verify: %s: %w", mr.SigFile.Name, err)
+	}
+	if int64(r.Len()) != mr.SigFile.Rows {
+		return nil, fmt.Errorf("verify: %s has %d slots, want %d: %w", mr.SigFile.Name, r.Len(), mr.SigFile.Rows, sigfile.ErrCorrupt)
+	}
+	docs := slices.Sorted(maps.Keys(need))
+	out := make(map[int64]*sigEntry, len(need))
+	for i, doc := range docs {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		rec, ok, err := r.Get(int(uint32(doc)))
+		if err != nil {
+			return nil, fmt.Errorf("verify: %s: document %d: %w", mr.SigFile.Name, doc, err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("verify: %s: document %d has no signature", mr.SigFile.Name, doc)
+		}
+		e := &sigEntry{id: rec.ID}
+		if err := decodeSignature(p, rec.Sig, e); err != nil {
+			return nil, fmt.Errorf("document %d: %w", doc, err)
+		}
+		if e.set, err = decodeSet(rec.Shingles); err != nil {
+			return nil, fmt.Errorf("document %d: %w", doc, err)
+		}
+		out[doc] = e
 	}
 	return out, nil
 }

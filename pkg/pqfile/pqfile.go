@@ -49,9 +49,21 @@ func (h *hashingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Write writes rows, already in the order given by sortedBy (column names,
-// declared in the file's metadata), to name.
-func Write[T any](ctx context.Context, s Creator, name string, rows []T, sortedBy ...string) (Info, error) {
+// Options describe a file to write.
+type Options struct {
+	// SortedBy names the columns the rows are already sorted by; the
+	// order is declared in the file's metadata.
+	SortedBy []string
+	// Raw stores pages uncompressed: for hashes and signatures, which
+	// do not compress, it saves the time of trying.
+	Raw bool
+}
+
+// Sorted is shorthand for Options{SortedBy: cols}.
+func Sorted(cols ...string) Options { return Options{SortedBy: cols} }
+
+// Write writes rows to name.
+func Write[T any](ctx context.Context, s Creator, name string, rows []T, o Options) (Info, error) {
 	w, err := s.Create(ctx, name)
 	if err != nil {
 		return Info{}, err
@@ -62,9 +74,12 @@ func Write[T any](ctx context.Context, s Creator, name string, rows []T, sortedB
 		parquet.MaxRowsPerRowGroup(maxRowsPerGroup),
 		parquet.CreatedBy("neardup", "", ""),
 	}
-	if len(sortedBy) > 0 {
-		cols := make([]parquet.SortingColumn, len(sortedBy))
-		for i, c := range sortedBy {
+	if o.Raw {
+		opts[0] = parquet.Compression(&parquet.Uncompressed)
+	}
+	if len(o.SortedBy) > 0 {
+		cols := make([]parquet.SortingColumn, len(o.SortedBy))
+		for i, c := range o.SortedBy {
 			cols[i] = parquet.Ascending(c)
 		}
 		opts = append(opts, parquet.SortingWriterConfig(parquet.SortingColumns(cols...)))

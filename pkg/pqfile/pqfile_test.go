@@ -21,7 +21,7 @@ func TestWriteReadCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := []row{{1, "x"}, {2, "y"}, {3, "z"}}
-	info, err := Write(ctx, d, "t/rows.parquet", rows, "a")
+	info, err := Write(ctx, d, "t/rows.parquet", rows, Sorted("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestWriteReadCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := Write(ctx, d, info.Name, rows, "a"); err != nil {
+			if _, err := Write(ctx, d, info.Name, rows, Sorted("a")); err != nil {
 				t.Fatal(err)
 			}
 			if err := tt.damage(d.Path(info.Name)); err != nil {

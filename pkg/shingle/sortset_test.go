@@ -1,0 +1,82 @@
+package shingle
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestSetSorter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	random := func(n int, mask uint64) []uint64 {
+		h := make([]uint64, n)
+		for i := range h {
+			h[i] = rng.Uint64() & mask
+		}
+		return h
+	}
+	tests := []struct {
+		name string
+		in   []uint64
+	}{
+		{"empty", nil},
+		{"one", []uint64{7}},
+		{"small with repeats", []uint64{5, 1, 5, 3, 1, 0, ^uint64(0)}},
+		{"random 63", random(63, ^uint64(0))},
+		{"random 64", random(64, ^uint64(0))},
+		{"random 500", random(500, ^uint64(0))},
+		{"random 100000", random(100000, ^uint64(0))},
+		{"many repeats", random(5000, 0xff<<56)},
+		{"skewed: small values only", random(3000, 0xffff)},
+		{"descending", func() []uint64 {
+			h := random(2000, ^uint64(0))
+			slices.Sort(h)
+			slices.Reverse(h)
+			return h
+		}()},
+	}
+	var s SetSorter
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := slices.Clone(tt.in)
+			slices.Sort(want)
+			want = slices.Compact(want)
+			got := s.SortUnique(slices.Clone(tt.in))
+			if !slices.Equal(got, want) {
+				t.Fatalf("SortUnique differs from sort+compact (len %d vs %d)", len(got), len(want))
+			}
+		})
+	}
+}
+
+func BenchmarkSortUnique(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{50, 500, 5000} {
+		src := make([]uint64, n)
+		for i := range src {
+			src[i] = rng.Uint64()
+		}
+		h := make([]uint64, n)
+		b.Run("pdqsort/"+itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				copy(h, src)
+				slices.Sort(h)
+				_ = slices.Compact(h)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/shingle")
+		})
+		b.Run("SetSorter/"+itoa(n), func(b *testing.B) {
+			var s SetSorter
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(h, src)
+				s.SortUnique(h)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/shingle")
+		})
+	}
+}
+
+func itoa(n int) string {
+	return string(rune('0'+n/1000%10)) + string(rune('0'+n/100%10)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10))
+}
