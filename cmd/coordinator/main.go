@@ -150,6 +150,10 @@ func runJob(args []string, compare bool) int {
 		"seconds", fmt.Sprintf("%.2f", man.Seconds),
 		"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)),
 		"peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
+	if len(man.Failures) > 0 {
+		log.Warn("the job completed without the chunks of its failed tasks", "failed", len(man.Failures))
+		return 4
+	}
 	return 0
 }
 

@@ -302,6 +302,9 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 	if err := c.checkFailures(out); err != nil {
 		return nil, err
 	}
+	if len(mapList) == 0 && len(c.plan.Chunks) > 0 {
+		return nil, fmt.Errorf("every map task failed; the first: %s", out.failures[0].Error)
+	}
 
 	// Reduce: one task per partition.
 	out, err = c.stage(ctx, StageReduce, seq(p.Partitions), nil)

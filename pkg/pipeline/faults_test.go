@@ -80,6 +80,7 @@ func TestInjectedFaults(t *testing.T) {
 			},
 		},
 		{name: "poison chunk fails a strict job", faults: "panic@map/1", strict: true, wantErr: "map task 1 failed after 2 attempts"},
+		{name: "every chunk failing fails the job", faults: "fail@map/*", wantErr: "every map task failed"},
 		{name: "full disk in reduce fails the job", faults: "fail@create:candidates/part=00004", wantErr: "no space left on device"},
 		{name: "failing verify fails the job", faults: "fail@verify/*", wantErr: "verify task"},
 	}
