@@ -13,6 +13,7 @@
 //	slow@reduce/*             every reduce task first waits 2 seconds
 //	fail@create:candidates/   creating a file whose name contains
 //	                          "candidates/" fails as a full disk would
+//	deny@create:pairs/        ... fails with permission denied
 //	stall@create:bands/part=00001/chunk-000002
 //	                          blocks while creating that file
 //
@@ -42,7 +43,7 @@ const slowDelay = 2 * time.Second
 var ErrInjected = errors.New("injected fault")
 
 type rule struct {
-	action string // panic, fail, stall, slow
+	action string // panic, fail, deny, stall, slow
 	stage  string // task rules: stage name
 	index  int    // task rules: index, -1 for any
 	path   string // create rules: substring of the file name
@@ -74,7 +75,7 @@ func Parse(spec string, log *slog.Logger) (*Set, error) {
 			return nil, fmt.Errorf("faults: rule %q: want ACTION@POINT", text)
 		}
 		switch action {
-		case "panic", "fail", "stall", "slow":
+		case "panic", "fail", "deny", "stall", "slow":
 			r.action = action
 		default:
 			return nil, fmt.Errorf("faults: rule %q: unknown action %q", text, action)
@@ -141,6 +142,9 @@ func (s *Set) fire(ctx context.Context, r *rule, where string) error {
 		case <-time.After(slowDelay):
 			return nil
 		}
+	}
+	if r.action == "deny" {
+		return fmt.Errorf("%w at %s: %w", ErrInjected, where, syscall.EACCES)
 	}
 	return fmt.Errorf("%w at %s: %w", ErrInjected, where, syscall.ENOSPC)
 }

@@ -41,7 +41,7 @@ func TestParse(t *testing.T) {
 
 func TestFire(t *testing.T) {
 	ctx := context.Background()
-	s, err := Parse("fail@map/1#1; fail@create:candidates/; panic@verify/*", nil)
+	s, err := Parse("fail@map/1#1; fail@create:candidates/; panic@verify/*; deny@create:pairs/", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,10 @@ func TestFire(t *testing.T) {
 	if err := s.Create(ctx, "candidates/part=00001.parquet"); !errors.Is(err, ErrInjected) {
 		t.Fatalf("create: %v", err)
 	}
-	if err := s.Create(ctx, "pairs/chunk-000001.parquet"); err != nil {
+	if err := s.Create(ctx, "pairs/chunk-000001.parquet"); !errors.Is(err, syscall.EACCES) {
+		t.Fatalf("deny: %v", err)
+	}
+	if err := s.Create(ctx, "docs/chunk-000001.parquet"); err != nil {
 		t.Fatalf("create elsewhere: %v", err)
 	}
 	func() {
