@@ -103,10 +103,11 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	log.Info("job planned", "job", job, "run", spec.Run, "resumed", resumed, "inputs", len(plan.Inputs),
 		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
 
-	nc, dial, stop, err := connect(ctx, cfg, st, log)
+	nc, dial, stopNATS, err := connect(ctx, cfg, st, log)
 	if err != nil {
 		return nil, err
 	}
+	stop := sync.OnceFunc(stopNATS)
 	defer stop()
 	q, err := queue.Open(ctx, nc, cfg.Queue)
 	if err != nil {
@@ -116,6 +117,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	stopWorkers := func() {}
 	if cfg.NATSURL == "" && cfg.Workers > 0 {
 		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		var wg sync.WaitGroup
@@ -133,7 +135,8 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		w.InjectFaults(cfg.Faults)
 		wg.Add(1)
 		go func() { defer wg.Done(); w.Run(wctx) }()
-		defer func() { cancel(); wg.Wait(); wnc.Close() }()
+		stopWorkers = sync.OnceFunc(func() { cancel(); wg.Wait(); wnc.Close() })
+		defer stopWorkers()
 		// Stop workers promptly on interrupt so their tasks are handed back.
 		go func() {
 			<-ctx.Done()
@@ -153,6 +156,11 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	if !cfg.KeepWork {
 		if err := q.DeleteBucket(context.WithoutCancel(ctx), job); err != nil {
 			log.Warn("could not delete the job's state bucket", "err", err)
+		}
+		stopWorkers()
+		stop()
+		if err := st.Remove(context.WithoutCancel(ctx), workDir); err != nil {
+			log.Warn("could not remove the work area", "err", err)
 		}
 	}
 	return man, nil
@@ -372,13 +380,6 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 	}
 	if err := writeReport(ctx, c.st); err != nil {
 		return nil, err
-	}
-	if !c.cfg.KeepWork {
-		for _, d := range []string{workDir + "/sigs", workDir + "/edges"} {
-			if err := c.st.Remove(ctx, d); err != nil {
-				return nil, err
-			}
-		}
 	}
 	if err := storage.WriteFile(ctx, c.st, successFile, nil); err != nil {
 		return nil, err

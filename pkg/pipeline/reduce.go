@@ -56,6 +56,9 @@ func runReduce(ctx context.Context, st store, part int, maps []MapResult) (*Redu
 		}
 		res.Records++
 		if group > 0 && rec.Band == head.Band && rec.Key == head.Key {
+			if rec.Doc == head.Doc {
+				return nil, fmt.Errorf("reduce partition %d: document %d twice in band %d: a band file was read twice", part, rec.Doc, rec.Band)
+			}
 			group++
 			edges = append(edges, formats.Candidate{A: head.Doc, B: rec.Doc, Band: rec.Band})
 			res.MaxGroup = max(res.MaxGroup, group)

@@ -62,6 +62,33 @@ func TestSimHashEndToEnd(t *testing.T) {
 			t.Fatalf("pair %+v: distance %d, exact %v", pr, d, refJaccard(sets[a], sets[b]))
 		}
 	}
+	// Every band key of every document, from the band partitions.
+	ord := map[int64]int{} // ordinal -> generator index
+	docFiles, _ := filepath.Glob(filepath.Join(outs[1], "docs", "*.parquet"))
+	for _, f := range docFiles {
+		rows, err := parquet.ReadFile[formats.DocRecord](f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			ord[r.Doc] = byID[r.ID]
+		}
+	}
+	keys := make([]map[int32]int64, n)
+	bandFiles, _ := filepath.Glob(filepath.Join(outs[1], "bands", "*", "*.parquet"))
+	for _, f := range bandFiles {
+		rows, err := parquet.ReadFile[formats.BandRecord](f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			i := ord[r.Doc]
+			if keys[i] == nil {
+				keys[i] = map[int32]int64{}
+			}
+			keys[i][r.Band] = r.Key
+		}
+	}
 	rows, err := parquet.ReadFile[formats.ClusterRecord](filepath.Join(outs[1], "clusters.parquet"))
 	if err != nil {
 		t.Fatal(err)
@@ -70,11 +97,28 @@ func TestSimHashEndToEnd(t *testing.T) {
 	for _, r := range rows {
 		cluster[r.ID] = r.Cluster
 	}
-	var want, joined int
+	// Brute force over all pairs: the block search (a shared band key) must
+	// find every pair within distance k; clusters must join nearly all of
+	// those at the threshold. Linking each bucket member to the bucket's
+	// smallest document (linear edges) can lose a pair whose smallest
+	// document is not a near-duplicate of both, hence the 0.95 bar.
+	var within, missed, want, joined int
 	for a := range n {
 		for b := a + 1; b < n; b++ {
-			if len(sets[a]) == 0 || len(sets[b]) == 0 || simhash.Distance(fps[a], fps[b]) > p.Hamming ||
-				refJaccard(sets[a], sets[b]) < p.Threshold {
+			if len(sets[a]) == 0 || len(sets[b]) == 0 || simhash.Distance(fps[a], fps[b]) > p.Hamming {
+				continue
+			}
+			within++
+			shared := false
+			for band, k := range keys[a] {
+				if keys[b][band] == k {
+					shared = true
+				}
+			}
+			if !shared {
+				missed++
+			}
+			if refJaccard(sets[a], sets[b]) < p.Threshold {
 				continue
 			}
 			want++
@@ -85,8 +129,12 @@ func TestSimHashEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d pairs within Hamming %d and at Jaccard %.2f; %d joined", want, p.Hamming, p.Threshold, joined)
-	if want == 0 || joined != want {
-		t.Fatalf("%d of %d qualifying pairs joined in a cluster: the block search must miss none", joined, want)
+	t.Logf("%d pairs within Hamming %d (%d sharing no block key); %d of them at Jaccard %.2f, %d joined in a cluster",
+		within, p.Hamming, missed, want, p.Threshold, joined)
+	if within == 0 || missed != 0 {
+		t.Fatalf("the block search missed %d of %d pairs within distance %d", missed, within, p.Hamming)
+	}
+	if want == 0 || float64(joined) < 0.95*float64(want) {
+		t.Fatalf("%d of %d qualifying pairs joined in a cluster, want at least 95%%", joined, want)
 	}
 }
