@@ -88,6 +88,7 @@ func runJob(args []string, compare bool) int {
 	fs.IntVar(&p.MaxDocBytes, "max-doc-bytes", p.MaxDocBytes, "reject documents with more text bytes (0: no limit)")
 	fs.Int64Var(&p.ChunkBytes, "chunk-bytes", p.ChunkBytes, "text bytes per map task (a compressed input byte counts as 4)")
 	fs.BoolVar(&p.Strict, "strict", false, "fail the job on any rejected record or failed task")
+	fs.BoolVar(&p.Fsync, "fsync", false, "flush every file to disk before renaming it (durability across power loss)")
 	fs.DurationVar(&qc.AckWait, "ack-wait", qc.AckWait, "redeliver a task whose worker sent no heartbeat for this long")
 	fs.IntVar(&qc.MaxDeliver, "max-deliver", qc.MaxDeliver, "deliveries of a task before it fails")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")

@@ -63,6 +63,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.Fsync = cfg.Params.Fsync
 	if _, err := st.Open(ctx, successFile); err == nil && !cfg.Overwrite {
 		return nil, fmt.Errorf("%s: %w", st.Root(), ErrComplete)
 	}

@@ -22,7 +22,8 @@ type Input struct {
 type Chunk struct {
 	Index  int             `json:"index"`
 	Pieces []formats.Piece `json:"pieces"`
-	Bytes  int64           `json:"bytes"`
+	Bytes  int64           `json:"bytes"`       // input bytes
+	Text   int64           `json:"text_budget"` // estimated text bytes
 }
 
 // Plan is the job's inputs and their split into chunks.
@@ -157,14 +158,16 @@ func MakePlan(inputs []Input, chunkBytes int64) (Plan, error) {
 			if p.End < 0 {
 				size = in.Size - p.Start
 			}
+			text := size
 			if formats.Compressed(in.Path) {
-				size *= compressionEstimate
+				text *= compressionEstimate
 			}
-			if cur.Bytes > 0 && cur.Bytes+size > chunkBytes {
+			if cur.Text > 0 && cur.Text+text > chunkBytes {
 				flush()
 			}
 			cur.Pieces = append(cur.Pieces, p)
 			cur.Bytes += size
+			cur.Text += text
 		}
 	}
 	flush()

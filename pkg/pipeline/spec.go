@@ -39,6 +39,7 @@ type Params struct {
 	MaxDocBytes     int     `json:"max_doc_bytes"`
 	ChunkBytes      int64   `json:"chunk_bytes"`
 	Strict          bool    `json:"strict"`
+	Fsync           bool    `json:"fsync,omitempty"` // flush every file before renaming it
 }
 
 // DefaultParams are the parameters used unless told otherwise. Bands and

@@ -186,6 +186,7 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.Fsync = spec.Params.Fsync
 	j := &jobCache{spec: spec, kv: kv, st: st}
 	w.jobs[t.Run] = j
 	return j, nil
