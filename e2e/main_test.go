@@ -73,3 +73,13 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%s differs from its golden file (run with -update if the change is intended)\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }
+
+// skipOrFail skips a test whose tool is missing, except in CI (CI=true),
+// where the tool must have been installed and its absence is a failure.
+func skipOrFail(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal("in CI: " + why)
+	}
+	t.Skip(why)
+}

@@ -167,7 +167,7 @@ func duckdbQueries(t *testing.T, dir string) {
 	t.Helper()
 	modules := os.Getenv("NEARDUP_NODE_MODULES")
 	if modules == "" {
-		t.Skip("NEARDUP_NODE_MODULES is not set: run scripts/install-test-tools.sh and scripts/test to check the README's SQL with DuckDB")
+		skipOrFail(t, "NEARDUP_NODE_MODULES is not set: run scripts/install-test-tools.sh and scripts/test to check the README's SQL with DuckDB")
 	}
 	queries := readmeBlocks(t, "sql")
 	if len(queries) == 0 {

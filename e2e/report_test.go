@@ -34,7 +34,7 @@ var reportScreenshot = flag.String("report-screenshot", "", "copy the screenshot
 // manifest.
 func TestReportInChromium(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("%s not found: the report is not checked in a browser (scripts/install-test-tools.sh installs the Debian package chromium when run as root, as in CI)", chromiumPath)
+		skipOrFail(t, chromiumPath+" not found: the report is not checked in a browser (scripts/install-test-tools.sh installs the Debian package chromium when run as root, as in CI)")
 	}
 	_, out := sampleJob(t)
 	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
