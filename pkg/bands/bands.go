@@ -82,19 +82,37 @@ func Keys(dst []uint64, sig minhash.Signature, p Params) []uint64 {
 		panic(fmt.Sprintf("bands: signature of %d values for %v", len(sig), p))
 	}
 	const small = 31 // rows that fit the stack buffer
-	var buf [4 + 4*small]byte
+	var buf [4 + 4*small + 4]byte
 	if r <= small {
+		// The buffer is written in 8-byte words (4 bytes for an odd last
+		// value), the sizes xxhash reads, so its loads are forwarded from
+		// the stores.
 		n := 4 + 4*r
 		for i := range p.Bands {
-			binary.LittleEndian.PutUint32(buf[:], uint32(i))
 			band := sig[i*r : i*r+r]
-			for j, v := range band {
-				binary.LittleEndian.PutUint32(buf[4+4*j:], v)
+			w := uint64(i) // the low half of the next 8-byte word
+			j := 0
+			for ; j+1 < len(band); j += 2 {
+				binary.LittleEndian.PutUint64(buf[4*j:], w|uint64(band[j])<<32)
+				w = uint64(band[j+1])
+			}
+			if j < len(band) { // r odd: the last value completes a word
+				binary.LittleEndian.PutUint64(buf[4*j:], w|uint64(band[j])<<32)
+			} else {
+				binary.LittleEndian.PutUint32(buf[4*j:], uint32(w))
 			}
 			dst = append(dst, xxhash.Sum64(buf[:n]))
 		}
 		return dst
 	}
+	return keysLong(dst, sig, p)
+}
+
+// keysLong is Keys for bands of more than 31 rows, through a streaming
+// digest.
+func keysLong(dst []uint64, sig minhash.Signature, p Params) []uint64 {
+	r := p.Rows
+	var buf [128]byte
 	var d xxhash.Digest
 	for i := range p.Bands {
 		d.Reset()

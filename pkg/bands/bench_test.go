@@ -51,7 +51,7 @@ func BenchmarkKeys(b *testing.B) {
 		b.Run(p.String(), func(b *testing.B) {
 			sig := make(minhash.Signature, 128)
 			for i := range sig {
-				sig[i] = uint32(i * 2654435761)
+				sig[i] = uint32(i) * 2654435761
 			}
 			var keys []uint64
 			b.ReportAllocs()
@@ -63,7 +63,8 @@ func BenchmarkKeys(b *testing.B) {
 }
 
 // BenchmarkPipeline is the whole per-document path with reused buffers:
-// Shingler.Hashes, then a K=128 sketch, then band keys (16 bands of 8 rows).
+// Shingler.Hashes, then a K=128 sketch (K=256 for the "256" variants), then
+// band keys (16 bands of 8 rows).
 func BenchmarkPipeline(b *testing.B) {
 	opticks := readShingleTestdata(b, "Isaac.Newton-Opticks.txt")
 	nonASCII := readShingleTestdata(b, "tutor.ru.utf-8", "tutor.el.utf-8", "tutor.fr.utf-8")
@@ -75,15 +76,19 @@ func BenchmarkPipeline(b *testing.B) {
 		{"short-10-50w", splitDocs(opticks, 10, 50, 2)},
 		{"nonascii-300w", splitDocs(nonASCII, 300, 300, 3)},
 	}
-	const k = 128
 	p := Params{16, 8}
-	oph, _ := minhash.NewOPH(k, 1)
-	classic, _ := minhash.NewClassic(k, 1)
-	for _, c := range corpora {
+	oph, _ := minhash.NewOPH(128, 1)
+	classic, _ := minhash.NewClassic(128, 1)
+	oph256, _ := minhash.NewOPH(256, 1)
+	classic256, _ := minhash.NewClassic(256, 1)
+	for ci, c := range corpora {
 		for _, sk := range []struct {
 			name string
 			s    minhash.Sketcher
-		}{{"oph", oph}, {"classic", classic}} {
+		}{{"oph", oph}, {"classic", classic}, {"oph256", oph256}, {"classic256", classic256}} {
+			if ci > 0 && sk.s.K() != 128 {
+				continue // K=256 on English only
+			}
 			b.Run(c.name+"/"+sk.name, func(b *testing.B) {
 				sh, _ := shingle.NewShingler(shingle.Options{})
 				var (

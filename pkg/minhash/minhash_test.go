@@ -164,7 +164,7 @@ func (o *OPH) rawBins(hashes []uint64) Signature {
 		} else {
 			b = mulHi(y, uint64(o.k))
 		}
-		sig[b] = min(sig[b], min(uint32(y), empty-1))
+		sig[b] = min(sig[b], uint32(y))
 	}
 	return sig
 }

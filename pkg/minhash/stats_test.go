@@ -52,7 +52,7 @@ func TestEstimatorStatistics(t *testing.T) {
 		trials = 100
 	}
 	sizes := []int{5, 50, 500, 5000}
-	js := []float64{0.3, 0.6, 0.8, 0.95}
+	js := []float64{0.3, 0.5, 0.8, 0.95}
 	for _, kind := range []string{"OPH", "Classic"} {
 		for ci, n := range sizes {
 			for cj, jt := range js {

@@ -18,18 +18,36 @@
 // {[HashString](s) : s in [Shingles](text)}; the tests and FuzzHashes check
 // this against the reference model.
 //
-// Hash design: each token (word, or rune in character mode) is hashed once
-// from its lower-cased UTF-8 bytes (a wyhash-style folded 64x64->128-bit
-// multiply over 8-byte chunks, the length mixed into the last chunk). The k
-// unit hashes of a shingle are combined by the polynomial
-// S = sum u_i * P^(k-1-i) mod 2^64, which the fast path maintains as a rolling
-// value in O(1) per shingle, and S (xor a tag for the shingle length) goes
-// through the splitmix64 finaliser, a bijection with full avalanche, so the
-// output bits are well mixed even for highly structured input.
+// Hash design (constants in hash.go; changing them changes every hash):
 //
-// ASCII text is tokenised with SWAR (8 bytes per step) into a bitmap of
-// candidate runs (ASCII letters and digits, plus every byte >= 0x80); runs
-// that contain non-ASCII bytes are re-scanned rune by rune with
-// utf8.DecodeRune, unicode.ToLower, unicode.IsLetter and unicode.IsDigit, so
-// the result is identical to the reference model.
+//   - Each unit (a word, or a rune in character mode) is hashed once from
+//     its lower-cased, normalised UTF-8 bytes: a wyhash-style folded
+//     64x64->128-bit multiply ("mum") per 8-byte chunk, the last partial
+//     chunk xor the length<<56 folded with a second constant.
+//   - The k unit hashes u_0..u_(k-1) of a shingle are combined by the
+//     polynomial S = sum u_i * P^(k-1-i) mod 2^64. Two distinct shingles
+//     collide only if sum_w c_w*u_w = 0 mod 2^64, where each c_w is a
+//     signed sum of distinct powers P^i; if c_w has 2-adic valuation v,
+//     that happens with probability 2^(v-64) for random unit hashes. P was
+//     chosen (by search) to keep v small: at most 3 for k<=3, 5 for k<=5
+//     and 9 for k<=8, so a worst-case pair of distinct 5-word shingles
+//     (repeated or swapped words) collides with probability <= 2^-59,
+//     typical pairs with 2^-64. The fast path keeps S rolling, O(1) per
+//     shingle: S' = (S - u_0*P^(k-1))*P + u_k.
+//   - S xor (m * tag), m being the number of units (k, or fewer for a short
+//     text), goes through the splitmix64 finaliser, a bijection with full
+//     avalanche: shingles of equal length collide only if their S collide,
+//     and the output bits are well mixed even for highly structured text
+//     (see TestHashQuality).
+//
+// Tokenising: the text is classified 64 bytes at a time (AVX2 assembly on
+// amd64 when the CPU has it, SWAR in portable Go otherwise; both are tested
+// to agree bit for bit) into a lower-cased copy and a bitmap of "run" bytes:
+// ASCII letters and digits and every byte >= 0x80. Every token lies inside
+// one run. Runs of ASCII bytes are words; their bounds come from the
+// bitmaps of run starts and ends, and their hashes are computed from 8-byte
+// loads of the lower-cased copy. Runs that contain a byte >= 0x80 are split
+// into tokens rune by rune (utf8.DecodeRune, unicode.ToLower,
+// unicode.IsLetter/IsDigit, with a per-Shingler cache for runes below
+// U+0800), so the result is identical to the reference model.
 package shingle

@@ -5,12 +5,13 @@ import (
 	"unicode/utf8"
 )
 
-// Constants of the hash. Changing any of them changes every hash value.
+// Constants of the hash. Changing any of them changes every hash value;
+// wordSeed, wordMul1 and wordMul2 are repeated in scan_amd64.s.
 const (
 	wordSeed  = 0x243f6a8885a308d3 // start state of a unit hash
 	wordMul1  = 0xa0761d6478bd642f // multiplier for full 8-byte chunks
 	wordMul2  = 0xe7037ed1a0b428db // multiplier for the last (partial) chunk
-	polyP     = 0x9e3779b97f4a7c15 // polynomial base; P = 5 mod 8 keeps 2-adic valuations of P^i-P^j small
+	polyP     = 0x3898d190f9ebdacd // polynomial base, chosen for small 2-adic valuations (see doc.go)
 	lengthTag = 0xd6e8feb86659fd93 // multiplied by the number of units of a shingle
 	fin1      = 0xbf58476d1ce4e5b9 // splitmix64 finaliser
 	fin2      = 0x94d049bb133111eb

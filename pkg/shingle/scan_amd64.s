@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// func hasAVX2() bool
+// func hasAVX2() bool: AVX2 (with OS support), BMI1 and BMI2.
 TEXT ·hasAVX2(SB), NOSPLIT, $0-1
 	XORL CX, CX
 	XORL AX, AX
@@ -24,6 +24,10 @@ TEXT ·hasAVX2(SB), NOSPLIT, $0-1
 	XORL CX, CX
 	CPUID
 	BTL  $5, BX          // AVX2
+	JCC  no
+	BTL  $3, BX          // BMI1
+	JCC  no
+	BTL  $8, BX          // BMI2
 	JCC  no
 	MOVB $1, ret+0(FP)
 	RET
@@ -101,4 +105,125 @@ loop:
 done:
 	VZEROUPPER
 	MOVQ R11, ret+48(FP)
+	RET
+
+// func runBoundsBMI(runs *uint64, n int, words *uint64) int
+// runBoundsGo with TZCNT, BLSR and ANDN; runs[n] must be readable.
+TEXT ·runBoundsBMI(SB), NOSPLIT, $0-32
+	MOVQ runs+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ words+16(FP), DI
+	MOVQ DI, R15  // to count the words at the end
+	XORQ R8, R8   // carry: the last byte of the previous block is in a run
+	MOVQ $-1, R9  // pend: start of a run from an earlier block, or -1
+	XORQ R10, R10 // base = 64 * block index
+blockloop:
+	TESTQ CX, CX
+	JZ    done
+	MOVQ  (SI), AX       // rw
+	MOVQ  8(SI), BX      // the next block
+	LEAQ  (AX)(AX*1), DX
+	ORQ   R8, DX
+	ANDNQ AX, DX, DX     // starts = rw &^ (rw<<1 | carry)
+	MOVQ  AX, R11
+	SHRQ  $1, R11
+	SHLQ  $63, BX
+	ORQ   BX, R11
+	ANDNQ AX, R11, R11   // ends = rw &^ (rw>>1 | next<<63)
+	MOVQ  AX, R8
+	SHRQ  $63, R8
+pairloop:
+	TESTQ R11, R11
+	JZ    blockdone
+	TESTQ R9, R9
+	JNS   havepend
+	TZCNTQ DX, R12
+	BLSRQ  DX, DX
+	ADDQ   R10, R12      // i
+	JMP    gotstart
+havepend:
+	MOVQ R9, R12
+	MOVQ $-1, R9
+gotstart:
+	TZCNTQ R11, R13
+	BLSRQ  R11, R11
+	LEAQ   1(R10)(R13*1), R13 // j
+	SHLQ   $32, R12
+	ORQ    R13, R12
+	MOVQ   R12, (DI)
+	ADDQ   $8, DI
+	JMP    pairloop
+blockdone:
+	TESTQ  DX, DX
+	JZ     nextblock
+	TZCNTQ DX, R9        // a run that ends in a later block
+	ADDQ   R10, R9
+nextblock:
+	ADDQ $8, SI
+	ADDQ $64, R10
+	DECQ CX
+	JMP  blockloop
+done:
+	SUBQ R15, DI
+	SHRQ $3, DI
+	MOVQ DI, ret+24(FP)
+	RET
+
+// func hashBoundsBMI(low *byte, words *uint64, n int) int
+// hashBoundsGo for words[:n] with MULX and BZHI, up to the first run of 16
+// bytes or more; returns the number of words done.
+TEXT ·hashBoundsBMI(SB), NOSPLIT, $0-32
+	MOVQ low+0(FP), SI
+	MOVQ words+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ CX, R15
+	MOVQ $0x243f6a8885a308d3, R8 // wordSeed
+	MOVQ $0xa0761d6478bd642f, R9 // wordMul1
+	MOVQ $0xe7037ed1a0b428db, R10 // wordMul2
+	TESTQ CX, CX
+	JZ    done
+loop:
+	MOVQ (DI), AX
+	MOVQ AX, BX
+	SHRQ $32, BX          // i
+	MOVL AX, AX           // j
+	SUBQ BX, AX           // l = j - i
+	CMPQ AX, $16
+	JAE  done             // a long word: left to Go
+	MOVQ (SI)(BX*1), DX   // c1
+	MOVQ AX, R11
+	SHLQ $56, R11         // l<<56
+	CMPQ AX, $8
+	JAE  ge8
+	SHLQ  $3, AX
+	BZHIQ AX, DX, DX      // c1 & mask(l)
+	XORQ  R8, DX
+	XORQ  R11, DX
+	MULXQ R10, R12, R13   // R13:R12 = DX * wordMul2
+	XORQ  R13, R12
+	MOVQ  R12, (DI)
+	ADDQ  $8, DI
+	DECQ  CX
+	JNZ   loop
+	JMP   done
+ge8:
+	MOVQ  8(SI)(BX*1), BX // c2
+	XORQ  R8, DX
+	MULXQ R9, R12, R13    // mum(wordSeed ^ c1, wordMul1)
+	XORQ  R13, R12
+	SUBQ  $8, AX
+	SHLQ  $3, AX
+	BZHIQ AX, BX, BX      // c2 & mask(l-8)
+	XORQ  BX, R12
+	XORQ  R11, R12
+	MOVQ  R12, DX
+	MULXQ R10, R12, R13   // * wordMul2
+	XORQ  R13, R12
+	MOVQ  R12, (DI)
+	ADDQ  $8, DI
+	DECQ  CX
+	JNZ   loop
+done:
+	SUBQ CX, R15
+	MOVQ R15, ret+24(FP)
 	RET

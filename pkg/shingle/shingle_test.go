@@ -454,3 +454,106 @@ func TestScanBlocksAVX2MatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestPolyBaseValuations checks the claim of the package documentation:
+// for every signed combination of distinct powers P^0..P^(k-1) (the
+// coefficient of one word in the difference of two shingles), the 2-adic
+// valuation is at most 3 for k<=3, 5 for k<=5 and 9 for k<=8.
+func TestPolyBaseValuations(t *testing.T) {
+	for _, tc := range []struct{ k, max int }{{3, 3}, {5, 5}, {8, 9}} {
+		pw := make([]uint64, tc.k)
+		pw[0] = 1
+		for i := 1; i < tc.k; i++ {
+			pw[i] = pw[i-1] * polyP
+		}
+		worst := 0
+		c := make([]int, tc.k) // coefficients in {-1, 0, 1}, as a base-3 counter
+		for {
+			i := 0
+			for i < tc.k && c[i] == 1 {
+				c[i] = -1
+				i++
+			}
+			if i == tc.k {
+				break
+			}
+			c[i]++
+			var sum uint64
+			for j, cj := range c {
+				sum += uint64(int64(cj)) * pw[j]
+			}
+			if sum != 0 {
+				worst = max(worst, bits.TrailingZeros64(sum))
+			} else if slices.ContainsFunc(c, func(x int) bool { return x != 0 }) {
+				t.Fatalf("k=%d: coefficients %v sum to 0", tc.k, c)
+			}
+		}
+		if worst > tc.max {
+			t.Errorf("k=%d: valuation %d > %d", tc.k, worst, tc.max)
+		}
+	}
+}
+
+// TestRunBoundsBMIMatchesGo checks the assembly run-bounds loop against the
+// portable one on random bitmaps of varied density.
+func TestRunBoundsBMIMatchesGo(t *testing.T) {
+	if !hasAVX2() {
+		t.Skip("no AVX2/BMI")
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	for trial := range 2000 {
+		nb := 1 + r.IntN(12)
+		runs := make([]uint64, nb+1) // zero sentinel
+		for i := range nb {
+			switch trial % 4 {
+			case 0:
+				runs[i] = r.Uint64()
+			case 1:
+				runs[i] = r.Uint64() | r.Uint64() | r.Uint64() // long runs
+			case 2:
+				runs[i] = ^uint64(0) << r.IntN(64) >> r.IntN(64)
+			default:
+				runs[i] = r.Uint64() & r.Uint64()
+			}
+		}
+		a := make([]uint64, 64*nb)
+		b := make([]uint64, 64*nb)
+		na := runBoundsGo(runs, a)
+		nb2 := runBoundsBMI(&runs[0], nb, &b[0])
+		if na != nb2 || !slices.Equal(a[:na], b[:nb2]) {
+			t.Fatalf("runs %x: Go %d bounds %x, BMI %d bounds %x", runs, na, a[:na], nb2, b[:nb2])
+		}
+	}
+}
+
+// TestHashBoundsBMIMatchesGo checks the assembly word hashing against the
+// portable loop, for words of 1 to 40 bytes at every offset.
+func TestHashBoundsBMIMatchesGo(t *testing.T) {
+	if !hasAVX2() {
+		t.Skip("no AVX2/BMI")
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	low := make([]byte, 4096+lowPad)
+	for i := range 4096 {
+		low[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[r.IntN(36)]
+	}
+	s, _ := NewShingler(Options{})
+	for trial := range 500 {
+		n := 1 + r.IntN(40)
+		a := make([]uint64, n)
+		for k := range a {
+			l := 1 + r.IntN(17)
+			if trial%5 == 0 {
+				l = 1 + r.IntN(40)
+			}
+			i := r.IntN(4096 - l)
+			a[k] = uint64(i)<<32 | uint64(i+l)
+		}
+		b := slices.Clone(a)
+		hashBoundsGo(low, &s.masks, a)
+		s.hashBounds(low, b)
+		if !slices.Equal(a, b) {
+			t.Fatalf("trial %d: BMI word hashes differ from Go", trial)
+		}
+	}
+}

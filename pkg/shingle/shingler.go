@@ -46,15 +46,18 @@ type Shingler struct {
 	pk    uint64 // polyP^k
 	pk1   uint64 // polyP^(k-1)
 	ring  [MaxGrams]uint64
-	low   []byte   // lower-cased copy of the text plus 8 zero bytes
+	low   []byte   // lower-cased copy of the text plus lowPad zero bytes
 	runs  []uint64 // bit i set: byte i is an ASCII letter or digit or >= 0x80
 	high  []uint64 // bit i set: byte i >= 0x80
 	word  []byte   // the current word on the Unicode path
 	words []uint64 // the word hashes of the current text
+	spare []uint64 // second buffer for words
+	exc   []exception
+	masks [8]uint64 // masks[r] has the low r bytes set
 	ascii [128]uint64
 	small [0x800]int32 // classify of every rune below U+0800
 
-	avx2       bool   // use scanBlocksAVX2
+	avx2       bool   // use scanBlocksAVX2, runBoundsBMI and hashBoundsBMI
 	zeroDigits uint64 // 0x0f if DigitsToZero
 
 	// rolling state, shared with the Unicode paths
@@ -74,6 +77,9 @@ func NewShingler(o Options) (*Shingler, error) {
 	}
 	for c := range s.ascii {
 		s.ascii[c] = shortHash(uint64(c), 1)
+	}
+	for r := range s.masks {
+		s.masks[r] = 1<<(8*r) - 1
 	}
 	s.avx2 = hasAVX2()
 	if o.DigitsToZero {
@@ -105,11 +111,16 @@ func (s *Shingler) push(dst []uint64, w uint64) []uint64 {
 // (repeats kept) and returns it together with the number of tokens of
 // text. For every text the set of appended values equals
 // {HashString(sh, o) : sh in Shingles(string(text), o)}.
+//
+// Texts longer than 4 GiB - 1 byte are not supported (Hashes panics).
 func (s *Shingler) Hashes(dst []uint64, text []byte) ([]uint64, int) {
-	s.ring = [MaxGrams]uint64{}
+	if uint64(len(text)) > maxText {
+		panic("shingle: text longer than 4 GiB - 1")
+	}
 	s.s, s.cnt = 0, 0
 	var tokens int
 	if s.o.CharGrams > 0 {
+		s.ring = [MaxGrams]uint64{}
 		dst, tokens = s.charHashes(dst, text)
 	} else {
 		dst = s.wordHashes(dst, text)
@@ -121,12 +132,16 @@ func (s *Shingler) Hashes(dst []uint64, text []byte) ([]uint64, int) {
 	return dst, tokens
 }
 
+// maxText is the longest text Hashes accepts: run bounds are packed as two
+// 32-bit offsets.
+const maxText = 1<<32 - 1
+
 // lowPad is the number of zero bytes after the lower-cased copy, so that
 // 16-byte loads at any text position stay in bounds.
 const lowPad = 16
 
-// scan fills s.low, s.runs and s.high for text and reports whether text
-// has a byte >= 0x80.
+// scan fills s.low, s.runs and s.high for text (plus a zero word after
+// the last block) and reports whether text has a byte >= 0x80.
 func (s *Shingler) scan(text []byte) bool {
 	n := len(text)
 	nb := (n + 63) >> 6
@@ -135,12 +150,14 @@ func (s *Shingler) scan(text []byte) bool {
 	}
 	low := s.low[:n+lowPad]
 	s.low = low
-	if cap(s.runs) < nb {
-		s.runs = make([]uint64, nb, nb+nb/4+4)
-		s.high = make([]uint64, nb, nb+nb/4+4)
+	if cap(s.runs) < nb+1 {
+		s.runs = make([]uint64, nb+1, nb+nb/4+4)
+		s.high = make([]uint64, nb+1, nb+nb/4+4)
 	}
-	runs, high := s.runs[:nb], s.high[:nb]
+	// runs and high get one more, zero, word: a block past the text.
+	runs, high := s.runs[:nb+1], s.high[:nb+1]
 	s.runs, s.high = runs, high
+	runs[nb], high[nb] = 0, 0
 	full := n >> 6
 	var all uint64
 	if full > 0 {
@@ -149,7 +166,7 @@ func (s *Shingler) scan(text []byte) bool {
 	if full < nb { // the last, partial block, via a zero-padded copy
 		var buf, lowBuf [64]byte
 		copy(buf[:], text[full*64:])
-		all |= s.scanBlocks(buf[:], lowBuf[:], runs[full:], high[full:])
+		all |= s.scanBlocks(buf[:], lowBuf[:], runs[full:nb], high[full:nb])
 		copy(low[full*64:], lowBuf[:n-full*64])
 	}
 	clear(low[n:])
@@ -188,32 +205,6 @@ func scanBlocksGo(text, low []byte, runs, high []uint64, zeroDigits uint64) uint
 	return all
 }
 
-// runEnd returns the end of a run that reaches the end of block blk-1.
-func (s *Shingler) runEnd(blk, n int) int {
-	for ; blk < len(s.runs); blk++ {
-		if w := ^s.runs[blk]; w != 0 {
-			return blk<<6 + bits.TrailingZeros64(w)
-		}
-	}
-	return n
-}
-
-// anyHigh reports whether a byte in text[i:j] is >= 0x80.
-func (s *Shingler) anyHigh(i, j int) bool {
-	for i < j {
-		w := s.high[i>>6] >> (i & 63)
-		span := 64 - i&63
-		if j-i < span {
-			w &= 1<<(j-i) - 1
-		}
-		if w != 0 {
-			return true
-		}
-		i += span
-	}
-	return false
-}
-
 // wordHashes is Hashes in word mode: it hashes every word into s.words,
 // then rolls the shingle hashes over them.
 func (s *Shingler) wordHashes(dst []uint64, text []byte) []uint64 {
@@ -228,128 +219,180 @@ func (s *Shingler) wordHashes(dst []uint64, text []byte) []uint64 {
 		s.cnt = len(words)
 		return dst
 	}
-	dst = slices.Grow(dst, len(words)-k+1)
-	var st uint64
-	for _, w := range words[:k-1] {
-		st = st*polyP + w
-	}
-	// S_(i+1) = (S_i - w_i*P^(k-1))*P + w_(i+k).
-	pk1, tag := s.pk1, uint64(k)*lengthTag
-	old := words[:len(words)-k+1]
-	for i, w := range words[k-1:] {
-		st = st*polyP + w
-		dst = append(dst, finishTagged(st^tag))
-		st -= old[i] * pk1
-	}
+	n := len(dst)
+	dst = slices.Grow(dst, len(words)-k+1)[:n+len(words)-k+1]
+	roll(dst[n:], words, k, s.pk)
 	s.cnt = len(words)
 	return dst
 }
 
+// roll stores in out the hashes of the len(out) = len(words)-k+1 shingles
+// of k words, rolling S_(i+1) = S_i*P + (w_(i+k) - w_i*P^k), pk = P^k, so
+// that the loop-carried chain is one multiply and one add. It calls
+// nothing, so that its state stays in registers.
+func roll(out, words []uint64, k int, pk uint64) {
+	var st uint64
+	for _, w := range words[:k] {
+		st = st*polyP + w
+	}
+	tag := uint64(k) * lengthTag
+	out[0] = finishTagged(st ^ tag)
+	out = out[1:]
+	old := words[:len(out)]
+	next := words[k:]
+	next = next[:len(out)]
+	for i := range out {
+		st = st*polyP + (next[i] - old[i]*pk)
+		out[i] = finishTagged(st ^ tag)
+	}
+}
+
 // hashWords returns the unit hashes of the words of text, in order, in
-// s.words's storage.
+// s.words's storage. Runs made of ASCII letters and digits are words and
+// are hashed by the fast loops; runs with bytes >= 0x80 are split into
+// words by unicodeRun.
 func (s *Shingler) hashWords(text []byte) []uint64 {
 	n := len(text)
 	hasHigh := s.scan(text)
-	low, runs := s.low, s.runs
-	words := s.words[:0]
-	if maxWords := n/2 + 1; cap(words) < maxWords {
-		words = make([]uint64, 0, maxWords+maxWords/4)
+	maxRuns := n/2 + 1 // runs are separated by at least one byte
+	if cap(s.words) < maxRuns {
+		s.words = make([]uint64, maxRuns+maxRuns/4)
 	}
-	if !hasHigh {
-		words = words[:cap(words)]
-		return words[:hashWordsASCII(low, runs, n, words)]
-	}
-	var carry uint64
-	for blk, rw := range runs {
-		starts := rw &^ (rw<<1 | carry)
-		carry = rw >> 63
-		for starts != 0 {
-			p := bits.TrailingZeros64(starts)
-			starts &= starts - 1
-			i := blk<<6 + p
-			var j int
-			if rest := ^rw >> p; rest != 0 {
-				j = i + bits.TrailingZeros64(rest)
-			} else {
-				j = s.runEnd(blk+1, n)
+	words := s.words[:cap(s.words)]
+	words = words[:s.runBounds(s.runs, words)]
+	var exc []exception
+	if hasHigh {
+		exc = s.exc[:0]
+		high := s.high
+		for m, b := range words {
+			i, j := int(b>>32), int(uint32(b))
+			if high[i>>6]|high[(j-1)>>6] == 0 && (j-1)>>6-i>>6 <= 1 {
+				continue // the blocks of the run have no byte >= 0x80
 			}
-			if hasHigh && s.anyHigh(i, j) {
-				words = s.unicodeRun(words, text[i:j], low[i:j])
-				continue
+			if s.anyHigh(i, j) {
+				exc = append(exc, exception{m, i, j})
 			}
-			l := j - i
-			if l >= 16 {
-				words = append(words, unitHash(low[i:j]))
-				continue
-			}
-			// unitHash of 1..15 bytes without unpredictable branches.
-			c1 := binary.LittleEndian.Uint64(low[i:])
-			c2 := binary.LittleEndian.Uint64(low[i+8:])
-			hl := mum(wordSeed^c1, wordMul1)
-			h, t, r := uint64(wordSeed), c1, uint(l)
-			if l >= 8 {
-				h, t, r = hl, c2, uint(l-8)
-			}
-			t &= 1<<(8*r&63) - 1
-			words = append(words, mum(h^t^uint64(l)<<56, wordMul2))
 		}
+		s.exc = exc[:0]
 	}
-	return words
+	s.hashBounds(s.low, words)
+	if len(exc) == 0 {
+		return words
+	}
+	// Replace the hash of each run with non-ASCII bytes by the hashes of
+	// its words.
+	out := s.spare[:0]
+	prev := 0
+	for _, e := range exc {
+		out = append(out, words[prev:e.m]...)
+		out = s.unicodeRun(out, text[e.i:e.j], s.low[e.i:e.j])
+		prev = e.m + 1
+	}
+	out = append(out, words[prev:]...)
+	s.words, s.spare = out, words
+	return out
 }
 
-// hashWordsASCII is the hot loop of hashWords for text without bytes >=
-// 0x80: it stores the unit hash of every run (word) in words, which must
-// have room for all, and returns their number. It calls nothing, so that
-// its state stays in registers.
-func hashWordsASCII(low []byte, runs []uint64, n int, words []uint64) int {
-	m := 0
+// exception is a run with non-ASCII bytes, left for unicodeRun: its index m
+// among the runs and its bytes text[i:j].
+type exception struct{ m, i, j int }
+
+// anyHigh reports whether a byte in text[i:j] is >= 0x80.
+func (s *Shingler) anyHigh(i, j int) bool {
+	for i < j {
+		w := s.high[i>>6] >> (i & 63)
+		span := 64 - i&63
+		if j-i < span {
+			w &= 1<<uint(j-i) - 1
+		}
+		if w != 0 {
+			return true
+		}
+		i += span
+	}
+	return false
+}
+
+// runBounds stores in words the bounds of every run as i<<32 | j (the run
+// is text[i:j]) and returns their number. runs must end with a zero word (a
+// block past the text), and words must have room for every run.
+func (s *Shingler) runBounds(runs []uint64, words []uint64) int {
+	if s.avx2 && len(runs) > 1 {
+		return runBoundsBMI(&runs[0], len(runs)-1, &words[0])
+	}
+	return runBoundsGo(runs, words)
+}
+
+// runBoundsGo is the portable runBounds.
+func runBoundsGo(runs []uint64, words []uint64) (m int) {
 	var carry uint64
-	for blk, rw := range runs {
+	pend := -1 // start of a run that goes on past the current block
+	for blk := 0; blk+1 < len(runs); blk++ {
+		rw := runs[blk]
 		starts := rw &^ (rw<<1 | carry)
+		ends := rw &^ (rw>>1 | runs[blk+1]<<63) // the last byte of each run
 		carry = rw >> 63
-		for starts != 0 {
-			p := bits.TrailingZeros64(starts)
-			starts &= starts - 1
-			i := blk<<6 + p
-			var j int
-			if rest := ^rw >> p; rest != 0 {
-				j = i + bits.TrailingZeros64(rest)
-			} else { // the run goes on in the next blocks
-				j = n
-				for b := blk + 1; b < len(runs); b++ {
-					if w := ^runs[b]; w != 0 {
-						j = b<<6 + bits.TrailingZeros64(w)
-						break
-					}
-				}
+		base := blk << 6
+		for ends != 0 {
+			i := pend
+			if i < 0 {
+				i = base + bits.TrailingZeros64(starts)
+				starts &= starts - 1
 			}
-			l := j - i
-			var w uint64
-			if l < 16 {
-				// unitHash of 1..15 bytes without unpredictable branches.
-				c1 := binary.LittleEndian.Uint64(low[i : i+8])
-				c2 := binary.LittleEndian.Uint64(low[i+8 : i+16])
-				hl := mum(wordSeed^c1, wordMul1)
-				h, t, r := uint64(wordSeed), c1, uint(l)
-				if l >= 8 {
-					h, t, r = hl, c2, uint(l-8)
-				}
-				t &= 1<<(8*r&63) - 1
-				w = mum(h^t^uint64(l)<<56, wordMul2)
-			} else { // unitHash, inlined
-				h := uint64(wordSeed)
-				k := i
-				for ; k+8 <= j; k += 8 {
-					h = mum(h^binary.LittleEndian.Uint64(low[k:k+8]), wordMul1)
-				}
-				t := binary.LittleEndian.Uint64(low[k:k+8]) & (1<<(8*uint(j-k)&63) - 1)
-				w = mum(h^t^uint64(l)<<56, wordMul2)
-			}
-			words[m] = w
+			pend = -1
+			j := base + bits.TrailingZeros64(ends) + 1
+			ends &= ends - 1
+			words[m] = uint64(i)<<32 | uint64(j)
 			m++
+		}
+		if starts != 0 { // a run that ends in a later block
+			pend = base + bits.TrailingZeros64(starts)
 		}
 	}
 	return m
+}
+
+// hashBounds replaces each i<<32 | j in words by unitHash(low[i:j]) (for
+// ASCII runs; low must have 16 readable bytes after every j).
+func (s *Shingler) hashBounds(low []byte, words []uint64) {
+	if !s.avx2 {
+		hashBoundsGo(low, &s.masks, words)
+		return
+	}
+	for len(words) > 0 {
+		done := hashBoundsBMI(&low[0], &words[0], len(words))
+		if done == len(words) {
+			return
+		}
+		hashBoundsGo(low, &s.masks, words[done:done+1]) // a long word
+		words = words[done+1:]
+	}
+}
+
+// hashBoundsGo is the portable hashBounds. It calls nothing, so that its
+// state stays in registers.
+func hashBoundsGo(low []byte, masks *[8]uint64, words []uint64) {
+	for m, b := range words {
+		i, j := int(b>>32), int(uint32(b))
+		l := j - i
+		if l >= 16 { // rare
+			h := uint64(wordSeed)
+			k := i
+			for ; k+8 <= j; k += 8 {
+				h = mum(h^binary.LittleEndian.Uint64(low[k:k+8]), wordMul1)
+			}
+			t := binary.LittleEndian.Uint64(low[k:k+8]) & masks[(j-k)&7]
+			words[m] = mum(h^t^uint64(l)<<56, wordMul2)
+			continue
+		}
+		c1 := binary.LittleEndian.Uint64(low[i : i+8])
+		if l < 8 {
+			words[m] = mum(wordSeed^c1&masks[l&7]^uint64(l)<<56, wordMul2)
+			continue
+		}
+		c2 := binary.LittleEndian.Uint64(low[i+8 : i+16])
+		words[m] = mum(mum(wordSeed^c1, wordMul1)^c2&masks[(l-8)&7]^uint64(l)<<56, wordMul2)
+	}
 }
 
 // unicodeRun appends the unit hashes of the words of a run that contains
