@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -82,13 +83,18 @@ func TestWorkerKilled(t *testing.T) {
 	}
 }
 
-// TestCoordinatorKilled kills the coordinator with SIGKILL after each stage
-// and starts it again with the same command: finished tasks are not redone
-// and the results are byte-identical.
+// TestCoordinatorKilled kills the coordinator with SIGKILL after a stage (or
+// interrupts it with SIGINT, after which it says how to resume) and starts
+// it again with the same command: finished tasks are not redone and the
+// results are byte-identical.
 func TestCoordinatorKilled(t *testing.T) {
 	in, ref := corpusAndReference(t)
-	for _, stage := range []string{"map", "reduce"} {
-		t.Run(stage, func(t *testing.T) {
+	for _, tc := range []struct {
+		stage string
+		sig   syscall.Signal
+	}{{"map", syscall.SIGKILL}, {"reduce", syscall.SIGKILL}, {"map", syscall.SIGINT}} {
+		stage := tc.stage
+		t.Run(stage+"/"+tc.sig.String(), func(t *testing.T) {
 			srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -101,8 +107,11 @@ func TestCoordinatorKilled(t *testing.T) {
 			coord := start(t, nil, "coordinator", args...)
 			// The stage's final progress line is printed when it ends.
 			coord.waitFor(t, fmt.Sprintf("%-7s", stage)+" ", 60*time.Second)
-			coord.cmd.Process.Signal(syscall.SIGKILL)
-			coord.wait(t, 10*time.Second)
+			coord.cmd.Process.Signal(tc.sig)
+			err = coord.wait(t, 10*time.Second)
+			if tc.sig == syscall.SIGINT && (err == nil || !strings.Contains(coord.output(), "run the same command again to resume")) {
+				t.Fatalf("interrupted coordinator: exit %v, output:\n%s", err, coord.output())
+			}
 			docs, _ := filepath.Glob(filepath.Join(out, "docs", "*.parquet"))
 			mtimes := map[string]time.Time{}
 			for _, f := range docs {
@@ -152,6 +161,36 @@ func TestNATSRestart(t *testing.T) {
 	defer srv.Shutdown()
 	if err := coord.wait(t, 3*time.Minute); err != nil {
 		t.Fatalf("coordinator: %v\n%s", err, coord.output())
+	}
+	sameResults(t, ref, out)
+}
+
+// TestWorkerStoppedMidTask sends SIGTERM to a worker that holds a task: it
+// hands the task back at once and exits, and another worker finishes the
+// job well before AckWait (60s here) could have redelivered the task.
+func TestWorkerStoppedMidTask(t *testing.T) {
+	in, ref := corpusAndReference(t)
+	srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	out := filepath.Join(t.TempDir(), "out")
+	common := []string{"--nats", srv.URL(), "--ack-wait", "60s"}
+	coord := start(t, nil, "coordinator", append(append(append([]string{"--out", out}, common...), jobArgs...), in)...)
+	victim := start(t, []string{faults.EnvVar + "=stall@map/1"}, "worker", append(common, "--slots", "1")...)
+	victim.waitFor(t, "fault injected", 60*time.Second)
+	stopped := time.Now()
+	victim.cmd.Process.Signal(syscall.SIGTERM)
+	if err := victim.wait(t, 10*time.Second); err != nil {
+		t.Fatalf("worker exited with %v after SIGTERM:\n%s", err, victim.output())
+	}
+	start(t, nil, "worker", append(common, "--slots", "2")...)
+	if err := coord.wait(t, 50*time.Second); err != nil {
+		t.Fatalf("coordinator: %v\n%s", err, coord.output())
+	}
+	if d := time.Since(stopped); d > 40*time.Second {
+		t.Fatalf("the job took %v after the SIGTERM: the task was not handed back", d)
 	}
 	sameResults(t, ref, out)
 }
