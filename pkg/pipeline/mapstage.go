@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/cespare/xxhash/v2"
-	"io"
 	"slices"
 	"time"
 
@@ -205,9 +203,8 @@ func writeSigs(ctx context.Context, st store, name string, recs []*sigfile.Recor
 	if err != nil {
 		return pqfile.Info{}, err
 	}
-	h := xxhash.New()
-	cw := &countingWriter{w: io.MultiWriter(w, h)}
-	sw := sigfile.NewWriter(cw)
+	sum := pqfile.NewSummer(w)
+	sw := sigfile.NewWriter(sum)
 	for _, r := range recs {
 		if err := sw.Add(r); err != nil {
 			w.Abort()
@@ -221,16 +218,5 @@ func writeSigs(ctx context.Context, st store, name string, recs []*sigfile.Recor
 	if err := w.Commit(); err != nil {
 		return pqfile.Info{}, err
 	}
-	return pqfile.Info{Name: name, Rows: int64(len(recs)), Checksum: h.Sum64(), Bytes: cw.n}, nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return sum.Info(name, int64(len(recs))), nil
 }

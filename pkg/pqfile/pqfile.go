@@ -36,17 +36,27 @@ type Info struct {
 // maxRowsPerGroup bounds the rows a writer holds in memory.
 const maxRowsPerGroup = 1 << 20
 
-type hashingWriter struct {
+// Summer passes writes through, counting and hashing the bytes: what a
+// writer of any file records in its Info.
+type Summer struct {
 	w io.Writer
 	h *xxhash.Digest
 	n int64
 }
 
-func (h *hashingWriter) Write(p []byte) (int, error) {
+// NewSummer returns a Summer writing to w.
+func NewSummer(w io.Writer) *Summer { return &Summer{w: w, h: xxhash.New()} }
+
+func (h *Summer) Write(p []byte) (int, error) {
 	n, err := h.w.Write(p)
 	h.h.Write(p[:n])
 	h.n += int64(n)
 	return n, err
+}
+
+// Info describes the bytes written so far as file name with rows rows.
+func (h *Summer) Info(name string, rows int64) Info {
+	return Info{Name: name, Rows: rows, Checksum: h.h.Sum64(), Bytes: h.n}
 }
 
 // Options describe a file to write.
@@ -68,7 +78,7 @@ func Write[T any](ctx context.Context, s Creator, name string, rows []T, o Optio
 	if err != nil {
 		return Info{}, err
 	}
-	hw := &hashingWriter{w: w, h: xxhash.New()}
+	hw := NewSummer(w)
 	opts := []parquet.WriterOption{
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(maxRowsPerGroup),
@@ -103,7 +113,7 @@ func Write[T any](ctx context.Context, s Creator, name string, rows []T, o Optio
 	if err := w.Commit(); err != nil {
 		return Info{}, err
 	}
-	return Info{Name: name, Rows: int64(len(rows)), Checksum: hw.h.Sum64(), Bytes: hw.n}, nil
+	return hw.Info(name, int64(len(rows))), nil
 }
 
 // ErrCorrupt marks a file that does not match what its writer recorded.
