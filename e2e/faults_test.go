@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -193,4 +194,50 @@ func TestWorkerStoppedMidTask(t *testing.T) {
 		t.Fatalf("the job took %v after the SIGTERM: the task was not handed back", d)
 	}
 	sameResults(t, ref, out)
+}
+
+// TestTaskKillsEveryWorker kills every worker that takes map task 1 (as an
+// out-of-memory kill would), so no worker ever records the task's failure:
+// after --max-deliver deliveries the server's advisory makes the coordinator
+// record it, and the job completes without that chunk (exit status 4), or
+// fails under --strict. It never hangs.
+func TestTaskKillsEveryWorker(t *testing.T) {
+	in, _ := corpusAndReference(t)
+	for _, strict := range []bool{false, true} {
+		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
+			srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Shutdown()
+			out := filepath.Join(t.TempDir(), "out")
+			common := []string{"--nats", srv.URL(), "--ack-wait", "1s", "--max-deliver", "2"}
+			args := append(append([]string{"--out", out}, common...), jobArgs...)
+			if strict {
+				args = append(args, "--strict")
+			}
+			coord := start(t, nil, "coordinator", append(args, in)...)
+			for range 2 {
+				victim := start(t, []string{faults.EnvVar + "=stall@map/1"}, "worker", append(common, "--slots", "1")...)
+				victim.waitFor(t, "fault injected", 60*time.Second)
+				victim.cmd.Process.Signal(syscall.SIGKILL)
+				victim.wait(t, 10*time.Second)
+			}
+			start(t, nil, "worker", append(common, "--slots", "2")...)
+			err = coord.wait(t, 2*time.Minute)
+			code := -1
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if !strict && code != 4 || strict && code != 1 {
+				t.Fatalf("coordinator exit %v, want status %d:\n%s", err, map[bool]int{false: 4, true: 1}[strict], coord.output())
+			}
+			if o := coord.output(); !strings.Contains(o, "map task 1 failed after 2 attempts") && !strings.Contains(o, "stage=map index=1 attempts=2") {
+				t.Fatalf("the failure is not reported:\n%s", coord.output())
+			}
+			if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); (err == nil) == strict {
+				t.Fatalf("_SUCCESS present: %v, strict %v", err == nil, strict)
+			}
+		})
+	}
 }

@@ -47,6 +47,7 @@ type Summer struct {
 // NewSummer returns a Summer writing to w.
 func NewSummer(w io.Writer) *Summer { return &Summer{w: w, h: xxhash.New()} }
 
+// Write writes p through, counting and hashing it.
 func (h *Summer) Write(p []byte) (int, error) {
 	n, err := h.w.Write(p)
 	h.h.Write(p[:n])
