@@ -24,9 +24,13 @@ type Worker struct {
 
 	faults *faults.Set
 
-	mu   sync.Mutex
-	jobs map[string]*jobCache // by run
+	mu    sync.Mutex
+	jobs  map[string]*jobCache // by run
+	order []string             // runs, oldest first
 }
+
+// cachedJobs is how many jobs a worker remembers between tasks.
+const cachedJobs = 8
 
 // InjectFaults makes the worker fail, panic or stall at the points f names
 // (see package faults). For tests of recovery only.
@@ -189,6 +193,11 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	st.Fsync = spec.Params.Fsync
 	j := &jobCache{spec: spec, kv: kv, st: st}
 	w.jobs[t.Run] = j
+	w.order = append(w.order, t.Run)
+	if len(w.order) > cachedJobs {
+		delete(w.jobs, w.order[0])
+		w.order = w.order[1:]
+	}
 	return j, nil
 }
 
