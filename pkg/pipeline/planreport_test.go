@@ -22,7 +22,7 @@ func TestWritePlanReport(t *testing.T) {
 	}{
 		{"default", func(*Params) {}, "plan-0.8.golden", []string{"bands (b)                            16", "P(candidate) at threshold            0.9470"}},
 		{"b20r5", func(p *Params) { p.Bands, p.Rows = 20, 5 }, "plan-20x5.golden",
-			[]string{"0.2         0.0064", "0.3         0.0475", "0.4         0.1860", "0.5         0.4703", "0.6         0.8019", "0.7         0.9748", "0.8         0.9996"}},
+			[]string{"0.2         0.0064", "0.3         0.0475", "0.4         0.1860", "0.5         0.4701", "0.6         0.8019", "0.7         0.9748", "0.8         0.9996"}},
 		{"threshold 0.5", func(p *Params) { p.Threshold = 0.5 }, "plan-0.5.golden", []string{"rows per band (r)                    3"}},
 	}
 	for _, tt := range tests {
