@@ -241,3 +241,36 @@ func TestTaskKillsEveryWorker(t *testing.T) {
 		})
 	}
 }
+
+// TestSecondCoordinatorRefused starts a second coordinator while a first
+// runs the same job, on the same output directory (the file lock) and on
+// another directory under the same job name (the lease in the job's
+// bucket): it exits with status 5 and the first completes.
+func TestSecondCoordinatorRefused(t *testing.T) {
+	in, _ := corpusAndReference(t)
+	srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	common := []string{"--nats", srv.URL(), "--job", "nightly", "--quiet"}
+	// Slow map tasks keep the first job running while the others try.
+	start(t, []string{faults.EnvVar + "=slow@map/*"}, "worker", "--nats", srv.URL(), "--slots", "2")
+	out := filepath.Join(t.TempDir(), "out")
+	first := start(t, nil, "coordinator", append(append([]string{"--out", out}, common...), in)...)
+	first.waitFor(t, "job planned", 30*time.Second)
+	for _, other := range []string{out, filepath.Join(t.TempDir(), "other")} {
+		second := start(t, nil, "coordinator", append(append([]string{"--out", other, "--overwrite"}, common...), in)...)
+		err := second.wait(t, 30*time.Second)
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 5 || !strings.Contains(second.output(), "another coordinator") {
+			t.Fatalf("second coordinator on %s: %v\n%s", other, err, second.output())
+		}
+	}
+	if err := first.wait(t, 3*time.Minute); err != nil {
+		t.Fatalf("first coordinator: %v\n%s", err, first.output())
+	}
+	if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
+		t.Fatal("the first job did not complete")
+	}
+}

@@ -143,6 +143,9 @@ func runJob(args []string, compare bool) int {
 		if errors.Is(err, pipeline.ErrComplete) {
 			return 3
 		}
+		if errors.Is(err, pipeline.ErrJobBusy) {
+			return 5
+		}
 		return 1
 	}
 	c := man.Counts

@@ -2,8 +2,6 @@ package formats
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"io"
 	"strconv"
 	"unicode/utf16"
@@ -22,7 +20,7 @@ func (r *run) lineLimit() int {
 // readJSONL reads the lines of a JSONL stream that start before end (-1:
 // to the end of the stream); the first line is number firstLine.
 func (r *run) readJSONL(s *stream, firstLine, end int64) error {
-	fields := make(map[string]json.RawMessage)
+	sc := newJSONLineScanner(r.o)
 	for line := firstLine; end < 0 || s.off < end; line++ {
 		if err := r.tick(s.off); err != nil {
 			return err
@@ -45,7 +43,7 @@ func (r *run) readJSONL(s *stream, firstLine, end int64) error {
 			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
 		}
 		if len(bytes.TrimSpace(b)) > 0 {
-			if err := r.jsonLine(fields, trimEOL(b), off, line); err != nil {
+			if err := r.jsonLine(sc, trimEOL(b), off, line); err != nil {
 				return err
 			}
 		}
@@ -56,31 +54,26 @@ func (r *run) readJSONL(s *stream, firstLine, end int64) error {
 	return nil
 }
 
-// jsonLine turns one non-blank JSONL line into a document or a reject.
-func (r *run) jsonLine(fields map[string]json.RawMessage, b []byte, off, line int64) error {
-	if c := firstNonSpace(b); c != '{' {
-		if json.Valid(b) {
-			return r.rejectf(off, line, "invalid JSON: line is a JSON %s, not an object", jsonType(b))
-		}
+// jsonLine turns one non-blank JSONL line into a document or a reject,
+// using the scanner sc.
+func (r *run) jsonLine(sc *jsonLineScanner, b []byte, off, line int64) error {
+	if !sc.scan(b) {
+		msg, at := sc.syntaxError()
+		return r.rejectf(off, line, "invalid JSON: %s (at byte %d)", msg, at)
 	}
-	clear(fields)
-	if err := json.Unmarshal(b, &fields); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return r.rejectf(off, line, "invalid JSON: %v (at byte %d)", err, syn.Offset)
-		}
-		return r.rejectf(off, line, "invalid JSON: %v", err)
+	if firstNonSpace(b) != '{' {
+		return r.rejectf(off, line, "invalid JSON: line is a JSON %s, not an object", jsonType(b))
 	}
-	raw, ok := fields[r.o.TextField]
+	raw := sc.vals[memberText]
 	switch {
-	case !ok:
+	case raw == nil:
 		return r.rejectf(off, line, "missing text field %q", r.o.TextField)
 	case raw[0] != '"':
 		return r.rejectf(off, line, "text field %q is not a string but %s", r.o.TextField, jsonType(raw))
 	}
 	r.text = appendJSONString(r.text[:0], raw)
 	d := Doc{Text: r.text, Offset: off, Line: line}
-	raw = fields[r.o.IDField]
+	raw = sc.vals[memberID]
 	switch {
 	case len(raw) == 0 || raw[0] == 'n' || string(raw) == `""`: // missing, null or empty
 		d.ID = r.path + ":" + strconv.FormatInt(line, 10)
@@ -95,7 +88,7 @@ func (r *run) jsonLine(fields map[string]json.RawMessage, b []byte, off, line in
 	default:
 		return r.rejectf(off, line, "id field %q is not a string or number but %s", r.o.IDField, jsonType(raw))
 	}
-	if raw := fields["url"]; len(raw) > 0 && raw[0] == '"' {
+	if raw := sc.vals[memberURL]; len(raw) > 0 && raw[0] == '"' {
 		r.id = appendJSONString(r.id[:0], raw)
 		d.URL = string(bytes.ToValidUTF8(r.id, []byte("\uFFFD")))
 	}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -64,6 +65,16 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		return nil, err
 	}
 	st.Fsync = cfg.Params.Fsync
+	// One coordinator per output directory: taken before anything is
+	// removed or planned, released by the system if this process dies.
+	unlock, err := st.Lock(lockFile)
+	if err != nil {
+		if errors.Is(err, storage.ErrLocked) {
+			return nil, fmt.Errorf("%w: %s is in use by another coordinator", ErrJobBusy, st.Root())
+		}
+		return nil, err
+	}
+	defer unlock()
 	if _, err := st.Open(ctx, successFile); err == nil && !cfg.Overwrite {
 		return nil, fmt.Errorf("%s: %w", st.Root(), ErrComplete)
 	}
@@ -114,10 +125,15 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	kv, err := jobBucket(ctx, q, spec)
+	life := randomHex(4)
+	host, _ := os.Hostname()
+	holder := lease{Holder: fmt.Sprintf("coordinator %s on %s (pid %d)", life, host, os.Getpid()), Out: st.Root()}
+	kv, release, err := jobBucket(ctx, q, spec, holder, log)
 	if err != nil {
 		return nil, err
 	}
+	release = sync.OnceFunc(release)
+	defer release()
 	stopWorkers := func() {}
 	if cfg.NATSURL == "" && cfg.Workers > 0 {
 		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -146,7 +162,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	}
 
 	c := &coordinator{cfg: cfg, log: log, st: st, q: q, nc: nc, kv: kv, spec: spec, plan: plan,
-		prog: newProgress(cfg.Progress, cfg.Live), life: randomHex(4)}
+		prog: newProgress(cfg.Progress, cfg.Live), life: life}
 	man, err := c.run(ctx, started)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -154,6 +170,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		}
 		return nil, err
 	}
+	release()
 	if !cfg.KeepWork {
 		if err := q.DeleteBucket(context.WithoutCancel(ctx), job); err != nil {
 			log.Warn("could not delete the job's state bucket", "err", err)
@@ -236,35 +253,47 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 	return nc, srv.Connect, func() { nc.Close(); srv.Shutdown() }, nil
 }
 
-// jobBucket opens the job's state bucket, clearing it when it holds the
-// state of another run.
-func jobBucket(ctx context.Context, q *queue.Queue, spec *Spec) (jetstream.KeyValue, error) {
+// jobBucket opens the job's state bucket and takes the coordinator lease
+// in it, then clears the bucket when it holds the state of another run.
+// The lease comes first: a running job's state is never cleared.
+func jobBucket(ctx context.Context, q *queue.Queue, spec *Spec, holder lease, log *slog.Logger) (jetstream.KeyValue, func(), error) {
 	kv, err := q.Bucket(ctx, spec.Job)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	release, err := takeLease(ctx, kv, holder, log)
+	if err != nil {
+		return nil, nil, err
 	}
 	if e, err := kv.Get(ctx, specKey); err == nil {
 		var old Spec
 		if json.Unmarshal(e.Value(), &old) == nil && old.Run == spec.Run {
-			return kv, nil
+			return kv, release, nil
 		}
+		release()
 		if err := q.DeleteBucket(ctx, spec.Job); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if kv, err = q.Bucket(ctx, spec.Job); err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if release, err = takeLease(ctx, kv, holder, log); err != nil {
+			return nil, nil, err
 		}
 	} else if !errNotFound(err) {
-		return nil, fmt.Errorf("job %s: %w", spec.Job, err)
+		release()
+		return nil, nil, fmt.Errorf("job %s: %w", spec.Job, err)
 	}
 	data, err := json.Marshal(spec)
 	if err != nil {
-		return nil, err
+		release()
+		return nil, nil, err
 	}
 	if _, err := kv.Put(ctx, specKey, data); err != nil {
-		return nil, fmt.Errorf("job %s: storing spec: %w", spec.Job, err)
+		release()
+		return nil, nil, fmt.Errorf("job %s: storing spec: %w", spec.Job, err)
 	}
-	return kv, nil
+	return kv, release, nil
 }
 
 type coordinator struct {

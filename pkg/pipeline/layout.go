@@ -15,6 +15,7 @@ const (
 	reduceStgFile  = workDir + "/stage-reduce.json"
 	natsDir        = workDir + "/nats"
 	successFile    = "_SUCCESS"
+	lockFile       = ".neardup.lock" // held by the running coordinator
 	manifestFile   = "manifest.json"
 	clustersFile   = "clusters.parquet"
 	duplicatesFile = "duplicates.parquet"

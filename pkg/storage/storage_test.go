@@ -99,3 +99,21 @@ func TestCreateFailsInReadOnlyDir(t *testing.T) {
 		t.Fatal("Create in a read-only directory succeeded")
 	}
 }
+
+func TestLock(t *testing.T) {
+	d, _ := NewDir(t.TempDir())
+	unlock, err := d.Lock(".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second open file description is refused while the first holds it.
+	if _, err := d.Lock(".lock"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Lock: %v, want ErrLocked", err)
+	}
+	unlock()
+	unlock2, err := d.Lock(".lock")
+	if err != nil {
+		t.Fatalf("Lock after unlock: %v", err)
+	}
+	unlock2()
+}
