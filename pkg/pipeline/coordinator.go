@@ -471,7 +471,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 				replayed = true
 				continue
 			}
-			kind, idx, ok := parseKey(name, e.Key())
+			kind, idx, ok := parseKey(stageKeys(c.spec.Run, name), e.Key())
 			if !ok || !want[idx] || e.Operation() != jetstream.KeyValuePut {
 				continue
 			}
@@ -501,7 +501,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		}
 		data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: e.Deliveries,
 			Error: "delivered the maximum number of times without being finished (its workers died or lost their connection)"})
-		if _, err := c.kv.Create(context.WithoutCancel(ctx), failedKey(t.Stage, t.Index), data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		if _, err := c.kv.Create(context.WithoutCancel(ctx), failedKey(t.Run, t.Stage, t.Index), data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 			c.log.Error("cannot record exhausted task", "err", err)
 		}
 	})
@@ -530,7 +530,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 	recheck := time.NewTicker(10 * time.Second)
 	defer recheck.Stop()
 	absorb := func(k string, v []byte) {
-		kind, idx, ok := parseKey(name, k)
+		kind, idx, ok := parseKey(stageKeys(c.spec.Run, name), k)
 		if !ok || !want[idx] {
 			return
 		}
@@ -574,7 +574,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 			}
 			absorb(e.Key(), e.Value())
 		case <-recheck.C:
-			keys, err := c.kv.ListKeysFiltered(ctx, name+".>")
+			keys, err := c.kv.ListKeysFiltered(ctx, stageKeys(c.spec.Run, name)+".>")
 			if err != nil {
 				c.log.Warn("listing job state", "err", err)
 				continue
@@ -599,7 +599,7 @@ func (c *coordinator) watch(ctx context.Context, name string) (jetstream.KeyWatc
 	var w jetstream.KeyWatcher
 	err := queue.Retry(ctx, func(ctx context.Context) error {
 		var err error
-		w, err = c.kv.Watch(context.WithoutCancel(ctx), name+".>")
+		w, err = c.kv.Watch(context.WithoutCancel(ctx), stageKeys(c.spec.Run, name)+".>")
 		return err
 	})
 	if err != nil {
@@ -608,9 +608,9 @@ func (c *coordinator) watch(ctx context.Context, name string) (jetstream.KeyWatc
 	return w, nil
 }
 
-// parseKey splits "stage.kind.000012".
-func parseKey(stage, key string) (kind string, idx int, ok bool) {
-	rest, found := strings.CutPrefix(key, stage+".")
+// parseKey splits "<prefix>.kind.000012".
+func parseKey(prefix, key string) (kind string, idx int, ok bool) {
+	rest, found := strings.CutPrefix(key, prefix+".")
 	if !found {
 		return "", 0, false
 	}

@@ -27,8 +27,15 @@ func (t Task) id() string { return fmt.Sprintf("%s.%s.%06d", t.Run, t.Stage, t.I
 // KV keys of the job-state bucket.
 const specKey = "spec"
 
-func doneKey(stage string, i int) string   { return fmt.Sprintf("%s.done.%06d", stage, i) }
-func failedKey(stage string, i int) string { return fmt.Sprintf("%s.failed.%06d", stage, i) }
+// Task state keys start with the run, so that a late result of an earlier
+// run of the same job can never be taken for one of this run.
+func stageKeys(run, stage string) string { return run + "." + stage }
+func doneKey(run, stage string, i int) string {
+	return fmt.Sprintf("%s.done.%06d", stageKeys(run, stage), i)
+}
+func failedKey(run, stage string, i int) string {
+	return fmt.Sprintf("%s.failed.%06d", stageKeys(run, stage), i)
+}
 
 // MapResult is what a map task reports.
 type MapResult struct {

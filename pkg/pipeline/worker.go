@@ -137,7 +137,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	if err != nil {
 		return err
 	}
-	if _, err := job.kv.Put(ctx, doneKey(t.Stage, t.Index), data); err != nil {
+	if _, err := job.kv.Put(ctx, doneKey(t.Run, t.Stage, t.Index), data); err != nil {
 		return fmt.Errorf("recording %s task %d: %w", t.Stage, t.Index, err)
 	}
 	log.Debug("task done")
@@ -158,7 +158,7 @@ func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error)
 		return
 	}
 	data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: d.Attempt, Error: err.Error()})
-	if _, perr := job.kv.Put(ctx, failedKey(t.Stage, t.Index), data); perr != nil {
+	if _, perr := job.kv.Put(ctx, failedKey(t.Run, t.Stage, t.Index), data); perr != nil {
 		w.log.Error("cannot record failure", "err", perr)
 	}
 }
