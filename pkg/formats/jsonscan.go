@@ -51,7 +51,7 @@ type jsonLineScanner struct {
 }
 
 // newJSONLineScanner returns a scanner looking for the id and text fields
-// of options o (with defaults) and for "url".
+// of options o, whose defaults are filled in, and for "url".
 func newJSONLineScanner(o Options) *jsonLineScanner {
 	s := &jsonLineScanner{}
 	s.names[memberID] = o.IDField
