@@ -1,0 +1,127 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestServe runs tasks through an embedded server and checks the delivery
+// rules: success acknowledges, an error is retried until MaxDeliver and
+// then recorded once, a permanent error and a panic are recorded at once.
+func TestServe(t *testing.T) {
+	srv, err := StartEmbedded(t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	nc, err := srv.Connect("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	q, err := Open(ctx, nc, Config{AckWait: 2 * time.Second, MaxDeliver: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		task         string
+		wantAttempts int  // deliveries seen by the handler
+		wantFailed   bool // recorded as failed
+	}{
+		{"ok", 1, false},
+		{"fail-once", 2, false},
+		{"fail-always", 3, true},
+		{"permanent", 1, true},
+		{"panic", 3, true},
+	}
+	var mu sync.Mutex
+	attempts := map[string]int{}
+	failed := map[string]int{}
+	done := map[string]bool{}
+	handler := func(ctx context.Context, d Delivery) error {
+		task := string(d.Data)
+		mu.Lock()
+		attempts[task]++
+		n := attempts[task]
+		mu.Unlock()
+		if n != d.Attempt {
+			return Permanent(fmt.Errorf("delivery says attempt %d, handler saw %d", d.Attempt, n))
+		}
+		switch task {
+		case "fail-once":
+			if n == 1 {
+				return errors.New("transient")
+			}
+		case "fail-always":
+			return errors.New("always")
+		case "permanent":
+			return Permanent(errors.New("bad task"))
+		case "panic":
+			panic("boom")
+		}
+		mu.Lock()
+		done[task] = true
+		mu.Unlock()
+		return nil
+	}
+	record := func(ctx context.Context, d Delivery, err error) {
+		mu.Lock()
+		failed[string(d.Data)]++
+		mu.Unlock()
+	}
+	for _, tt := range tests {
+		if err := q.Publish(ctx, "testjob", tt.task, []byte(tt.task)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan struct{})
+	go func() {
+		q.Serve(sctx, 2, handler, record, slog.New(slog.DiscardHandler))
+		close(served)
+	}()
+	// Retries back off by a second per attempt: allow for it.
+	deadline := time.After(30 * time.Second)
+	for {
+		mu.Lock()
+		finished := 0
+		for _, tt := range tests {
+			if done[tt.task] || failed[tt.task] > 0 {
+				finished++
+			}
+		}
+		mu.Unlock()
+		if finished == len(tests) {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("tasks not finished: attempts %v, failed %v, done %v", attempts, failed, done)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	stop()
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, tt := range tests {
+		if attempts[tt.task] != tt.wantAttempts {
+			t.Errorf("%s: %d deliveries, want %d", tt.task, attempts[tt.task], tt.wantAttempts)
+		}
+		if (failed[tt.task] == 1) != tt.wantFailed || failed[tt.task] > 1 {
+			t.Errorf("%s: recorded failed %d times, want failed=%v", tt.task, failed[tt.task], tt.wantFailed)
+		}
+	}
+}
