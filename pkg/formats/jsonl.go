@@ -138,24 +138,29 @@ func appendJSONString(dst, raw []byte) []byte {
 		if len(s) < 2 {
 			return dst // cannot happen in a valid literal
 		}
-		switch c := s[1]; c {
-		case 'b':
-			dst, s = append(dst, '\b'), s[2:]
-		case 'f':
-			dst, s = append(dst, '\f'), s[2:]
-		case 'n':
-			dst, s = append(dst, '\n'), s[2:]
-		case 'r':
-			dst, s = append(dst, '\r'), s[2:]
-		case 't':
-			dst, s = append(dst, '\t'), s[2:]
-		case 'u':
-			var r rune
-			r, s = decodeUnicodeEscape(s)
-			dst = utf8.AppendRune(dst, r)
-		default: // '"', '\\', '/'
-			dst, s = append(dst, c), s[2:]
-		}
+		dst, s = appendEscape(dst, s)
+	}
+}
+
+// appendEscape decodes the escape sequence at the start of s (a backslash
+// and what follows, validated) onto dst and returns the rest of s.
+func appendEscape(dst, s []byte) ([]byte, []byte) {
+	switch c := s[1]; c {
+	case 'b':
+		return append(dst, '\b'), s[2:]
+	case 'f':
+		return append(dst, '\f'), s[2:]
+	case 'n':
+		return append(dst, '\n'), s[2:]
+	case 'r':
+		return append(dst, '\r'), s[2:]
+	case 't':
+		return append(dst, '\t'), s[2:]
+	case 'u':
+		r, rest := decodeUnicodeEscape(s)
+		return utf8.AppendRune(dst, r), rest
+	default: // '"', '\\', '/'
+		return append(dst, c), s[2:]
 	}
 }
 

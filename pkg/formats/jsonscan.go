@@ -396,24 +396,7 @@ func appendJSONKey(dst, lit []byte) []byte {
 		c := lit[0]
 		switch {
 		case c == '\\':
-			switch e := lit[1]; e {
-			case 'b':
-				dst, lit = append(dst, '\b'), lit[2:]
-			case 'f':
-				dst, lit = append(dst, '\f'), lit[2:]
-			case 'n':
-				dst, lit = append(dst, '\n'), lit[2:]
-			case 'r':
-				dst, lit = append(dst, '\r'), lit[2:]
-			case 't':
-				dst, lit = append(dst, '\t'), lit[2:]
-			case 'u':
-				var r rune
-				r, lit = decodeUnicodeEscape(lit)
-				dst = utf8.AppendRune(dst, r)
-			default: // '"', '\\', '/'
-				dst, lit = append(dst, e), lit[2:]
-			}
+			dst, lit = appendEscape(dst, lit)
 		case c < utf8.RuneSelf:
 			dst, lit = append(dst, c), lit[1:]
 		default:
