@@ -60,53 +60,19 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	st, err := storage.NewDir(cfg.Out)
+	// Everything is checked before anything in the output is touched.
+	params, inputs, err := checkConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	st.Fsync = cfg.Params.Fsync
-	// One coordinator per output directory: taken before anything is
-	// removed or planned, released by the system if this process dies.
-	unlock, err := st.Lock(lockFile)
+	st, unlock, err := openOutput(ctx, cfg)
 	if err != nil {
-		if errors.Is(err, storage.ErrLocked) {
-			return nil, fmt.Errorf("%w: %s is in use by another coordinator", ErrJobBusy, st.Root())
-		}
 		return nil, err
 	}
 	defer unlock()
-	if _, err := st.Open(ctx, successFile); err == nil && !cfg.Overwrite {
-		return nil, fmt.Errorf("%s: %w", st.Root(), ErrComplete)
-	}
-	if cfg.Overwrite {
-		for _, name := range outputNames() {
-			if err := st.Remove(ctx, name); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if cfg.NATSURL == "" && cfg.Workers < 1 && cfg.Listen == "" {
-		return nil, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
-	}
-	params := cfg.Params
-	if err := params.Resolve(); err != nil {
-		return nil, err
-	}
-	inputs, err := ExpandInputs(cfg.Inputs)
-	if err != nil {
-		return nil, err
-	}
-	for i := range inputs {
-		if abs, err := filepath.Abs(inputs[i].Path); err == nil {
-			inputs[i].Path = abs
-		}
-	}
 	job := cfg.Job
 	if job == "" {
 		job = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
-	}
-	if !validJob(job) {
-		return nil, fmt.Errorf("job name %q: use letters, digits, - and _", job)
 	}
 	spec, plan, resumed, err := loadOrPlan(ctx, st, job, params, inputs)
 	if err != nil {
@@ -136,29 +102,10 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	defer release()
 	stopWorkers := func() {}
 	if cfg.NATSURL == "" && cfg.Workers > 0 {
-		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		var wg sync.WaitGroup
-		wnc, err := dial("neardup-worker")
-		if err != nil {
-			cancel()
+		if stopWorkers, err = startWorkers(ctx, cfg, dial, log); err != nil {
 			return nil, err
 		}
-		wq, err := queue.Open(ctx, wnc, cfg.Queue)
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		w := NewWorker(wq, cfg.Workers, log.With("role", "worker"))
-		w.InjectFaults(cfg.Faults)
-		wg.Add(1)
-		go func() { defer wg.Done(); w.Run(wctx) }()
-		stopWorkers = sync.OnceFunc(func() { cancel(); wg.Wait(); wnc.Close() })
 		defer stopWorkers()
-		// Stop workers promptly on interrupt so their tasks are handed back.
-		go func() {
-			<-ctx.Done()
-			cancel()
-		}()
 	}
 
 	c := &coordinator{cfg: cfg, log: log, st: st, q: q, nc: nc, kv: kv, spec: spec, plan: plan,
@@ -182,6 +129,92 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		}
 	}
 	return man, nil
+}
+
+// checkConfig resolves the parameters and the inputs (as absolute paths)
+// and checks the rest of the configuration.
+func checkConfig(cfg Config) (Params, []Input, error) {
+	if cfg.NATSURL == "" && cfg.Workers < 1 && cfg.Listen == "" {
+		return Params{}, nil, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
+	}
+	if cfg.Job != "" && !validJob(cfg.Job) {
+		return Params{}, nil, fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
+	}
+	params := cfg.Params
+	if err := params.Resolve(); err != nil {
+		return Params{}, nil, err
+	}
+	inputs, err := ExpandInputs(cfg.Inputs)
+	if err != nil {
+		return Params{}, nil, err
+	}
+	for i := range inputs {
+		if abs, err := filepath.Abs(inputs[i].Path); err == nil {
+			inputs[i].Path = abs
+		}
+	}
+	return params, inputs, nil
+}
+
+// openOutput opens the output directory, takes its lock (one coordinator
+// per output, released by the system if this process dies), refuses a
+// complete job, and clears the outputs under --overwrite.
+func openOutput(ctx context.Context, cfg Config) (*storage.Dir, func(), error) {
+	st, err := storage.NewDir(cfg.Out)
+	if err != nil {
+		return nil, nil, err
+	}
+	st.Fsync = cfg.Params.Fsync
+	unlock, err := st.Lock(lockFile)
+	if err != nil {
+		if errors.Is(err, storage.ErrLocked) {
+			return nil, nil, fmt.Errorf("%w: %s is in use by another coordinator", ErrJobBusy, st.Root())
+		}
+		return nil, nil, err
+	}
+	if _, err := st.Open(ctx, successFile); err == nil && !cfg.Overwrite {
+		unlock()
+		return nil, nil, fmt.Errorf("%s: %w", st.Root(), ErrComplete)
+	}
+	if cfg.Overwrite {
+		for _, name := range outputNames() {
+			if err := st.Remove(ctx, name); err != nil {
+				unlock()
+				return nil, nil, err
+			}
+		}
+	}
+	return st, unlock, nil
+}
+
+// startWorkers runs cfg.Workers in-process worker slots on their own
+// connection to the embedded server. stop cancels them (their running
+// tasks are handed back) and waits for them; an interrupt of ctx does the
+// same at once.
+func startWorkers(ctx context.Context, cfg Config, dial func(string) (*nats.Conn, error), log *slog.Logger) (stop func(), err error) {
+	wnc, err := dial("neardup-worker")
+	if err != nil {
+		return nil, err
+	}
+	wq, err := queue.Open(ctx, wnc, cfg.Queue)
+	if err != nil {
+		wnc.Close()
+		return nil, err
+	}
+	w := NewWorker(wq, cfg.Workers, log.With("role", "worker"))
+	w.InjectFaults(cfg.Faults)
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(wctx) }()
+	go func() {
+		select {
+		case <-ctx.Done():
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	return sync.OnceFunc(func() { cancel(); wg.Wait(); wnc.Close() }), nil
 }
 
 func validJob(s string) bool {

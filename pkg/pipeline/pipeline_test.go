@@ -212,3 +212,34 @@ func TestRerunRefusesCompleteOutput(t *testing.T) {
 		t.Fatalf("rerun with overwrite: %v", err)
 	}
 }
+
+// TestBadConfigKeepsOutput checks that a run with --overwrite but an
+// invalid configuration fails before touching the complete output there.
+func TestBadConfigKeepsOutput(t *testing.T) {
+	in, _ := genCorpus(t, 60, 3, 1)
+	out := filepath.Join(t.TempDir(), "out")
+	cfg := testConfig(t, in, out, 2)
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		set  func(*Config)
+	}{
+		{"bad threshold", func(c *Config) { c.Params.Threshold = 1.5 }},
+		{"missing input", func(c *Config) { c.Inputs = []string{filepath.Join(in, "nope.jsonl")} }},
+		{"no workers", func(c *Config) { c.Workers = 0 }},
+		{"bad job name", func(c *Config) { c.Job = "no spaces allowed" }},
+	}
+	for _, tt := range tests {
+		c := cfg
+		c.Overwrite = true
+		tt.set(&c)
+		if _, err := Run(context.Background(), c); err == nil {
+			t.Fatalf("%s: Run succeeded", tt.name)
+		}
+		if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
+			t.Fatalf("%s: the complete output was removed", tt.name)
+		}
+	}
+}
