@@ -104,6 +104,7 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			})
 			return nil
 		}
+		before := len(rejects)
 		if err := formats.Read(ctx, piece, p.ReadOptions(), emit, reject); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -111,10 +112,13 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			if p.Strict {
 				return nil, fmt.Errorf("chunk %d: %w", chunk.Index, err)
 			}
-			// The rest of the piece is unreadable: record it, keep what was read.
-			rejects = append(rejects, formats.RejectRecord{
-				Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: "unreadable: " + err.Error(),
-			})
+			// The rest of the piece is unreadable: keep what was read, and
+			// record the loss unless the reader already did.
+			if len(rejects) == before {
+				rejects = append(rejects, formats.RejectRecord{
+					Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: "unreadable: " + err.Error(),
+				})
+			}
 		}
 	}
 	res.Docs = int64(len(docs))
