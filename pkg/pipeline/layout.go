@@ -38,12 +38,12 @@ func bandFile(part, chunk int) string {
 }
 func docFile(chunk int) string    { return fmt.Sprintf("%s/chunk-%06d.parquet", docsDir, chunk) }
 func rejectFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", rejectsDir, chunk) }
-func sigFile(chunk int) string    { return fmt.Sprintf("%s/sigs/chunk-%06d.parquet", workDir, chunk) }
+func sigFile(chunk int) string    { return fmt.Sprintf("%s/sigs/chunk-%06d.sig", workDir, chunk) }
 func candidateFile(part int) string {
 	return fmt.Sprintf("%s/part=%05d.parquet", candidatesDir, part)
 }
 func edgeFile(part, chunk int) string {
-	return fmt.Sprintf("%s/edges/part=%05d/chunk-%06d.parquet", workDir, part, chunk)
+	return fmt.Sprintf("%s/edges/part=%05d/chunk-%06d.edges", workDir, part, chunk)
 }
 func pairFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", pairsDir, chunk) }
 

@@ -83,7 +83,7 @@ func runReduce(ctx context.Context, st store, part int, maps []MapResult) (*Redu
 		for hi < len(edges) && chunkOf(edges[hi].A) == c {
 			hi++
 		}
-		info, err := pqfile.Write(ctx, st, edgeFile(part, c), edges[lo:hi], pqfile.Sorted("a", "b"))
+		info, err := writeEdges(ctx, st, edgeFile(part, c), edges[lo:hi])
 		if err != nil {
 			return nil, err
 		}

@@ -38,11 +38,10 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 		if !ok {
 			continue
 		}
-		part, err := pqfile.Read[formats.Candidate](ctx, st, info.Name, &info)
-		if err != nil {
+		var err error
+		if edges, err = readEdges(ctx, st, info, edges); err != nil {
 			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
-		edges = append(edges, part...)
 	}
 	// Order by the chunk of b, then (a, b): one pass per neighbouring chunk.
 	slices.SortFunc(edges, func(x, y formats.Candidate) int {
