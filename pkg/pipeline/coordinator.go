@@ -78,9 +78,6 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	log.Info("job planned", "job", job, "run", spec.Run, "resumed", resumed, "inputs", len(plan.Inputs),
-		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
-
 	nc, dial, stopNATS, err := connect(ctx, cfg, st, log)
 	if err != nil {
 		return nil, err
@@ -100,6 +97,8 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	}
 	release = sync.OnceFunc(release)
 	defer release()
+	log.Info("job planned", "job", job, "run", spec.Run, "resumed", resumed, "inputs", len(plan.Inputs),
+		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
 	stopWorkers := func() {}
 	if cfg.NATSURL == "" && cfg.Workers > 0 {
 		if stopWorkers, err = startWorkers(ctx, cfg, dial, log); err != nil {
