@@ -353,43 +353,18 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 	man := newManifest(c.spec, c.plan, started)
 
 	// Map: one task per chunk.
-	out, err := c.stage(ctx, StageMap, seq(len(c.plan.Chunks)), func(r []byte) (int64, int64) {
-		var m MapResult
-		json.Unmarshal(r, &m)
-		return m.Docs, m.InputBytes
-	})
+	mapList, err := runStage(ctx, c, StageMap, seq(len(c.plan.Chunks)), mapStageFile, man.addMaps,
+		func(m MapResult) (int64, int64) { return m.Docs, m.InputBytes })
 	if err != nil {
-		return nil, err
-	}
-	mapList, err := decodeResults[MapResult](out)
-	if err != nil {
-		return nil, err
-	}
-	man.addMaps(mapList, out)
-	if err := writeJSON(ctx, c.st, mapStageFile, mapList); err != nil {
-		return nil, err
-	}
-	if err := c.checkFailures(out); err != nil {
 		return nil, err
 	}
 	if len(mapList) == 0 && len(c.plan.Chunks) > 0 {
-		return nil, fmt.Errorf("every map task failed; the first: %s", out.failures[0].Error)
+		return nil, fmt.Errorf("every map task failed; the first: %s", man.Failures[0].Error)
 	}
 
 	// Reduce: one task per partition.
-	out, err = c.stage(ctx, StageReduce, seq(p.Partitions), nil)
+	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), reduceStgFile, man.addReduces, nil)
 	if err != nil {
-		return nil, err
-	}
-	reduceList, err := decodeResults[ReduceResult](out)
-	if err != nil {
-		return nil, err
-	}
-	man.addReduces(reduceList, out)
-	if err := writeJSON(ctx, c.st, reduceStgFile, reduceList); err != nil {
-		return nil, err
-	}
-	if err := c.checkFailures(out); err != nil {
 		return nil, err
 	}
 
@@ -400,16 +375,8 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 			chunks[ch] = true
 		}
 	}
-	out, err = c.stage(ctx, StageVerify, slices.Sorted(maps.Keys(chunks)), nil)
+	verifyList, err := runStage(ctx, c, StageVerify, slices.Sorted(maps.Keys(chunks)), "", man.addVerifies, nil)
 	if err != nil {
-		return nil, err
-	}
-	verifyList, err := decodeResults[VerifyResult](out)
-	if err != nil {
-		return nil, err
-	}
-	man.addVerifies(verifyList, out)
-	if err := c.checkFailures(out); err != nil {
 		return nil, err
 	}
 
@@ -673,6 +640,43 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// runStage runs one stage's tasks and returns their results in task order.
+// It records them in the manifest (add), writes them to stageFile for the
+// next stage's workers (unless empty), and fails on failed tasks as
+// checkFailures says. count, if given, tells progress the documents and
+// bytes of a result.
+func runStage[T any](ctx context.Context, c *coordinator, name string, indices []int, stageFile string,
+	add func([]T, *stageOutcome), count func(T) (int64, int64)) ([]T, error) {
+	var counter func([]byte) (int64, int64)
+	if count != nil {
+		counter = func(b []byte) (int64, int64) {
+			var r T
+			if json.Unmarshal(b, &r) != nil {
+				return 0, 0
+			}
+			return count(r)
+		}
+	}
+	out, err := c.stage(ctx, name, indices, counter)
+	if err != nil {
+		return nil, err
+	}
+	list, err := decodeResults[T](out)
+	if err != nil {
+		return nil, err
+	}
+	add(list, out)
+	if stageFile != "" {
+		if err := writeJSON(ctx, c.st, stageFile, list); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.checkFailures(out); err != nil {
+		return nil, err
+	}
+	return list, nil
 }
 
 // decodeResults decodes a stage's task results in task order.
