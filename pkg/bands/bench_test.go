@@ -1,38 +1,14 @@
 package bands
 
 import (
-	"math/rand/v2"
+	"github.com/neardup/neardup/internal/benchtext"
 	"os"
 	"path/filepath"
 	"testing"
-	"unicode"
 
 	"github.com/neardup/neardup/pkg/minhash"
 	"github.com/neardup/neardup/pkg/shingle"
 )
-
-// splitDocs cuts text into documents of lo..hi whitespace-separated words.
-func splitDocs(text string, lo, hi int, seed uint64) [][]byte {
-	r := rand.New(rand.NewPCG(seed, 0))
-	var docs [][]byte
-	start, words, want := 0, 0, lo+r.IntN(hi-lo+1)
-	inWord := false
-	for i, c := range text {
-		space := unicode.IsSpace(c)
-		if !space && !inWord {
-			if words == want {
-				docs = append(docs, []byte(text[start:i]))
-				start, words, want = i, 0, lo+r.IntN(hi-lo+1)
-			}
-			words++
-		}
-		inWord = !space
-	}
-	if start < len(text) {
-		docs = append(docs, []byte(text[start:]))
-	}
-	return docs
-}
 
 func readShingleTestdata(b testing.TB, names ...string) string {
 	s := ""
@@ -72,9 +48,9 @@ func BenchmarkPipeline(b *testing.B) {
 		name string
 		docs [][]byte
 	}{
-		{"english-300w", splitDocs(opticks, 300, 300, 1)},
-		{"short-10-50w", splitDocs(opticks, 10, 50, 2)},
-		{"nonascii-300w", splitDocs(nonASCII, 300, 300, 3)},
+		{"english-300w", benchtext.SplitDocs(opticks, 300, 300, 1)},
+		{"short-10-50w", benchtext.SplitDocs(opticks, 10, 50, 2)},
+		{"nonascii-300w", benchtext.SplitDocs(nonASCII, 300, 300, 3)},
 	}
 	p := Params{16, 8}
 	oph, _ := minhash.NewOPH(128, 1)

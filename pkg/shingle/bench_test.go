@@ -1,35 +1,10 @@
 package shingle
 
 import (
-	"math/rand/v2"
+	"github.com/neardup/neardup/internal/benchtext"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 )
-
-// splitDocs cuts text into documents of lo..hi whitespace-separated words
-// (uniformly drawn), keeping the original bytes.
-func splitDocs(text string, lo, hi int, seed uint64) [][]byte {
-	r := rand.New(rand.NewPCG(seed, 0))
-	var docs [][]byte
-	start, words, want := 0, 0, lo+r.IntN(hi-lo+1)
-	inWord := false
-	for i, c := range text {
-		space := unicode.IsSpace(c)
-		if !space && !inWord {
-			if words == want {
-				docs = append(docs, []byte(text[start:i]))
-				start, words, want = i, 0, lo+r.IntN(hi-lo+1)
-			}
-			words++
-		}
-		inWord = !space
-	}
-	if start < len(text) {
-		docs = append(docs, []byte(text[start:]))
-	}
-	return docs
-}
 
 type corpus struct {
 	name string
@@ -40,9 +15,9 @@ func benchCorpora(b *testing.B) []corpus {
 	opticks := readTestdata(b, "Isaac.Newton-Opticks.txt")
 	nonASCII := readTestdata(b, "tutor.ru.utf-8") + readTestdata(b, "tutor.el.utf-8") + readTestdata(b, "tutor.fr.utf-8")
 	return []corpus{
-		{"english-300w", splitDocs(opticks, 300, 300, 1)},
-		{"short-10-50w", splitDocs(opticks, 10, 50, 2)},
-		{"nonascii-300w", splitDocs(nonASCII, 300, 300, 3)},
+		{"english-300w", benchtext.SplitDocs(opticks, 300, 300, 1)},
+		{"short-10-50w", benchtext.SplitDocs(opticks, 10, 50, 2)},
+		{"nonascii-300w", benchtext.SplitDocs(nonASCII, 300, 300, 3)},
 	}
 }
 
