@@ -83,6 +83,8 @@ func runJob(args []string, compare bool) int {
 	fs.IntVar(&p.Partitions, "partitions", p.Partitions, "band partitions (reduce tasks)")
 	fs.StringVar(&p.Verify, "verify", p.Verify, "verification: exact (Jaccard of the shingle sets) or estimate (from signatures)")
 	fs.StringVar(&p.Keep, "keep", p.Keep, "which document of a cluster to keep: first (input order) or longest")
+	fs.IntVar(&p.MaxBucket, "max-bucket", p.MaxBucket, "a band bucket of more documents compares each with its first few only, reported (bounds candidate pairs)")
+	fs.Int64Var(&p.MaxClusterPairs, "max-cluster-pairs", p.MaxClusterPairs, "a cluster with more pairs lists only its kept document's pairs in pairs/, reported")
 	fs.StringVar(&p.IDField, "id-field", p.IDField, "JSONL/Parquet id field")
 	fs.StringVar(&p.TextField, "text-field", p.TextField, "JSONL/Parquet text field")
 	fs.IntVar(&p.MaxDocBytes, "max-doc-bytes", p.MaxDocBytes, "reject documents with more text bytes (0: no limit)")
@@ -150,7 +152,8 @@ func runJob(args []string, compare bool) int {
 	}
 	c := man.Counts
 	log.Info("job complete", "out", cfg.Out, "docs", c.Docs, "rejected", c.Rejected, "empty", c.Empty,
-		"candidates", c.UniquePairs, "pairs", c.Verified, "clusters", c.Clusters, "duplicates", c.Duplicates,
+		"candidates", c.UniquePairs, "pairs", c.Pairs, "exact_groups", c.ExactGroups, "clusters", c.Clusters,
+		"duplicates", c.Duplicates, "exact_duplicates", c.ExactDups,
 		"seconds", fmt.Sprintf("%.2f", man.Seconds),
 		"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)),
 		"peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))

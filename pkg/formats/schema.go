@@ -6,11 +6,16 @@ package formats
 // pattern.
 
 // BandRecord is one row of a band partition file: document Doc has band key
-// Key in band Band. Files are sorted by (band, key, doc).
+// Key in band Band. Files are sorted by (band, key, doc). FPHi and FPLo are
+// the 128-bit fingerprint of the document's shingle set: documents with
+// equal sets have equal band keys in every band, so each bucket holds
+// whole exact-duplicate groups, which reduce recognises by fingerprint.
 type BandRecord struct {
 	Band int32 `parquet:"band"`
 	Key  int64 `parquet:"key"`
 	Doc  int64 `parquet:"doc"`
+	FPHi int64 `parquet:"fp_hi"`
+	FPLo int64 `parquet:"fp_lo"`
 }
 
 // DocRecord maps a document ordinal to where the document came from.
@@ -27,7 +32,9 @@ type DocRecord struct {
 }
 
 // Candidate is a pair of documents that share a band key; A < B. Band is the
-// lowest band in which they collide within the partition.
+// lowest band in which they collide within the partition. Only the
+// representative (smallest ordinal) of an exact-duplicate group takes part
+// in candidate pairs.
 type Candidate struct {
 	A    int64 `parquet:"a"`
 	B    int64 `parquet:"b"`
@@ -45,6 +52,25 @@ type Pair struct {
 	Method     string  `parquet:"method"`
 	// Hamming is the SimHash distance of the pair; null for MinHash.
 	Hamming *int32 `parquet:"hamming,optional"`
+}
+
+// ExactRecord places one document in a group of documents with identical
+// shingle sets (exact duplicates under the document model). Group is the
+// group's smallest ordinal, its representative.
+type ExactRecord struct {
+	Doc       int64  `parquet:"doc"`
+	ID        string `parquet:"id"`
+	Group     int64  `parquet:"group"`
+	GroupSize int32  `parquet:"group_size"`
+}
+
+// ExactMember is a document confirmed to have the same shingle set as the
+// representative of its exact-duplicate group (a work-area record).
+type ExactMember struct {
+	Group   int64  `parquet:"group"`
+	Doc     int64  `parquet:"doc"`
+	GroupID string `parquet:"group_id"`
+	ID      string `parquet:"id"`
 }
 
 // ClusterRecord places one document in a cluster of near-duplicates.

@@ -23,6 +23,16 @@ type ClusterStats struct {
 	SizeHist []int64 `json:"size_hist"`
 	// Top lists the largest clusters, largest first.
 	Top []ClusterSummary `json:"top"`
+	// Exact-duplicate groups, and their documents beyond one per group.
+	ExactGroups     int64 `json:"exact_groups"`
+	ExactDuplicates int64 `json:"exact_duplicates"`
+	// CompletePairs counts the pairs of all clusters (verified pairs with
+	// exact groups expanded), PairsListed those written to pairs/.
+	CompletePairs   int64            `json:"complete_pairs"`
+	PairsListed     int64            `json:"pairs_listed"`
+	BoundedClusters int64            `json:"bounded_clusters"`
+	PairsNotListed  int64            `json:"pairs_not_listed"`
+	Bounded         []BoundedCluster `json:"bounded"` // the largest, by pairs
 }
 
 // ClusterSummary describes one cluster for the report.
@@ -44,15 +54,62 @@ type memberInfo struct {
 	tokens int32
 }
 
-// buildClusters finds the connected components of the verified pairs,
-// chooses the document each cluster keeps, and writes clusters.parquet and
-// duplicates.parquet. A cluster's id is its smallest ordinal.
-func buildClusters(ctx context.Context, st store, keep string, verifies []VerifyResult, mapResults map[int]MapResult) (*ClusterStats, error) {
+// groupMember is a document of an exact-duplicate group other than its
+// representative.
+type groupMember struct {
+	doc int64
+	id  string
+}
+
+// BoundedCluster is a cluster whose complete pair list exceeds
+// MaxClusterPairs: pairs/ lists only the pairs of its kept document.
+type BoundedCluster struct {
+	Cluster   int64  `json:"cluster"`
+	Size      int64  `json:"size"`
+	KeptID    string `json:"kept_id"`
+	Pairs     int64  `json:"pairs"`      // its complete pair list
+	Listed    int64  `json:"listed"`     // the pairs of its kept document
+	NotListed int64  `json:"not_listed"` // Pairs - Listed
+}
+
+// buildClusters finds the connected components of the verified pairs and
+// exact-duplicate groups, chooses the document each cluster keeps, writes
+// clusters.parquet, duplicates.parquet and exact.parquet, and writes
+// pairs/ by expanding every verified pair of representatives to the
+// members of their groups and listing the pairs inside each group (see
+// writePairs). A cluster's id is its smallest ordinal.
+func buildClusters(ctx context.Context, st store, p Params, verifies []VerifyResult, mapResults map[int]MapResult) (*ClusterStats, error) {
 	var npairs int64
 	for _, v := range verifies {
-		npairs += v.Verified
+		npairs += v.Verified + v.ExactMembers
 	}
 	uf := unionfind.New(int(min(npairs, 1<<24)))
+
+	// Exact-duplicate groups: representative -> other members, by ordinal.
+	groups := map[int64][]groupMember{}
+	repIDs := map[int64]string{}
+	for _, v := range verifies {
+		if v.MembersFile == nil {
+			continue
+		}
+		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []formats.ExactMember) error {
+			for _, r := range rows {
+				groups[r.Group] = append(groups[r.Group], groupMember{doc: r.Doc, id: r.ID})
+				repIDs[r.Group] = r.GroupID
+				uf.Union(r.Group, r.Doc)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("clusters: %w", err)
+		}
+	}
+	groupSize := func(rep int64) int64 { return int64(len(groups[rep])) + 1 }
+
+	// Verified pairs of representatives, and how many pairs each stands
+	// for once its groups are expanded.
+	type weight struct{ a, n int64 }
+	weights := make([]weight, 0, npairs)
 	for _, v := range verifies {
 		if v.File == nil {
 			continue
@@ -60,6 +117,7 @@ func buildClusters(ctx context.Context, st store, keep string, verifies []Verify
 		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []formats.Pair) error {
 			for _, r := range rows {
 				uf.Union(r.A, r.B)
+				weights = append(weights, weight{r.A, groupSize(r.A) * groupSize(r.B)})
 			}
 			return nil
 		})
@@ -68,6 +126,20 @@ func buildClusters(ctx context.Context, st store, keep string, verifies []Verify
 		}
 	}
 	comps := uf.Components()
+	compOf := make(map[int64]int, uf.Len())
+	for i, c := range comps {
+		for _, d := range c {
+			compOf[d] = i
+		}
+	}
+	pairTotal := make([]int64, len(comps))
+	for rep := range groups {
+		g := groupSize(rep)
+		pairTotal[compOf[rep]] += g * (g - 1) / 2
+	}
+	for _, w := range weights {
+		pairTotal[compOf[w.a]] += w.n
+	}
 
 	// Read the members' ids, urls and lengths, one chunk's docs at a time.
 	members := make(map[int64]*memberInfo, uf.Len())
@@ -97,26 +169,29 @@ func buildClusters(ctx context.Context, st store, keep string, verifies []Verify
 	}
 
 	stats := &ClusterStats{SizeHist: make([]int64, 31)}
+	kept := make([]int64, len(comps))
 	var clusters []formats.ClusterRecord
 	var dups []formats.Duplicate
-	for _, c := range comps {
-		kept := chooseKept(c, members, keep)
+	for i, c := range comps {
+		k := chooseKept(c, members, p.Keep)
+		kept[i] = k
 		id := c[0]
 		size := int32(len(c))
 		stats.Clusters++
 		stats.Clustered += int64(size)
 		stats.Largest = max(stats.Largest, int64(size))
 		stats.SizeHist[min(int(size)-2, len(stats.SizeHist)-1)]++
+		stats.CompletePairs += pairTotal[i]
 		for _, d := range c {
 			m := members[d]
-			clusters = append(clusters, formats.ClusterRecord{Doc: d, ID: m.id, Cluster: id, ClusterSize: size, Keep: d == kept})
-			if d != kept {
-				dups = append(dups, formats.Duplicate{Doc: d, ID: m.id, URL: m.url, Cluster: id, KeptDoc: kept, KeptID: members[kept].id})
+			clusters = append(clusters, formats.ClusterRecord{Doc: d, ID: m.id, Cluster: id, ClusterSize: size, Keep: d == k})
+			if d != k {
+				dups = append(dups, formats.Duplicate{Doc: d, ID: m.id, URL: m.url, Cluster: id, KeptDoc: k, KeptID: members[k].id})
 			}
 		}
 	}
 	slices.SortFunc(dups, func(a, b formats.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
-	stats.Top = summarize(comps, members, keep)
+	stats.Top = summarize(comps, members, p.Keep)
 	stats.Duplicates = int64(len(dups))
 	if _, err := pqfile.Write(ctx, st, clustersFile, clusters, pqfile.Sorted("cluster", "doc")); err != nil {
 		return nil, err
@@ -124,7 +199,192 @@ func buildClusters(ctx context.Context, st store, keep string, verifies []Verify
 	if _, err := pqfile.Write(ctx, st, duplicatesFile, dups, pqfile.Sorted("doc")); err != nil {
 		return nil, err
 	}
+
+	// exact.parquet: every document of an exact-duplicate group.
+	var exact []formats.ExactRecord
+	for _, rep := range slices.Sorted(maps.Keys(groups)) {
+		g := groupSize(rep)
+		stats.ExactGroups++
+		stats.ExactDuplicates += g - 1
+		exact = append(exact, formats.ExactRecord{Doc: rep, ID: repIDs[rep], Group: rep, GroupSize: int32(g)})
+		for _, m := range groups[rep] {
+			exact = append(exact, formats.ExactRecord{Doc: m.doc, ID: m.id, Group: rep, GroupSize: int32(g)})
+		}
+	}
+	if _, err := pqfile.Write(ctx, st, exactFile, exact, pqfile.Sorted("group", "doc")); err != nil {
+		return nil, err
+	}
+
+	// Clusters whose complete pair list is too long list their kept
+	// document's pairs only.
+	bounded := map[int]int64{} // component -> its kept document
+	for i, n := range pairTotal {
+		if n > p.MaxClusterPairs {
+			bounded[i] = kept[i]
+		}
+	}
+	ex := &expander{groups: groups, repIDs: repIDs, compOf: compOf, bounded: bounded, params: p}
+	for _, v := range verifies {
+		if err := ex.write(ctx, st, v); err != nil {
+			return nil, err
+		}
+	}
+	stats.PairsListed = ex.listed
+	for _, i := range slices.Sorted(maps.Keys(bounded)) {
+		b := BoundedCluster{Cluster: comps[i][0], Size: int64(len(comps[i])), KeptID: members[kept[i]].id,
+			Pairs: pairTotal[i], Listed: ex.keptListed[i]}
+		b.NotListed = b.Pairs - b.Listed
+		stats.BoundedClusters++
+		stats.PairsNotListed += b.NotListed
+		stats.Bounded = append(stats.Bounded, b)
+	}
+	slices.SortStableFunc(stats.Bounded, func(x, y BoundedCluster) int { return cmp.Compare(y.Pairs, x.Pairs) })
+	stats.Bounded = stats.Bounded[:min(len(stats.Bounded), topClusters)]
 	return stats, nil
+}
+
+// expander writes pairs/: for each verify task, the verified pairs of
+// representatives expanded to every member of the two groups (an
+// exact-duplicate document has the same similarity as its
+// representative), and the pairs inside each group whose representative
+// is in the task's chunk (similarity 1). In a bounded cluster only the
+// pairs of the kept document are written. Each pair is written once, in
+// the file of the verify task that found it, sorted by (a, b).
+type expander struct {
+	groups  map[int64][]groupMember
+	repIDs  map[int64]string
+	compOf  map[int64]int
+	bounded map[int]int64
+	params  Params
+
+	listed     int64
+	keptListed map[int]int64
+}
+
+// identical is the pair row of two documents with the same shingle set:
+// similarity 1, as exact verification, the signature estimate (equal
+// signatures) and SimHash (distance 0) all say.
+func (x *expander) identical() formats.Pair {
+	pr := formats.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method}
+	if x.params.Verify == "exact" {
+		pr.Method = "exact"
+	}
+	if x.params.Method == "simhash" {
+		pr.Hamming = new(int32)
+	}
+	return pr
+}
+
+// group returns the documents of the group represented by rep, rep first.
+func (x *expander) group(rep int64, repID string) []groupMember {
+	return append([]groupMember{{doc: rep, id: repID}}, x.groups[rep]...)
+}
+
+func (x *expander) write(ctx context.Context, st store, v VerifyResult) error {
+	if x.keptListed == nil {
+		x.keptListed = map[int]int64{}
+	}
+	var out []formats.Pair
+	emit := func(comp int, a, b groupMember, tmpl formats.Pair) {
+		if k, ok := x.bounded[comp]; ok {
+			if a.doc != k && b.doc != k {
+				return
+			}
+			x.keptListed[comp]++
+		}
+		if a.doc > b.doc {
+			a, b = b, a
+		}
+		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID = a.doc, b.doc, a.id, b.id
+		out = append(out, tmpl)
+	}
+	if v.File != nil {
+		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []formats.Pair) error {
+			for _, r := range rows {
+				comp := x.compOf[r.A]
+				ga, gb := x.group(r.A, r.AID), x.group(r.B, r.BID)
+				if k, ok := x.bounded[comp]; ok {
+					// Only the kept document's pairs: skip the product.
+					ga, gb = onlyKept(ga, gb, k)
+				}
+				for _, a := range ga {
+					for _, b := range gb {
+						emit(comp, a, b, r)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("pairs: %w", err)
+		}
+	}
+	if v.MembersFile != nil {
+		var reps []int64
+		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []formats.ExactMember) error {
+			for _, r := range rows {
+				if len(reps) == 0 || reps[len(reps)-1] != r.Group {
+					reps = append(reps, r.Group)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("pairs: %w", err)
+		}
+
+		for _, rep := range reps {
+			comp := x.compOf[rep]
+			g := x.group(rep, x.repIDs[rep])
+			tmpl := x.identical()
+			if k, ok := x.bounded[comp]; ok {
+				// Only the kept document's pairs: skip the square.
+				for _, a := range g {
+					if a.doc == k {
+						for _, b := range g {
+							if b.doc != k {
+								emit(comp, a, b, tmpl)
+							}
+						}
+					}
+				}
+				continue
+			}
+			for i, a := range g {
+				for _, b := range g[i+1:] {
+					emit(comp, a, b, tmpl)
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	slices.SortFunc(out, func(a, b formats.Pair) int {
+		if c := cmp.Compare(a.A, b.A); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.B, b.B)
+	})
+	x.listed += int64(len(out))
+	_, err := pqfile.Write(ctx, st, pairFile(v.Chunk), out, pqfile.Sorted("a", "b"))
+	return err
+}
+
+// onlyKept narrows two groups to the pairs that include document k: if k
+// is in one group, the other group is paired with k alone.
+func onlyKept(ga, gb []groupMember, k int64) ([]groupMember, []groupMember) {
+	for _, m := range ga {
+		if m.doc == k {
+			return []groupMember{m}, gb
+		}
+	}
+	for _, m := range gb {
+		if m.doc == k {
+			return ga, []groupMember{m}
+		}
+	}
+	return nil, nil
 }
 
 // chooseKept picks the document a cluster keeps: the smallest ordinal (the

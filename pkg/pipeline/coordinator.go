@@ -387,7 +387,7 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 	for _, m := range mapList {
 		mapsByChunk[m.Chunk] = m
 	}
-	stats, err := buildClusters(ctx, c.st, p.Keep, verifyList, mapsByChunk)
+	stats, err := buildClusters(ctx, c.st, p, verifyList, mapsByChunk)
 	if err != nil {
 		return nil, err
 	}
@@ -395,6 +395,10 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 	c.prog.end()
 	man.addClusters(stats, time.Since(t0))
 	if w := giantClusterWarning(stats, man.Counts.Docs); w != "" {
+		c.log.Warn(w)
+		man.Warnings = append(man.Warnings, w)
+	}
+	for _, w := range boundWarnings(man, stats, p) {
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
 	}
@@ -699,6 +703,26 @@ const (
 	giantClusterSize     = 1000
 	giantClusterFraction = 0.01
 )
+
+// boundWarnings name the buckets and clusters whose pairs were bounded.
+func boundWarnings(man *Manifest, s *ClusterStats, p Params) []string {
+	var out []string
+	if man.Counts.BoundedBuckets > 0 {
+		b := man.BoundedBuckets[0]
+		out = append(out, fmt.Sprintf("%d band buckets held more than --max-bucket %d documents; %d of their pairs were not compared "+
+			"(the largest: band %d, key %d, %d documents, the first document %d; each was compared with the bucket's %d first documents)",
+			man.Counts.BoundedBuckets, p.MaxBucket, man.Counts.NotCompared, b.Band, b.Key, b.Docs, b.FirstDoc, b.Hubs))
+	}
+	for _, b := range s.Bounded {
+		out = append(out, fmt.Sprintf("cluster %d (%d documents, kept: %s) has %d pairs, more than --max-cluster-pairs %d: "+
+			"pairs/ lists only the %d pairs of its kept document, %d are not listed",
+			b.Cluster, b.Size, b.KeptID, b.Pairs, p.MaxClusterPairs, b.Listed, b.NotListed))
+	}
+	if n := s.BoundedClusters - int64(len(s.Bounded)); n > 0 {
+		out = append(out, fmt.Sprintf("%d more clusters were bounded the same way (see counts.pairs_not_listed)", n))
+	}
+	return out
+}
 
 func giantClusterWarning(s *ClusterStats, docs int64) string {
 	if len(s.Top) == 0 {

@@ -83,7 +83,7 @@ func TestInjectedFaults(t *testing.T) {
 		{name: "every chunk failing fails the job", faults: "fail@map/*", wantErr: "every map task failed"},
 		{name: "full disk in reduce fails the job", faults: "fail@create:candidates/part=00004", wantErr: "no space left on device"},
 		{name: "failing verify fails the job", faults: "fail@verify/*", wantErr: "verify task"},
-		{name: "permission denied on pairs fails the job", faults: "deny@create:pairs/", wantErr: "permission denied"},
+		{name: "permission denied on verified pairs fails the job", faults: "deny@create:_work/verified/", wantErr: "permission denied"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,7 +161,7 @@ func TestTasksIdempotent(t *testing.T) {
 		}
 	}
 	for p := range spec.Params.Partitions {
-		if _, err := runReduce(ctx, st, p, maps); err != nil {
+		if _, err := runReduce(ctx, st, spec.Params, p, maps); err != nil {
 			t.Fatal(err)
 		}
 	}

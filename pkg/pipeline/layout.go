@@ -19,6 +19,7 @@ const (
 	manifestFile   = "manifest.json"
 	clustersFile   = "clusters.parquet"
 	duplicatesFile = "duplicates.parquet"
+	exactFile      = "exact.parquet"
 	docsDir        = "docs"
 	bandsDir       = "bands"
 	candidatesDir  = "candidates"
@@ -28,7 +29,7 @@ const (
 
 // outputNames are what --overwrite removes.
 func outputNames() []string {
-	return []string{successFile, manifestFile, clustersFile, duplicatesFile,
+	return []string{successFile, manifestFile, clustersFile, duplicatesFile, exactFile,
 		report.HTMLFile, report.SCurveFile, report.SimilarityFile, report.ClustersFile, report.StagesFile,
 		bandsDir, candidatesDir, pairsDir, docsDir, rejectsDir, workDir}
 }
@@ -46,6 +47,12 @@ func edgeFile(part, chunk int) string {
 	return fmt.Sprintf("%s/edges/part=%05d/chunk-%06d.edges", workDir, part, chunk)
 }
 func pairFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", pairsDir, chunk) }
+func verifiedFile(chunk int) string {
+	return fmt.Sprintf("%s/verified/chunk-%06d.parquet", workDir, chunk)
+}
+func membersFile(chunk int) string {
+	return fmt.Sprintf("%s/members/chunk-%06d.parquet", workDir, chunk)
+}
 
 // chunkOf is the chunk of a document ordinal.
 func chunkOf(doc int64) int { return int(uint64(doc) >> 32) }

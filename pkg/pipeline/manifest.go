@@ -31,6 +31,12 @@ type Manifest struct {
 	ClusterSizeHist []int64 `json:"cluster_size_hist"`
 	// LargestClusters lists the largest clusters, largest first.
 	LargestClusters []ClusterSummary `json:"largest_clusters"`
+	// BoundedBuckets lists the largest band buckets whose pairs were not
+	// all compared (--max-bucket); BoundedClusters the clusters with the
+	// most pairs among those whose pairs/ lists only the kept document's
+	// pairs (--max-cluster-pairs).
+	BoundedBuckets  []BoundedBucket  `json:"bounded_buckets"`
+	BoundedClusters []BoundedCluster `json:"bounded_clusters"`
 	// Warnings name what a person should look at before dropping documents.
 	Warnings []string `json:"warnings"`
 }
@@ -56,12 +62,22 @@ type Counts struct {
 	MaxBandGroup   int64 `json:"max_band_group"`
 	Candidates     int64 `json:"candidates"`
 	UniquePairs    int64 `json:"candidate_pairs_checked"`
+	Prefiltered    int64 `json:"prefiltered"`
+	ExactChecked   int64 `json:"exact_checked"`
 	SigPassed      int64 `json:"signature_passed"`
 	SigPassedExact int64 `json:"signature_passed_exact"`
 	Verified       int64 `json:"verified_pairs"`
+	ExactGroups    int64 `json:"exact_groups"`
+	ExactDups      int64 `json:"exact_duplicates"`
+	Pairs          int64 `json:"pairs"`
+	BoundedBuckets int64 `json:"bounded_buckets"`
+	NotCompared    int64 `json:"pairs_not_compared"`
+	BoundedClust   int64 `json:"bounded_clusters"`
+	NotListed      int64 `json:"pairs_not_listed"`
 	Clusters       int64 `json:"clusters"`
 	ClusteredDocs  int64 `json:"clustered_docs"`
 	Duplicates     int64 `json:"duplicates"`
+	NearDups       int64 `json:"near_duplicates"`
 	LargestCluster int64 `json:"largest_cluster"`
 	FailedChunks   int64 `json:"failed_chunks"`
 }
@@ -80,6 +96,7 @@ func newManifest(spec *Spec, plan *Plan, started time.Time) *Manifest {
 	m := &Manifest{
 		Job: spec.Job, Run: spec.Run, Started: started.UTC(), Versions: versions(), Params: p,
 		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
+		BoundedBuckets: []BoundedBucket{}, BoundedClusters: []BoundedCluster{},
 	}
 	if p.Method == "minhash" {
 		m.Curve = &CurveSummary{
@@ -111,6 +128,11 @@ func (m *Manifest) addReduces(list []ReduceResult, out *stageOutcome) {
 		m.Counts.BandGroups += r.Groups
 		m.Counts.MaxBandGroup = max(m.Counts.MaxBandGroup, r.MaxGroup)
 		m.Counts.Candidates += r.Candidates
+		m.Counts.BoundedBuckets += r.BoundedBuckets
+		m.Counts.NotCompared += r.PairsNotCompared
+		for _, b := range r.Bounded {
+			m.BoundedBuckets = insertBounded(m.BoundedBuckets, b)
+		}
 	}
 	m.addStage(out)
 }
@@ -120,6 +142,8 @@ func (m *Manifest) addVerifies(list []VerifyResult, out *stageOutcome) {
 	m.RejectedHist = make([]int64, histBins)
 	for _, r := range list {
 		m.Counts.UniquePairs += r.Checked
+		m.Counts.Prefiltered += r.Prefiltered
+		m.Counts.ExactChecked += r.Exact
 		m.Counts.Verified += r.Verified
 		m.Counts.SigPassed += r.SigPassed
 		m.Counts.SigPassedExact += r.SigPassedExact
@@ -135,6 +159,13 @@ func (m *Manifest) addClusters(s *ClusterStats, d time.Duration) {
 	m.Counts.Clusters = s.Clusters
 	m.Counts.ClusteredDocs = s.Clustered
 	m.Counts.Duplicates = s.Duplicates
+	m.Counts.ExactGroups = s.ExactGroups
+	m.Counts.ExactDups = s.ExactDuplicates
+	m.Counts.NearDups = s.Duplicates - s.ExactDuplicates
+	m.Counts.Pairs = s.PairsListed
+	m.Counts.BoundedClust = s.BoundedClusters
+	m.Counts.NotListed = s.PairsNotListed
+	m.BoundedClusters = append(m.BoundedClusters, s.Bounded...)
 	m.Counts.LargestCluster = s.Largest
 	m.ClusterSizeHist = s.SizeHist
 	m.LargestClusters = s.Top

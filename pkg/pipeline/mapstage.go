@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zeebo/xxh3"
+
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/minhash"
@@ -55,6 +57,7 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 		parts   = make([][]formats.BandRecord, p.Partitions)
 		hashes  []uint64
 		keys    []uint64
+		setBuf  []byte
 		sorter  shingle.SetSorter
 	)
 	for _, piece := range chunk.Pieces {
@@ -84,13 +87,17 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 				sigs = append(sigs, nil)
 				return nil
 			}
+			setBuf = appendSet(setBuf[:0], set)
+			fp := xxh3.Hash128(setBuf)
 			for b, k := range keys {
 				part := bands.Partition(k, p.Partitions)
-				parts[part] = append(parts[part], formats.BandRecord{Band: int32(b), Key: int64(k), Doc: ord})
+				parts[part] = append(parts[part], formats.BandRecord{
+					Band: int32(b), Key: int64(k), Doc: ord, FPHi: int64(fp.Hi), FPLo: int64(fp.Lo),
+				})
 			}
 			rec := &sigfile.Record{ID: d.ID, Sig: sig}
 			if p.Verify == "exact" {
-				rec.Shingles = encodeSet(set)
+				rec.Shingles = slices.Clone(setBuf)
 			}
 			sigs = append(sigs, rec)
 			return nil
@@ -182,12 +189,14 @@ func decodeSig(b []byte) (minhash.Signature, error) {
 	return sig, nil
 }
 
-func encodeSet(set []uint64) []byte {
-	b := make([]byte, 8*len(set))
-	for i, v := range set {
-		binary.LittleEndian.PutUint64(b[8*i:], v)
+// appendSet appends the sorted shingle set as little-endian 64-bit values:
+// the bytes stored for exact verification and fingerprinted for the
+// exact-duplicate pass.
+func appendSet(dst []byte, set []uint64) []byte {
+	for _, v := range set {
+		dst = binary.LittleEndian.AppendUint64(dst, v)
 	}
-	return b
+	return dst
 }
 
 func decodeSet(b []byte) ([]uint64, error) {

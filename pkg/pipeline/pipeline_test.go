@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,8 +93,9 @@ func readPairs(t testing.TB, out string) []formats.Pair {
 }
 
 // TestEndToEnd runs the job with 1 and 3 workers on a generated corpus and
-// checks recall and precision against brute-force exact Jaccard, and that
-// both runs wrote byte-identical pairs and clusters.
+// checks pair-level recall and precision against brute-force exact
+// Jaccard, the exact-duplicate groups, and that both runs wrote
+// byte-identical pairs and clusters.
 func TestEndToEnd(t *testing.T) {
 	n := 1500
 	if testing.Short() {
@@ -121,7 +123,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// Byte-identical results whatever the number of workers.
-	sameFiles(t, outs[1], outs[3], "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "docs/*.parquet")
+	sameFiles(t, outs[1], outs[3], "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet")
 
 	// Brute force: every pair's exact Jaccard.
 	p := DefaultParams()
@@ -149,8 +151,15 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("pair %s %s: reported %v (%s), exact %v, threshold %v", pr.AID, pr.BID, pr.Similarity, pr.Method, j, p.Threshold)
 		}
 	}
-	// Recall over the pairs at or above threshold+0.05: found directly,
-	// or joined in one cluster.
+	// Each pair once, a < b.
+	seen := map[[2]int64]bool{}
+	for _, pr := range pairs {
+		if pr.A >= pr.B || seen[[2]int64{pr.A, pr.B}] {
+			t.Fatalf("pair (%d, %d) out of order or listed twice", pr.A, pr.B)
+		}
+		seen[[2]int64{pr.A, pr.B}] = true
+	}
+	// Recall, by pair (what pairs/ lists) and by cluster.
 	cluster := map[string]int64{}
 	crow, err := parquet.ReadFile[formats.ClusterRecord](filepath.Join(outs[1], "clusters.parquet"))
 	if err != nil {
@@ -164,32 +173,88 @@ func TestEndToEnd(t *testing.T) {
 		found[[2]string{pr.AID, pr.BID}] = true
 		found[[2]string{pr.BID, pr.AID}] = true
 	}
-	var want, direct, clustered int
+	type tally struct{ want, direct, clustered int }
+	var above, near, identical tally // J >= t+0.05, t <= J < t+0.05, J = 1
 	for a := range n {
 		for b := a + 1; b < n; b++ {
-			if refJaccard(sets[a], sets[b]) < p.Threshold+0.05 {
+			j := refJaccard(sets[a], sets[b])
+			if j < p.Threshold {
 				continue
-			}
-			want++
-			if found[[2]string{ids[a], ids[b]}] {
-				direct++
 			}
 			ca, oka := cluster[ids[a]]
 			cb, okb := cluster[ids[b]]
-			if oka && okb && ca == cb {
-				clustered++
+			for _, tl := range []*tally{&above, &near, &identical} {
+				switch {
+				case tl == &above && j < p.Threshold+0.05,
+					tl == &near && j >= p.Threshold+0.05,
+					tl == &identical && j != 1:
+					continue
+				}
+				tl.want++
+				if found[[2]string{ids[a], ids[b]}] {
+					tl.direct++
+				}
+				if oka && okb && ca == cb {
+					tl.clustered++
+				}
 			}
 		}
 	}
-	if want < 50 {
-		t.Fatalf("only %d true pairs: the corpus plants too few near-duplicates for this test", want)
+	if above.want < 50 || identical.want < 10 {
+		t.Fatalf("only %d true pairs >= %.2f and %d identical: the corpus plants too few near-duplicates for this test", above.want, p.Threshold+0.05, identical.want)
 	}
-	recall := float64(clustered) / float64(want)
-	t.Logf("%d docs, %d true pairs >= %.2f; found directly %d (%.3f), in one cluster %d (%.3f); %d reported pairs",
-		n, want, p.Threshold+0.05, direct, float64(direct)/float64(want), clustered, recall, len(pairs))
-	if recall < 0.95 {
-		t.Fatalf("recall %.3f < 0.95", recall)
+	for _, tc := range []struct {
+		name string
+		tl   tally
+		min  float64
+	}{
+		{"J >= t+0.05", above, 0.99},
+		{"t <= J < t+0.05", near, 0.94},
+		{"J = 1", identical, 1},
+	} {
+		recall := float64(tc.tl.direct) / float64(max(tc.tl.want, 1))
+		t.Logf("%-16s %4d true pairs: listed %4d (%.3f), in one cluster %4d (%.3f)", tc.name, tc.tl.want, tc.tl.direct, recall,
+			tc.tl.clustered, float64(tc.tl.clustered)/float64(max(tc.tl.want, 1)))
+		if tc.tl.want > 0 && recall < tc.min {
+			t.Errorf("%s: pair recall %.3f < %.2f", tc.name, recall, tc.min)
+		}
 	}
+
+	// exact.parquet holds exactly the groups of documents with identical
+	// reference shingle sets.
+	wantGroup := map[string]string{} // id -> id of the group's first document
+	first := map[string]string{}
+	for i := range n {
+		if len(sets[i]) == 0 {
+			continue
+		}
+		key := fmt.Sprint(sets[i])
+		if f, ok := first[key]; ok {
+			wantGroup[ids[i]] = f
+			wantGroup[f] = f
+		} else {
+			first[key] = ids[i]
+		}
+	}
+	erows, err := parquet.ReadFile[formats.ExactRecord](filepath.Join(outs[1], "exact.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idOf := map[int64]string{}
+	for _, r := range erows {
+		if r.Doc == r.Group {
+			idOf[r.Group] = r.ID
+		}
+	}
+	if len(erows) != len(wantGroup) {
+		t.Errorf("exact.parquet has %d documents in groups, want %d", len(erows), len(wantGroup))
+	}
+	for _, r := range erows {
+		if want, ok := wantGroup[r.ID]; !ok || idOf[r.Group] != want {
+			t.Errorf("exact.parquet puts %s in the group of %s, want %q", r.ID, idOf[r.Group], want)
+		}
+	}
+	t.Logf("%d documents in %d exact groups; %d pairs listed", len(erows), len(idOf), len(pairs))
 }
 
 // TestRerunRefusesCompleteOutput checks the --overwrite rule.

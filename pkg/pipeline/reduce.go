@@ -14,12 +14,17 @@ import (
 	"github.com/neardup/neardup/pkg/pqfile"
 )
 
-// runReduce merges the sorted band files of one partition. Every group of
-// records with equal (band, key) links each member to the group's smallest
-// document: k-1 edges for a group of k. The edges are deduplicated, written
-// as the partition's candidates, and routed by the chunk of their first
-// document to the verify stage.
-func runReduce(ctx context.Context, st store, part int, maps []MapResult) (*ReduceResult, error) {
+// runReduce merges the sorted band files of one partition and turns every
+// bucket (a run of records with equal band and key) into candidate pairs:
+// every pair of its representatives, where the documents of a bucket with
+// one shingle-set fingerprint are one exact-duplicate group represented by
+// its smallest ordinal (see bucketPairs). Band-0 buckets also claim each
+// group's members for their representative; since every document has
+// exactly one band-0 key, each group is claimed once. The candidates are
+// deduplicated across the partition's bands, written as the partition's
+// candidates, and routed with the claims, by the chunk of their first
+// document, to the verify stage.
+func runReduce(ctx context.Context, st store, p Params, part int, maps []MapResult) (*ReduceResult, error) {
 	start := time.Now()
 	res := &ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}}
 	m := &merger{}
@@ -38,9 +43,8 @@ func runReduce(ctx context.Context, st store, part int, maps []MapResult) (*Redu
 		}
 	}
 
-	var edges []formats.Candidate
-	var group int64
-	var head formats.BandRecord
+	b := &bucketer{maxBucket: p.MaxBucket, res: res}
+	var bucket []formats.BandRecord
 	for n := 0; ; n++ {
 		if n%65536 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -55,35 +59,46 @@ func runReduce(ctx context.Context, st store, part int, maps []MapResult) (*Redu
 			break
 		}
 		res.Records++
-		if group > 0 && rec.Band == head.Band && rec.Key == head.Key {
-			if rec.Doc == head.Doc {
-				return nil, fmt.Errorf("reduce partition %d: document %d twice in band %d: a band file was read twice", part, rec.Doc, rec.Band)
-			}
-			group++
-			edges = append(edges, formats.Candidate{A: head.Doc, B: rec.Doc, Band: rec.Band})
-			res.MaxGroup = max(res.MaxGroup, group)
-			continue
+		if len(bucket) > 0 && (rec.Band != bucket[0].Band || rec.Key != bucket[0].Key) {
+			b.add(bucket)
+			bucket = bucket[:0]
 		}
-		head, group = rec, 1
-		res.Groups++
+		if len(bucket) > 0 && rec.Doc == bucket[len(bucket)-1].Doc {
+			return nil, fmt.Errorf("reduce partition %d: document %d twice in band %d: a band file was read twice", part, rec.Doc, rec.Band)
+		}
+		bucket = append(bucket, rec)
 	}
-	res.MaxGroup = max(res.MaxGroup, min(group, 1))
+	if len(bucket) > 0 {
+		b.add(bucket)
+	}
+	edges := b.finish()
+	claims := b.claims
+	slices.SortFunc(claims, compareEdge)
 
-	slices.SortFunc(edges, compareEdge)
-	edges = slices.CompactFunc(edges, func(a, b formats.Candidate) bool { return a.A == b.A && a.B == b.B })
 	res.Candidates = int64(len(edges))
+	res.ExactClaims = int64(len(claims))
 	info, err := pqfile.Write(ctx, st, candidateFile(part), edges, pqfile.Sorted("a", "b"))
 	if err != nil {
 		return nil, err
 	}
 	res.File = info
-	for lo := 0; lo < len(edges); {
-		c := chunkOf(edges[lo].A)
+	// Route candidates and claims together (claims carry band -1) by the
+	// chunk of their first document.
+	routed := make([]formats.Candidate, 0, len(edges)+len(claims))
+	routed = append(append(routed, claims...), edges...)
+	slices.SortFunc(routed, func(x, y formats.Candidate) int {
+		if c := cmp.Compare(chunkOf(x.A), chunkOf(y.A)); c != 0 {
+			return c
+		}
+		return compareEdge(x, y)
+	})
+	for lo := 0; lo < len(routed); {
+		c := chunkOf(routed[lo].A)
 		hi := lo
-		for hi < len(edges) && chunkOf(edges[hi].A) == c {
+		for hi < len(routed) && chunkOf(routed[hi].A) == c {
 			hi++
 		}
-		info, err := writeEdges(ctx, st, edgeFile(part, c), edges[lo:hi])
+		info, err := writeEdges(ctx, st, edgeFile(part, c), routed[lo:hi])
 		if err != nil {
 			return nil, err
 		}
@@ -92,6 +107,93 @@ func runReduce(ctx context.Context, st store, part int, maps []MapResult) (*Redu
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// claimBand marks an edge that claims document B for the exact-duplicate
+// group represented by A, rather than a candidate pair.
+const claimBand = -1
+
+// compactAt is the number of buffered edges at which a bucketer sorts and
+// deduplicates them, so that a pair colliding in many bands costs memory
+// once.
+const compactAt = 1 << 22
+
+// bucketer turns buckets into candidate pairs and exact-group claims.
+type bucketer struct {
+	maxBucket int
+	res       *ReduceResult
+	edges     []formats.Candidate
+	compacted int // edges[:compacted] are sorted and unique
+	claims    []formats.Candidate
+	byFP      []formats.BandRecord
+	reps      []int64
+}
+
+// add takes one bucket: records of one (band, key), sorted by document.
+func (b *bucketer) add(bucket []formats.BandRecord) {
+	res := b.res
+	res.Groups++
+	res.MaxGroup = max(res.MaxGroup, int64(len(bucket)))
+	if len(bucket) < 2 {
+		return
+	}
+	band := bucket[0].Band
+	// Representatives: the smallest document of each fingerprint.
+	b.byFP = append(b.byFP[:0], bucket...)
+	slices.SortFunc(b.byFP, func(x, y formats.BandRecord) int {
+		if c := cmp.Compare(x.FPHi, y.FPHi); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.FPLo, y.FPLo); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Doc, y.Doc)
+	})
+	b.reps = b.reps[:0]
+	for i, r := range b.byFP {
+		if i > 0 && r.FPHi == b.byFP[i-1].FPHi && r.FPLo == b.byFP[i-1].FPLo {
+			if band == 0 {
+				rep := b.reps[len(b.reps)-1]
+				b.claims = append(b.claims, formats.Candidate{A: rep, B: r.Doc, Band: claimBand})
+			}
+			continue
+		}
+		b.reps = append(b.reps, r.Doc)
+	}
+	slices.Sort(b.reps)
+	reps := b.reps
+	m := int64(len(reps))
+	hubs := m
+	if m > int64(b.maxBucket) {
+		budget := int64(b.maxBucket) * int64(b.maxBucket-1) / 2
+		hubs = max(1, budget/m)
+		res.BoundedBuckets++
+		compared := hubs*(m-hubs) + hubs*(hubs-1)/2
+		res.PairsNotCompared += m*(m-1)/2 - compared
+		res.noteBounded(BoundedBucket{Band: band, Key: bucket[0].Key, Docs: int64(len(bucket)), Representatives: m, Hubs: hubs, FirstDoc: reps[0]})
+	}
+	for i := range min(hubs, m) {
+		for _, d := range reps[i+1:] {
+			b.edges = append(b.edges, formats.Candidate{A: reps[i], B: d, Band: band})
+		}
+	}
+	if len(b.edges)-b.compacted >= compactAt {
+		b.compact()
+	}
+}
+
+// compact sorts and deduplicates the buffered edges, keeping for each pair
+// its lowest band.
+func (b *bucketer) compact() {
+	slices.SortFunc(b.edges, compareEdge)
+	b.edges = slices.CompactFunc(b.edges, func(x, y formats.Candidate) bool { return x.A == y.A && x.B == y.B })
+	b.compacted = len(b.edges)
+}
+
+// finish returns the partition's candidates, sorted and unique.
+func (b *bucketer) finish() []formats.Candidate {
+	b.compact()
+	return b.edges
 }
 
 // compareEdge orders edges by (a, b, band), so that compacting on (a, b)

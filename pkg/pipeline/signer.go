@@ -70,6 +70,7 @@ func newSigner(p Params) (signer, error) {
 // judgement is what the signatures say of a candidate pair.
 type judgement struct {
 	estimate float64 // estimated similarity
+	matches  int     // MinHash: equal signature values
 	hamming  int     // SimHash distance, -1 for MinHash
 	pass     bool    // the signatures put the pair at or above the threshold
 }
@@ -80,8 +81,9 @@ func judge(p Params, a, b *sigEntry) judgement {
 		d := simhash.Distance(a.fp, b.fp)
 		return judgement{estimate: 1 - float64(d)/64, hamming: d, pass: d <= p.Hamming}
 	}
+	n := matches(a.sig, b.sig)
 	est := minhash.Estimate(a.sig, b.sig)
-	return judgement{estimate: est, hamming: -1, pass: est >= p.Threshold}
+	return judgement{estimate: est, matches: n, hamming: -1, pass: est >= p.Threshold}
 }
 
 // decodeSignature reads a stored signature into e.
@@ -96,4 +98,19 @@ func decodeSignature(p Params, b []byte, e *sigEntry) error {
 	sig, err := decodeSig(b)
 	e.sig = sig
 	return err
+}
+
+// matches counts the positions at which two signatures of equal length
+// agree (0 for signatures of different lengths).
+func matches(a, b minhash.Signature) int {
+	if len(a) != len(b) {
+		return 0
+	}
+	n := 0
+	for i, v := range a {
+		if v == b[i] {
+			n++
+		}
+	}
+	return n
 }

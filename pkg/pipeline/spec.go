@@ -34,35 +34,55 @@ type Params struct {
 	Partitions      int     `json:"partitions"`
 	Verify          string  `json:"verify"` // "exact" or "estimate"
 	Keep            string  `json:"keep"`   // "first" or "longest"
-	IDField         string  `json:"id_field"`
-	TextField       string  `json:"text_field"`
-	MaxDocBytes     int     `json:"max_doc_bytes"`
-	ChunkBytes      int64   `json:"chunk_bytes"`
-	Strict          bool    `json:"strict"`
-	Fsync           bool    `json:"fsync,omitempty"` // flush every file before renaming it
+	// MaxBucket bounds the candidate pairs of one band bucket: a bucket of
+	// m > MaxBucket representatives compares each of them with its h
+	// smallest members only, h = max(1, MaxBucket*(MaxBucket-1)/2 / m),
+	// and the pairs not compared are reported.
+	MaxBucket int `json:"max_bucket"`
+	// MaxClusterPairs bounds the pairs listed for one cluster: a cluster
+	// whose complete pair list is longer lists only its kept document's
+	// pairs, and is reported with the number of pairs not listed.
+	MaxClusterPairs int64  `json:"max_cluster_pairs"`
+	IDField         string `json:"id_field"`
+	TextField       string `json:"text_field"`
+	MaxDocBytes     int    `json:"max_doc_bytes"`
+	ChunkBytes      int64  `json:"chunk_bytes"`
+	Strict          bool   `json:"strict"`
+	Fsync           bool   `json:"fsync,omitempty"` // flush every file before renaming it
 }
+
+// Defaults of the bounds on candidate and listed pairs. A bucket of 5,000
+// representatives is 12.5 million candidate pairs, about a second of
+// verification; a cluster of 1,415 documents already has a million pairs,
+// about 40 MB of pairs/.
+const (
+	DefaultMaxBucket       = 5000
+	DefaultMaxClusterPairs = 1_000_000
+)
 
 // DefaultParams are the parameters used unless told otherwise. Bands and
 // Rows are 0: Resolve chooses them from the threshold.
 func DefaultParams() Params {
 	return Params{
-		Method:         "minhash",
-		Sketch:         "oph",
-		Hamming:        3,
-		SimHashWeights: "none",
-		K:              128,
-		Words:          5,
-		Threshold:      0.8,
-		FPWeight:       0.05,
-		FNWeight:       0.95,
-		Seed:           1,
-		Partitions:     32,
-		Verify:         "exact",
-		Keep:           "first",
-		IDField:        "id",
-		TextField:      "text",
-		MaxDocBytes:    16 << 20,
-		ChunkBytes:     32 << 20,
+		Method:          "minhash",
+		Sketch:          "oph",
+		Hamming:         3,
+		SimHashWeights:  "none",
+		K:               128,
+		Words:           5,
+		Threshold:       0.8,
+		FPWeight:        0.05,
+		FNWeight:        0.95,
+		Seed:            1,
+		Partitions:      32,
+		Verify:          "exact",
+		Keep:            "first",
+		MaxBucket:       DefaultMaxBucket,
+		MaxClusterPairs: DefaultMaxClusterPairs,
+		IDField:         "id",
+		TextField:       "text",
+		MaxDocBytes:     16 << 20,
+		ChunkBytes:      32 << 20,
 	}
 }
 
@@ -96,6 +116,12 @@ func (p *Params) Resolve() error {
 	}
 	if p.Keep != "first" && p.Keep != "longest" {
 		bad("--keep must be first or longest, not %q", p.Keep)
+	}
+	if p.MaxBucket < 2 {
+		bad("--max-bucket must be at least 2, not %d", p.MaxBucket)
+	}
+	if p.MaxClusterPairs < 1 {
+		bad("--max-cluster-pairs must be at least 1, not %d", p.MaxClusterPairs)
 	}
 	if p.ChunkBytes < 1<<10 {
 		bad("--chunk-bytes must be at least 1024, not %d", p.ChunkBytes)

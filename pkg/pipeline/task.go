@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/neardup/neardup/pkg/pqfile"
 )
@@ -56,21 +58,70 @@ type MapResult struct {
 
 // ReduceResult is what a reduce task reports.
 type ReduceResult struct {
-	Part       int                 `json:"part"`
-	Records    int64               `json:"records"`
-	Groups     int64               `json:"groups"`
-	MaxGroup   int64               `json:"max_group"`
-	Candidates int64               `json:"candidates"`
-	File       pqfile.Info         `json:"file"`
-	EdgeFiles  map[int]pqfile.Info `json:"edge_files"`
-	Seconds    float64             `json:"seconds"`
+	Part       int   `json:"part"`
+	Records    int64 `json:"records"`
+	Groups     int64 `json:"groups"` // buckets
+	MaxGroup   int64 `json:"max_group"`
+	Candidates int64 `json:"candidates"`
+	// ExactClaims counts the documents claimed for the exact-duplicate
+	// group of another (its representative).
+	ExactClaims int64 `json:"exact_claims"`
+	// BoundedBuckets counts the buckets of more than MaxBucket
+	// representatives, and PairsNotCompared the pairs of theirs that were
+	// not candidates; Bounded lists the largest of them.
+	BoundedBuckets   int64               `json:"bounded_buckets"`
+	PairsNotCompared int64               `json:"pairs_not_compared"`
+	Bounded          []BoundedBucket     `json:"bounded,omitempty"`
+	File             pqfile.Info         `json:"file"`
+	EdgeFiles        map[int]pqfile.Info `json:"edge_files"`
+	Seconds          float64             `json:"seconds"`
+}
+
+// BoundedBucket describes a bucket too large to compare all its pairs.
+type BoundedBucket struct {
+	Band            int32 `json:"band"`
+	Key             int64 `json:"key"`
+	Docs            int64 `json:"docs"`
+	Representatives int64 `json:"representatives"`
+	Hubs            int64 `json:"hubs"` // each representative was compared with this many smallest ones
+	FirstDoc        int64 `json:"first_doc"`
+}
+
+// boundedListed is how many bounded buckets a result and the manifest list.
+const boundedListed = 10
+
+// noteBounded keeps the boundedListed largest bounded buckets, largest
+// first, ties by (band, key).
+func (r *ReduceResult) noteBounded(b BoundedBucket) {
+	r.Bounded = insertBounded(r.Bounded, b)
+}
+
+func insertBounded(list []BoundedBucket, b BoundedBucket) []BoundedBucket {
+	list = append(list, b)
+	slices.SortFunc(list, func(x, y BoundedBucket) int {
+		if c := cmp.Compare(y.Docs, x.Docs); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.Band, y.Band); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Key, y.Key)
+	})
+	return list[:min(len(list), boundedListed)]
 }
 
 // VerifyResult is what a verify task reports.
 type VerifyResult struct {
-	Chunk    int   `json:"chunk"`
-	Checked  int64 `json:"checked"`
-	Verified int64 `json:"verified"`
+	Chunk int `json:"chunk"`
+	// Checked counts the distinct candidate pairs, Prefiltered those
+	// rejected by their signatures alone, Exact those whose exact
+	// similarity was computed, Verified those that passed.
+	Checked      int64        `json:"checked"`
+	Prefiltered  int64        `json:"prefiltered"`
+	Exact        int64        `json:"exact_checked"`
+	Verified     int64        `json:"verified"`
+	ExactMembers int64        `json:"exact_members"` // confirmed claims
+	MembersFile  *pqfile.Info `json:"members_file,omitempty"`
 	// With exact verification: the pairs the signatures alone would have
 	// passed, and how many of those the exact Jaccard confirmed.
 	SigPassed      int64        `json:"signature_passed"`

@@ -23,10 +23,20 @@ type sigEntry struct {
 	set []uint64
 }
 
-// runVerify checks every candidate pair whose first document is in chunk:
-// a sort-merge join of the pairs with the signatures of the chunks they
-// touch, one chunk at a time, so memory is bounded by two chunks' worth of
-// the documents that take part in pairs.
+// runVerify checks every candidate pair and every exact-group claim whose
+// first document is in chunk: a sort-merge join of the edges with the
+// signatures of the chunks they touch, one chunk at a time, so memory is
+// bounded by two chunks' worth of the documents that take part in edges.
+//
+// A candidate pair is first judged by its signatures: with MinHash and
+// exact verification, a pair with fewer equal values than prefilterMatches
+// allows is rejected without its exact similarity; with SimHash, a pair
+// beyond the Hamming distance. A claim (a document with the same shingle
+// fingerprint as its group's representative) is confirmed by comparing the
+// two sets; a difference is a fingerprint collision and fails the task.
+// The verified pairs of representatives and the confirmed group members
+// are written to the work area; the cluster stage expands them into
+// pairs/.
 func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []ReduceResult, maps map[int]MapResult) (*VerifyResult, error) {
 	start := time.Now()
 	p := spec.Params
@@ -44,6 +54,7 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 		}
 	}
 	// Order by the chunk of b, then (a, b): one pass per neighbouring chunk.
+	// A pair found in several partitions is checked once.
 	slices.SortFunc(edges, func(x, y formats.Candidate) int {
 		if c := cmp.Compare(chunkOf(x.B), chunkOf(y.B)); c != 0 {
 			return c
@@ -63,7 +74,12 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 	if err != nil {
 		return nil, err
 	}
+	minMatches := -1 // no pre-filter
+	if p.Method == "minhash" && p.Verify == "exact" {
+		minMatches = prefilterMatches(p.Threshold, p.K, prefilterRisk)
+	}
 	var pairs []formats.Pair
+	var members []formats.ExactMember
 	for lo := 0; lo < len(edges); {
 		other := chunkOf(edges[lo].B)
 		hi := lo
@@ -85,19 +101,30 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 			if a == nil || b == nil {
 				return nil, fmt.Errorf("verify chunk %d: no signature for document %d or %d", chunk, e.A, e.B)
 			}
+			if e.Band == claimBand {
+				if p.Verify == "exact" && !slices.Equal(a.set, b.set) {
+					return nil, fmt.Errorf("verify chunk %d: documents %d (%s) and %d (%s) have the same 128-bit shingle-set fingerprint but different sets: a fingerprint collision", chunk, e.A, a.id, e.B, b.id)
+				}
+				members = append(members, formats.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id})
+				continue
+			}
 			res.Checked++
 			j := judge(p, a, b)
+			if minMatches >= 0 && j.matches < minMatches || p.Method == "simhash" && p.Verify == "exact" && !j.pass {
+				res.Prefiltered++
+				continue
+			}
 			sim, method, pass := j.estimate, p.Method, j.pass
 			if p.Verify == "exact" {
 				sim, method = shingle.Jaccard(a.set, b.set), "exact"
+				res.Exact++
 				if j.pass {
 					res.SigPassed++
 					if sim >= p.Threshold {
 						res.SigPassedExact++
 					}
 				}
-				// SimHash pairs must also be within the Hamming distance.
-				pass = sim >= p.Threshold && (p.Method != "simhash" || j.pass)
+				pass = sim >= p.Threshold
 			}
 			bin := min(int(sim*histBins), histBins-1)
 			if !pass {
@@ -120,13 +147,27 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 		}
 		return cmp.Compare(x.B, y.B)
 	})
+	slices.SortFunc(members, func(x, y formats.ExactMember) int {
+		if c := cmp.Compare(x.Group, y.Group); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Doc, y.Doc)
+	})
 	res.Verified = int64(len(pairs))
+	res.ExactMembers = int64(len(members))
 	if len(pairs) > 0 {
-		info, err := pqfile.Write(ctx, st, pairFile(chunk), pairs, pqfile.Sorted("a", "b"))
+		info, err := pqfile.Write(ctx, st, verifiedFile(chunk), pairs, pqfile.Sorted("a", "b"))
 		if err != nil {
 			return nil, err
 		}
 		res.File = &info
+	}
+	if len(members) > 0 {
+		info, err := pqfile.Write(ctx, st, membersFile(chunk), members, pqfile.Sorted("group", "doc"))
+		if err != nil {
+			return nil, err
+		}
+		res.MembersFile = &info
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil

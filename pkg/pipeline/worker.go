@@ -113,7 +113,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		for _, c := range sortedKeys(maps) {
 			list = append(list, maps[c])
 		}
-		result, err = runReduce(ctx, st, t.Index, list)
+		result, err = runReduce(ctx, st, job.spec.Params, t.Index, list)
 		if err != nil {
 			return fmt.Errorf("reduce partition %d: %w", t.Index, err)
 		}
