@@ -27,7 +27,30 @@ type manifest struct {
 	RejectedHist    []int64           `json:"rejected_similarity_hist"`
 	ClusterSizeHist []int64           `json:"cluster_size_hist"`
 	LargestClusters []cluster         `json:"largest_clusters"`
+	BoundedBuckets  []boundedBucket   `json:"bounded_buckets"`
+	BoundedClusters []boundedCluster  `json:"bounded_clusters"`
 	Warnings        []string          `json:"warnings"`
+}
+
+// boundedBucket is a band bucket whose pairs were not all compared.
+type boundedBucket struct {
+	Band            int32 `json:"band"`
+	Key             int64 `json:"key"`
+	Docs            int64 `json:"docs"`
+	Representatives int64 `json:"representatives"`
+	Hubs            int64 `json:"hubs"`
+	FirstDoc        int64 `json:"first_doc"`
+}
+
+// boundedCluster is a cluster whose pairs were listed against its kept
+// document only.
+type boundedCluster struct {
+	Cluster   int64  `json:"cluster"`
+	Size      int64  `json:"size"`
+	KeptID    string `json:"kept_id"`
+	Pairs     int64  `json:"pairs"`
+	Listed    int64  `json:"listed"`
+	NotListed int64  `json:"not_listed"`
 }
 
 // params are the job's parameters.
@@ -50,6 +73,8 @@ type params struct {
 	Partitions      int     `json:"partitions"`
 	Verify          string  `json:"verify"`
 	Keep            string  `json:"keep"`
+	MaxBucket       int     `json:"max_bucket"`
+	MaxClusterPairs int64   `json:"max_cluster_pairs"`
 }
 
 // curve summarises the chosen S-curve.

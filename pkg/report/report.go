@@ -74,6 +74,9 @@ type page struct {
 	SimilarityNote                     string
 	ClusterNote                        string
 	Largest                            []clusterRow
+	ExactNote                          string
+	BoundedClusters                    []boundedClusterRow
+	BoundedBuckets                     []boundedBucketRow
 	Stages                             []stageRow
 	StageNote                          string
 	Failures                           []failure
@@ -95,6 +98,16 @@ type clusterRow struct {
 	Cluster, Size, KeptID, KeptURL string
 	Members                        []string
 	More                           string // how many members are not listed
+}
+
+// boundedClusterRow is a row of the bounded clusters' table.
+type boundedClusterRow struct {
+	Cluster, Size, KeptID, Pairs, Listed, NotListed string
+}
+
+// boundedBucketRow is a row of the bounded buckets' table.
+type boundedBucketRow struct {
+	Band, Key, Docs, Representatives, Hubs, FirstDoc string
 }
 
 // stageRow is a row of the stage timings' table.
@@ -124,7 +137,8 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		{"documents", groupDigits(docs), bytesText(inBytes) + " of input"},
 		{"duplicates to drop", groupDigits(c.get("duplicates")), percent(c.get("duplicates"), docs) + " of the documents"},
 		{"clusters", groupDigits(c.get("clusters")), "largest: " + plural(c.get("largest_cluster"), "document", "documents")},
-		{"verified pairs", groupDigits(c.get("verified_pairs")), "of " + groupDigits(c.get("candidate_pairs_checked")) + " candidates checked"},
+		{"pairs listed", groupDigits(c.get("pairs")), groupDigits(c.get("verified_pairs")) + " verified of " + groupDigits(c.get("candidate_pairs_checked")) + " candidates"},
+		{"exact duplicates", groupDigits(c.get("exact_duplicates")), "in " + plural(c.get("exact_groups"), "group", "groups") + " of identical shingle sets"},
 		{"records rejected", groupDigits(c.get("rejected")), groupDigits(c.get("empty")) + " empty documents"},
 		{"run time", secondsText(m.Seconds) + " s", rate(inBytes, m.Seconds)},
 	}
@@ -204,6 +218,34 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		p.Largest = append(p.Largest, r)
 	}
 
+	p.ExactNote = fmt.Sprintf("%s groups of documents with identical shingle sets hold %s exact duplicates beyond one per group; "+
+		"one representative of each group was banded and verified, and pairs/ lists every member's pairs (similarity 1 inside a group). "+
+		"Of the %s documents to drop, %s are exact and %s near duplicates.",
+		groupDigits(c.get("exact_groups")), groupDigits(c.get("exact_duplicates")), groupDigits(c.get("duplicates")),
+		groupDigits(c.get("exact_duplicates")), groupDigits(c.get("near_duplicates")))
+	if n := c.get("bounded_clusters"); n > 0 {
+		p.ExactNote += fmt.Sprintf(" %s with more than --max-cluster-pairs %s pairs list only their kept document's pairs: %s pairs are not listed.",
+			plural(n, "cluster", "clusters"), groupDigits(m.Params.MaxClusterPairs), groupDigits(c.get("pairs_not_listed")))
+	} else {
+		p.ExactNote += fmt.Sprintf(" No cluster has more than --max-cluster-pairs %s pairs: pairs/ lists every pair found.", groupDigits(m.Params.MaxClusterPairs))
+	}
+	if n := c.get("bounded_buckets"); n > 0 {
+		p.ExactNote += fmt.Sprintf(" %s held more than --max-bucket %s documents: %s of their pairs were not compared.",
+			plural(n, "band bucket", "band buckets"), groupDigits(int64(m.Params.MaxBucket)), groupDigits(c.get("pairs_not_compared")))
+	}
+	for _, b := range m.BoundedClusters {
+		p.BoundedClusters = append(p.BoundedClusters, boundedClusterRow{
+			Cluster: strconv.FormatInt(b.Cluster, 10), Size: groupDigits(b.Size), KeptID: b.KeptID,
+			Pairs: groupDigits(b.Pairs), Listed: groupDigits(b.Listed), NotListed: groupDigits(b.NotListed),
+		})
+	}
+	for _, b := range m.BoundedBuckets {
+		p.BoundedBuckets = append(p.BoundedBuckets, boundedBucketRow{
+			Band: strconv.Itoa(int(b.Band)), Key: strconv.FormatInt(b.Key, 10), Docs: groupDigits(b.Docs),
+			Representatives: groupDigits(b.Representatives), Hubs: groupDigits(b.Hubs), FirstDoc: strconv.FormatInt(b.FirstDoc, 10),
+		})
+	}
+
 	var stageTotal float64
 	for _, s := range m.Stages {
 		stageTotal += s.Seconds
@@ -274,13 +316,33 @@ func countNote(name string) string {
 	case "candidates":
 		return "candidate edges written (per partition)"
 	case "candidate_pairs_checked":
-		return "distinct candidate pairs verified"
+		return "distinct candidate pairs of representatives"
+	case "prefiltered":
+		return "candidates rejected by their signatures alone (far below the threshold)"
+	case "exact_checked":
+		return "candidates whose exact similarity was computed"
+	case "exact_groups":
+		return "groups of documents with identical shingle sets"
+	case "exact_duplicates":
+		return "documents in exact groups beyond one per group"
+	case "pairs":
+		return "pairs listed in pairs/ (exact groups expanded)"
+	case "bounded_buckets":
+		return "band buckets over --max-bucket: not every pair compared"
+	case "pairs_not_compared":
+		return "pairs of those buckets not compared"
+	case "bounded_clusters":
+		return "clusters over --max-cluster-pairs: only the kept document's pairs listed"
+	case "pairs_not_listed":
+		return "pairs of those clusters not listed in pairs/"
+	case "near_duplicates":
+		return "documents to drop that are not exact duplicates"
 	case "signature_passed":
 		return "pairs the signature estimate alone would have accepted"
 	case "signature_passed_exact":
 		return "of those, pairs the exact similarity confirmed"
 	case "verified_pairs":
-		return "pairs at or above the threshold"
+		return "pairs of representatives at or above the threshold"
 	case "clusters":
 		return "clusters of 2 or more documents"
 	case "clustered_docs":

@@ -286,6 +286,9 @@ func checkText(t *testing.T, doc *html.Node, fixture string) {
 			"Warnings: check before dropping documents", "near-duplicates may be chained", "1 tasks failed",
 			`<script>alert("x")</script>`, `https://example.com/a?b=1&c="2"`, "formats: chunk 2: <panic>",
 			"future_count", "4-character grams", "b=21 r=6", "… and 1,199 more",
+			"Clusters whose pairs/ lists only the kept document's pairs", "723,703", "724,906",
+			"Band buckets too large to compare every pair", "6,100", "2,082", "12,345 of their pairs were not compared",
+			"40 groups of documents with identical shingle sets hold 55 exact duplicates",
 		},
 	}
 	for _, w := range want[fixture] {

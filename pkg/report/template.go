@@ -129,6 +129,29 @@ footer { margin-top: 20px; color: #666; font-size: 12px; }
 {{- end}}
 </section>
 
+<section id="exact-and-bounds">
+<h2>Exact duplicates and bounds</h2>
+<p class="caption">{{.ExactNote}}</p>
+{{if .BoundedClusters -}}
+<h3>Clusters whose pairs/ lists only the kept document's pairs</h3>
+<table>
+<tr><th class="num">cluster</th><th class="num">size</th><th>kept document</th><th class="num">pairs</th><th class="num">listed</th><th class="num">not listed</th></tr>
+{{- range .BoundedClusters}}
+<tr><td class="num">{{.Cluster}}</td><td class="num">{{.Size}}</td><td class="key"><code>{{.KeptID}}</code></td><td class="num">{{.Pairs}}</td><td class="num">{{.Listed}}</td><td class="num">{{.NotListed}}</td></tr>
+{{- end}}
+</table>
+{{- end}}
+{{if .BoundedBuckets -}}
+<h3>Band buckets too large to compare every pair</h3>
+<table>
+<tr><th class="num">band</th><th class="num">key</th><th class="num">documents</th><th class="num">representatives</th><th class="num">each compared with</th><th class="num">first document</th></tr>
+{{- range .BoundedBuckets}}
+<tr><td class="num">{{.Band}}</td><td class="num mono">{{.Key}}</td><td class="num">{{.Docs}}</td><td class="num">{{.Representatives}}</td><td class="num">{{.Hubs}}</td><td class="num mono">{{.FirstDoc}}</td></tr>
+{{- end}}
+</table>
+{{- end}}
+</section>
+
 <div class="grid">
 <div class="panel" id="stages-panel">
 <h2>Stages</h2>
