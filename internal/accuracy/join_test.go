@@ -149,3 +149,30 @@ func TestJoinEdgeCases(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkJoin20k joins the shingle sets of the 20,000-document accuracy
+// corpus (with its 1,000-page template family) at J >= 0.5:
+//
+//	go test -run '^$' -bench Join20k -benchtime 1x -cpu 1 ./internal/accuracy
+func BenchmarkJoin20k(b *testing.B) {
+	pool, err := corpus.LoadPool("../../testdata/prose")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := corpus.New(pool, corpus.AccuracyConfig(20000, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	docs := DocsOf(g, shingle.Options{})
+	sets := make([][]uint64, len(docs))
+	for i, d := range docs {
+		sets[i] = d.Set
+	}
+	for b.Loop() {
+		pairs, err := Join(sets, 0.5)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(len(pairs)), "pairs")
+	}
+}

@@ -24,11 +24,20 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	for i := range r.Runs {
 		writeRun(&b, &r.Runs[i])
 	}
-	verdict := "PASS"
-	if !r.Pass {
-		verdict = "FAIL"
+	checked := 0
+	for _, run := range r.Runs {
+		if run.Checked {
+			checked++
+		}
 	}
-	fmt.Fprintf(&b, "**Check (MinHash runs): %s**\n", verdict)
+	switch {
+	case checked == 0:
+		fmt.Fprintf(&b, "**Check: no run checked (only MinHash runs with exact verification are)**\n")
+	case r.Pass:
+		fmt.Fprintf(&b, "**Check (%d MinHash runs): PASS**\n", checked)
+	default:
+		fmt.Fprintf(&b, "**Check (%d MinHash runs): FAIL**\n", checked)
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
