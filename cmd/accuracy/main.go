@@ -87,6 +87,10 @@ func run(args []string) int {
 		Log:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv})),
 		JobLog:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: max(lv, slog.LevelWarn)})),
 	}
+	if err := opts.Validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "accuracy:", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := accuracy.Measure(ctx, opts)

@@ -97,7 +97,7 @@ type Run struct {
 // Measure generates the corpus, computes its exact ground truth, runs the
 // job once per method and threshold, and measures each run.
 func Measure(ctx context.Context, o Options) (*Report, error) {
-	if err := o.check(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	log := o.Log
@@ -174,8 +174,8 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
-// check validates the options.
-func (o Options) check() error {
+// Validate reports what is wrong with the options.
+func (o Options) Validate() error {
 	var errs []error
 	if len(o.Thresholds) == 0 {
 		errs = append(errs, errors.New("no threshold"))
