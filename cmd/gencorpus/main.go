@@ -42,6 +42,8 @@ func run() error {
 		maxClus = flag.Int("max-cluster", def.MaxCluster, "largest planted family, counting its base")
 		editMin = flag.Float64("edit-min", def.EditRateMin, "lowest per-mutation word edit rate")
 		editMax = flag.Float64("edit-max", def.EditRateMax, "highest per-mutation word edit rate")
+		accCfg  = flag.Bool("accuracy", false, "start from corpus.AccuracyConfig (length mix, short families, graded copies, a template family) instead of DefaultConfig; the flags above override it only when given")
+		pages   = flag.Int("template-pages", 0, "pages of the template family (with -accuracy, default min(1000, n/10))")
 		workers = flag.Int("workers", 0, "files written at once (0: GOMAXPROCS); never changes the output")
 		quiet   = flag.Bool("q", false, "do not print a summary")
 	)
@@ -61,10 +63,29 @@ func run() error {
 		return err
 	}
 	cfg := corpus.DefaultConfig(*n, *seed)
-	cfg.DupFraction, cfg.ExactFraction = *dup, *exact
-	cfg.ShortFraction, cfg.EmptyFraction = *short, *empty
-	cfg.MaxCluster = *maxClus
-	cfg.EditRateMin, cfg.EditRateMax = *editMin, *editMax
+	if *accCfg {
+		cfg = corpus.AccuracyConfig(*n, *seed)
+	}
+	flag.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "dup":
+			cfg.DupFraction = *dup
+		case "exact":
+			cfg.ExactFraction = *exact
+		case "short":
+			cfg.ShortFraction = *short
+		case "empty":
+			cfg.EmptyFraction = *empty
+		case "max-cluster":
+			cfg.MaxCluster = *maxClus
+		case "edit-min":
+			cfg.EditRateMin = *editMin
+		case "edit-max":
+			cfg.EditRateMax = *editMax
+		case "template-pages":
+			cfg.TemplatePages = *pages
+		}
+	})
 	g, err := corpus.New(pool, cfg)
 	if err != nil {
 		return err

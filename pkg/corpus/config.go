@@ -46,6 +46,41 @@ type Config struct {
 	// of a document's word 5-gram shingles, so rates of a few percent
 	// push copy-to-copy Jaccard similarity well below 0.8.
 	EditRateMin, EditRateMax float64
+
+	// The fields below are off at their zero values, which keep the
+	// corpus of DefaultConfig byte-identical to what it always was.
+
+	// TargetJaccardMin, when positive, grades the near copies of regular
+	// families instead of mutating them at EditRateMin..EditRateMax: each
+	// near copy draws a target similarity to its base uniformly from
+	// [TargetJaccardMin, 1] and receives as many word edits
+	// (substitutions, insertions, deletions, at random positions) as make
+	// its expected word 5-gram Jaccard similarity to the base that target.
+	// Base-to-copy pairs then cover [TargetJaccardMin, 1] evenly.
+	TargetJaccardMin float64
+
+	// ShortDupFraction is the fraction of documents in planted families of
+	// short documents: a base of ShortMinWords to ShortMaxWords words (a
+	// fragment of one pooled sentence, like a short document) plus near
+	// copies with one or two word edits and exact copies (drawn together
+	// with the regular families' exact copies, see ExactFraction).
+	ShortDupFraction float64
+
+	// TemplatePages is the number of pages of the template family: every
+	// page is one shared template of TemplateWords words, cut into a
+	// header (its first quarter) and a footer, around a unique part of
+	// TemplateUniqueMinWords to TemplateUniqueMaxWords words. The unique
+	// length is min + (max-min)·x² for x uniform in [0, 1], so short unique
+	// parts are more common. Two pages with unique parts of u and v words
+	// share TemplateWords-8 shingles out of TemplateWords+u+v, so with a
+	// 240-word template and unique parts of 2 to 140 words their Jaccard
+	// similarity spreads over 0.45 to 0.95. 0 means no template family.
+	TemplatePages int
+	// TemplateWords is the length of the shared template in words.
+	TemplateWords int
+	// TemplateUniqueMinWords and TemplateUniqueMaxWords bound the length of
+	// a template page's unique part.
+	TemplateUniqueMinWords, TemplateUniqueMaxWords int
 }
 
 // DefaultConfig returns the default configuration for n documents and the
@@ -71,6 +106,42 @@ func DefaultConfig(n int, seed uint64) Config {
 	}
 }
 
+// DefaultTemplatePages is the size of AccuracyConfig's template family
+// for corpora of at least ten times as many documents.
+const DefaultTemplatePages = 1000
+
+// AccuracyConfig returns a configuration for measuring the accuracy of
+// near-duplicate detection, for n documents and the given seed. It mixes
+// lengths and similarities on purpose:
+//
+//   - 15% short documents of 5 to 39 words, and 15% in families of short
+//     documents (a short base, near copies with one or two word edits,
+//     exact copies), so that about 30% of documents have under 40 words;
+//   - 20% in regular families of 2 to 4 documents (2 to 40 sentences)
+//     whose near copies are graded (TargetJaccardMin 0.45), so that
+//     base-to-copy similarities cover 0.45 to 1 evenly;
+//   - 6% exact copies, taken from the copies of both kinds of family;
+//   - a template family of DefaultTemplatePages pages (at most n/10): a
+//     240-word template around a unique part of 2 to 140 words;
+//   - 0.2% empty documents; the rest are unique documents of 2 to 40
+//     sentences.
+func AccuracyConfig(n int, seed uint64) Config {
+	c := DefaultConfig(n, seed)
+	c.DupFraction = 0.20
+	c.ExactFraction = 0.06
+	c.MinCluster, c.MaxCluster = 2, 4
+	c.ShortFraction = 0.15
+	c.ShortMinWords, c.ShortMaxWords = 5, 39
+	c.ShortDupFraction = 0.15
+	c.EmptyFraction = 0.002
+	c.MinSentences, c.MaxSentences = 2, 40
+	c.TargetJaccardMin = 0.45
+	c.TemplatePages = min(DefaultTemplatePages, max(n, 0)/10)
+	c.TemplateWords = 240
+	c.TemplateUniqueMinWords, c.TemplateUniqueMaxWords = 2, 140
+	return c
+}
+
 // Validate reports the first inconsistency in c.
 func (c Config) Validate() error {
 	fractions := []struct {
@@ -83,6 +154,8 @@ func (c Config) Validate() error {
 		{"EmptyFraction", c.EmptyFraction},
 		{"EditRateMin", c.EditRateMin},
 		{"EditRateMax", c.EditRateMax},
+		{"TargetJaccardMin", c.TargetJaccardMin},
+		{"ShortDupFraction", c.ShortDupFraction},
 	}
 	for _, f := range fractions {
 		if math.IsNaN(f.v) || f.v < 0 || f.v > 1 {
@@ -102,10 +175,24 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sentence range [%d, %d]: need 1 <= MinSentences <= MaxSentences", c.MinSentences, c.MaxSentences)
 	case c.EditRateMax < c.EditRateMin:
 		return fmt.Errorf("edit rate range [%v, %v]: EditRateMax is below EditRateMin", c.EditRateMin, c.EditRateMax)
-	case c.DupFraction+c.ShortFraction+c.EmptyFraction > 1:
-		return errors.New("DupFraction + ShortFraction + EmptyFraction exceeds 1")
+	case c.DupFraction+c.ShortFraction+c.EmptyFraction+c.ShortDupFraction > 1:
+		return errors.New("DupFraction + ShortFraction + EmptyFraction + ShortDupFraction exceeds 1")
+	case c.TemplatePages < 0:
+		return fmt.Errorf("TemplatePages = %d: must not be negative", c.TemplatePages)
+	case c.TemplatePages > 0 && c.TemplateWords < 10:
+		return fmt.Errorf("TemplateWords = %d: a template needs at least 10 words", c.TemplateWords)
+	case c.TemplatePages > 0 && (c.TemplateUniqueMinWords < 0 || c.TemplateUniqueMaxWords < c.TemplateUniqueMinWords):
+		return fmt.Errorf("template unique part range [%d, %d] words: need 0 <= min <= max", c.TemplateUniqueMinWords, c.TemplateUniqueMaxWords)
+	case c.TemplatePages > 0 && c.TemplatePages > c.templateRoom():
+		return fmt.Errorf("TemplatePages = %d: more than the %d documents the other kinds leave", c.TemplatePages, c.templateRoom())
 	}
 	return nil
+}
+
+// templateRoom is the number of documents left for the template family
+// once the other kinds have their share.
+func (c Config) templateRoom() int {
+	return max(0, c.N-count(c.N, c.DupFraction)-count(c.N, c.ShortFraction)-count(c.N, c.EmptyFraction)-count(c.N, c.ShortDupFraction))
 }
 
 // count returns round(n*frac) without fused floating-point operations, so

@@ -18,6 +18,15 @@
 // punctuation-only ones. Copies are scattered across the corpus, never next
 // to another member of their family.
 //
+// AccuracyConfig gives a corpus for measuring accuracy rather than speed:
+// about 30% of its documents have under 40 words (short documents, and
+// families of short documents with near copies one or two word edits away
+// and exact copies), the near copies of regular families are graded so
+// that their similarity to the base covers 0.45 to 1 evenly, and a
+// template family of pages sharing a 240-word template around unique
+// parts of 2 to 140 words has pairwise similarities from about 0.45 to
+// 0.95. Its fields are zero in DefaultConfig, whose corpora are unchanged.
+//
 // Every choice comes from a small built-in SplitMix64 generator keyed by
 // the seed, a purpose and the document position, so a Generator's
 // documents are pure functions of (pool, Config, position): output is

@@ -25,6 +25,21 @@ const (
 	KindShort Kind = "short"
 	// KindEmpty is an empty or punctuation-only document.
 	KindEmpty Kind = "empty"
+	// KindTemplate is a page of the template family: the shared template
+	// around a unique part (see Config.TemplatePages).
+	KindTemplate Kind = "template"
+)
+
+// Family says what kind of planted family a document belongs to.
+type Family string
+
+// Planted family kinds other than the regular one (recorded as "").
+const (
+	// FamilyShort is a family of short documents: a short base with near
+	// copies of one or two word edits and exact copies.
+	FamilyShort Family = "short"
+	// FamilyTemplate is the template family.
+	FamilyTemplate Family = "template"
 )
 
 // Mutation is a bit set of the edits applied to a near copy.
@@ -78,6 +93,12 @@ type Truth struct {
 	Base string `json:"base,omitempty"`
 	// Mutations lists the edits applied to a near copy.
 	Mutations []string `json:"mutations,omitempty"`
+	// Family is the kind of the document's planted family: empty for a
+	// regular family (and outside families), else short or template.
+	Family Family `json:"family,omitempty"`
+	// TargetJaccard is the similarity to its base that a graded near copy
+	// was edited towards (see Config.TargetJaccardMin); 0 otherwise.
+	TargetJaccard float64 `json:"target_jaccard,omitempty"`
 	// RecordID is the WARC-Record-ID of the document's record, for WARC and
 	// WET output.
 	RecordID string `json:"record_id,omitempty"`
@@ -93,19 +114,35 @@ const (
 	kExact
 	kShort
 	kEmpty
+	kTemplate
 )
 
 // kind returns the exported Kind of k.
 func (k kindCode) kind() Kind {
-	return [...]Kind{KindUnique, KindBase, KindNear, KindExact, KindShort, KindEmpty}[k]
+	return [...]Kind{KindUnique, KindBase, KindNear, KindExact, KindShort, KindEmpty, KindTemplate}[k]
+}
+
+// famCode is the compact in-memory form of Family.
+type famCode uint8
+
+const (
+	famRegular famCode = iota
+	famShort
+	famTemplate
+)
+
+// family returns the exported Family of f.
+func (f famCode) family() Family {
+	return [...]Family{"", FamilyShort, FamilyTemplate}[f]
 }
 
 // entry is the plan of one output position.
 type entry struct {
 	kind    kindCode
+	fam     famCode
 	mut     Mutation
 	cluster int32 // family number, -1 when not in a family
-	source  int32 // content origin, or short-document slot
+	source  int32 // content origin, short-document slot or template page
 }
 
 // Generator produces a deterministic corpus. Doc and Truth are pure
@@ -119,6 +156,7 @@ type Generator struct {
 	shortOrder []int32 // pool sentences in the order short documents use them
 	editMin    int     // basis points
 	editMax    int     // basis points
+	tmpl       *templatePlan
 }
 
 // New plans a corpus of cfg.N documents drawn from pool.
@@ -156,24 +194,32 @@ func (g *Generator) plan() {
 	nEmpty := count(c.N, c.EmptyFraction)
 	nShort := count(c.N, c.ShortFraction)
 	famDocs := min(count(c.N, c.DupFraction), c.N-nEmpty-nShort)
+	shortFamDocs := min(count(c.N, c.ShortDupFraction), c.N-nEmpty-nShort-famDocs)
 
 	docs := make([]entry, 0, c.N)
 	var copies []int32
 	var origin, family int32
-	for left := famDocs; left >= c.MinCluster; {
-		size := min(r.between(c.MinCluster, c.MaxCluster), left)
-		if rest := left - size; rest > 0 && rest < c.MinCluster && left <= c.MaxCluster {
-			size = left
+	// plant adds families of fam with left documents in all; next gives
+	// each family's content source.
+	plant := func(left int, fam famCode, next func() int32) {
+		for left >= c.MinCluster {
+			size := min(r.between(c.MinCluster, c.MaxCluster), left)
+			if rest := left - size; rest > 0 && rest < c.MinCluster && left <= c.MaxCluster {
+				size = left
+			}
+			src := next()
+			docs = append(docs, entry{kind: kBase, fam: fam, cluster: family, source: src})
+			for range size - 1 {
+				copies = append(copies, int32(len(docs)))
+				docs = append(docs, entry{kind: kNear, fam: fam, cluster: family, source: src})
+			}
+			left -= size
+			family++
 		}
-		docs = append(docs, entry{kind: kBase, cluster: family, source: origin})
-		for range size - 1 {
-			copies = append(copies, int32(len(docs)))
-			docs = append(docs, entry{kind: kNear, cluster: family, source: origin})
-		}
-		left -= size
-		origin++
-		family++
 	}
+	plant(famDocs, famRegular, func() int32 { origin++; return origin - 1 })
+	shortSlot := int32(nShort) // short families take the slots after the short documents'
+	plant(shortFamDocs, famShort, func() int32 { shortSlot++; return shortSlot - 1 })
 	nExact := min(count(c.N, c.ExactFraction), len(copies))
 	for i := range nExact {
 		j := i + r.intn(len(copies)-i)
@@ -181,7 +227,20 @@ func (g *Generator) plan() {
 		docs[copies[i]].kind = kExact
 	}
 	for _, k := range copies[nExact:] {
-		docs[k].mut = drawMutations(&r)
+		switch {
+		case docs[k].fam == famShort:
+			docs[k].mut = drawShortEdits(&r)
+		case c.TargetJaccardMin > 0:
+			docs[k].mut = drawWordMutations(&r)
+		default:
+			docs[k].mut = drawMutations(&r)
+		}
+	}
+	if c.TemplatePages > 0 {
+		for k := range c.TemplatePages {
+			docs = append(docs, entry{kind: kTemplate, fam: famTemplate, cluster: family, source: int32(k)})
+		}
+		family++
 	}
 	for range nEmpty {
 		docs = append(docs, entry{kind: kEmpty, cluster: -1})
@@ -234,6 +293,7 @@ func (g *Generator) plan() {
 		j := sr.intn(i + 1)
 		g.shortOrder[i], g.shortOrder[j] = g.shortOrder[j], g.shortOrder[i]
 	}
+	g.tmpl = g.planTemplate()
 }
 
 // drawMutations picks the edits of a near copy: each of the five
@@ -251,6 +311,39 @@ func drawMutations(r *rng) Mutation {
 			return m
 		}
 	}
+}
+
+// drawWordMutations picks the edit kinds of a graded near copy: each of
+// substitution, insertion and deletion independently with probability 1/2,
+// redrawn until at least one is chosen.
+func drawWordMutations(r *rng) Mutation {
+	for {
+		var m Mutation
+		for _, k := range []Mutation{MutSubstitute, MutInsert, MutDelete} {
+			if r.chance(1, 2) {
+				m |= k
+			}
+		}
+		if m != 0 {
+			return m
+		}
+	}
+}
+
+// drawShortEdits picks the edits of a near copy of a short document: one
+// word edit (substitution, insertion or deletion) with probability 2/3,
+// else two edits of different kinds. Each kind in the result is one edit.
+func drawShortEdits(r *rng) Mutation {
+	kinds := []Mutation{MutSubstitute, MutInsert, MutDelete}
+	m := pick(r, kinds)
+	if r.chance(1, 3) {
+		for {
+			if k := pick(r, kinds); k != m {
+				return m | k
+			}
+		}
+	}
+	return m
 }
 
 // separate moves family members apart so that no two members of a family
@@ -303,6 +396,16 @@ func (g *Generator) Doc(i int) Doc {
 // Text returns the text of the document at position i.
 func (g *Generator) Text(i int) string {
 	e := g.docs[i]
+	switch {
+	case e.kind == kTemplate:
+		return g.templateText(e.source)
+	case e.fam == famShort && e.kind == kNear:
+		return g.shortNearText(e, i)
+	case e.fam == famShort:
+		return g.shortText(e.source)
+	case e.kind == kNear && g.cfg.TargetJaccardMin > 0:
+		return g.gradedText(e, i)
+	}
 	switch e.kind {
 	case kNear:
 		return g.nearText(e, i)
@@ -323,12 +426,17 @@ func (g *Generator) Truth(i int) Truth {
 	t := Truth{ID: ID(i), URL: g.URL(i), Kind: e.kind.kind()}
 	if e.cluster >= 0 {
 		t.Cluster = clusterID(e.cluster)
-		if e.kind != kBase {
+		if e.kind != kBase && e.kind != kTemplate {
 			t.Base = ID(int(g.bases[e.cluster]))
 		}
+		t.Family = e.fam.family()
 	}
 	if e.kind == kNear {
 		t.Mutations = e.mut.Names()
+		if e.fam == famRegular && g.cfg.TargetJaccardMin > 0 {
+			r := newRNG(g.cfg.Seed, streamMutate, uint64(i))
+			t.TargetJaccard = g.targetJaccard(&r)
+		}
 	}
 	return t
 }

@@ -12,6 +12,7 @@ const (
 	streamURL
 	streamShort
 	streamRecord
+	streamTemplate
 )
 
 // rng is a small SplitMix64 generator. It is used instead of math/rand so

@@ -1,0 +1,128 @@
+// Command accuracy measures neardup's pairs and clusters against the exact
+// ground truth of a generated corpus with a realistic length mix.
+//
+//	go run ./cmd/accuracy --n 20000 --json accuracy.json
+//	go run ./cmd/accuracy --n 20000 --method simhash --hamming 3
+//
+// It writes a Markdown report on stdout. With --check it exits with status
+// 1 unless every MinHash run lists exactly the true pairs it should (see
+// package github.com/neardup/neardup/internal/accuracy).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/neardup/neardup/internal/accuracy"
+	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/pkg/pipeline"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	p := pipeline.DefaultParams()
+	fs := flag.NewFlagSet("accuracy", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: accuracy [flags]\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	n := fs.Int("n", 20000, "documents in the generated corpus")
+	seed := fs.Uint64("seed", 1, "corpus seed")
+	pages := fs.Int("template-pages", -1, fmt.Sprintf("pages of the template family (-1: %d, at most n/10)", corpus.DefaultTemplatePages))
+	prose := fs.String("prose", "testdata/prose", "directory of .txt prose files")
+	corpusDir := fs.String("corpus-dir", "", "write the corpus here and keep it (default: a temporary directory)")
+	outDir := fs.String("out", "", "write the job outputs here, one directory per run, and keep them (default: temporary)")
+	thresholds := fs.String("thresholds", "0.8,0.5", "comma-separated thresholds, one job each")
+	methods := fs.String("method", p.Method, "comma-separated methods: minhash, simhash")
+	fs.StringVar(&p.Sketch, "sketch", p.Sketch, "MinHash signature: oph or classic")
+	fs.IntVar(&p.K, "perms", p.K, "MinHash signature values (K)")
+	fs.IntVar(&p.Bands, "bands", 0, "LSH bands (b); with --rows, overrides the choice made from the threshold")
+	fs.IntVar(&p.Rows, "rows", 0, "rows per band (r)")
+	fs.IntVar(&p.Hamming, "hamming", p.Hamming, "SimHash: largest Hamming distance of a pair")
+	workers := fs.Int("workers", 2, "in-process workers of each job")
+	jsonPath := fs.String("json", "", "also write the report as JSON to this file")
+	check := fs.Bool("check", false, "exit 1 unless every MinHash run has precision 1, recall >= 0.99 for J >= t+0.05, >= 0.94 for [t, t+0.05) and 1 for J = 1")
+	level := fs.String("log-level", "info", "log level of the harness (the jobs log warnings only): debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		fmt.Fprintln(os.Stderr, "accuracy: --log-level:", err)
+		return 2
+	}
+	ts, err := parseFloats(*thresholds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "accuracy: --thresholds:", err)
+		return 2
+	}
+	cfg := corpus.AccuracyConfig(*n, *seed)
+	if *pages >= 0 {
+		cfg.TemplatePages = *pages
+	}
+	opts := accuracy.Options{
+		Corpus:     cfg,
+		ProseDir:   *prose,
+		CorpusDir:  *corpusDir,
+		OutDir:     *outDir,
+		Thresholds: ts,
+		Methods:    strings.Split(*methods, ","),
+		Params:     p,
+		Workers:    *workers,
+		Command:    append([]string{"accuracy"}, args...),
+		Log:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv})),
+		JobLog:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: max(lv, slog.LevelWarn)})),
+	}
+	if err := opts.Validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "accuracy:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := accuracy.Measure(ctx, opts)
+	if err != nil {
+		opts.Log.Error("measurement failed", "err", err)
+		return 1
+	}
+	if err := accuracy.WriteMarkdown(os.Stdout, rep); err != nil {
+		opts.Log.Error("write report", "err", err)
+		return 1
+	}
+	if *jsonPath != "" {
+		if err := accuracy.WriteJSON(*jsonPath, rep); err != nil {
+			opts.Log.Error("write report", "err", err)
+			return 1
+		}
+	}
+	if *check && !rep.Pass {
+		return 1
+	}
+	return 0
+}
+
+// parseFloats parses a comma-separated list of numbers.
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -1,0 +1,15 @@
+// Package accuracy measures neardup's output against exact ground truth.
+//
+// Measure generates a corpus (corpus.AccuracyConfig: short documents and
+// their copies, graded near copies, exact copies, a template family),
+// computes every pair of documents with Jaccard similarity of at least 0.5
+// (or the lowest threshold) exactly, runs the job in-process
+// (pipeline.Run, embedded NATS) once per method and threshold, and
+// compares pairs/ and clusters.parquet with the truth: precision, and
+// recall per similarity bin, for pairs as listed and pairs joined in one
+// cluster, split by document length and by family.
+//
+// The ground truth does not use the job's kernel: shingle sets are
+// shingle.Shingles strings hashed with xxhash64 (ShingleSet), and Join is
+// an exact prefix-filtering self-join checked against brute force.
+package accuracy

@@ -1,0 +1,283 @@
+package accuracy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/pkg/queue"
+)
+
+// TruthFile is the name of the generator's ground truth in the corpus
+// directory; the leading _ keeps it out of the job's inputs.
+const TruthFile = "_truth.jsonl"
+
+// Options say what to measure.
+type Options struct {
+	// Corpus is the generated corpus, e.g. corpus.AccuracyConfig(n, seed).
+	Corpus corpus.Config
+	// ProseDir holds the prose the corpus is built from.
+	ProseDir string
+	// CorpusDir receives the corpus (JSONL and TruthFile); empty means a
+	// temporary directory, removed at the end.
+	CorpusDir string
+	// OutDir receives one job output per run, named METHOD-THRESHOLD (an
+	// existing one is replaced); empty means temporary directories.
+	OutDir string
+	// Thresholds and Methods: one job per method and threshold.
+	Thresholds []float64
+	Methods    []string
+	// Params are the job's parameters, except Method and Threshold, which
+	// each run sets.
+	Params pipeline.Params
+	// Workers is the number of in-process workers of each job.
+	Workers int
+	// Command is recorded in the report.
+	Command []string
+	// Log receives the harness's progress, JobLog the jobs' logs; nil
+	// discards.
+	Log, JobLog *slog.Logger
+}
+
+// Report is the outcome of Measure.
+type Report struct {
+	Command []string      `json:"command"`
+	Started time.Time     `json:"started"`
+	Corpus  CorpusSummary `json:"corpus"`
+	Runs    []Run         `json:"runs"`
+	// Pass says whether every checked run meets the --check criteria.
+	Pass bool `json:"pass"`
+}
+
+// CorpusSummary describes the generated corpus and its ground truth.
+type CorpusSummary struct {
+	Config    corpus.Config       `json:"config"`
+	Dir       string              `json:"dir,omitempty"` // empty when it was temporary
+	Files     int                 `json:"files"`
+	Docs      int                 `json:"docs"`
+	Kinds     map[corpus.Kind]int `json:"kinds"`
+	ShortDocs int                 `json:"short_docs"` // under ShortWords tokens
+	Lengths   []LengthBin         `json:"lengths"`
+	// MinJ is the least similarity of the ground truth; TruePairs counts its
+	// pairs by bin (Listed and Clustered are 0).
+	MinJ            float64 `json:"min_j"`
+	TruePairs       []Bin   `json:"true_pairs"`
+	Template        Spread  `json:"template_family"`
+	GenerateSeconds float64 `json:"generate_seconds"`
+	TruthSeconds    float64 `json:"truth_seconds"` // shingle sets and the join
+}
+
+// Run is one job and its accuracy.
+type Run struct {
+	Method string          `json:"method"`
+	Params pipeline.Params `json:"params"` // as resolved by the job
+	Out    string          `json:"out,omitempty"`
+	// Seconds is the wall time of pipeline.Run.
+	Seconds float64         `json:"seconds"`
+	Counts  pipeline.Counts `json:"counts"`
+	Result  *Result         `json:"result"`
+	// Checked says whether the --check criteria apply (MinHash with exact
+	// verification); Failures lists those not met, checked or not.
+	Checked  bool     `json:"checked"`
+	Failures []string `json:"failures"`
+}
+
+// Measure generates the corpus, computes its exact ground truth, runs the
+// job once per method and threshold, and measures each run.
+func Measure(ctx context.Context, o Options) (*Report, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rep := &Report{Command: o.Command, Started: time.Now().UTC(), Pass: true}
+	tmp, err := os.MkdirTemp("", "neardup-accuracy-")
+	if err != nil {
+		return nil, fmt.Errorf("temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	dir := o.CorpusDir
+	if dir == "" {
+		dir = filepath.Join(tmp, "corpus")
+	} else {
+		rep.Corpus.Dir = dir
+	}
+	start := time.Now()
+	pool, err := corpus.LoadPool(o.ProseDir)
+	if err != nil {
+		return nil, err
+	}
+	g, err := corpus.New(pool, o.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	written, err := corpus.Write(g, corpus.WriteOptions{Dir: dir, Format: corpus.FormatJSONL, Truth: TruthFile})
+	if err != nil {
+		return nil, fmt.Errorf("write corpus: %w", err)
+	}
+	rep.Corpus.GenerateSeconds = time.Since(start).Seconds()
+	log.Info("corpus written", "docs", g.Len(), "dir", dir, "seconds", round2(rep.Corpus.GenerateSeconds))
+
+	start = time.Now()
+	p := o.Params
+	if err := p.Resolve(); err != nil {
+		return nil, err
+	}
+	minJ := min(0.5, slices.Min(o.Thresholds))
+	truth, err := NewTruth(DocsOf(g, p.ShingleOptions()), minJ)
+	if err != nil {
+		return nil, err
+	}
+	rep.Corpus.TruthSeconds = time.Since(start).Seconds()
+	rep.Corpus.summarise(g, truth, len(written.Files))
+	log.Info("ground truth", "min_j", minJ, "pairs", len(truth.Pairs), "seconds", round2(rep.Corpus.TruthSeconds))
+
+	outRoot := o.OutDir
+	if outRoot == "" {
+		outRoot = filepath.Join(tmp, "out")
+	}
+	for _, method := range o.Methods {
+		for _, t := range o.Thresholds {
+			out := filepath.Join(outRoot, fmt.Sprintf("%s-%.2f", method, t))
+			run, err := o.run(ctx, written.Files, out, method, t, truth)
+			if err != nil {
+				return nil, fmt.Errorf("%s at threshold %v: %w", method, t, err)
+			}
+			if o.OutDir != "" {
+				run.Out = out
+			} else if err := os.RemoveAll(out); err != nil {
+				return nil, fmt.Errorf("remove job output: %w", err)
+			}
+			if run.Checked && len(run.Failures) > 0 {
+				rep.Pass = false
+			}
+			log.Info("job measured", "method", method, "threshold", t, "seconds", round2(run.Seconds),
+				"pair_recall", round4(run.Result.Total.All.PairRecall()), "precision", round4(run.Result.Precision))
+			rep.Runs = append(rep.Runs, *run)
+		}
+	}
+	return rep, nil
+}
+
+// Validate reports what is wrong with the options.
+func (o Options) Validate() error {
+	var errs []error
+	if len(o.Thresholds) == 0 {
+		errs = append(errs, errors.New("no threshold"))
+	}
+	for _, t := range o.Thresholds {
+		if !(t > 0 && t <= 1) {
+			errs = append(errs, fmt.Errorf("threshold %v: must be in (0, 1]", t))
+		}
+	}
+	if len(o.Methods) == 0 {
+		errs = append(errs, errors.New("no method"))
+	}
+	for _, m := range o.Methods {
+		if m != "minhash" && m != "simhash" {
+			errs = append(errs, fmt.Errorf("method %q: must be minhash or simhash", m))
+		}
+	}
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers %d: need at least 1", o.Workers))
+	}
+	return errors.Join(errs...)
+}
+
+// run runs one job into out and measures it.
+func (o Options) run(ctx context.Context, inputs []string, out, method string, threshold float64, truth *Truth) (*Run, error) {
+	p := o.Params
+	p.Method, p.Threshold = method, threshold
+	jobLog := o.JobLog
+	if jobLog == nil {
+		jobLog = slog.New(slog.DiscardHandler)
+	}
+	cfg := pipeline.Config{Out: out, Inputs: inputs, Params: p, Workers: o.Workers,
+		Queue: queue.DefaultConfig(), Log: jobLog, Overwrite: true}
+	start := time.Now()
+	man, err := pipeline.Run(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{Method: method, Params: man.Params, Seconds: time.Since(start).Seconds(), Counts: man.Counts,
+		Checked: method == "minhash" && man.Params.Verify == "exact"}
+	pairs, err := readPairs(out)
+	if err != nil {
+		return nil, err
+	}
+	clusters, err := readClusters(out)
+	if err != nil {
+		return nil, err
+	}
+	if run.Result, err = Evaluate(truth, threshold, pairs, clusters); err != nil {
+		return nil, err
+	}
+	run.Failures = run.Result.Check()
+	return run, nil
+}
+
+// readPairs reads every row of out's pairs/*.parquet.
+func readPairs(out string) ([]formats.Pair, error) {
+	files, err := filepath.Glob(filepath.Join(out, "pairs", "*.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	var all []formats.Pair
+	for _, f := range files {
+		rows, err := parquet.ReadFile[formats.Pair](f)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f, err)
+		}
+		all = append(all, rows...)
+	}
+	return all, nil
+}
+
+// readClusters reads out's clusters.parquet; a missing file is no cluster.
+func readClusters(out string) ([]formats.ClusterRecord, error) {
+	path := filepath.Join(out, "clusters.parquet")
+	rows, err := parquet.ReadFile[formats.ClusterRecord](path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return rows, nil
+}
+
+// summarise fills in s from the generator and the truth.
+func (s *CorpusSummary) summarise(g *corpus.Generator, t *Truth, files int) {
+	s.Config, s.Files, s.Docs, s.MinJ = g.Config(), files, g.Len(), t.MinJ
+	s.Kinds = map[corpus.Kind]int{}
+	for i := range g.Len() {
+		s.Kinds[g.Truth(i).Kind]++
+	}
+	for _, d := range t.Docs {
+		if d.Words < ShortWords {
+			s.ShortDocs++
+		}
+	}
+	s.Lengths = t.LengthHistogram()
+	r, _ := Evaluate(t, t.MinJ, nil, nil) // threshold MinJ cannot fail
+	s.TruePairs = r.Bins
+	s.Template = t.TemplateSpread()
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+func round4(x float64) float64 { return math.Round(x*10000) / 10000 }
