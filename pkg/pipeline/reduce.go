@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -28,17 +26,16 @@ func runReduce(ctx context.Context, st store, p Params, part int, maps []MapResu
 	start := time.Now()
 	res := &ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}}
 	m := &merger{}
-	defer m.close()
 	for _, mr := range maps {
 		info, ok := mr.BandFiles[part]
 		if !ok {
 			continue
 		}
-		r, err := pqfile.Open[formats.BandRecord](ctx, st, info.Name, &info)
+		recs, err := readBandFile(ctx, st, info)
 		if err != nil {
 			return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 		}
-		if err := m.add(r); err != nil {
+		if err := m.add(info.Name, recs); err != nil {
 			return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 		}
 	}
@@ -208,48 +205,24 @@ func compareEdge(a, b formats.Candidate) int {
 	return cmp.Compare(a.Band, b.Band)
 }
 
-// cursor reads one sorted band file in batches.
+// cursor walks one band file's records.
 type cursor struct {
-	r   *pqfile.Reader[formats.BandRecord]
-	buf []formats.BandRecord
-	pos int
-	eof bool
-}
-
-// fill makes buf[pos] valid; it reports false at the end of the file.
-func (c *cursor) fill() (bool, error) {
-	for c.pos >= len(c.buf) {
-		if c.eof {
-			return false, nil
-		}
-		n, err := c.r.Read(c.buf[:cap(c.buf)])
-		c.buf, c.pos = c.buf[:n], 0
-		if errors.Is(err, io.EOF) {
-			c.eof = true
-		} else if err != nil {
-			return false, err
-		}
-	}
-	return true, nil
+	name string
+	recs []formats.BandRecord
+	pos  int
 }
 
 // merger is a k-way merge of sorted band files.
 type merger struct {
 	h     cursorHeap
-	all   []*cursor
 	last  formats.BandRecord
 	first bool
 }
 
-func (m *merger) add(r *pqfile.Reader[formats.BandRecord]) error {
-	c := &cursor{r: r, buf: make([]formats.BandRecord, 0, 4096)}
-	m.all = append(m.all, c)
-	ok, err := c.fill()
-	if err != nil {
-		return err
-	}
-	if ok {
-		heap.Push(&m.h, c)
+// add adds one file's records; they must be sorted, which next checks.
+func (m *merger) add(name string, recs []formats.BandRecord) error {
+	if len(recs) > 0 {
+		heap.Push(&m.h, &cursor{name: name, recs: recs})
 	}
 	return nil
 }
@@ -261,15 +234,11 @@ func (m *merger) next() (formats.BandRecord, bool, error) {
 		return formats.BandRecord{}, false, nil
 	}
 	c := m.h[0]
-	rec := c.buf[c.pos]
+	rec := c.recs[c.pos]
 	c.pos++
-	ok, err := c.fill()
-	if err != nil {
-		return rec, false, err
-	}
-	if ok {
-		if compareBand(c.buf[c.pos], rec) < 0 {
-			return rec, false, fmt.Errorf("band file not sorted at record %+v", c.buf[c.pos])
+	if c.pos < len(c.recs) {
+		if compareBand(c.recs[c.pos], rec) < 0 {
+			return rec, false, fmt.Errorf("%s: band file not sorted at record %+v", c.name, c.recs[c.pos])
 		}
 		heap.Fix(&m.h, 0)
 	} else {
@@ -282,17 +251,11 @@ func (m *merger) next() (formats.BandRecord, bool, error) {
 	return rec, true, nil
 }
 
-func (m *merger) close() {
-	for _, c := range m.all {
-		c.r.Close()
-	}
-}
-
 type cursorHeap []*cursor
 
 func (h cursorHeap) Len() int { return len(h) }
 func (h cursorHeap) Less(i, j int) bool {
-	return compareBand(h[i].buf[h[i].pos], h[j].buf[h[j].pos]) < 0
+	return compareBand(h[i].recs[h[i].pos], h[j].recs[h[j].pos]) < 0
 }
 func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }
