@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/pqfile"
@@ -224,15 +227,31 @@ func buildClusters(ctx context.Context, st store, p Params, verifies []VerifyRes
 		}
 	}
 	ex := &expander{groups: groups, repIDs: repIDs, compOf: compOf, bounded: bounded, params: p}
-	for _, v := range verifies {
-		if err := ex.write(ctx, st, v); err != nil {
-			return nil, err
+	// One pairs/ file per verify task, written in parallel: the workers
+	// are idle now, and each file depends on its task's results only.
+	written := make([]expanded, len(verifies))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, v := range verifies {
+		g.Go(func() error {
+			var err error
+			written[i], err = ex.write(gctx, st, v)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	keptListed := map[int]int64{}
+	for _, w := range written {
+		stats.PairsListed += w.listed
+		for c, n := range w.keptListed {
+			keptListed[c] += n
 		}
 	}
-	stats.PairsListed = ex.listed
 	for _, i := range slices.Sorted(maps.Keys(bounded)) {
 		b := BoundedCluster{Cluster: comps[i][0], Size: int64(len(comps[i])), KeptID: members[kept[i]].id,
-			Pairs: pairTotal[i], Listed: ex.keptListed[i]}
+			Pairs: pairTotal[i], Listed: keptListed[i]}
 		b.NotListed = b.Pairs - b.Listed
 		stats.BoundedClusters++
 		stats.PairsNotListed += b.NotListed
@@ -250,13 +269,19 @@ func buildClusters(ctx context.Context, st store, p Params, verifies []VerifyRes
 // is in the task's chunk (similarity 1). In a bounded cluster only the
 // pairs of the kept document are written. Each pair is written once, in
 // the file of the verify task that found it, sorted by (a, b).
+//
+// An expander is read-only once built: write may run concurrently.
 type expander struct {
 	groups  map[int64][]groupMember
 	repIDs  map[int64]string
 	compOf  map[int64]int
 	bounded map[int]int64
 	params  Params
+}
 
+// expanded is what one pairs/ file holds: its pairs, and those of kept
+// documents of bounded clusters, by cluster.
+type expanded struct {
 	listed     int64
 	keptListed map[int]int64
 }
@@ -280,17 +305,15 @@ func (x *expander) group(rep int64, repID string) []groupMember {
 	return append([]groupMember{{doc: rep, id: repID}}, x.groups[rep]...)
 }
 
-func (x *expander) write(ctx context.Context, st store, v VerifyResult) error {
-	if x.keptListed == nil {
-		x.keptListed = map[int]int64{}
-	}
+func (x *expander) write(ctx context.Context, st store, v VerifyResult) (expanded, error) {
+	res := expanded{keptListed: map[int]int64{}}
 	var out []formats.Pair
 	emit := func(comp int, a, b groupMember, tmpl formats.Pair) {
 		if k, ok := x.bounded[comp]; ok {
 			if a.doc != k && b.doc != k {
 				return
 			}
-			x.keptListed[comp]++
+			res.keptListed[comp]++
 		}
 		if a.doc > b.doc {
 			a, b = b, a
@@ -316,7 +339,7 @@ func (x *expander) write(ctx context.Context, st store, v VerifyResult) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("pairs: %w", err)
+			return res, fmt.Errorf("pairs: %w", err)
 		}
 	}
 	if v.MembersFile != nil {
@@ -330,7 +353,7 @@ func (x *expander) write(ctx context.Context, st store, v VerifyResult) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("pairs: %w", err)
+			return res, fmt.Errorf("pairs: %w", err)
 		}
 
 		for _, rep := range reps {
@@ -358,7 +381,7 @@ func (x *expander) write(ctx context.Context, st store, v VerifyResult) error {
 		}
 	}
 	if len(out) == 0 {
-		return nil
+		return res, nil
 	}
 	slices.SortFunc(out, func(a, b formats.Pair) int {
 		if c := cmp.Compare(a.A, b.A); c != 0 {
@@ -366,9 +389,9 @@ func (x *expander) write(ctx context.Context, st store, v VerifyResult) error {
 		}
 		return cmp.Compare(a.B, b.B)
 	})
-	x.listed += int64(len(out))
+	res.listed = int64(len(out))
 	_, err := pqfile.Write(ctx, st, pairFile(v.Chunk), out, pqfile.Sorted("a", "b"))
-	return err
+	return res, err
 }
 
 // onlyKept narrows two groups to the pairs that include document k: if k

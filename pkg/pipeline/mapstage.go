@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -217,14 +219,15 @@ func writeSigs(ctx context.Context, st store, name string, recs []*sigfile.Recor
 		return pqfile.Info{}, err
 	}
 	sum := pqfile.NewSummer(w)
-	sw := sigfile.NewWriter(sum)
+	bw := bufio.NewWriterSize(sum, 1<<20) // records are small: one write per MiB
+	sw := sigfile.NewWriter(bw)
 	for _, r := range recs {
 		if err := sw.Add(r); err != nil {
 			w.Abort()
 			return pqfile.Info{}, fmt.Errorf("writing %s: %w", name, err)
 		}
 	}
-	if err := sw.Close(); err != nil {
+	if err := errors.Join(sw.Close(), bw.Flush()); err != nil {
 		w.Abort()
 		return pqfile.Info{}, fmt.Errorf("writing %s: %w", name, err)
 	}
