@@ -45,9 +45,9 @@
 // the flip probability of two sets of equal size and Jaccard similarity J
 // under the random-hyperplane model, [FoundProbability] the probability
 // that they are within distance k, and [CandidateProbability] that they
-// share a block key. Word 5-gram sets at J = 0.8 are 9.7 bits apart on
-// average, so k = 3 finds under 1% of such pairs; k = 3 finds half of the
-// pairs only from J = 0.97.
+// share a block key. Two sets of equal size at J = 0.8 are 9.7 bits apart
+// on average, so k = 3 finds under 1% of such pairs, and half of the pairs
+// only from J = 0.97.
 //
 // # Search by blocks
 //
