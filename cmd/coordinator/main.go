@@ -4,7 +4,7 @@
 //
 //	coordinator --out DIR [flags] INPUT...   run a job
 //	coordinator compare --out DIR [flags] INPUT...   MinHash and SimHash side by side
-//	coordinator params [flags]               show the banding plan for a threshold
+//	coordinator params [flags]               show the banding (or SimHash) plan for a threshold
 package main
 
 import (
@@ -50,6 +50,8 @@ func paramFlags(fs *flag.FlagSet, p *pipeline.Params) {
 	fs.Float64Var(&p.Threshold, "threshold", p.Threshold, "Jaccard similarity at which a pair is a near-duplicate")
 	fs.Float64Var(&p.FPWeight, "fp-weight", p.FPWeight, "weight of the false-positive area when choosing bands and rows")
 	fs.Float64Var(&p.FNWeight, "fn-weight", p.FNWeight, "weight of the false-negative area when choosing bands and rows")
+	fs.StringVar(&p.Method, "method", p.Method, "minhash (Jaccard, banded signatures) or simhash (64-bit fingerprints, Hamming distance)")
+	fs.IntVar(&p.Hamming, "hamming", p.Hamming, "SimHash: largest Hamming distance of a near-duplicate pair")
 }
 
 // runJob runs a job, or with compare the same job with both methods.
@@ -71,9 +73,7 @@ func runJob(args []string, compare bool) int {
 	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
 	fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
 	paramFlags(fs, &p)
-	fs.StringVar(&p.Method, "method", p.Method, "minhash (Jaccard, banded signatures) or simhash (64-bit fingerprints, Hamming distance)")
 	fs.StringVar(&p.Sketch, "sketch", p.Sketch, "MinHash signature: oph (one-permutation hashing) or classic (K multiply-shift permutations)")
-	fs.IntVar(&p.Hamming, "hamming", p.Hamming, "SimHash: largest Hamming distance of a near-duplicate pair")
 	fs.StringVar(&p.SimHashWeights, "simhash-weights", p.SimHashWeights, "SimHash shingle weights: none or tf (term frequency)")
 	fs.IntVar(&p.Words, "words", p.Words, "words per shingle (k)")
 	fs.IntVar(&p.CharGrams, "char-grams", 0, "use character n-grams of this length instead of word shingles (languages without spaces)")
@@ -172,7 +172,8 @@ func newLogger(level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
-// runParams prints the banding plan for a threshold.
+// runParams prints the banding plan for a threshold, or with --method
+// simhash the SimHash plan.
 func runParams(args []string) int {
 	p := pipeline.DefaultParams()
 	fs := flag.NewFlagSet("coordinator params", flag.ContinueOnError)
@@ -184,6 +185,10 @@ func runParams(args []string) int {
 	}
 	if err := p.Resolve(); err != nil {
 		fmt.Fprintln(os.Stderr, "coordinator params:", err)
+		return 2
+	}
+	if *svg != "" && p.Method == "simhash" {
+		fmt.Fprintln(os.Stderr, "coordinator params: --svg draws the MinHash S-curve, not with --method simhash")
 		return 2
 	}
 	if err := pipeline.WritePlanReport(os.Stdout, p); err != nil {

@@ -402,6 +402,10 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
 	}
+	if w := simhashRecallWarning(p); w != "" {
+		c.log.Warn(w)
+		man.Warnings = append(man.Warnings, w)
+	}
 	if n := len(man.Failures); n > 0 {
 		man.Warnings = append(man.Warnings, fmt.Sprintf("%d tasks failed; the job completed without them (see failures)", n))
 	}

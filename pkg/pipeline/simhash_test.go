@@ -16,7 +16,8 @@ import (
 // workers and checks: byte-identical results, every pair within the
 // Hamming distance and at the threshold, and every pair of documents
 // within the distance whose exact Jaccard reaches the threshold (found by
-// brute force over all pairs) joined in one cluster.
+// brute force over all pairs) joined in one cluster; and that the job
+// warns that k = 3 finds few of the pairs at the threshold.
 func TestSimHashEndToEnd(t *testing.T) {
 	n := 800
 	in, g := genCorpus(t, n, 13, 2)
@@ -25,8 +26,13 @@ func TestSimHashEndToEnd(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out")
 		cfg := testConfig(t, in, out, workers)
 		cfg.Params.Method = "simhash"
-		if _, err := Run(context.Background(), cfg); err != nil {
+		man, err := Run(context.Background(), cfg)
+		if err != nil {
 			t.Fatal(err)
+		}
+		// At the default threshold 0.8, k = 3 finds few pairs: warned.
+		if !hasWarning(man, "SimHash at --hamming 3 finds a pair at --threshold 0.8") {
+			t.Errorf("no SimHash recall warning: %q", man.Warnings)
 		}
 		outs[workers] = out
 	}

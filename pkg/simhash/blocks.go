@@ -45,6 +45,13 @@ func (b Blocks) K() int { return b.n - 1 }
 // N returns the number of blocks, K()+1.
 func (b Blocks) N() int { return b.n }
 
+// Width returns the width in bits of block i, 0 <= i < N(): the first
+// 64 mod N() blocks are one bit wider than the others.
+func (b Blocks) Width(i int) int {
+	_, w := b.block(i)
+	return w
+}
+
 // Keys appends to dst one key per block of fp, in block order, and returns
 // it. The key of block i is a bijective mix (the splitmix64 finaliser) of
 // the block's bits with i placed above them (blocks are at most 32 bits
