@@ -60,6 +60,8 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 		hashes  []uint64
 		keys    []uint64
 		setBuf  []byte
+		fpBuf   []byte   // what the fingerprint covers: setBuf, or the multiset
+		multi   []uint64 // sorted multiset of shingle hashes (term-weighted signatures)
 		sorter  shingle.SetSorter
 	)
 	for _, piece := range chunk.Pieces {
@@ -73,6 +75,12 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			var sig []byte
 			if len(hashes) > 0 && sg.counts() {
 				sig, keys = sg.sign(hashes, keys[:0])
+				// The signature depends on the counts too: fingerprint the
+				// sorted multiset, so that one fingerprint still means one
+				// signature (and whole groups in every bucket).
+				multi = append(multi[:0], hashes...)
+				slices.Sort(multi)
+				fpBuf = appendSet(fpBuf[:0], multi)
 			}
 			set := sorter.SortUnique(hashes)
 			if len(set) > 0 && !sg.counts() {
@@ -90,7 +98,10 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 				return nil
 			}
 			setBuf = appendSet(setBuf[:0], set)
-			fp := xxh3.Hash128(setBuf)
+			if !sg.counts() {
+				fpBuf = setBuf
+			}
+			fp := xxh3.Hash128(fpBuf)
 			for b, k := range keys {
 				part := bands.Partition(k, p.Partitions)
 				parts[part] = append(parts[part], formats.BandRecord{

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,34 @@ func TestModes(t *testing.T) {
 	in, _ := genCorpus(t, 300, 5, 1)
 	broken := filepath.Join(t.TempDir(), "broken.jsonl")
 	os.WriteFile(broken, []byte("{\"id\":\"ok\",\"text\":\"fine words here\"}\n{not json\n"), 0o644)
+	// Documents with one shingle set and different shingle counts: a
+	// period-5 word cycle repeated 3, 4 and 4 times.
+	cycle := "alpha beta gamma delta epsilon "
+	repeats := filepath.Join(t.TempDir(), "repeats.jsonl")
+	os.WriteFile(repeats, []byte(fmt.Sprintf("{\"id\":\"r3\",\"text\":%q}\n{\"id\":\"r4\",\"text\":%q}\n{\"id\":\"r4b\",\"text\":%q}\n",
+		strings.Repeat(cycle, 3), strings.Repeat(cycle, 4), strings.Repeat(cycle, 4))), 0o644)
+	exactGroups := func(t *testing.T, out string) map[string]int32 {
+		rows, err := parquet.ReadFile[formats.ExactRecord](filepath.Join(out, "exact.parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := map[string]int32{}
+		for _, r := range rows {
+			g[r.ID] = r.GroupSize
+		}
+		return g
+	}
+	pairsOnce := func(t *testing.T, out string) map[string]bool {
+		seen := map[string]bool{}
+		for _, pr := range readPairs(t, out) {
+			k := pr.AID + " " + pr.BID
+			if seen[k] || pr.A >= pr.B {
+				t.Fatalf("pair %s listed twice or out of order", k)
+			}
+			seen[k] = true
+		}
+		return seen
+	}
 	tests := []struct {
 		name    string
 		inputs  []string
@@ -99,6 +128,33 @@ func TestModes(t *testing.T) {
 				rows, err := parquet.ReadFile[formats.RejectRecord](files[0])
 				if err != nil || len(rows) != 1 || rows[0].Line != 2 || rows[0].File != broken || rows[0].Offset != 37 {
 					t.Fatalf("rejects = %+v, %v", rows, err)
+				}
+			},
+		},
+		{
+			name:   "exact groups are identical shingle sets",
+			inputs: []string{repeats},
+			check: func(t *testing.T, out string, m *Manifest) {
+				if g := exactGroups(t, out); len(g) != 3 || g["r3"] != 3 {
+					t.Fatalf("exact groups %v, want r3, r4 and r4b in one group of 3", g)
+				}
+				if p := pairsOnce(t, out); len(p) != 3 {
+					t.Fatalf("pairs %v, want the 3 pairs of the group", p)
+				}
+			},
+		},
+		{
+			name:   "term-weighted SimHash: exact groups are identical shingle multisets",
+			inputs: []string{repeats},
+			set:    func(p *Params) { p.Method, p.SimHashWeights, p.Hamming = "simhash", "tf", 10 },
+			check: func(t *testing.T, out string, m *Manifest) {
+				// r3 has other shingle counts, hence perhaps another
+				// fingerprint: it is not an exact copy of r4 here.
+				if g := exactGroups(t, out); len(g) != 2 || g["r4"] != 2 || g["r4b"] != 2 {
+					t.Fatalf("exact groups %v, want r4 and r4b in one group of 2", g)
+				}
+				if p := pairsOnce(t, out); !p["r4 r4b"] {
+					t.Fatalf("pairs %v lack r4-r4b", p)
 				}
 			},
 		},
