@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/pkg/faults"
-	"github.com/neardup/neardup/pkg/queue"
+	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/queue"
 )
 
 // jobArgs are the job parameters shared by a fault test and its reference.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/pkg/queue"
+	"github.com/neardup/neardup/internal/queue"
 )
 
 // TestMultiProcess runs a NATS server on loopback, two worker processes and

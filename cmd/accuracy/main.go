@@ -21,7 +21,7 @@ import (
 	"syscall"
 
 	"github.com/neardup/neardup/internal/accuracy"
-	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/pkg/pipeline"
 )
 

@@ -22,11 +22,11 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/procstat"
+	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/bands"
-	"github.com/neardup/neardup/pkg/faults"
 	"github.com/neardup/neardup/pkg/pipeline"
-	"github.com/neardup/neardup/pkg/procstat"
-	"github.com/neardup/neardup/pkg/queue"
 	"github.com/neardup/neardup/pkg/report"
 )
 

@@ -4,7 +4,7 @@
 //	go run ./cmd/gencorpus -n 100000 -seed 1 -format jsonl -out /tmp/corpus
 //
 // The same flags always produce byte-identical files. See package
-// github.com/neardup/neardup/pkg/corpus for how documents are built.
+// github.com/neardup/neardup/internal/corpus for how documents are built.
 package main
 
 import (
@@ -13,7 +13,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/internal/corpus"
 )
 
 func main() {

@@ -15,10 +15,10 @@ import (
 	"runtime"
 	"syscall"
 
-	"github.com/neardup/neardup/pkg/faults"
+	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/procstat"
+	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/pipeline"
-	"github.com/neardup/neardup/pkg/procstat"
-	"github.com/neardup/neardup/pkg/queue"
 )
 
 func main() {

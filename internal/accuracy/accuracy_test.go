@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/pkg/pipeline"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/pkg/shingle"
 )
 

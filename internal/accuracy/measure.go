@@ -14,10 +14,10 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/pipeline"
-	"github.com/neardup/neardup/pkg/queue"
 )
 
 // TruthFile is the name of the generator's ground truth in the corpus

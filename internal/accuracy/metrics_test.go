@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/pipeline"
 )

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/internal/corpus"
 )
 
 // WriteMarkdown writes the report as Markdown: the command, the corpus and

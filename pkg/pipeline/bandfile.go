@@ -10,9 +10,9 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
-	"github.com/neardup/neardup/pkg/pqfile"
-	"github.com/neardup/neardup/pkg/storage"
 )
 
 // readBandFile reads a whole band file written by the map stage, checked

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
-	"github.com/neardup/neardup/pkg/pqfile"
-	"github.com/neardup/neardup/pkg/storage"
 )
 
 // TestReadBandFile checks the column-wise reader against what the map

@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/pkg/formats"
-	"github.com/neardup/neardup/pkg/pqfile"
 	"github.com/neardup/neardup/pkg/unionfind"
 )
 

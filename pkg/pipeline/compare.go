@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
-	"github.com/neardup/neardup/pkg/pqfile"
-	"github.com/neardup/neardup/pkg/storage"
 )
 
 // MethodSummary is one method's side of a comparison.

@@ -24,10 +24,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/neardup/neardup/pkg/faults"
-	"github.com/neardup/neardup/pkg/queue"
+	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/report"
-	"github.com/neardup/neardup/pkg/storage"
 )
 
 // Config is what a coordinator run is told.

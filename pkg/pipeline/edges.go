@@ -7,9 +7,9 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
-	"github.com/neardup/neardup/pkg/pqfile"
-	"github.com/neardup/neardup/pkg/storage"
 )
 
 // Edge files carry candidate pairs from reduce to verify inside the work

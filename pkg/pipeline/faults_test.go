@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/pkg/faults"
-	"github.com/neardup/neardup/pkg/storage"
+	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/storage"
 )
 
 // sameFiles fails unless the datasets of two outputs are byte-identical.

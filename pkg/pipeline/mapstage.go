@@ -12,12 +12,12 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/minhash"
-	"github.com/neardup/neardup/pkg/pqfile"
 	"github.com/neardup/neardup/pkg/shingle"
-	"github.com/neardup/neardup/pkg/sigfile"
 )
 
 // sketcher computes a signature from shingle hashes.

@@ -13,9 +13,9 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/neardup/neardup/pkg/corpus"
+	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/formats"
-	"github.com/neardup/neardup/pkg/queue"
 	"github.com/neardup/neardup/pkg/shingle"
 )
 

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/pkg/formats"
-	"github.com/neardup/neardup/pkg/pqfile"
 )
 
 // runReduce merges the sorted band files of one partition and turns every

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/neardup/neardup/pkg/pqfile"
+	"github.com/neardup/neardup/internal/pqfile"
 )
 
 // The stages of a job, in order.

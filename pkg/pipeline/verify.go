@@ -8,11 +8,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/minhash"
-	"github.com/neardup/neardup/pkg/pqfile"
 	"github.com/neardup/neardup/pkg/shingle"
-	"github.com/neardup/neardup/pkg/sigfile"
 )
 
 // sigEntry is what verification holds of one document.

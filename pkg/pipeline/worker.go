@@ -10,10 +10,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/neardup/neardup/pkg/faults"
-	"github.com/neardup/neardup/pkg/pqfile"
-	"github.com/neardup/neardup/pkg/queue"
-	"github.com/neardup/neardup/pkg/storage"
+	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/storage"
 )
 
 // Worker runs tasks from the queue for any job.

@@ -12,7 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/neardup/neardup/pkg/storage"
+	"github.com/neardup/neardup/internal/storage"
 )
 
 // Creator creates files atomically.

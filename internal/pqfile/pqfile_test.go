@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/neardup/neardup/pkg/storage"
+	"github.com/neardup/neardup/internal/storage"
 )
 
 type row struct {
