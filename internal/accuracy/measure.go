@@ -16,8 +16,8 @@ import (
 
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/queue"
-	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // TruthFile is the name of the generator's ground truth in the corpus
@@ -232,14 +232,14 @@ func (o Options) run(ctx context.Context, inputs []string, out, method string, t
 }
 
 // readPairs reads every row of out's pairs/*.parquet.
-func readPairs(out string) ([]formats.Pair, error) {
+func readPairs(out string) ([]records.Pair, error) {
 	files, err := filepath.Glob(filepath.Join(out, "pairs", "*.parquet"))
 	if err != nil {
 		return nil, err
 	}
-	var all []formats.Pair
+	var all []records.Pair
 	for _, f := range files {
-		rows, err := parquet.ReadFile[formats.Pair](f)
+		rows, err := parquet.ReadFile[records.Pair](f)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", f, err)
 		}
@@ -249,9 +249,9 @@ func readPairs(out string) ([]formats.Pair, error) {
 }
 
 // readClusters reads out's clusters.parquet; a missing file is no cluster.
-func readClusters(out string) ([]formats.ClusterRecord, error) {
+func readClusters(out string) ([]records.Cluster, error) {
 	path := filepath.Join(out, "clusters.parquet")
-	rows, err := parquet.ReadFile[formats.ClusterRecord](path)
+	rows, err := parquet.ReadFile[records.Cluster](path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

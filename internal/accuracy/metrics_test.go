@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
-	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -46,11 +46,11 @@ var handPairs = []handPair{
 
 // handTruth builds the truth of handPairs, the rows of pairs/ a job might
 // have written for them, and its clusters.
-func handTruth(t *testing.T) (*Truth, []formats.Pair, []formats.ClusterRecord) {
+func handTruth(t *testing.T) (*Truth, []records.Pair, []records.Cluster) {
 	t.Helper()
 	var docs []Doc
-	var rows []formats.Pair
-	var clusters []formats.ClusterRecord
+	var rows []records.Pair
+	var clusters []records.Cluster
 	for g, hp := range handPairs {
 		set := make([]uint64, 20)
 		for i := range set {
@@ -65,18 +65,18 @@ func handTruth(t *testing.T) (*Truth, []formats.Pair, []formats.ClusterRecord) {
 			if hp.name == "p6" {
 				sim = 0.84
 			}
-			rows = append(rows, formats.Pair{A: int64(2 * g), B: int64(2*g + 1), AID: a, BID: b, Similarity: sim, Method: "exact"})
+			rows = append(rows, records.Pair{A: int64(2 * g), B: int64(2*g + 1), AID: a, BID: b, Similarity: sim, Method: "exact"})
 		}
 		if hp.clustered {
-			clusters = append(clusters, formats.ClusterRecord{ID: a, Cluster: int64(g)}, formats.ClusterRecord{ID: b, Cluster: int64(g)})
+			clusters = append(clusters, records.Cluster{ID: a, Cluster: int64(g)}, records.Cluster{ID: b, Cluster: int64(g)})
 		} else {
-			clusters = append(clusters, formats.ClusterRecord{ID: a, Cluster: int64(100 + g)})
+			clusters = append(clusters, records.Cluster{ID: a, Cluster: int64(100 + g)})
 		}
 	}
 	docs = append(docs, Doc{ID: "empty"}, Doc{ID: "empty2"})
 	rows = append(rows,
-		formats.Pair{A: 1, B: 0, AID: "p1b", BID: "p1a", Similarity: 0.55, Method: "exact"}, // repeated, a > b
-		formats.Pair{A: 7, B: 9, AID: "p1a", BID: "nobody", Similarity: 1, Method: "exact"}, // unknown id
+		records.Pair{A: 1, B: 0, AID: "p1b", BID: "p1a", Similarity: 0.55, Method: "exact"}, // repeated, a > b
+		records.Pair{A: 7, B: 9, AID: "p1a", BID: "nobody", Similarity: 1, Method: "exact"}, // unknown id
 	)
 	truth, err := NewTruth(docs, 0.5)
 	if err != nil {
@@ -168,11 +168,11 @@ func TestEvaluate(t *testing.T) {
 // their exact similarities, passes.
 func TestCheckPasses(t *testing.T) {
 	truth, _, _ := handTruth(t)
-	var rows []formats.Pair
-	var clusters []formats.ClusterRecord
+	var rows []records.Pair
+	var clusters []records.Cluster
 	for _, p := range truth.Pairs {
 		if p.J >= 0.8 {
-			rows = append(rows, formats.Pair{A: int64(p.A), B: int64(p.B), AID: truth.Docs[p.A].ID, BID: truth.Docs[p.B].ID, Similarity: p.J, Method: "exact"})
+			rows = append(rows, records.Pair{A: int64(p.A), B: int64(p.B), AID: truth.Docs[p.A].ID, BID: truth.Docs[p.B].ID, Similarity: p.J, Method: "exact"})
 		}
 	}
 	r, err := Evaluate(truth, 0.8, rows, clusters)

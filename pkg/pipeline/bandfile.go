@@ -12,14 +12,14 @@ import (
 
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // readBandFile reads a whole band file written by the map stage, checked
 // against what its writer recorded, column by column: a band file is read
 // by every reduce task of the job, and reading its five integer columns
 // directly is several times faster than reconstructing rows.
-func readBandFile(ctx context.Context, st pqfile.Opener, info pqfile.Info) ([]formats.BandRecord, error) {
+func readBandFile(ctx context.Context, st pqfile.Opener, info pqfile.Info) ([]records.Band, error) {
 	buf, err := storage.ReadFile(ctx, st, info.Name)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func readBandFile(ctx context.Context, st pqfile.Opener, info pqfile.Info) ([]fo
 	if f.NumRows() != info.Rows {
 		return nil, fmt.Errorf("%s: %d rows, want %d: %w", info.Name, f.NumRows(), info.Rows, pqfile.ErrCorrupt)
 	}
-	recs := make([]formats.BandRecord, 0, info.Rows)
+	recs := make([]records.Band, 0, info.Rows)
 	for _, rg := range f.RowGroups() {
 		base := len(recs)
 		recs = recs[:base+int(rg.NumRows())]

@@ -11,7 +11,7 @@ import (
 
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // TestReadBandFile checks the column-wise reader against what the map
@@ -23,9 +23,9 @@ func TestReadBandFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	var recs []formats.BandRecord
+	var recs []records.Band
 	for i := range 5000 {
-		recs = append(recs, formats.BandRecord{Band: int32(r.IntN(16)), Key: int64(r.Uint64()), Doc: int64(i), FPHi: int64(r.Uint64()), FPLo: -int64(i)})
+		recs = append(recs, records.Band{Band: int32(r.IntN(16)), Key: int64(r.Uint64()), Doc: int64(i), FPHi: int64(r.Uint64()), FPLo: -int64(i)})
 	}
 	slices.SortFunc(recs, compareBand)
 	info, err := pqfile.Write(ctx, st, "bands/part=00001/chunk-000002.parquet", recs, pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true})

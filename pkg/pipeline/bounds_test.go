@@ -10,7 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // TestBounds runs a job without bounds and again with tiny --max-cluster-pairs
@@ -41,7 +41,7 @@ func TestBounds(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) {
 		const bound = 3
 		out, m := run(func(p *Params) { p.MaxClusterPairs = bound })
-		clusters, err := parquet.ReadFile[formats.ClusterRecord](filepath.Join(out, "clusters.parquet"))
+		clusters, err := parquet.ReadFile[records.Cluster](filepath.Join(out, "clusters.parquet"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestBounds(t *testing.T) {
 		for _, pr := range fullPairs {
 			complete[clusterOf[pr.A]]++
 		}
-		var want []formats.Pair
+		var want []records.Pair
 		var notListed, bounded int64
 		for _, pr := range fullPairs {
 			c := clusterOf[pr.A]
@@ -73,10 +73,10 @@ func TestBounds(t *testing.T) {
 			}
 		}
 		got := readPairs(t, out)
-		byAB := func(a, b formats.Pair) int { return cmp.Or(cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B)) }
+		byAB := func(a, b records.Pair) int { return cmp.Or(cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B)) }
 		slices.SortFunc(got, byAB)
 		slices.SortFunc(want, byAB)
-		if !slices.EqualFunc(got, want, func(a, b formats.Pair) bool { return byAB(a, b) == 0 && a.Similarity == b.Similarity }) {
+		if !slices.EqualFunc(got, want, func(a, b records.Pair) bool { return byAB(a, b) == 0 && a.Similarity == b.Similarity }) {
 			t.Fatalf("bounded run lists %d pairs, want the %d of unbounded clusters and of kept documents", len(got), len(want))
 		}
 		if bounded == 0 || m.Counts.BoundedClust != bounded || m.Counts.NotListed != notListed {

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/internal/pqfile"
-	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/unionfind"
 )
 
@@ -95,7 +95,7 @@ func buildClusters(ctx context.Context, st store, p Params, verifies []VerifyRes
 		if v.MembersFile == nil {
 			continue
 		}
-		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []formats.ExactMember) error {
+		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []records.ExactMember) error {
 			for _, r := range rows {
 				groups[r.Group] = append(groups[r.Group], groupMember{doc: r.Doc, id: r.ID})
 				repIDs[r.Group] = r.GroupID
@@ -117,7 +117,7 @@ func buildClusters(ctx context.Context, st store, p Params, verifies []VerifyRes
 		if v.File == nil {
 			continue
 		}
-		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []formats.Pair) error {
+		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []records.Pair) error {
 			for _, r := range rows {
 				uf.Union(r.A, r.B)
 				weights = append(weights, weight{r.A, groupSize(r.A) * groupSize(r.B)})
@@ -158,7 +158,7 @@ func buildClusters(ctx context.Context, st store, p Params, verifies []VerifyRes
 		if !ok {
 			return nil, fmt.Errorf("clusters: chunk %d has no map result", c)
 		}
-		err := pqfile.Stream(ctx, st, mr.DocFile.Name, &mr.DocFile, 4096, func(rows []formats.DocRecord) error {
+		err := pqfile.Stream(ctx, st, mr.DocFile.Name, &mr.DocFile, 4096, func(rows []records.Doc) error {
 			for _, r := range rows {
 				if m := members[r.Doc]; m != nil {
 					m.id, m.url, m.tokens = r.ID, r.URL, r.Tokens
@@ -173,8 +173,8 @@ func buildClusters(ctx context.Context, st store, p Params, verifies []VerifyRes
 
 	stats := &ClusterStats{SizeHist: make([]int64, 31)}
 	kept := make([]int64, len(comps))
-	var clusters []formats.ClusterRecord
-	var dups []formats.Duplicate
+	var clusters []records.Cluster
+	var dups []records.Duplicate
 	for i, c := range comps {
 		k := chooseKept(c, members, p.Keep)
 		kept[i] = k
@@ -187,13 +187,13 @@ func buildClusters(ctx context.Context, st store, p Params, verifies []VerifyRes
 		stats.CompletePairs += pairTotal[i]
 		for _, d := range c {
 			m := members[d]
-			clusters = append(clusters, formats.ClusterRecord{Doc: d, ID: m.id, Cluster: id, ClusterSize: size, Keep: d == k})
+			clusters = append(clusters, records.Cluster{Doc: d, ID: m.id, Cluster: id, ClusterSize: size, Keep: d == k})
 			if d != k {
-				dups = append(dups, formats.Duplicate{Doc: d, ID: m.id, URL: m.url, Cluster: id, KeptDoc: k, KeptID: members[k].id})
+				dups = append(dups, records.Duplicate{Doc: d, ID: m.id, URL: m.url, Cluster: id, KeptDoc: k, KeptID: members[k].id})
 			}
 		}
 	}
-	slices.SortFunc(dups, func(a, b formats.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
+	slices.SortFunc(dups, func(a, b records.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
 	stats.Top = summarize(comps, members, p.Keep)
 	stats.Duplicates = int64(len(dups))
 	if _, err := pqfile.Write(ctx, st, clustersFile, clusters, pqfile.Sorted("cluster", "doc")); err != nil {
@@ -204,14 +204,14 @@ func buildClusters(ctx context.Context, st store, p Params, verifies []VerifyRes
 	}
 
 	// exact.parquet: every document of an exact-duplicate group.
-	var exact []formats.ExactRecord
+	var exact []records.Exact
 	for _, rep := range slices.Sorted(maps.Keys(groups)) {
 		g := groupSize(rep)
 		stats.ExactGroups++
 		stats.ExactDuplicates += g - 1
-		exact = append(exact, formats.ExactRecord{Doc: rep, ID: repIDs[rep], Group: rep, GroupSize: int32(g)})
+		exact = append(exact, records.Exact{Doc: rep, ID: repIDs[rep], Group: rep, GroupSize: int32(g)})
 		for _, m := range groups[rep] {
-			exact = append(exact, formats.ExactRecord{Doc: m.doc, ID: m.id, Group: rep, GroupSize: int32(g)})
+			exact = append(exact, records.Exact{Doc: m.doc, ID: m.id, Group: rep, GroupSize: int32(g)})
 		}
 	}
 	if _, err := pqfile.Write(ctx, st, exactFile, exact, pqfile.Sorted("group", "doc")); err != nil {
@@ -289,8 +289,8 @@ type expanded struct {
 // identical is the pair row of two documents with the same shingle set:
 // similarity 1, as exact verification, the signature estimate (equal
 // signatures) and SimHash (distance 0) all say.
-func (x *expander) identical() formats.Pair {
-	pr := formats.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method}
+func (x *expander) identical() records.Pair {
+	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method}
 	if x.params.Verify == "exact" {
 		pr.Method = "exact"
 	}
@@ -307,8 +307,8 @@ func (x *expander) group(rep int64, repID string) []groupMember {
 
 func (x *expander) write(ctx context.Context, st store, v VerifyResult) (expanded, error) {
 	res := expanded{keptListed: map[int]int64{}}
-	var out []formats.Pair
-	emit := func(comp int, a, b groupMember, tmpl formats.Pair) {
+	var out []records.Pair
+	emit := func(comp int, a, b groupMember, tmpl records.Pair) {
 		if k, ok := x.bounded[comp]; ok {
 			if a.doc != k && b.doc != k {
 				return
@@ -322,7 +322,7 @@ func (x *expander) write(ctx context.Context, st store, v VerifyResult) (expande
 		out = append(out, tmpl)
 	}
 	if v.File != nil {
-		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []formats.Pair) error {
+		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []records.Pair) error {
 			for _, r := range rows {
 				comp := x.compOf[r.A]
 				ga, gb := x.group(r.A, r.AID), x.group(r.B, r.BID)
@@ -344,7 +344,7 @@ func (x *expander) write(ctx context.Context, st store, v VerifyResult) (expande
 	}
 	if v.MembersFile != nil {
 		var reps []int64
-		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []formats.ExactMember) error {
+		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []records.ExactMember) error {
 			for _, r := range rows {
 				if len(reps) == 0 || reps[len(reps)-1] != r.Group {
 					reps = append(reps, r.Group)
@@ -383,7 +383,7 @@ func (x *expander) write(ctx context.Context, st store, v VerifyResult) (expande
 	if len(out) == 0 {
 		return res, nil
 	}
-	slices.SortFunc(out, func(a, b formats.Pair) int {
+	slices.SortFunc(out, func(a, b records.Pair) int {
 		if c := cmp.Compare(a.A, b.A); c != 0 {
 			return c
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // MethodSummary is one method's side of a comparison.
@@ -115,7 +115,7 @@ func pairSet(ctx context.Context, st *storage.Dir) (map[[2]int64]bool, error) {
 	}
 	set := map[[2]int64]bool{}
 	for _, n := range names {
-		err := pqfile.Stream(ctx, st, n, nil, 4096, func(rows []formats.Pair) error {
+		err := pqfile.Stream(ctx, st, n, nil, 4096, func(rows []records.Pair) error {
 			for _, r := range rows {
 				set[[2]int64{r.A, r.B}] = true
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // Edge files carry candidate pairs from reduce to verify inside the work
@@ -18,7 +18,7 @@ import (
 // are read per job, so they skip Parquet's per-file cost.
 const edgeRecord = 20
 
-func writeEdges(ctx context.Context, st store, name string, edges []formats.Candidate) (pqfile.Info, error) {
+func writeEdges(ctx context.Context, st store, name string, edges []records.Candidate) (pqfile.Info, error) {
 	buf := make([]byte, 0, edgeRecord*len(edges))
 	for _, e := range edges {
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(e.A))
@@ -31,7 +31,7 @@ func writeEdges(ctx context.Context, st store, name string, edges []formats.Cand
 	return pqfile.Info{Name: name, Rows: int64(len(edges)), Checksum: xxhash.Sum64(buf), Bytes: int64(len(buf))}, nil
 }
 
-func readEdges(ctx context.Context, st store, info pqfile.Info, dst []formats.Candidate) ([]formats.Candidate, error) {
+func readEdges(ctx context.Context, st store, info pqfile.Info, dst []records.Candidate) ([]records.Candidate, error) {
 	buf, err := storage.ReadFile(ctx, st, info.Name)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func readEdges(ctx context.Context, st store, info pqfile.Info, dst []formats.Ca
 			info.Name, len(buf), xxhash.Sum64(buf), info.Rows, info.Bytes, info.Checksum, pqfile.ErrCorrupt)
 	}
 	for b := buf; len(b) > 0; b = b[edgeRecord:] {
-		dst = append(dst, formats.Candidate{
+		dst = append(dst, records.Candidate{
 			A:    int64(binary.LittleEndian.Uint64(b)),
 			B:    int64(binary.LittleEndian.Uint64(b[8:])),
 			Band: int32(binary.LittleEndian.Uint32(b[16:])),

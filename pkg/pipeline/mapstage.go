@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/minhash"
+	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 )
 
@@ -53,10 +54,10 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 	}
 	res := &MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, BandFiles: map[int]pqfile.Info{}}
 	var (
-		docs    []formats.DocRecord
+		docs    []records.Doc
 		sigs    []*sigfile.Record // one slot per document, nil when empty
-		rejects []formats.RejectRecord
-		parts   = make([][]formats.BandRecord, p.Partitions)
+		rejects []records.Reject
+		parts   = make([][]records.Band, p.Partitions)
 		hashes  []uint64
 		keys    []uint64
 		setBuf  []byte
@@ -86,7 +87,7 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			if len(set) > 0 && !sg.counts() {
 				sig, keys = sg.sign(set, keys[:0])
 			}
-			docs = append(docs, formats.DocRecord{
+			docs = append(docs, records.Doc{
 				Doc: ord, ID: d.ID, URL: d.URL, File: piece.Path, Offset: d.Offset, Line: d.Line,
 				Bytes: int64(len(d.Text)), Tokens: int32(min(tokens, 1<<31-1)), Shingles: int32(len(set)),
 			})
@@ -104,7 +105,7 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			fp := xxh3.Hash128(fpBuf)
 			for b, k := range keys {
 				part := bands.Partition(k, p.Partitions)
-				parts[part] = append(parts[part], formats.BandRecord{
+				parts[part] = append(parts[part], records.Band{
 					Band: int32(b), Key: int64(k), Doc: ord, FPHi: int64(fp.Hi), FPLo: int64(fp.Lo),
 				})
 			}
@@ -119,7 +120,7 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			if p.Strict {
 				return fmt.Errorf("--strict: rejected record in %s at offset %d (line %d): %s", r.File, r.Offset, r.Line, r.Reason)
 			}
-			rejects = append(rejects, formats.RejectRecord{
+			rejects = append(rejects, records.Reject{
 				Chunk: int32(chunk.Index), File: r.File, Offset: r.Offset, Line: r.Line, Reason: r.Reason,
 			})
 			return nil
@@ -135,7 +136,7 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 			// The rest of the piece is unreadable: keep what was read, and
 			// record the loss unless the reader already did.
 			if len(rejects) == before {
-				rejects = append(rejects, formats.RejectRecord{
+				rejects = append(rejects, records.Reject{
 					Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: "unreadable: " + err.Error(),
 				})
 			}
@@ -173,7 +174,7 @@ func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult,
 	return res, nil
 }
 
-func compareBand(a, b formats.BandRecord) int {
+func compareBand(a, b records.Band) int {
 	if c := cmp.Compare(a.Band, b.Band); c != 0 {
 		return c
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/queue"
-	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 )
 
@@ -78,12 +78,12 @@ func testConfig(t testing.TB, in, out string, workers int) Config {
 	return Config{Out: out, Inputs: []string{in}, Params: p, Workers: workers, Queue: qc}
 }
 
-func readPairs(t testing.TB, out string) []formats.Pair {
+func readPairs(t testing.TB, out string) []records.Pair {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(out, "pairs", "*.parquet"))
-	var all []formats.Pair
+	var all []records.Pair
 	for _, f := range files {
-		rows, err := parquet.ReadFile[formats.Pair](f)
+		rows, err := parquet.ReadFile[records.Pair](f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	// Recall, by pair (what pairs/ lists) and by cluster.
 	cluster := map[string]int64{}
-	crow, err := parquet.ReadFile[formats.ClusterRecord](filepath.Join(outs[1], "clusters.parquet"))
+	crow, err := parquet.ReadFile[records.Cluster](filepath.Join(outs[1], "clusters.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestEndToEnd(t *testing.T) {
 			first[key] = ids[i]
 		}
 	}
-	erows, err := parquet.ReadFile[formats.ExactRecord](filepath.Join(outs[1], "exact.parquet"))
+	erows, err := parquet.ReadFile[records.Exact](filepath.Join(outs[1], "exact.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

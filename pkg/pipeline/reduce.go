@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/pqfile"
-	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // runReduce merges the sorted band files of one partition and turns every
@@ -41,7 +41,7 @@ func runReduce(ctx context.Context, st store, p Params, part int, maps []MapResu
 	}
 
 	b := &bucketer{maxBucket: p.MaxBucket, res: res}
-	var bucket []formats.BandRecord
+	var bucket []records.Band
 	for n := 0; ; n++ {
 		if n%65536 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -81,9 +81,9 @@ func runReduce(ctx context.Context, st store, p Params, part int, maps []MapResu
 	res.File = info
 	// Route candidates and claims together (claims carry band -1) by the
 	// chunk of their first document.
-	routed := make([]formats.Candidate, 0, len(edges)+len(claims))
+	routed := make([]records.Candidate, 0, len(edges)+len(claims))
 	routed = append(append(routed, claims...), edges...)
-	slices.SortFunc(routed, func(x, y formats.Candidate) int {
+	slices.SortFunc(routed, func(x, y records.Candidate) int {
 		if c := cmp.Compare(chunkOf(x.A), chunkOf(y.A)); c != 0 {
 			return c
 		}
@@ -119,15 +119,15 @@ const compactAt = 1 << 22
 type bucketer struct {
 	maxBucket int
 	res       *ReduceResult
-	edges     []formats.Candidate
+	edges     []records.Candidate
 	compacted int // edges[:compacted] are sorted and unique
-	claims    []formats.Candidate
-	byFP      []formats.BandRecord
+	claims    []records.Candidate
+	byFP      []records.Band
 	reps      []int64
 }
 
 // add takes one bucket: records of one (band, key), sorted by document.
-func (b *bucketer) add(bucket []formats.BandRecord) {
+func (b *bucketer) add(bucket []records.Band) {
 	res := b.res
 	res.Groups++
 	res.MaxGroup = max(res.MaxGroup, int64(len(bucket)))
@@ -137,7 +137,7 @@ func (b *bucketer) add(bucket []formats.BandRecord) {
 	band := bucket[0].Band
 	// Representatives: the smallest document of each fingerprint.
 	b.byFP = append(b.byFP[:0], bucket...)
-	slices.SortFunc(b.byFP, func(x, y formats.BandRecord) int {
+	slices.SortFunc(b.byFP, func(x, y records.Band) int {
 		if c := cmp.Compare(x.FPHi, y.FPHi); c != 0 {
 			return c
 		}
@@ -151,7 +151,7 @@ func (b *bucketer) add(bucket []formats.BandRecord) {
 		if i > 0 && r.FPHi == b.byFP[i-1].FPHi && r.FPLo == b.byFP[i-1].FPLo {
 			if band == 0 {
 				rep := b.reps[len(b.reps)-1]
-				b.claims = append(b.claims, formats.Candidate{A: rep, B: r.Doc, Band: claimBand})
+				b.claims = append(b.claims, records.Candidate{A: rep, B: r.Doc, Band: claimBand})
 			}
 			continue
 		}
@@ -171,7 +171,7 @@ func (b *bucketer) add(bucket []formats.BandRecord) {
 	}
 	for i := range min(hubs, m) {
 		for _, d := range reps[i+1:] {
-			b.edges = append(b.edges, formats.Candidate{A: reps[i], B: d, Band: band})
+			b.edges = append(b.edges, records.Candidate{A: reps[i], B: d, Band: band})
 		}
 	}
 	if len(b.edges)-b.compacted >= compactAt {
@@ -183,19 +183,19 @@ func (b *bucketer) add(bucket []formats.BandRecord) {
 // its lowest band.
 func (b *bucketer) compact() {
 	slices.SortFunc(b.edges, compareEdge)
-	b.edges = slices.CompactFunc(b.edges, func(x, y formats.Candidate) bool { return x.A == y.A && x.B == y.B })
+	b.edges = slices.CompactFunc(b.edges, func(x, y records.Candidate) bool { return x.A == y.A && x.B == y.B })
 	b.compacted = len(b.edges)
 }
 
 // finish returns the partition's candidates, sorted and unique.
-func (b *bucketer) finish() []formats.Candidate {
+func (b *bucketer) finish() []records.Candidate {
 	b.compact()
 	return b.edges
 }
 
 // compareEdge orders edges by (a, b, band), so that compacting on (a, b)
 // keeps the lowest band.
-func compareEdge(a, b formats.Candidate) int {
+func compareEdge(a, b records.Candidate) int {
 	if c := cmp.Compare(a.A, b.A); c != 0 {
 		return c
 	}
@@ -208,19 +208,19 @@ func compareEdge(a, b formats.Candidate) int {
 // cursor walks one band file's records.
 type cursor struct {
 	name string
-	recs []formats.BandRecord
+	recs []records.Band
 	pos  int
 }
 
 // merger is a k-way merge of sorted band files.
 type merger struct {
 	h     cursorHeap
-	last  formats.BandRecord
+	last  records.Band
 	first bool
 }
 
 // add adds one file's records; they must be sorted, which next checks.
-func (m *merger) add(name string, recs []formats.BandRecord) error {
+func (m *merger) add(name string, recs []records.Band) error {
 	if len(recs) > 0 {
 		heap.Push(&m.h, &cursor{name: name, recs: recs})
 	}
@@ -229,9 +229,9 @@ func (m *merger) add(name string, recs []formats.BandRecord) error {
 
 // next returns the smallest remaining record. It checks that the records
 // come in order, so an unsorted file is an error, not a wrong result.
-func (m *merger) next() (formats.BandRecord, bool, error) {
+func (m *merger) next() (records.Band, bool, error) {
 	if len(m.h) == 0 {
-		return formats.BandRecord{}, false, nil
+		return records.Band{}, false, nil
 	}
 	c := m.h[0]
 	rec := c.recs[c.pos]

@@ -4,44 +4,44 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // TestBucketer checks how one bucket becomes candidate pairs and claims.
 func TestBucketer(t *testing.T) {
-	rec := func(band int32, doc int64, fp int64) formats.BandRecord {
-		return formats.BandRecord{Band: band, Key: 7, Doc: doc, FPHi: fp, FPLo: -fp}
+	rec := func(band int32, doc int64, fp int64) records.Band {
+		return records.Band{Band: band, Key: 7, Doc: doc, FPHi: fp, FPLo: -fp}
 	}
-	e := func(a, b int64, band int32) formats.Candidate { return formats.Candidate{A: a, B: b, Band: band} }
+	e := func(a, b int64, band int32) records.Candidate { return records.Candidate{A: a, B: b, Band: band} }
 	tests := []struct {
 		name       string
 		maxBucket  int
-		bucket     []formats.BandRecord
-		wantEdges  []formats.Candidate
-		wantClaims []formats.Candidate
+		bucket     []records.Band
+		wantEdges  []records.Candidate
+		wantClaims []records.Candidate
 		notCmp     int64
 	}{
-		{"single document", 10, []formats.BandRecord{rec(0, 1, 1)}, nil, nil, 0},
-		{"every pair", 10, []formats.BandRecord{rec(3, 1, 1), rec(3, 2, 2), rec(3, 5, 3)},
-			[]formats.Candidate{e(1, 2, 3), e(1, 5, 3), e(2, 5, 3)}, nil, 0},
+		{"single document", 10, []records.Band{rec(0, 1, 1)}, nil, nil, 0},
+		{"every pair", 10, []records.Band{rec(3, 1, 1), rec(3, 2, 2), rec(3, 5, 3)},
+			[]records.Candidate{e(1, 2, 3), e(1, 5, 3), e(2, 5, 3)}, nil, 0},
 		{"exact group in band 0: one representative, members claimed", 10,
-			[]formats.BandRecord{rec(0, 1, 9), rec(0, 2, 4), rec(0, 3, 9), rec(0, 4, 9)},
-			[]formats.Candidate{e(1, 2, 0)}, []formats.Candidate{e(1, 3, claimBand), e(1, 4, claimBand)}, 0},
+			[]records.Band{rec(0, 1, 9), rec(0, 2, 4), rec(0, 3, 9), rec(0, 4, 9)},
+			[]records.Candidate{e(1, 2, 0)}, []records.Candidate{e(1, 3, claimBand), e(1, 4, claimBand)}, 0},
 		{"exact group in another band: no claims", 10,
-			[]formats.BandRecord{rec(2, 1, 9), rec(2, 2, 4), rec(2, 3, 9)},
-			[]formats.Candidate{e(1, 2, 2)}, nil, 0},
+			[]records.Band{rec(2, 1, 9), rec(2, 2, 4), rec(2, 3, 9)},
+			[]records.Candidate{e(1, 2, 2)}, nil, 0},
 		{"bucket over the bound: each compared with the hubs", 3,
 			// 5 representatives, budget 3 pairs: max(1, 3/5) = 1 hub.
-			[]formats.BandRecord{rec(1, 10, 1), rec(1, 11, 2), rec(1, 12, 3), rec(1, 13, 4), rec(1, 14, 5)},
-			[]formats.Candidate{e(10, 11, 1), e(10, 12, 1), e(10, 13, 1), e(10, 14, 1)}, nil, 10 - 4},
+			[]records.Band{rec(1, 10, 1), rec(1, 11, 2), rec(1, 12, 3), rec(1, 13, 4), rec(1, 14, 5)},
+			[]records.Candidate{e(10, 11, 1), e(10, 12, 1), e(10, 13, 1), e(10, 14, 1)}, nil, 10 - 4},
 		{"one hub while the budget is below the bucket size", 4,
 			// 5 representatives, budget 6 pairs: max(1, 6/5) = 1 hub.
-			[]formats.BandRecord{rec(1, 10, 1), rec(1, 11, 2), rec(1, 12, 3), rec(1, 13, 4), rec(1, 14, 5)},
-			[]formats.Candidate{e(10, 11, 1), e(10, 12, 1), e(10, 13, 1), e(10, 14, 1)}, nil, 6},
+			[]records.Band{rec(1, 10, 1), rec(1, 11, 2), rec(1, 12, 3), rec(1, 13, 4), rec(1, 14, 5)},
+			[]records.Candidate{e(10, 11, 1), e(10, 12, 1), e(10, 13, 1), e(10, 14, 1)}, nil, 6},
 		{"hubs from the budget", 6,
 			// 7 representatives, budget 15 pairs: 15/7 = 2 hubs, 6 + 5 pairs of 21.
-			[]formats.BandRecord{rec(1, 10, 1), rec(1, 11, 2), rec(1, 12, 3), rec(1, 13, 4), rec(1, 14, 5), rec(1, 15, 6), rec(1, 16, 7)},
-			[]formats.Candidate{e(10, 11, 1), e(10, 12, 1), e(10, 13, 1), e(10, 14, 1), e(10, 15, 1), e(10, 16, 1),
+			[]records.Band{rec(1, 10, 1), rec(1, 11, 2), rec(1, 12, 3), rec(1, 13, 4), rec(1, 14, 5), rec(1, 15, 6), rec(1, 16, 7)},
+			[]records.Candidate{e(10, 11, 1), e(10, 12, 1), e(10, 13, 1), e(10, 14, 1), e(10, 15, 1), e(10, 16, 1),
 				e(11, 12, 1), e(11, 13, 1), e(11, 14, 1), e(11, 15, 1), e(11, 16, 1)}, nil, 21 - 11},
 	}
 	for _, tt := range tests {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 	"github.com/neardup/neardup/pkg/simhash"
 )
@@ -72,7 +72,7 @@ func TestSimHashEndToEnd(t *testing.T) {
 	ord := map[int64]int{} // ordinal -> generator index
 	docFiles, _ := filepath.Glob(filepath.Join(outs[1], "docs", "*.parquet"))
 	for _, f := range docFiles {
-		rows, err := parquet.ReadFile[formats.DocRecord](f)
+		rows, err := parquet.ReadFile[records.Doc](f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestSimHashEndToEnd(t *testing.T) {
 	keys := make([]map[int32]int64, n)
 	bandFiles, _ := filepath.Glob(filepath.Join(outs[1], "bands", "*", "*.parquet"))
 	for _, f := range bandFiles {
-		rows, err := parquet.ReadFile[formats.BandRecord](f)
+		rows, err := parquet.ReadFile[records.Band](f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestSimHashEndToEnd(t *testing.T) {
 			keys[i][r.Band] = r.Key
 		}
 	}
-	rows, err := parquet.ReadFile[formats.ClusterRecord](filepath.Join(outs[1], "clusters.parquet"))
+	rows, err := parquet.ReadFile[records.Cluster](filepath.Join(outs[1], "clusters.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
-	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/minhash"
+	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 )
 
@@ -42,7 +42,7 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 	p := spec.Params
 	res := &VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, histBins), RejectedHist: make([]int64, histBins)}
 
-	var edges []formats.Candidate
+	var edges []records.Candidate
 	for _, rr := range reduces {
 		info, ok := rr.EdgeFiles[chunk]
 		if !ok {
@@ -55,13 +55,13 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 	}
 	// Order by the chunk of b, then (a, b): one pass per neighbouring chunk.
 	// A pair found in several partitions is checked once.
-	slices.SortFunc(edges, func(x, y formats.Candidate) int {
+	slices.SortFunc(edges, func(x, y records.Candidate) int {
 		if c := cmp.Compare(chunkOf(x.B), chunkOf(y.B)); c != 0 {
 			return c
 		}
 		return compareEdge(x, y)
 	})
-	edges = slices.CompactFunc(edges, func(x, y formats.Candidate) bool { return x.A == y.A && x.B == y.B })
+	edges = slices.CompactFunc(edges, func(x, y records.Candidate) bool { return x.A == y.A && x.B == y.B })
 
 	need := map[int64]bool{}
 	for _, e := range edges {
@@ -78,8 +78,8 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 	if p.Method == "minhash" && p.Verify == "exact" {
 		minMatches = prefilterMatches(p.Threshold, p.K, prefilterRisk)
 	}
-	var pairs []formats.Pair
-	var members []formats.ExactMember
+	var pairs []records.Pair
+	var members []records.ExactMember
 	for lo := 0; lo < len(edges); {
 		other := chunkOf(edges[lo].B)
 		hi := lo
@@ -105,7 +105,7 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 				if p.Verify == "exact" && !slices.Equal(a.set, b.set) {
 					return nil, fmt.Errorf("verify chunk %d: documents %d (%s) and %d (%s) have the same 128-bit shingle-set fingerprint but different sets: a fingerprint collision", chunk, e.A, a.id, e.B, b.id)
 				}
-				members = append(members, formats.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id})
+				members = append(members, records.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id})
 				continue
 			}
 			res.Checked++
@@ -132,7 +132,7 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 				continue
 			}
 			res.VerifiedHist[bin]++
-			pair := formats.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method}
+			pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method}
 			if j.hamming >= 0 {
 				h := int32(j.hamming)
 				pair.Hamming = &h
@@ -141,13 +141,13 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 		}
 		lo = hi
 	}
-	slices.SortFunc(pairs, func(x, y formats.Pair) int {
+	slices.SortFunc(pairs, func(x, y records.Pair) int {
 		if c := cmp.Compare(x.A, y.A); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.B, y.B)
 	})
-	slices.SortFunc(members, func(x, y formats.ExactMember) int {
+	slices.SortFunc(members, func(x, y records.ExactMember) int {
 		if c := cmp.Compare(x.Group, y.Group); c != 0 {
 			return c
 		}

@@ -1,16 +1,19 @@
-package formats
+// Package records defines the rows of neardup's Parquet datasets: what a
+// job writes (docs/, bands/, candidates/, pairs/, exact.parquet,
+// clusters.parquet, duplicates.parquet, rejects/) and what its stages pass
+// to each other in the work area. Every integer column is signed (INT32 or
+// INT64): an unsigned 64-bit column is read as DECIMAL(20,0) by Spark.
+// 64-bit hashes are stored as their int64 bit pattern. A Go program reads
+// a dataset with parquet-go, e.g.
+// parquet.ReadFile[records.Pair]("out/pairs/chunk-000000.parquet").
+package records
 
-// The record schemas of neardup's Parquet files. Every integer column is
-// signed (INT32 or INT64): an unsigned 64-bit column is read as
-// DECIMAL(20,0) by Spark. 64-bit hashes are stored as their int64 bit
-// pattern.
-
-// BandRecord is one row of a band partition file: document Doc has band key
-// Key in band Band. Files are sorted by (band, key, doc). FPHi and FPLo are
-// the 128-bit fingerprint of the document's shingle set: documents with
-// equal sets have equal band keys in every band, so each bucket holds
-// whole exact-duplicate groups, which reduce recognises by fingerprint.
-type BandRecord struct {
+// Band is one row of a band partition file: document Doc has band key Key
+// in band Band. Files are sorted by (band, key, doc). FPHi and FPLo are the
+// 128-bit fingerprint of the document's shingle set: documents with equal
+// sets have equal band keys in every band, so each bucket holds whole
+// exact-duplicate groups, which reduce recognises by fingerprint.
+type Band struct {
 	Band int32 `parquet:"band"`
 	Key  int64 `parquet:"key"`
 	Doc  int64 `parquet:"doc"`
@@ -18,8 +21,8 @@ type BandRecord struct {
 	FPLo int64 `parquet:"fp_lo"`
 }
 
-// DocRecord maps a document ordinal to where the document came from.
-type DocRecord struct {
+// Doc maps a document ordinal to where the document came from.
+type Doc struct {
 	Doc      int64  `parquet:"doc"`
 	ID       string `parquet:"id"`
 	URL      string `parquet:"url"`
@@ -54,10 +57,10 @@ type Pair struct {
 	Hamming *int32 `parquet:"hamming,optional"`
 }
 
-// ExactRecord places one document in a group of documents with identical
+// Exact places one document in a group of documents with identical
 // shingle sets (exact duplicates under the document model). Group is the
 // group's smallest ordinal, its representative.
-type ExactRecord struct {
+type Exact struct {
 	Doc       int64  `parquet:"doc"`
 	ID        string `parquet:"id"`
 	Group     int64  `parquet:"group"`
@@ -73,8 +76,8 @@ type ExactMember struct {
 	ID      string `parquet:"id"`
 }
 
-// ClusterRecord places one document in a cluster of near-duplicates.
-type ClusterRecord struct {
+// Cluster places one document in a cluster of near-duplicates.
+type Cluster struct {
 	Doc         int64  `parquet:"doc"`
 	ID          string `parquet:"id"`
 	Cluster     int64  `parquet:"cluster"`
@@ -92,8 +95,8 @@ type Duplicate struct {
 	KeptID  string `parquet:"kept_id"`
 }
 
-// RejectRecord is an input record that was skipped, and why.
-type RejectRecord struct {
+// Reject is an input record that was skipped, and why.
+type Reject struct {
 	Chunk  int32  `parquet:"chunk"`
 	File   string `parquet:"file"`
 	Offset int64  `parquet:"offset"`
