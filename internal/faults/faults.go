@@ -31,6 +31,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/neardup/neardup/internal/storage"
 )
 
 // EnvVar is the environment variable the commands read rules from.
@@ -167,4 +169,26 @@ func (s *Set) Create(ctx context.Context, name string) error {
 		return nil
 	}
 	return s.fire(ctx, r, "create "+name)
+}
+
+// FS wraps a job's storage so that every file creation passes through the
+// set's rules first. A nil set returns fsys unchanged.
+func (s *Set) FS(fsys storage.FS) storage.FS {
+	if s == nil {
+		return fsys
+	}
+	return faultyFS{FS: fsys, set: s}
+}
+
+// faultyFS is a storage.FS whose Create can fail, stall or panic.
+type faultyFS struct {
+	storage.FS
+	set *Set
+}
+
+func (f faultyFS) Create(ctx context.Context, name string) (storage.Writer, error) {
+	if err := f.set.Create(ctx, name); err != nil {
+		return nil, err
+	}
+	return f.FS.Create(ctx, name)
 }

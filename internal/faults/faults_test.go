@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/neardup/neardup/internal/storage"
 )
 
 func TestParse(t *testing.T) {
@@ -83,5 +85,40 @@ func TestStallEndsWithContext(t *testing.T) {
 	defer cancel()
 	if err := s.Create(ctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("stall returned %v", err)
+	}
+}
+
+// TestFS checks that the storage wrapper applies creation rules and passes
+// everything else through.
+func TestFS(t *testing.T) {
+	ctx := context.Background()
+	dir, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var none *Set
+	if none.FS(dir) != storage.FS(dir) {
+		t.Fatal("a nil set must return the storage unchanged")
+	}
+	set, err := Parse("fail@create:pairs/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := set.FS(dir)
+	tests := []struct {
+		name    string
+		wantErr bool
+	}{
+		{"pairs/chunk-000001.parquet", true},
+		{"docs/chunk-000001.parquet", false},
+	}
+	for _, tt := range tests {
+		err := storage.WriteFile(ctx, fsys, tt.name, []byte("x"))
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%s: err = %v, want an error: %v", tt.name, err, tt.wantErr)
+		}
+		if _, oerr := fsys.Open(ctx, tt.name); (oerr == nil) == tt.wantErr {
+			t.Errorf("%s: open after write: %v", tt.name, oerr)
+		}
 	}
 }

@@ -15,16 +15,6 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 )
 
-// Creator creates files atomically.
-type Creator interface {
-	Create(ctx context.Context, name string) (storage.Writer, error)
-}
-
-// Opener opens files for reading.
-type Opener interface {
-	Open(ctx context.Context, name string) (storage.File, error)
-}
-
 // Info describes a written file: what a reader checks before use.
 type Info struct {
 	Name     string `json:"name"`
@@ -74,7 +64,7 @@ type Options struct {
 func Sorted(cols ...string) Options { return Options{SortedBy: cols} }
 
 // Write writes rows to name.
-func Write[T any](ctx context.Context, s Creator, name string, rows []T, o Options) (Info, error) {
+func Write[T any](ctx context.Context, s storage.Creator, name string, rows []T, o Options) (Info, error) {
 	w, err := s.Create(ctx, name)
 	if err != nil {
 		return Info{}, err
@@ -132,7 +122,7 @@ type Reader[T any] struct {
 // Open opens a file written by Write. When want is not nil, the file's size
 // and checksum are checked first (one sequential pass) and its row count at
 // the end.
-func Open[T any](ctx context.Context, s Opener, name string, want *Info) (*Reader[T], error) {
+func Open[T any](ctx context.Context, s storage.Opener, name string, want *Info) (*Reader[T], error) {
 	f, err := s.Open(ctx, name)
 	if err != nil {
 		return nil, err
@@ -182,7 +172,7 @@ func (r *Reader[T]) Close() error {
 
 // Stream reads a file in batches of rows, calling fn for each batch; the
 // batch slice is reused between calls.
-func Stream[T any](ctx context.Context, s Opener, name string, want *Info, batch int, fn func([]T) error) error {
+func Stream[T any](ctx context.Context, s storage.Opener, name string, want *Info, batch int, fn func([]T) error) error {
 	r, err := Open[T](ctx, s, name, want)
 	if err != nil {
 		return err
@@ -210,7 +200,7 @@ func Stream[T any](ctx context.Context, s Opener, name string, want *Info, batch
 
 // Read reads every row of a file written by Write, checked against want
 // when it is not nil.
-func Read[T any](ctx context.Context, s Opener, name string, want *Info) ([]T, error) {
+func Read[T any](ctx context.Context, s storage.Opener, name string, want *Info) ([]T, error) {
 	var rows []T
 	err := Stream(ctx, s, name, want, 4096, func(b []T) error {
 		rows = append(rows, b...)

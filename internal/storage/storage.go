@@ -36,7 +36,30 @@ type Writer interface {
 	Abort() error
 }
 
-// Dir is a store rooted at a local directory.
+// Creator creates files that appear whole or not at all.
+type Creator interface {
+	// Create starts writing name; nothing is visible under it until the
+	// Writer's Commit.
+	Create(ctx context.Context, name string) (Writer, error)
+}
+
+// Opener opens complete files for reading.
+type Opener interface {
+	// Open opens name; a missing file gives an error wrapping
+	// fs.ErrNotExist.
+	Open(ctx context.Context, name string) (File, error)
+}
+
+// FS is the storage of a job's files: every reader and writer of a job
+// goes through it, and fault injection wraps it (package faults).
+type FS interface {
+	Creator
+	Opener
+	// Remove deletes name and, for a directory, everything below it.
+	Remove(ctx context.Context, name string) error
+}
+
+// Dir is an FS rooted at a local directory.
 type Dir struct {
 	root string
 	// Fsync makes Commit flush a file to disk before renaming it. Renaming
@@ -201,9 +224,7 @@ func (d *Dir) Remove(ctx context.Context, name string) error {
 }
 
 // WriteFile writes data to name atomically.
-func WriteFile(ctx context.Context, s interface {
-	Create(context.Context, string) (Writer, error)
-}, name string, data []byte) error {
+func WriteFile(ctx context.Context, s Creator, name string, data []byte) error {
 	w, err := s.Create(ctx, name)
 	if err != nil {
 		return err
@@ -216,9 +237,7 @@ func WriteFile(ctx context.Context, s interface {
 }
 
 // ReadFile reads all of name.
-func ReadFile(ctx context.Context, s interface {
-	Open(context.Context, string) (File, error)
-}, name string) ([]byte, error) {
+func ReadFile(ctx context.Context, s Opener, name string) ([]byte, error) {
 	f, err := s.Open(ctx, name)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ import (
 // against what its writer recorded, column by column: a band file is read
 // by every reduce task of the job, and reading its five integer columns
 // directly is several times faster than reconstructing rows.
-func readBandFile(ctx context.Context, st pqfile.Opener, info pqfile.Info) ([]records.Band, error) {
+func readBandFile(ctx context.Context, st storage.Opener, info pqfile.Info) ([]records.Band, error) {
 	buf, err := storage.ReadFile(ctx, st, info.Name)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/unionfind"
 )
@@ -81,7 +82,7 @@ type BoundedCluster struct {
 // pairs/ by expanding every verified pair of representatives to the
 // members of their groups and listing the pairs inside each group (see
 // writePairs). A cluster's id is its smallest ordinal.
-func buildClusters(ctx context.Context, st store, p Params, verifies []VerifyResult, mapResults map[int]MapResult) (*ClusterStats, error) {
+func buildClusters(ctx context.Context, st storage.FS, p Params, verifies []VerifyResult, mapResults map[int]MapResult) (*ClusterStats, error) {
 	var npairs int64
 	for _, v := range verifies {
 		npairs += v.Verified + v.ExactMembers
@@ -305,7 +306,7 @@ func (x *expander) group(rep int64, repID string) []groupMember {
 	return append([]groupMember{{doc: rep, id: repID}}, x.groups[rep]...)
 }
 
-func (x *expander) write(ctx context.Context, st store, v VerifyResult) (expanded, error) {
+func (x *expander) write(ctx context.Context, st storage.FS, v VerifyResult) (expanded, error) {
 	res := expanded{keptListed: map[int]int64{}}
 	var out []records.Pair
 	emit := func(comp int, a, b groupMember, tmpl records.Pair) {

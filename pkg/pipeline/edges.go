@@ -18,7 +18,7 @@ import (
 // are read per job, so they skip Parquet's per-file cost.
 const edgeRecord = 20
 
-func writeEdges(ctx context.Context, st store, name string, edges []records.Candidate) (pqfile.Info, error) {
+func writeEdges(ctx context.Context, st storage.FS, name string, edges []records.Candidate) (pqfile.Info, error) {
 	buf := make([]byte, 0, edgeRecord*len(edges))
 	for _, e := range edges {
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(e.A))
@@ -31,7 +31,7 @@ func writeEdges(ctx context.Context, st store, name string, edges []records.Cand
 	return pqfile.Info{Name: name, Rows: int64(len(edges)), Checksum: xxhash.Sum64(buf), Bytes: int64(len(buf))}, nil
 }
 
-func readEdges(ctx context.Context, st store, info pqfile.Info, dst []records.Candidate) ([]records.Candidate, error) {
+func readEdges(ctx context.Context, st storage.FS, info pqfile.Info, dst []records.Candidate) ([]records.Candidate, error) {
 	buf, err := storage.ReadFile(ctx, st, info.Name)
 	if err != nil {
 		return nil, err

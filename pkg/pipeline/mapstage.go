@@ -14,6 +14,7 @@ import (
 
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/minhash"
@@ -33,15 +34,9 @@ func newSketcher(p Params) (sketcher, error) {
 	return minhash.NewOPH(p.K, p.Seed)
 }
 
-// store is what tasks need of the job's files.
-type store interface {
-	pqfile.Creator
-	pqfile.Opener
-}
-
 // runMap reads one chunk, computes every document's signature and band
 // keys, and writes the chunk's docs, signatures, rejects and band records.
-func runMap(ctx context.Context, st store, spec *Spec, chunk Chunk) (*MapResult, error) {
+func runMap(ctx context.Context, st storage.FS, spec *Spec, chunk Chunk) (*MapResult, error) {
 	start := time.Now()
 	p := spec.Params
 	sh, err := shingle.NewShingler(p.ShingleOptions())
@@ -225,7 +220,7 @@ func decodeSet(b []byte) ([]uint64, error) {
 }
 
 // writeSigs writes a chunk's signature file and describes it.
-func writeSigs(ctx context.Context, st store, name string, recs []*sigfile.Record) (pqfile.Info, error) {
+func writeSigs(ctx context.Context, st storage.FS, name string, recs []*sigfile.Record) (pqfile.Info, error) {
 	w, err := st.Create(ctx, name)
 	if err != nil {
 		return pqfile.Info{}, err

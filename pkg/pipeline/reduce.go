@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -22,7 +23,7 @@ import (
 // deduplicated across the partition's bands, written as the partition's
 // candidates, and routed with the claims, by the chunk of their first
 // document, to the verify stage.
-func runReduce(ctx context.Context, st store, p Params, part int, maps []MapResult) (*ReduceResult, error) {
+func runReduce(ctx context.Context, st storage.FS, p Params, part int, maps []MapResult) (*ReduceResult, error) {
 	start := time.Now()
 	res := &ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}}
 	m := &merger{}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/minhash"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
@@ -37,7 +38,7 @@ type sigEntry struct {
 // The verified pairs of representatives and the confirmed group members
 // are written to the work area; the cluster stage expands them into
 // pairs/.
-func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []ReduceResult, maps map[int]MapResult) (*VerifyResult, error) {
+func runVerify(ctx context.Context, st storage.FS, spec *Spec, chunk int, reduces []ReduceResult, maps map[int]MapResult) (*VerifyResult, error) {
 	start := time.Now()
 	p := spec.Params
 	res := &VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, histBins), RejectedHist: make([]int64, histBins)}
@@ -175,7 +176,7 @@ func runVerify(ctx context.Context, st store, spec *Spec, chunk int, reduces []R
 
 // loadSigs reads the signatures of the needed documents of one chunk, by
 // random access to the chunk's signature file.
-func loadSigs(ctx context.Context, st store, p Params, mapResults map[int]MapResult, chunk int, need map[int64]bool) (map[int64]*sigEntry, error) {
+func loadSigs(ctx context.Context, st storage.FS, p Params, mapResults map[int]MapResult, chunk int, need map[int64]bool) (map[int64]*sigEntry, error) {
 	mr, ok := mapResults[chunk]
 	if !ok {
 		return nil, fmt.Errorf("verify: chunk %d has no map result", chunk)

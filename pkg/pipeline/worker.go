@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/neardup/neardup/internal/faults"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -35,19 +34,6 @@ const cachedJobs = 8
 // InjectFaults makes the worker fail, panic or stall at the points f names
 // (see package faults). For tests of recovery only.
 func (w *Worker) InjectFaults(f *faults.Set) { w.faults = f }
-
-// faultStore passes file creation through a fault set.
-type faultStore struct {
-	store
-	f *faults.Set
-}
-
-func (s faultStore) Create(ctx context.Context, name string) (storage.Writer, error) {
-	if err := s.f.Create(ctx, name); err != nil {
-		return nil, err
-	}
-	return s.store.Create(ctx, name)
-}
 
 // jobCache is what a worker keeps of a job between tasks.
 type jobCache struct {
@@ -86,10 +72,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	if err := w.faults.Task(ctx, t.Stage, t.Index); err != nil {
 		return err
 	}
-	var st store = job.st
-	if w.faults != nil {
-		st = faultStore{store: job.st, f: w.faults}
-	}
+	st := w.faults.FS(job.st)
 	var result any
 	switch t.Stage {
 	case StageMap:
@@ -241,7 +224,7 @@ func (j *jobCache) loadReduces(ctx context.Context) ([]ReduceResult, error) {
 	return j.reduces, nil
 }
 
-func readJSON(ctx context.Context, st pqfile.Opener, name string, v any) error {
+func readJSON(ctx context.Context, st storage.Opener, name string, v any) error {
 	data, err := storage.ReadFile(ctx, st, name)
 	if err != nil {
 		return err
@@ -252,9 +235,7 @@ func readJSON(ctx context.Context, st pqfile.Opener, name string, v any) error {
 	return nil
 }
 
-func writeJSON(ctx context.Context, st interface {
-	Create(context.Context, string) (storage.Writer, error)
-}, name string, v any) error {
+func writeJSON(ctx context.Context, st storage.Creator, name string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
