@@ -10,6 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestBounds(t *testing.T) {
 	in, _ := genCorpus(t, 600, 11, 2)
 	ctx := context.Background()
-	run := func(set func(*Params)) (string, *Manifest) {
+	run := func(set func(*job.Params)) (string, *Manifest) {
 		out := filepath.Join(t.TempDir(), "out")
 		cfg := testConfig(t, in, out, 2)
 		set(&cfg.Params)
@@ -29,7 +30,7 @@ func TestBounds(t *testing.T) {
 		}
 		return out, m
 	}
-	fullOut, full := run(func(*Params) {})
+	fullOut, full := run(func(*job.Params) {})
 	if full.Counts.BoundedClust != 0 || full.Counts.BoundedBuckets != 0 {
 		t.Fatalf("default bounds bounded %d clusters and %d buckets of a 600-document corpus", full.Counts.BoundedClust, full.Counts.BoundedBuckets)
 	}
@@ -40,7 +41,7 @@ func TestBounds(t *testing.T) {
 
 	t.Run("cluster", func(t *testing.T) {
 		const bound = 3
-		out, m := run(func(p *Params) { p.MaxClusterPairs = bound })
+		out, m := run(func(p *job.Params) { p.MaxClusterPairs = bound })
 		clusters, err := parquet.ReadFile[records.Cluster](filepath.Join(out, "clusters.parquet"))
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +90,7 @@ func TestBounds(t *testing.T) {
 	})
 
 	t.Run("bucket", func(t *testing.T) {
-		out, m := run(func(p *Params) { p.MaxBucket = 2 })
+		out, m := run(func(p *job.Params) { p.MaxBucket = 2 })
 		if m.Counts.BoundedBuckets == 0 || m.Counts.NotCompared == 0 || len(m.BoundedBuckets) == 0 || !hasWarning(m, "--max-bucket") {
 			t.Fatalf("buckets of 3 or more with --max-bucket 2 were not reported: counts %+v, warnings %q", m.Counts, m.Warnings)
 		}

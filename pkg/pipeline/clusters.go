@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -82,7 +83,7 @@ type BoundedCluster struct {
 // pairs/ by expanding every verified pair of representatives to the
 // members of their groups and listing the pairs inside each group (see
 // writePairs). A cluster's id is its smallest ordinal.
-func buildClusters(ctx context.Context, st storage.FS, p Params, verifies []VerifyResult, mapResults map[int]MapResult) (*ClusterStats, error) {
+func buildClusters(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult) (*ClusterStats, error) {
 	var npairs int64
 	for _, v := range verifies {
 		npairs += v.Verified + v.ExactMembers
@@ -151,7 +152,7 @@ func buildClusters(ctx context.Context, st storage.FS, p Params, verifies []Veri
 	for _, c := range comps {
 		for _, d := range c {
 			members[d] = &memberInfo{}
-			chunks[chunkOf(d)] = true
+			chunks[job.ChunkOf(d)] = true
 		}
 	}
 	for _, c := range slices.Sorted(maps.Keys(chunks)) {
@@ -197,10 +198,10 @@ func buildClusters(ctx context.Context, st storage.FS, p Params, verifies []Veri
 	slices.SortFunc(dups, func(a, b records.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
 	stats.Top = summarize(comps, members, p.Keep)
 	stats.Duplicates = int64(len(dups))
-	if _, err := pqfile.Write(ctx, st, clustersFile, clusters, pqfile.Sorted("cluster", "doc")); err != nil {
+	if _, err := pqfile.Write(ctx, st, job.ClustersFile, clusters, pqfile.Sorted("cluster", "doc")); err != nil {
 		return nil, err
 	}
-	if _, err := pqfile.Write(ctx, st, duplicatesFile, dups, pqfile.Sorted("doc")); err != nil {
+	if _, err := pqfile.Write(ctx, st, job.DuplicatesFile, dups, pqfile.Sorted("doc")); err != nil {
 		return nil, err
 	}
 
@@ -215,7 +216,7 @@ func buildClusters(ctx context.Context, st storage.FS, p Params, verifies []Veri
 			exact = append(exact, records.Exact{Doc: m.doc, ID: m.id, Group: rep, GroupSize: int32(g)})
 		}
 	}
-	if _, err := pqfile.Write(ctx, st, exactFile, exact, pqfile.Sorted("group", "doc")); err != nil {
+	if _, err := pqfile.Write(ctx, st, job.ExactFile, exact, pqfile.Sorted("group", "doc")); err != nil {
 		return nil, err
 	}
 
@@ -277,7 +278,7 @@ type expander struct {
 	repIDs  map[int64]string
 	compOf  map[int64]int
 	bounded map[int]int64
-	params  Params
+	params  job.Params
 }
 
 // expanded is what one pairs/ file holds: its pairs, and those of kept
@@ -306,7 +307,7 @@ func (x *expander) group(rep int64, repID string) []groupMember {
 	return append([]groupMember{{doc: rep, id: repID}}, x.groups[rep]...)
 }
 
-func (x *expander) write(ctx context.Context, st storage.FS, v VerifyResult) (expanded, error) {
+func (x *expander) write(ctx context.Context, st storage.FS, v job.VerifyResult) (expanded, error) {
 	res := expanded{keptListed: map[int]int64{}}
 	var out []records.Pair
 	emit := func(comp int, a, b groupMember, tmpl records.Pair) {
@@ -391,7 +392,7 @@ func (x *expander) write(ctx context.Context, st storage.FS, v VerifyResult) (ex
 		return cmp.Compare(a.B, b.B)
 	})
 	res.listed = int64(len(out))
-	_, err := pqfile.Write(ctx, st, pairFile(v.Chunk), out, pqfile.Sorted("a", "b"))
+	_, err := pqfile.Write(ctx, st, job.PairFile(v.Chunk), out, pqfile.Sorted("a", "b"))
 	return res, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -109,7 +110,7 @@ func Compare(ctx context.Context, cfg Config) (*Comparison, error) {
 
 // pairSet reads the verified pairs of an output.
 func pairSet(ctx context.Context, st *storage.Dir) (map[[2]int64]bool, error) {
-	names, err := st.List(ctx, pairsDir)
+	names, err := st.List(ctx, job.PairsDir)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/report"
@@ -34,7 +35,7 @@ import (
 type Config struct {
 	Out       string   // output directory
 	Inputs    []string // files, directories or globs
-	Params    Params
+	Params    job.Params
 	Job       string // job name; default: derived from the output path
 	NATSURL   string // empty: start an embedded server and in-process workers
 	Workers   int    // in-process workers when embedded (0: only outside workers, with Listen)
@@ -70,11 +71,11 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		return nil, err
 	}
 	defer unlock()
-	job := cfg.Job
-	if job == "" {
-		job = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
+	jobName := cfg.Job
+	if jobName == "" {
+		jobName = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
 	}
-	spec, plan, resumed, err := loadOrPlan(ctx, st, job, params, inputs)
+	spec, plan, resumed, err := loadOrPlan(ctx, st, jobName, params, inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	}
 	release = sync.OnceFunc(release)
 	defer release()
-	log.Info("job planned", "job", job, "run", spec.Run, "resumed", resumed, "inputs", len(plan.Inputs),
+	log.Info("jobName planned", "job", jobName, "run", spec.Run, "resumed", resumed, "inputs", len(plan.Inputs),
 		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
 	stopWorkers := func() {}
 	if cfg.NATSURL == "" && cfg.Workers > 0 {
@@ -118,12 +119,12 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	}
 	release()
 	if !cfg.KeepWork {
-		if err := q.DeleteBucket(context.WithoutCancel(ctx), job); err != nil {
+		if err := q.DeleteBucket(context.WithoutCancel(ctx), jobName); err != nil {
 			log.Warn("could not delete the job's state bucket", "err", err)
 		}
 		stopWorkers()
 		stop()
-		if err := st.Remove(context.WithoutCancel(ctx), workDir); err != nil {
+		if err := st.Remove(context.WithoutCancel(ctx), job.WorkDir); err != nil {
 			log.Warn("could not remove the work area", "err", err)
 		}
 	}
@@ -132,20 +133,20 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 
 // checkConfig resolves the parameters and the inputs (as absolute paths)
 // and checks the rest of the configuration.
-func checkConfig(cfg Config) (Params, []Input, error) {
+func checkConfig(cfg Config) (job.Params, []job.Input, error) {
 	if cfg.NATSURL == "" && cfg.Workers < 1 && cfg.Listen == "" {
-		return Params{}, nil, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
+		return job.Params{}, nil, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
 	}
 	if cfg.Job != "" && !validJob(cfg.Job) {
-		return Params{}, nil, fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
+		return job.Params{}, nil, fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
 	}
 	params := cfg.Params
 	if err := params.Resolve(); err != nil {
-		return Params{}, nil, err
+		return job.Params{}, nil, err
 	}
-	inputs, err := ExpandInputs(cfg.Inputs)
+	inputs, err := job.ExpandInputs(cfg.Inputs)
 	if err != nil {
-		return Params{}, nil, err
+		return job.Params{}, nil, err
 	}
 	for i := range inputs {
 		if abs, err := filepath.Abs(inputs[i].Path); err == nil {
@@ -164,14 +165,14 @@ func openOutput(ctx context.Context, cfg Config) (*storage.Dir, func(), error) {
 		return nil, nil, err
 	}
 	st.Fsync = cfg.Params.Fsync
-	unlock, err := st.Lock(lockFile)
+	unlock, err := st.Lock(job.LockFile)
 	if err != nil {
 		if errors.Is(err, storage.ErrLocked) {
 			return nil, nil, fmt.Errorf("%w: %s is in use by another coordinator", ErrJobBusy, st.Root())
 		}
 		return nil, nil, err
 	}
-	if _, err := st.Open(ctx, successFile); err == nil && !cfg.Overwrite {
+	if _, err := st.Open(ctx, job.SuccessFile); err == nil && !cfg.Overwrite {
 		unlock()
 		return nil, nil, fmt.Errorf("%s: %w", st.Root(), ErrComplete)
 	}
@@ -230,13 +231,13 @@ func validJob(s string) bool {
 
 // loadOrPlan resumes the job found in the work area when it has the same
 // parameters and inputs, and plans a new one otherwise.
-func loadOrPlan(ctx context.Context, st *storage.Dir, job string, params Params, inputs []Input) (*Spec, *Plan, bool, error) {
-	var old Spec
-	err := readJSON(ctx, st, specFile, &old)
+func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job.Params, inputs []job.Input) (*job.Spec, *job.Plan, bool, error) {
+	var old job.Spec
+	err := readJSON(ctx, st, job.SpecFile, &old)
 	if err == nil {
-		var oldPlan Plan
-		if perr := readJSON(ctx, st, planFile, &oldPlan); perr == nil &&
-			reflect.DeepEqual(old.Params, params) && reflect.DeepEqual(oldPlan.Inputs, inputs) && old.Job == job {
+		var oldPlan job.Plan
+		if perr := readJSON(ctx, st, job.PlanFile, &oldPlan); perr == nil &&
+			reflect.DeepEqual(old.Params, params) && reflect.DeepEqual(oldPlan.Inputs, inputs) && old.Job == jobName {
 			return &old, &oldPlan, true, nil
 		}
 		return nil, nil, false, fmt.Errorf("%s holds an unfinished job with other parameters or inputs: "+
@@ -245,15 +246,15 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, job string, params Params,
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, false, err
 	}
-	plan, err := MakePlan(inputs, params.ChunkBytes)
+	plan, err := job.MakePlan(inputs, params.ChunkBytes)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	spec := &Spec{Job: job, Run: randomHex(8), Out: st.Root(), Params: params}
-	if err := writeJSON(ctx, st, planFile, plan); err != nil {
+	spec := &job.Spec{Job: jobName, Run: randomHex(8), Out: st.Root(), Params: params}
+	if err := writeJSON(ctx, st, job.PlanFile, plan); err != nil {
 		return nil, nil, false, err
 	}
-	if err := writeJSON(ctx, st, specFile, spec); err != nil {
+	if err := writeJSON(ctx, st, job.SpecFile, spec); err != nil {
 		return nil, nil, false, err
 	}
 	return spec, &plan, false, nil
@@ -270,7 +271,7 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 		}
 		return nc, nil, nc.Close, nil
 	}
-	srv, err := queue.StartEmbedded(st.Path(natsDir), cfg.Listen)
+	srv, err := queue.StartEmbedded(st.Path(job.NATSDir), cfg.Listen)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -288,7 +289,7 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 // jobBucket opens the job's state bucket and takes the coordinator lease
 // in it, then clears the bucket when it holds the state of another run.
 // The lease comes first: a running job's state is never cleared.
-func jobBucket(ctx context.Context, q *queue.Queue, spec *Spec, holder lease, log *slog.Logger) (jetstream.KeyValue, func(), error) {
+func jobBucket(ctx context.Context, q *queue.Queue, spec *job.Spec, holder lease, log *slog.Logger) (jetstream.KeyValue, func(), error) {
 	kv, err := q.Bucket(ctx, spec.Job)
 	if err != nil {
 		return nil, nil, err
@@ -298,7 +299,7 @@ func jobBucket(ctx context.Context, q *queue.Queue, spec *Spec, holder lease, lo
 		return nil, nil, err
 	}
 	if e, err := kv.Get(ctx, specKey); err == nil {
-		var old Spec
+		var old job.Spec
 		if json.Unmarshal(e.Value(), &old) == nil && old.Run == spec.Run {
 			return kv, release, nil
 		}
@@ -335,8 +336,8 @@ type coordinator struct {
 	q    *queue.Queue
 	nc   *nats.Conn
 	kv   jetstream.KeyValue
-	spec *Spec
-	plan *Plan
+	spec *job.Spec
+	plan *job.Plan
 	prog *progress
 	life string // random, new for every start of the coordinator
 }
@@ -353,8 +354,8 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 	man := newManifest(c.spec, c.plan, started)
 
 	// Map: one task per chunk.
-	mapList, err := runStage(ctx, c, StageMap, seq(len(c.plan.Chunks)), mapStageFile, man.addMaps,
-		func(m MapResult) (int64, int64) { return m.Docs, m.InputBytes })
+	mapList, err := runStage(ctx, c, StageMap, seq(len(c.plan.Chunks)), job.MapStageFile, man.addMaps,
+		func(m job.MapResult) (int64, int64) { return m.Docs, m.InputBytes })
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +364,7 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 	}
 
 	// Reduce: one task per partition.
-	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), reduceStgFile, man.addReduces, nil)
+	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), job.ReduceStageFile, man.addReduces, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +384,7 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 	// Clusters, here in the coordinator.
 	t0 := time.Now()
 	c.prog.begin("cluster", 1)
-	mapsByChunk := make(map[int]MapResult, len(mapList))
+	mapsByChunk := make(map[int]job.MapResult, len(mapList))
 	for _, m := range mapList {
 		mapsByChunk[m.Chunk] = m
 	}
@@ -412,13 +413,13 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 
 	man.Finished = time.Now().UTC()
 	man.Seconds = time.Since(started).Seconds()
-	if err := writeJSON(ctx, c.st, manifestFile, man); err != nil {
+	if err := writeJSON(ctx, c.st, job.ManifestFile, man); err != nil {
 		return nil, err
 	}
 	if err := writeReport(ctx, c.st); err != nil {
 		return nil, err
 	}
-	if err := storage.WriteFile(ctx, c.st, successFile, nil); err != nil {
+	if err := storage.WriteFile(ctx, c.st, job.SuccessFile, nil); err != nil {
 		return nil, err
 	}
 	return man, nil
@@ -709,7 +710,7 @@ const (
 )
 
 // boundWarnings name the buckets and clusters whose pairs were bounded.
-func boundWarnings(man *Manifest, s *ClusterStats, p Params) []string {
+func boundWarnings(man *Manifest, s *ClusterStats, p job.Params) []string {
 	var out []string
 	if man.Counts.BoundedBuckets > 0 {
 		b := man.BoundedBuckets[0]
@@ -742,7 +743,7 @@ func giantClusterWarning(s *ClusterStats, docs int64) string {
 
 // writeReport writes report.html and its charts beside manifest.json.
 func writeReport(ctx context.Context, st *storage.Dir) error {
-	data, err := storage.ReadFile(ctx, st, manifestFile)
+	data, err := storage.ReadFile(ctx, st, job.ManifestFile)
 	if err != nil {
 		return err
 	}
@@ -756,4 +757,11 @@ func writeReport(ctx context.Context, st *storage.Dir) error {
 		}
 	}
 	return nil
+}
+
+// outputNames are what --overwrite removes.
+func outputNames() []string {
+	return []string{job.SuccessFile, job.ManifestFile, job.ClustersFile, job.DuplicatesFile, job.ExactFile,
+		report.HTMLFile, report.SCurveFile, report.SimilarityFile, report.ClustersFile, report.StagesFile,
+		job.BandsDir, job.CandidatesDir, job.PairsDir, job.DocsDir, job.RejectsDir, job.WorkDir}
 }

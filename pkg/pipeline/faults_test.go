@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -73,7 +74,7 @@ func TestInjectedFaults(t *testing.T) {
 					t.Fatal("the failed chunk's documents were written")
 				}
 				for _, p := range readPairs(t, out) {
-					if chunkOf(p.A) == 1 || chunkOf(p.B) == 1 {
+					if job.ChunkOf(p.A) == 1 || job.ChunkOf(p.B) == 1 {
 						t.Fatalf("pair %+v involves the failed chunk", p)
 					}
 				}
@@ -142,16 +143,16 @@ func TestTasksIdempotent(t *testing.T) {
 	before := snapshot()
 	ctx := context.Background()
 	st, _ := storage.NewDir(out)
-	var spec Spec
-	var plan Plan
-	var maps []MapResult
-	var reduces []ReduceResult
-	for name, v := range map[string]any{specFile: &spec, planFile: &plan, mapStageFile: &maps, reduceStgFile: &reduces} {
+	var spec job.Spec
+	var plan job.Plan
+	var maps []job.MapResult
+	var reduces []job.ReduceResult
+	for name, v := range map[string]any{job.SpecFile: &spec, job.PlanFile: &plan, job.MapStageFile: &maps, job.ReduceStageFile: &reduces} {
 		if err := readJSON(ctx, st, name, v); err != nil {
 			t.Fatal(err)
 		}
 	}
-	byChunk := map[int]MapResult{}
+	byChunk := map[int]job.MapResult{}
 	for _, m := range maps {
 		byChunk[m.Chunk] = m
 	}

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/pkg/bands"
 )
 
@@ -17,9 +18,9 @@ type Manifest struct {
 	Finished time.Time         `json:"finished"`
 	Seconds  float64           `json:"seconds"`
 	Versions map[string]string `json:"versions"`
-	Params   Params            `json:"params"`
+	Params   job.Params        `json:"params"`
 	Curve    *CurveSummary     `json:"curve,omitempty"` // MinHash only
-	Inputs   []Input           `json:"inputs"`
+	Inputs   []job.Input       `json:"inputs"`
 	Chunks   int               `json:"chunks"`
 	Counts   Counts            `json:"counts"`
 	Stages   []StageTiming     `json:"stages"`
@@ -35,8 +36,8 @@ type Manifest struct {
 	// all compared (--max-bucket); BoundedClusters the clusters with the
 	// most pairs among those whose pairs/ lists only the kept document's
 	// pairs (--max-cluster-pairs).
-	BoundedBuckets  []BoundedBucket  `json:"bounded_buckets"`
-	BoundedClusters []BoundedCluster `json:"bounded_clusters"`
+	BoundedBuckets  []job.BoundedBucket `json:"bounded_buckets"`
+	BoundedClusters []BoundedCluster    `json:"bounded_clusters"`
 	// Warnings name what a person should look at before dropping documents.
 	Warnings []string `json:"warnings"`
 }
@@ -90,13 +91,13 @@ type StageTiming struct {
 	Seconds float64 `json:"seconds"`
 }
 
-func newManifest(spec *Spec, plan *Plan, started time.Time) *Manifest {
+func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 	p := spec.Params
 	bp := p.BandParams()
 	m := &Manifest{
 		Job: spec.Job, Run: spec.Run, Started: started.UTC(), Versions: versions(), Params: p,
 		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
-		BoundedBuckets: []BoundedBucket{}, BoundedClusters: []BoundedCluster{},
+		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []BoundedCluster{},
 	}
 	if p.Method == "minhash" {
 		m.Curve = &CurveSummary{
@@ -109,7 +110,7 @@ func newManifest(spec *Spec, plan *Plan, started time.Time) *Manifest {
 	return m
 }
 
-func (m *Manifest) addMaps(list []MapResult, out *stageOutcome) {
+func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 	for _, r := range list {
 		m.Counts.InputBytes += r.InputBytes
 		m.Counts.TextBytes += r.TextBytes
@@ -123,7 +124,7 @@ func (m *Manifest) addMaps(list []MapResult, out *stageOutcome) {
 	m.addStage(out)
 }
 
-func (m *Manifest) addReduces(list []ReduceResult, out *stageOutcome) {
+func (m *Manifest) addReduces(list []job.ReduceResult, out *stageOutcome) {
 	for _, r := range list {
 		m.Counts.BandGroups += r.Groups
 		m.Counts.MaxBandGroup = max(m.Counts.MaxBandGroup, r.MaxGroup)
@@ -131,15 +132,15 @@ func (m *Manifest) addReduces(list []ReduceResult, out *stageOutcome) {
 		m.Counts.BoundedBuckets += r.BoundedBuckets
 		m.Counts.NotCompared += r.PairsNotCompared
 		for _, b := range r.Bounded {
-			m.BoundedBuckets = insertBounded(m.BoundedBuckets, b)
+			m.BoundedBuckets = job.InsertBounded(m.BoundedBuckets, b)
 		}
 	}
 	m.addStage(out)
 }
 
-func (m *Manifest) addVerifies(list []VerifyResult, out *stageOutcome) {
-	m.VerifiedHist = make([]int64, histBins)
-	m.RejectedHist = make([]int64, histBins)
+func (m *Manifest) addVerifies(list []job.VerifyResult, out *stageOutcome) {
+	m.VerifiedHist = make([]int64, job.HistBins)
+	m.RejectedHist = make([]int64, job.HistBins)
 	for _, r := range list {
 		m.Counts.UniquePairs += r.Checked
 		m.Counts.Prefiltered += r.Prefiltered
@@ -147,7 +148,7 @@ func (m *Manifest) addVerifies(list []VerifyResult, out *stageOutcome) {
 		m.Counts.Verified += r.Verified
 		m.Counts.SigPassed += r.SigPassed
 		m.Counts.SigPassedExact += r.SigPassedExact
-		for i := range histBins {
+		for i := range job.HistBins {
 			m.VerifiedHist[i] += r.VerifiedHist[i]
 			m.RejectedHist[i] += r.RejectedHist[i]
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -27,7 +28,7 @@ type sketcher interface {
 	Sketch(dst minhash.Signature, hashes []uint64) minhash.Signature
 }
 
-func newSketcher(p Params) (sketcher, error) {
+func newSketcher(p job.Params) (sketcher, error) {
 	if p.Sketch == "classic" {
 		return minhash.NewClassic(p.K, p.Seed)
 	}
@@ -36,7 +37,7 @@ func newSketcher(p Params) (sketcher, error) {
 
 // runMap reads one chunk, computes every document's signature and band
 // keys, and writes the chunk's docs, signatures, rejects and band records.
-func runMap(ctx context.Context, st storage.FS, spec *Spec, chunk Chunk) (*MapResult, error) {
+func runMap(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*job.MapResult, error) {
 	start := time.Now()
 	p := spec.Params
 	sh, err := shingle.NewShingler(p.ShingleOptions())
@@ -47,7 +48,7 @@ func runMap(ctx context.Context, st storage.FS, spec *Spec, chunk Chunk) (*MapRe
 	if err != nil {
 		return nil, err
 	}
-	res := &MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, BandFiles: map[int]pqfile.Info{}}
+	res := &job.MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, BandFiles: map[int]pqfile.Info{}}
 	var (
 		docs    []records.Doc
 		sigs    []*sigfile.Record // one slot per document, nil when empty
@@ -65,7 +66,7 @@ func runMap(ctx context.Context, st storage.FS, spec *Spec, chunk Chunk) (*MapRe
 			if len(docs) >= 1<<32-1 {
 				return fmt.Errorf("chunk %d holds more than 2^32-1 documents: lower --chunk-bytes", chunk.Index)
 			}
-			ord := ordinal(chunk.Index, len(docs))
+			ord := job.Ordinal(chunk.Index, len(docs))
 			var tokens int
 			hashes, tokens = sh.Hashes(hashes[:0], d.Text)
 			var sig []byte
@@ -145,21 +146,21 @@ func runMap(ctx context.Context, st storage.FS, spec *Spec, chunk Chunk) (*MapRe
 			continue
 		}
 		slices.SortFunc(recs, compareBand)
-		info, err := pqfile.Write(ctx, st, bandFile(part, chunk.Index), recs, pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true})
+		info, err := pqfile.Write(ctx, st, job.BandFile(part, chunk.Index), recs, pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true})
 		if err != nil {
 			return nil, err
 		}
 		res.BandFiles[part] = info
 		res.BandRecords += int64(len(recs))
 	}
-	if res.DocFile, err = pqfile.Write(ctx, st, docFile(chunk.Index), docs, pqfile.Sorted("doc")); err != nil {
+	if res.DocFile, err = pqfile.Write(ctx, st, job.DocFile(chunk.Index), docs, pqfile.Sorted("doc")); err != nil {
 		return nil, err
 	}
-	if res.SigFile, err = writeSigs(ctx, st, sigFile(chunk.Index), sigs); err != nil {
+	if res.SigFile, err = writeSigs(ctx, st, job.SigFile(chunk.Index), sigs); err != nil {
 		return nil, err
 	}
 	if len(rejects) > 0 {
-		info, err := pqfile.Write(ctx, st, rejectFile(chunk.Index), rejects, pqfile.Options{})
+		info, err := pqfile.Write(ctx, st, job.RejectFile(chunk.Index), rejects, pqfile.Options{})
 		if err != nil {
 			return nil, err
 		}

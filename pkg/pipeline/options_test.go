@@ -10,6 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -67,14 +68,14 @@ func TestModes(t *testing.T) {
 	tests := []struct {
 		name    string
 		inputs  []string
-		set     func(*Params)
+		set     func(*job.Params)
 		wantErr string
 		check   func(t *testing.T, out string, m *Manifest)
 	}{
 		{
 			name:   "estimate",
 			inputs: []string{in},
-			set:    func(p *Params) { p.Verify = "estimate" },
+			set:    func(p *job.Params) { p.Verify = "estimate" },
 			check: func(t *testing.T, out string, m *Manifest) {
 				for _, pr := range readPairs(t, out) {
 					if pr.Method != "minhash" || pr.Similarity != pr.Estimate || pr.Similarity < 0.8 {
@@ -89,7 +90,7 @@ func TestModes(t *testing.T) {
 		{
 			name:   "keep longest",
 			inputs: []string{in},
-			set:    func(p *Params) { p.Keep = "longest" },
+			set:    func(p *job.Params) { p.Keep = "longest" },
 			check: func(t *testing.T, out string, m *Manifest) {
 				docs := map[int64]int32{}
 				files, _ := filepath.Glob(filepath.Join(out, "docs", "*.parquet"))
@@ -146,7 +147,7 @@ func TestModes(t *testing.T) {
 		{
 			name:   "term-weighted SimHash: exact groups are identical shingle multisets",
 			inputs: []string{repeats},
-			set:    func(p *Params) { p.Method, p.SimHashWeights, p.Hamming = "simhash", "tf", 10 },
+			set:    func(p *job.Params) { p.Method, p.SimHashWeights, p.Hamming = "simhash", "tf", 10 },
 			check: func(t *testing.T, out string, m *Manifest) {
 				// r3 has other shingle counts, hence perhaps another
 				// fingerprint: it is not an exact copy of r4 here.
@@ -161,7 +162,7 @@ func TestModes(t *testing.T) {
 		{
 			name:    "strict",
 			inputs:  []string{in, broken},
-			set:     func(p *Params) { p.Strict = true },
+			set:     func(p *job.Params) { p.Strict = true },
 			wantErr: "line 2",
 		},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
@@ -70,7 +71,7 @@ func refJaccard(a, b []uint64) float64 {
 }
 
 func testConfig(t testing.TB, in, out string, workers int) Config {
-	p := DefaultParams()
+	p := job.DefaultParams()
 	p.ChunkBytes = 256 << 10 // several chunks even for a small corpus
 	p.Partitions = 8
 	qc := queue.DefaultConfig()
@@ -126,7 +127,7 @@ func TestEndToEnd(t *testing.T) {
 	sameFiles(t, outs[1], outs[3], "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet")
 
 	// Brute force: every pair's exact Jaccard.
-	p := DefaultParams()
+	p := job.DefaultParams()
 	p.Resolve()
 	o := p.ShingleOptions()
 	ids := make([]string, n)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/simhash"
 )
@@ -15,7 +16,7 @@ import (
 // S-curve's approximate threshold and steepest point, and the probability
 // that a pair of each similarity becomes a candidate. For SimHash it
 // prints the plan of [writeSimHashPlan] instead.
-func WritePlanReport(w io.Writer, p Params) error {
+func WritePlanReport(w io.Writer, p job.Params) error {
 	if p.Method == "simhash" {
 		return writeSimHashPlan(w, p)
 	}
@@ -49,7 +50,7 @@ func WritePlanReport(w io.Writer, p Params) error {
 // at threshold+0.05 and for similarities 0.5 to 1, and the warning the job
 // would give when the threshold lies where under half of the pairs are
 // found.
-func writeSimHashPlan(w io.Writer, p Params) error {
+func writeSimHashPlan(w io.Writer, p job.Params) error {
 	b, err := simhash.NewBlocks(p.Hamming)
 	if err != nil {
 		return fmt.Errorf("simhash plan: %w", err)

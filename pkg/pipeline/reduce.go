@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -23,9 +24,9 @@ import (
 // deduplicated across the partition's bands, written as the partition's
 // candidates, and routed with the claims, by the chunk of their first
 // document, to the verify stage.
-func runReduce(ctx context.Context, st storage.FS, p Params, part int, maps []MapResult) (*ReduceResult, error) {
+func runReduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []job.MapResult) (*job.ReduceResult, error) {
 	start := time.Now()
-	res := &ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}}
+	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}}
 	m := &merger{}
 	for _, mr := range maps {
 		info, ok := mr.BandFiles[part]
@@ -75,7 +76,7 @@ func runReduce(ctx context.Context, st storage.FS, p Params, part int, maps []Ma
 
 	res.Candidates = int64(len(edges))
 	res.ExactClaims = int64(len(claims))
-	info, err := pqfile.Write(ctx, st, candidateFile(part), edges, pqfile.Sorted("a", "b"))
+	info, err := pqfile.Write(ctx, st, job.CandidateFile(part), edges, pqfile.Sorted("a", "b"))
 	if err != nil {
 		return nil, err
 	}
@@ -85,18 +86,18 @@ func runReduce(ctx context.Context, st storage.FS, p Params, part int, maps []Ma
 	routed := make([]records.Candidate, 0, len(edges)+len(claims))
 	routed = append(append(routed, claims...), edges...)
 	slices.SortFunc(routed, func(x, y records.Candidate) int {
-		if c := cmp.Compare(chunkOf(x.A), chunkOf(y.A)); c != 0 {
+		if c := cmp.Compare(job.ChunkOf(x.A), job.ChunkOf(y.A)); c != 0 {
 			return c
 		}
 		return compareEdge(x, y)
 	})
 	for lo := 0; lo < len(routed); {
-		c := chunkOf(routed[lo].A)
+		c := job.ChunkOf(routed[lo].A)
 		hi := lo
-		for hi < len(routed) && chunkOf(routed[hi].A) == c {
+		for hi < len(routed) && job.ChunkOf(routed[hi].A) == c {
 			hi++
 		}
-		info, err := writeEdges(ctx, st, edgeFile(part, c), routed[lo:hi])
+		info, err := writeEdges(ctx, st, job.EdgeFile(part, c), routed[lo:hi])
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +120,7 @@ const compactAt = 1 << 22
 // bucketer turns buckets into candidate pairs and exact-group claims.
 type bucketer struct {
 	maxBucket int
-	res       *ReduceResult
+	res       *job.ReduceResult
 	edges     []records.Candidate
 	compacted int // edges[:compacted] are sorted and unique
 	claims    []records.Candidate
@@ -168,7 +169,7 @@ func (b *bucketer) add(bucket []records.Band) {
 		res.BoundedBuckets++
 		compared := hubs*(m-hubs) + hubs*(hubs-1)/2
 		res.PairsNotCompared += m*(m-1)/2 - compared
-		res.noteBounded(BoundedBucket{Band: band, Key: bucket[0].Key, Docs: int64(len(bucket)), Representatives: m, Hubs: hubs, FirstDoc: reps[0]})
+		res.NoteBounded(job.BoundedBucket{Band: band, Key: bucket[0].Key, Docs: int64(len(bucket)), Representatives: m, Hubs: hubs, FirstDoc: reps[0]})
 	}
 	for i := range min(hubs, m) {
 		for _, d := range reps[i+1:] {

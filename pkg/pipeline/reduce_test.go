@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -46,7 +47,7 @@ func TestBucketer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := &ReduceResult{}
+			res := &job.ReduceResult{}
 			b := &bucketer{maxBucket: tt.maxBucket, res: res}
 			b.add(slices.Clone(tt.bucket))
 			if got := b.finish(); !slices.Equal(got, tt.wantEdges) {

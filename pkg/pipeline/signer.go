@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/minhash"
 	"github.com/neardup/neardup/pkg/simhash"
@@ -52,7 +53,7 @@ func (s *simhashSigner) sign(hashes, keys []uint64) ([]byte, []uint64) {
 	return binary.LittleEndian.AppendUint64(nil, fp), s.blocks.Keys(keys, fp)
 }
 
-func newSigner(p Params) (signer, error) {
+func newSigner(p job.Params) (signer, error) {
 	if p.Method == "simhash" {
 		blocks, err := simhash.NewBlocks(p.Hamming)
 		if err != nil {
@@ -76,7 +77,7 @@ type judgement struct {
 }
 
 // judge compares two decoded signatures.
-func judge(p Params, a, b *sigEntry) judgement {
+func judge(p job.Params, a, b *sigEntry) judgement {
 	if p.Method == "simhash" {
 		d := simhash.Distance(a.fp, b.fp)
 		return judgement{estimate: 1 - float64(d)/64, hamming: d, pass: d <= p.Hamming}
@@ -87,7 +88,7 @@ func judge(p Params, a, b *sigEntry) judgement {
 }
 
 // decodeSignature reads a stored signature into e.
-func decodeSignature(p Params, b []byte, e *sigEntry) error {
+func decodeSignature(p job.Params, b []byte, e *sigEntry) error {
 	if p.Method == "simhash" {
 		if len(b) != 8 {
 			return fmt.Errorf("SimHash fingerprint of %d bytes, want 8", len(b))

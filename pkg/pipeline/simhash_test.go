@@ -7,6 +7,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 	"github.com/neardup/neardup/pkg/simhash"
@@ -38,7 +39,7 @@ func TestSimHashEndToEnd(t *testing.T) {
 	}
 	sameFiles(t, outs[1], outs[3], "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet")
 
-	p := DefaultParams()
+	p := job.DefaultParams()
 	p.Method = "simhash"
 	if err := p.Resolve(); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/pkg/simhash"
 )
 
@@ -13,7 +14,7 @@ import (
 // [simhash.MaxK] that finds at least half, with the share of unrelated
 // pairs that distance makes candidates, or, when there is none, advises
 // MinHash.
-func simhashRecallWarning(p Params) string {
+func simhashRecallWarning(p job.Params) string {
 	t, k := p.Threshold, p.Hamming
 	found := simhash.FoundProbability(t, k)
 	if p.Method != "simhash" || found >= 0.5 {

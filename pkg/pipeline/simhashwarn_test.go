@@ -3,6 +3,8 @@ package pipeline
 import (
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/job"
 )
 
 // TestSimHashRecallWarning checks when the job warns that SimHash finds
@@ -28,7 +30,7 @@ func TestSimHashRecallWarning(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := DefaultParams()
+			p := job.DefaultParams()
 			p.Method, p.Hamming, p.Threshold = tc.method, tc.hamming, tc.threshold
 			got := simhashRecallWarning(p)
 			if (got == "") != (tc.want == nil) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -38,10 +39,10 @@ type sigEntry struct {
 // The verified pairs of representatives and the confirmed group members
 // are written to the work area; the cluster stage expands them into
 // pairs/.
-func runVerify(ctx context.Context, st storage.FS, spec *Spec, chunk int, reduces []ReduceResult, maps map[int]MapResult) (*VerifyResult, error) {
+func runVerify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult) (*job.VerifyResult, error) {
 	start := time.Now()
 	p := spec.Params
-	res := &VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, histBins), RejectedHist: make([]int64, histBins)}
+	res := &job.VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
 
 	var edges []records.Candidate
 	for _, rr := range reduces {
@@ -57,7 +58,7 @@ func runVerify(ctx context.Context, st storage.FS, spec *Spec, chunk int, reduce
 	// Order by the chunk of b, then (a, b): one pass per neighbouring chunk.
 	// A pair found in several partitions is checked once.
 	slices.SortFunc(edges, func(x, y records.Candidate) int {
-		if c := cmp.Compare(chunkOf(x.B), chunkOf(y.B)); c != 0 {
+		if c := cmp.Compare(job.ChunkOf(x.B), job.ChunkOf(y.B)); c != 0 {
 			return c
 		}
 		return compareEdge(x, y)
@@ -67,7 +68,7 @@ func runVerify(ctx context.Context, st storage.FS, spec *Spec, chunk int, reduce
 	need := map[int64]bool{}
 	for _, e := range edges {
 		need[e.A] = true
-		if chunkOf(e.B) == chunk {
+		if job.ChunkOf(e.B) == chunk {
 			need[e.B] = true
 		}
 	}
@@ -82,9 +83,9 @@ func runVerify(ctx context.Context, st storage.FS, spec *Spec, chunk int, reduce
 	var pairs []records.Pair
 	var members []records.ExactMember
 	for lo := 0; lo < len(edges); {
-		other := chunkOf(edges[lo].B)
+		other := job.ChunkOf(edges[lo].B)
 		hi := lo
-		for hi < len(edges) && chunkOf(edges[hi].B) == other {
+		for hi < len(edges) && job.ChunkOf(edges[hi].B) == other {
 			hi++
 		}
 		far := home
@@ -127,7 +128,7 @@ func runVerify(ctx context.Context, st storage.FS, spec *Spec, chunk int, reduce
 				}
 				pass = sim >= p.Threshold
 			}
-			bin := min(int(sim*histBins), histBins-1)
+			bin := min(int(sim*job.HistBins), job.HistBins-1)
 			if !pass {
 				res.RejectedHist[bin]++
 				continue
@@ -157,14 +158,14 @@ func runVerify(ctx context.Context, st storage.FS, spec *Spec, chunk int, reduce
 	res.Verified = int64(len(pairs))
 	res.ExactMembers = int64(len(members))
 	if len(pairs) > 0 {
-		info, err := pqfile.Write(ctx, st, verifiedFile(chunk), pairs, pqfile.Sorted("a", "b"))
+		info, err := pqfile.Write(ctx, st, job.VerifiedFile(chunk), pairs, pqfile.Sorted("a", "b"))
 		if err != nil {
 			return nil, err
 		}
 		res.File = &info
 	}
 	if len(members) > 0 {
-		info, err := pqfile.Write(ctx, st, membersFile(chunk), members, pqfile.Sorted("group", "doc"))
+		info, err := pqfile.Write(ctx, st, job.MembersFile(chunk), members, pqfile.Sorted("group", "doc"))
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +177,7 @@ func runVerify(ctx context.Context, st storage.FS, spec *Spec, chunk int, reduce
 
 // loadSigs reads the signatures of the needed documents of one chunk, by
 // random access to the chunk's signature file.
-func loadSigs(ctx context.Context, st storage.FS, p Params, mapResults map[int]MapResult, chunk int, need map[int64]bool) (map[int64]*sigEntry, error) {
+func loadSigs(ctx context.Context, st storage.FS, p job.Params, mapResults map[int]job.MapResult, chunk int, need map[int64]bool) (map[int64]*sigEntry, error) {
 	mr, ok := mapResults[chunk]
 	if !ok {
 		return nil, fmt.Errorf("verify: chunk %d has no map result", chunk)

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -37,14 +38,14 @@ func (w *Worker) InjectFaults(f *faults.Set) { w.faults = f }
 
 // jobCache is what a worker keeps of a job between tasks.
 type jobCache struct {
-	spec Spec
+	spec job.Spec
 	kv   jetstream.KeyValue
 	st   *storage.Dir
 
 	once    sync.Mutex
-	plan    *Plan
-	maps    map[int]MapResult
-	reduces []ReduceResult
+	plan    *job.Plan
+	maps    map[int]job.MapResult
+	reduces []job.ReduceResult
 }
 
 // NewWorker returns a worker that runs up to slots tasks at once.
@@ -63,7 +64,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	if err := json.Unmarshal(d.Data, &t); err != nil {
 		return queue.Permanent(fmt.Errorf("bad task message %q: %w", d.Data, err))
 	}
-	job, err := w.job(ctx, t)
+	jc, err := w.job(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -72,44 +73,44 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	if err := w.faults.Task(ctx, t.Stage, t.Index); err != nil {
 		return err
 	}
-	st := w.faults.FS(job.st)
+	st := w.faults.FS(jc.st)
 	var result any
 	switch t.Stage {
 	case StageMap:
-		plan, err := job.loadPlan(ctx)
+		plan, err := jc.loadPlan(ctx)
 		if err != nil {
 			return err
 		}
 		if t.Index < 0 || t.Index >= len(plan.Chunks) {
 			return queue.Permanent(fmt.Errorf("map task %d: the plan has %d chunks", t.Index, len(plan.Chunks)))
 		}
-		result, err = runMap(ctx, st, &job.spec, plan.Chunks[t.Index])
+		result, err = runMap(ctx, st, &jc.spec, plan.Chunks[t.Index])
 		if err != nil {
 			return fmt.Errorf("map chunk %d: %w", t.Index, err)
 		}
 	case StageReduce:
-		maps, err := job.loadMaps(ctx)
+		maps, err := jc.loadMaps(ctx)
 		if err != nil {
 			return err
 		}
-		list := make([]MapResult, 0, len(maps))
+		list := make([]job.MapResult, 0, len(maps))
 		for _, c := range sortedKeys(maps) {
 			list = append(list, maps[c])
 		}
-		result, err = runReduce(ctx, st, job.spec.Params, t.Index, list)
+		result, err = runReduce(ctx, st, jc.spec.Params, t.Index, list)
 		if err != nil {
 			return fmt.Errorf("reduce partition %d: %w", t.Index, err)
 		}
 	case StageVerify:
-		maps, err := job.loadMaps(ctx)
+		maps, err := jc.loadMaps(ctx)
 		if err != nil {
 			return err
 		}
-		reduces, err := job.loadReduces(ctx)
+		reduces, err := jc.loadReduces(ctx)
 		if err != nil {
 			return err
 		}
-		result, err = runVerify(ctx, st, &job.spec, t.Index, reduces, maps)
+		result, err = runVerify(ctx, st, &jc.spec, t.Index, reduces, maps)
 		if err != nil {
 			return fmt.Errorf("verify chunk %d: %w", t.Index, err)
 		}
@@ -120,7 +121,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	if err != nil {
 		return err
 	}
-	if _, err := job.kv.Put(ctx, doneKey(t.Run, t.Stage, t.Index), data); err != nil {
+	if _, err := jc.kv.Put(ctx, doneKey(t.Run, t.Stage, t.Index), data); err != nil {
 		return fmt.Errorf("recording %s task %d: %w", t.Stage, t.Index, err)
 	}
 	log.Debug("task done")
@@ -135,13 +136,13 @@ func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error)
 		return
 	}
 	w.log.Error("task failed for good", "job", t.Job, "stage", t.Stage, "index", t.Index, "attempts", d.Attempt, "err", err)
-	job, jerr := w.job(ctx, t)
+	jc, jerr := w.job(ctx, t)
 	if jerr != nil {
 		w.log.Error("cannot record failure", "err", jerr)
 		return
 	}
 	data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: d.Attempt, Error: err.Error()})
-	if _, perr := job.kv.Put(ctx, failedKey(t.Run, t.Stage, t.Index), data); perr != nil {
+	if _, perr := jc.kv.Put(ctx, failedKey(t.Run, t.Stage, t.Index), data); perr != nil {
 		w.log.Error("cannot record failure", "err", perr)
 	}
 }
@@ -162,7 +163,7 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job %s: reading spec: %w", t.Job, err)
 	}
-	var spec Spec
+	var spec job.Spec
 	if err := json.Unmarshal(e.Value(), &spec); err != nil {
 		return nil, queue.Permanent(fmt.Errorf("job %s: bad spec: %w", t.Job, err))
 	}
@@ -184,12 +185,12 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	return j, nil
 }
 
-func (j *jobCache) loadPlan(ctx context.Context) (*Plan, error) {
+func (j *jobCache) loadPlan(ctx context.Context) (*job.Plan, error) {
 	j.once.Lock()
 	defer j.once.Unlock()
 	if j.plan == nil {
-		var p Plan
-		if err := readJSON(ctx, j.st, planFile, &p); err != nil {
+		var p job.Plan
+		if err := readJSON(ctx, j.st, job.PlanFile, &p); err != nil {
 			return nil, err
 		}
 		j.plan = &p
@@ -197,15 +198,15 @@ func (j *jobCache) loadPlan(ctx context.Context) (*Plan, error) {
 	return j.plan, nil
 }
 
-func (j *jobCache) loadMaps(ctx context.Context) (map[int]MapResult, error) {
+func (j *jobCache) loadMaps(ctx context.Context) (map[int]job.MapResult, error) {
 	j.once.Lock()
 	defer j.once.Unlock()
 	if j.maps == nil {
-		var list []MapResult
-		if err := readJSON(ctx, j.st, mapStageFile, &list); err != nil {
+		var list []job.MapResult
+		if err := readJSON(ctx, j.st, job.MapStageFile, &list); err != nil {
 			return nil, err
 		}
-		j.maps = make(map[int]MapResult, len(list))
+		j.maps = make(map[int]job.MapResult, len(list))
 		for _, m := range list {
 			j.maps[m.Chunk] = m
 		}
@@ -213,11 +214,11 @@ func (j *jobCache) loadMaps(ctx context.Context) (map[int]MapResult, error) {
 	return j.maps, nil
 }
 
-func (j *jobCache) loadReduces(ctx context.Context) ([]ReduceResult, error) {
+func (j *jobCache) loadReduces(ctx context.Context) ([]job.ReduceResult, error) {
 	j.once.Lock()
 	defer j.once.Unlock()
 	if j.reduces == nil {
-		if err := readJSON(ctx, j.st, reduceStgFile, &j.reduces); err != nil {
+		if err := readJSON(ctx, j.st, job.ReduceStageFile, &j.reduces); err != nil {
 			return nil, err
 		}
 	}

@@ -1,7 +1,9 @@
-// Package pipeline runs a dedup job: the coordinator plans chunks and
-// stages, workers run map, reduce and verify tasks from the queue, and the
-// coordinator clusters the verified pairs and writes the results.
-package pipeline
+// Package job is the vocabulary of a dedup job, shared by its stages and
+// its control plane: the parameters (Params) and the spec every worker
+// reads (Spec), the plan of chunks (Plan), the layout of the job's files,
+// document ordinals, and what each task reports (MapResult, ReduceResult,
+// VerifyResult).
+package job
 
 import (
 	"errors"

@@ -1,0 +1,52 @@
+package job
+
+import (
+	"fmt"
+)
+
+// The names of a job's files, relative to the output directory.
+const (
+	WorkDir         = "_work"
+	SpecFile        = WorkDir + "/job.json"
+	PlanFile        = WorkDir + "/plan.json"
+	MapStageFile    = WorkDir + "/stage-map.json"
+	ReduceStageFile = WorkDir + "/stage-reduce.json"
+	NATSDir         = WorkDir + "/nats"
+	SuccessFile     = "_SUCCESS"
+	LockFile        = ".neardup.lock" // held by the running coordinator
+	ManifestFile    = "manifest.json"
+	ClustersFile    = "clusters.parquet"
+	DuplicatesFile  = "duplicates.parquet"
+	ExactFile       = "exact.parquet"
+	DocsDir         = "docs"
+	BandsDir        = "bands"
+	CandidatesDir   = "candidates"
+	PairsDir        = "pairs"
+	RejectsDir      = "rejects"
+)
+
+func BandFile(part, chunk int) string {
+	return fmt.Sprintf("%s/part=%05d/chunk-%06d.parquet", BandsDir, part, chunk)
+}
+func DocFile(chunk int) string    { return fmt.Sprintf("%s/chunk-%06d.parquet", DocsDir, chunk) }
+func RejectFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", RejectsDir, chunk) }
+func SigFile(chunk int) string    { return fmt.Sprintf("%s/sigs/chunk-%06d.sig", WorkDir, chunk) }
+func CandidateFile(part int) string {
+	return fmt.Sprintf("%s/part=%05d.parquet", CandidatesDir, part)
+}
+func EdgeFile(part, chunk int) string {
+	return fmt.Sprintf("%s/edges/part=%05d/chunk-%06d.edges", WorkDir, part, chunk)
+}
+func PairFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", PairsDir, chunk) }
+func VerifiedFile(chunk int) string {
+	return fmt.Sprintf("%s/verified/chunk-%06d.parquet", WorkDir, chunk)
+}
+func MembersFile(chunk int) string {
+	return fmt.Sprintf("%s/members/chunk-%06d.parquet", WorkDir, chunk)
+}
+
+// chunkOf is the chunk of a document ordinal.
+func ChunkOf(doc int64) int { return int(uint64(doc) >> 32) }
+
+// ordinal is the stable number of the i-th document of a chunk.
+func Ordinal(chunk, i int) int64 { return int64(uint64(chunk)<<32 | uint64(uint32(i))) }
