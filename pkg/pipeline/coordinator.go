@@ -98,7 +98,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	}
 	release = sync.OnceFunc(release)
 	defer release()
-	log.Info("jobName planned", "job", jobName, "run", spec.Run, "resumed", resumed, "inputs", len(plan.Inputs),
+	log.Info("job planned", "job", jobName, "run", spec.Run, "resumed", resumed, "inputs", len(plan.Inputs),
 		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
 	stopWorkers := func() {}
 	if cfg.NATSURL == "" && cfg.Workers > 0 {
