@@ -27,6 +27,7 @@ import (
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/report"
 )
@@ -388,7 +389,7 @@ func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, er
 	for _, m := range mapList {
 		mapsByChunk[m.Chunk] = m
 	}
-	stats, err := buildClusters(ctx, c.st, p, verifyList, mapsByChunk)
+	stats, err := stage.Cluster(ctx, c.st, p, verifyList, mapsByChunk)
 	if err != nil {
 		return nil, err
 	}
@@ -710,7 +711,7 @@ const (
 )
 
 // boundWarnings name the buckets and clusters whose pairs were bounded.
-func boundWarnings(man *Manifest, s *ClusterStats, p job.Params) []string {
+func boundWarnings(man *Manifest, s *stage.ClusterStats, p job.Params) []string {
 	var out []string
 	if man.Counts.BoundedBuckets > 0 {
 		b := man.BoundedBuckets[0]
@@ -729,7 +730,7 @@ func boundWarnings(man *Manifest, s *ClusterStats, p job.Params) []string {
 	return out
 }
 
-func giantClusterWarning(s *ClusterStats, docs int64) string {
+func giantClusterWarning(s *stage.ClusterStats, docs int64) string {
 	if len(s.Top) == 0 {
 		return ""
 	}

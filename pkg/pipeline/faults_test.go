@@ -11,6 +11,7 @@ import (
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -157,17 +158,17 @@ func TestTasksIdempotent(t *testing.T) {
 		byChunk[m.Chunk] = m
 	}
 	for _, c := range plan.Chunks {
-		if _, err := runMap(ctx, st, &spec, c); err != nil {
+		if _, err := stage.Map(ctx, st, &spec, c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for p := range spec.Params.Partitions {
-		if _, err := runReduce(ctx, st, spec.Params, p, maps); err != nil {
+		if _, err := stage.Reduce(ctx, st, spec.Params, p, maps); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for c := range byChunk {
-		if _, err := runVerify(ctx, st, &spec, c, reduces, byChunk); err != nil {
+		if _, err := stage.Verify(ctx, st, &spec, c, reduces, byChunk); err != nil {
 			t.Fatal(err)
 		}
 	}

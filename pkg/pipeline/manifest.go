@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/pkg/bands"
 )
 
@@ -31,13 +32,13 @@ type Manifest struct {
 	RejectedHist    []int64 `json:"rejected_similarity_hist"`
 	ClusterSizeHist []int64 `json:"cluster_size_hist"`
 	// LargestClusters lists the largest clusters, largest first.
-	LargestClusters []ClusterSummary `json:"largest_clusters"`
+	LargestClusters []stage.ClusterSummary `json:"largest_clusters"`
 	// BoundedBuckets lists the largest band buckets whose pairs were not
 	// all compared (--max-bucket); BoundedClusters the clusters with the
 	// most pairs among those whose pairs/ lists only the kept document's
 	// pairs (--max-cluster-pairs).
-	BoundedBuckets  []job.BoundedBucket `json:"bounded_buckets"`
-	BoundedClusters []BoundedCluster    `json:"bounded_clusters"`
+	BoundedBuckets  []job.BoundedBucket    `json:"bounded_buckets"`
+	BoundedClusters []stage.BoundedCluster `json:"bounded_clusters"`
 	// Warnings name what a person should look at before dropping documents.
 	Warnings []string `json:"warnings"`
 }
@@ -97,7 +98,7 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 	m := &Manifest{
 		Job: spec.Job, Run: spec.Run, Started: started.UTC(), Versions: versions(), Params: p,
 		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
-		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []BoundedCluster{},
+		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
 	}
 	if p.Method == "minhash" {
 		m.Curve = &CurveSummary{
@@ -156,7 +157,7 @@ func (m *Manifest) addVerifies(list []job.VerifyResult, out *stageOutcome) {
 	m.addStage(out)
 }
 
-func (m *Manifest) addClusters(s *ClusterStats, d time.Duration) {
+func (m *Manifest) addClusters(s *stage.ClusterStats, d time.Duration) {
 	m.Counts.Clusters = s.Clusters
 	m.Counts.ClusteredDocs = s.Clustered
 	m.Counts.Duplicates = s.Duplicates

@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -84,7 +85,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		if t.Index < 0 || t.Index >= len(plan.Chunks) {
 			return queue.Permanent(fmt.Errorf("map task %d: the plan has %d chunks", t.Index, len(plan.Chunks)))
 		}
-		result, err = runMap(ctx, st, &jc.spec, plan.Chunks[t.Index])
+		result, err = stage.Map(ctx, st, &jc.spec, plan.Chunks[t.Index])
 		if err != nil {
 			return fmt.Errorf("map chunk %d: %w", t.Index, err)
 		}
@@ -97,7 +98,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		for _, c := range sortedKeys(maps) {
 			list = append(list, maps[c])
 		}
-		result, err = runReduce(ctx, st, jc.spec.Params, t.Index, list)
+		result, err = stage.Reduce(ctx, st, jc.spec.Params, t.Index, list)
 		if err != nil {
 			return fmt.Errorf("reduce partition %d: %w", t.Index, err)
 		}
@@ -110,7 +111,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		if err != nil {
 			return err
 		}
-		result, err = runVerify(ctx, st, &jc.spec, t.Index, reduces, maps)
+		result, err = stage.Verify(ctx, st, &jc.spec, t.Index, reduces, maps)
 		if err != nil {
 			return fmt.Errorf("verify chunk %d: %w", t.Index, err)
 		}

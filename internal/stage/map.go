@@ -1,4 +1,4 @@
-package pipeline
+package stage
 
 import (
 	"bufio"
@@ -37,7 +37,7 @@ func newSketcher(p job.Params) (sketcher, error) {
 
 // runMap reads one chunk, computes every document's signature and band
 // keys, and writes the chunk's docs, signatures, rejects and band records.
-func runMap(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*job.MapResult, error) {
+func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*job.MapResult, error) {
 	start := time.Now()
 	p := spec.Params
 	sh, err := shingle.NewShingler(p.ShingleOptions())

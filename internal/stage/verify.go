@@ -1,4 +1,4 @@
-package pipeline
+package stage
 
 import (
 	"cmp"
@@ -39,7 +39,7 @@ type sigEntry struct {
 // The verified pairs of representatives and the confirmed group members
 // are written to the work area; the cluster stage expands them into
 // pairs/.
-func runVerify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult) (*job.VerifyResult, error) {
+func Verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult) (*job.VerifyResult, error) {
 	start := time.Now()
 	p := spec.Params
 	res := &job.VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}

@@ -1,4 +1,4 @@
-package pipeline
+package stage
 
 import (
 	"cmp"
@@ -24,7 +24,7 @@ import (
 // deduplicated across the partition's bands, written as the partition's
 // candidates, and routed with the claims, by the chunk of their first
 // document, to the verify stage.
-func runReduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []job.MapResult) (*job.ReduceResult, error) {
+func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []job.MapResult) (*job.ReduceResult, error) {
 	start := time.Now()
 	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}}
 	m := &merger{}

@@ -1,4 +1,4 @@
-package pipeline
+package stage
 
 import (
 	"cmp"
@@ -83,7 +83,7 @@ type BoundedCluster struct {
 // pairs/ by expanding every verified pair of representatives to the
 // members of their groups and listing the pairs inside each group (see
 // writePairs). A cluster's id is its smallest ordinal.
-func buildClusters(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult) (*ClusterStats, error) {
+func Cluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult) (*ClusterStats, error) {
 	var npairs int64
 	for _, v := range verifies {
 		npairs += v.Verified + v.ExactMembers

@@ -1,0 +1,17 @@
+// Package stage holds the stages of a dedup job, each a function from its
+// inputs to its outputs over a storage.FS, with no knowledge of the queue
+// that runs it:
+//
+//   - Map reads one chunk of the input and writes its documents,
+//     signatures and band records.
+//   - Reduce merges one band partition and turns every bucket into
+//     candidate pairs of exact-group representatives, and claims for the
+//     groups.
+//   - Verify checks the candidates and claims of one chunk against the
+//     signatures and shingle sets.
+//   - Cluster joins the verified pairs and exact groups into clusters and
+//     writes pairs/, exact.parquet, clusters.parquet and duplicates.parquet.
+//
+// Every stage is idempotent: run again on the same inputs, it writes the
+// same files.
+package stage
