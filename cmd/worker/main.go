@@ -44,17 +44,12 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	nc, err := queue.Dial(*url, "neardup-worker")
+	q, err := queue.Connect(ctx, *url, "neardup-worker", qc)
 	if err != nil {
 		log.Error("connect", "err", err)
 		os.Exit(1)
 	}
-	defer nc.Close()
-	q, err := queue.Open(ctx, nc, qc)
-	if err != nil {
-		log.Error("open queue", "err", err)
-		os.Exit(1)
-	}
+	defer q.Close()
 	f, err := faults.Parse(os.Getenv(faults.EnvVar), log)
 	if err != nil {
 		log.Error("bad "+faults.EnvVar, "err", err)

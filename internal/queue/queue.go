@@ -42,22 +42,43 @@ func (p permanent) Unwrap() error { return p.err }
 // delivered again.
 func Permanent(err error) error { return permanent{err} }
 
-// Queue is the work queue and the job-state buckets on one connection.
+// Queue is the work queue and the job states on one connection to NATS.
 type Queue struct {
+	nc   *nats.Conn
 	js   jetstream.JetStream
 	str  jetstream.Stream
 	cons jetstream.Consumer
 	cfg  Config
 }
 
-// Open creates (or binds to) the work-queue stream and its shared durable
-// consumer. It retries while a JetStream cluster has no leader yet.
-func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
+// Connect connects to the NATS server at url (reconnecting whenever it
+// goes away, so that a restarted server does not end a job) and opens the
+// queue on it.
+func Connect(ctx context.Context, url, name string, cfg Config) (*Queue, error) {
+	nc, err := dial(url, name)
+	if err != nil {
+		return nil, err
+	}
+	q, err := open(ctx, nc, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return q, nil
+}
+
+// Close closes the queue's connection.
+func (q *Queue) Close() { q.nc.Close() }
+
+// open creates (or binds to) the work-queue stream and its shared durable
+// consumer on nc, which the queue then owns. It retries while a JetStream
+// cluster has no leader yet.
+func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
-	q := &Queue{js: js, cfg: cfg}
+	q := &Queue{nc: nc, js: js, cfg: cfg}
 	err = Retry(ctx, func(ctx context.Context) error {
 		str, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:      StreamName,
@@ -123,33 +144,6 @@ func (q *Queue) Purge(ctx context.Context, job string) error {
 	return Retry(ctx, func(ctx context.Context) error {
 		return q.str.Purge(ctx, jetstream.WithPurgeSubject(subject(job)))
 	})
-}
-
-// Bucket opens (creating if needed) the key-value bucket that holds the
-// state of job.
-func (q *Queue) Bucket(ctx context.Context, job string) (jetstream.KeyValue, error) {
-	var kv jetstream.KeyValue
-	err := Retry(ctx, func(ctx context.Context) error {
-		var err error
-		kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:  "neardup-" + job,
-			Storage: jetstream.FileStorage,
-		})
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("queue: bucket for job %s: %w", job, err)
-	}
-	return kv, nil
-}
-
-// DeleteBucket removes the state of job.
-func (q *Queue) DeleteBucket(ctx context.Context, job string) error {
-	err := q.js.DeleteKeyValue(ctx, "neardup-"+job)
-	if err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return fmt.Errorf("queue: delete bucket of job %s: %w", job, err)
-	}
-	return nil
 }
 
 // Delivery is one delivery of a task to a worker.
@@ -292,9 +286,9 @@ type Exhausted struct {
 
 // WatchExhausted calls fn for every task that exhausts its deliveries, then
 // deletes the task from the stream, until ctx ends.
-func (q *Queue) WatchExhausted(ctx context.Context, nc *nats.Conn, fn func(Exhausted)) (func(), error) {
+func (q *Queue) WatchExhausted(ctx context.Context, fn func(Exhausted)) (func(), error) {
 	subj := "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + StreamName + "." + ConsumerName
-	sub, err := nc.Subscribe(subj, func(m *nats.Msg) {
+	sub, err := q.nc.Subscribe(subj, func(m *nats.Msg) {
 		var adv struct {
 			StreamSeq  uint64 `json:"stream_seq"`
 			Deliveries int    `json:"deliveries"`

@@ -19,17 +19,13 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
-	nc, err := srv.Connect("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	q, err := Open(ctx, nc, Config{AckWait: 2 * time.Second, MaxDeliver: 3})
+	q, err := srv.Open(ctx, "test", Config{AckWait: 2 * time.Second, MaxDeliver: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer q.Close()
 
 	tests := []struct {
 		task         string

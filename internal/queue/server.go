@@ -4,6 +4,7 @@
 package queue
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -50,13 +51,19 @@ func StartEmbedded(storeDir, listen string) (*Embedded, error) {
 	return &Embedded{srv: srv}, nil
 }
 
-// Connect opens a client connection to the embedded server.
-func (e *Embedded) Connect(name string) (*nats.Conn, error) {
+// Open opens the queue on a new in-process connection to the embedded
+// server.
+func (e *Embedded) Open(ctx context.Context, name string, cfg Config) (*Queue, error) {
 	nc, err := nats.Connect("", nats.InProcessServer(e.srv), nats.Name(name))
 	if err != nil {
 		return nil, fmt.Errorf("queue: connect to embedded server: %w", err)
 	}
-	return nc, nil
+	q, err := open(ctx, nc, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return q, nil
 }
 
 // URL is the server's client URL (meaningful only when it listens).
@@ -68,9 +75,9 @@ func (e *Embedded) Shutdown() {
 	e.srv.WaitForShutdown()
 }
 
-// Dial connects to a NATS server by URL and keeps reconnecting when it goes
+// dial connects to a NATS server by URL and keeps reconnecting when it goes
 // away, so that a restarted server does not end the job.
-func Dial(url, name string) (*nats.Conn, error) {
+func dial(url, name string) (*nats.Conn, error) {
 	nc, err := nats.Connect(url,
 		nats.Name(name),
 		nats.MaxReconnects(-1),

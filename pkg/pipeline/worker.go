@@ -3,12 +3,9 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
@@ -39,9 +36,9 @@ func (w *Worker) InjectFaults(f *faults.Set) { w.faults = f }
 
 // jobCache is what a worker keeps of a job between tasks.
 type jobCache struct {
-	spec job.Spec
-	kv   jetstream.KeyValue
-	st   *storage.Dir
+	spec  job.Spec
+	state *queue.State
+	st    *storage.Dir
 
 	once    sync.Mutex
 	plan    *job.Plan
@@ -122,7 +119,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	if err != nil {
 		return err
 	}
-	if _, err := jc.kv.Put(ctx, doneKey(t.Run, t.Stage, t.Index), data); err != nil {
+	if err := jc.state.Put(ctx, doneKey(t.Run, t.Stage, t.Index), data); err != nil {
 		return fmt.Errorf("recording %s task %d: %w", t.Stage, t.Index, err)
 	}
 	log.Debug("task done")
@@ -143,7 +140,7 @@ func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error)
 		return
 	}
 	data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: d.Attempt, Error: err.Error()})
-	if _, perr := jc.kv.Put(ctx, failedKey(t.Run, t.Stage, t.Index), data); perr != nil {
+	if perr := jc.state.Put(ctx, failedKey(t.Run, t.Stage, t.Index), data); perr != nil {
 		w.log.Error("cannot record failure", "err", perr)
 	}
 }
@@ -156,16 +153,16 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	if j, ok := w.jobs[t.Run]; ok {
 		return j, nil
 	}
-	kv, err := w.q.Bucket(ctx, t.Job)
+	state, err := w.q.State(ctx, t.Job)
 	if err != nil {
 		return nil, err
 	}
-	e, err := kv.Get(ctx, specKey)
+	v, err := state.Get(ctx, specKey)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: reading spec: %w", t.Job, err)
 	}
 	var spec job.Spec
-	if err := json.Unmarshal(e.Value(), &spec); err != nil {
+	if err := json.Unmarshal(v, &spec); err != nil {
 		return nil, queue.Permanent(fmt.Errorf("job %s: bad spec: %w", t.Job, err))
 	}
 	if spec.Run != t.Run {
@@ -176,7 +173,7 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 		return nil, err
 	}
 	st.Fsync = spec.Params.Fsync
-	j := &jobCache{spec: spec, kv: kv, st: st}
+	j := &jobCache{spec: spec, state: state, st: st}
 	w.jobs[t.Run] = j
 	w.order = append(w.order, t.Run)
 	if len(w.order) > cachedJobs {
@@ -244,6 +241,3 @@ func writeJSON(ctx context.Context, st storage.Creator, name string, v any) erro
 	}
 	return storage.WriteFile(ctx, st, name, append(data, '\n'))
 }
-
-// errNotFound reports whether err means a missing key.
-func errNotFound(err error) bool { return errors.Is(err, jetstream.ErrKeyNotFound) }

@@ -1,4 +1,4 @@
-package pipeline
+package queue
 
 import (
 	"context"
@@ -24,22 +24,23 @@ const (
 // ErrJobBusy is returned when another coordinator holds the job.
 var ErrJobBusy = errors.New("another coordinator is running this job")
 
-// lease is the value of the lease key.
-type lease struct {
+// Lease is the value of the lease key: who holds the job, writing where.
+type Lease struct {
 	Holder string `json:"holder"`
 	Out    string `json:"out"`
 }
 
-// takeLease makes holder the job's coordinator until release is called.
+// TakeLease makes l the job's coordinator until release is called.
 // The caller holds the lock of its output directory, so a lease naming the
 // same directory belongs to a coordinator that is gone: it is taken over
 // at once, whatever its age.
-func takeLease(ctx context.Context, kv jetstream.KeyValue, l lease, log *slog.Logger) (release func(), err error) {
+func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger) (release func(), err error) {
+	kv := s.kv
 	holder, _ := json.Marshal(l)
 	var rev uint64
 	e, err := kv.Get(ctx, leaseKey)
 	switch {
-	case errNotFound(err):
+	case errors.Is(err, jetstream.ErrKeyNotFound):
 		rev, err = kv.Create(ctx, leaseKey, holder)
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return nil, fmt.Errorf("%w (it started at the same moment)", ErrJobBusy)
@@ -47,7 +48,7 @@ func takeLease(ctx context.Context, kv jetstream.KeyValue, l lease, log *slog.Lo
 	case err != nil:
 		return nil, fmt.Errorf("reading the coordinator lease: %w", err)
 	default:
-		var old lease
+		var old Lease
 		json.Unmarshal(e.Value(), &old)
 		if age := time.Since(e.Created()); old.Out != l.Out && age < leaseTTL {
 			return nil, fmt.Errorf("%w (%s writing %s, seen %s ago); wait for it, or stop it", ErrJobBusy, old.Holder, old.Out, age.Round(time.Second))

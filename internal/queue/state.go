@@ -1,0 +1,176 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrNotFound is returned by State.Get for a missing key; ErrExists by
+// State.Create for a key that is already there.
+var (
+	ErrNotFound = errors.New("key not found")
+	ErrExists   = errors.New("key exists")
+)
+
+// State is the state of one job: a key-value bucket of JetStream, keys
+// matching [-/_=.a-zA-Z0-9]+.
+type State struct {
+	kv jetstream.KeyValue
+}
+
+// State opens (creating if needed) the state of job.
+func (q *Queue) State(ctx context.Context, job string) (*State, error) {
+	var kv jetstream.KeyValue
+	err := Retry(ctx, func(ctx context.Context) error {
+		var err error
+		kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:  "neardup-" + job,
+			Storage: jetstream.FileStorage,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: state of job %s: %w", job, err)
+	}
+	return &State{kv: kv}, nil
+}
+
+// DeleteState removes the state of job.
+func (q *Queue) DeleteState(ctx context.Context, job string) error {
+	err := q.js.DeleteKeyValue(ctx, "neardup-"+job)
+	if err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return fmt.Errorf("queue: delete state of job %s: %w", job, err)
+	}
+	return nil
+}
+
+// Get returns the value of key, or an error wrapping ErrNotFound.
+func (s *State) Get(ctx context.Context, key string) ([]byte, error) {
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("queue: %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: get %s: %w", key, err)
+	}
+	return e.Value(), nil
+}
+
+// Put sets key to value.
+func (s *State) Put(ctx context.Context, key string, value []byte) error {
+	if _, err := s.kv.Put(ctx, key, value); err != nil {
+		return fmt.Errorf("queue: put %s: %w", key, err)
+	}
+	return nil
+}
+
+// Create sets key to value unless it exists (an error wrapping ErrExists).
+func (s *State) Create(ctx context.Context, key string, value []byte) error {
+	_, err := s.kv.Create(ctx, key, value)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("queue: %s: %w", key, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("queue: create %s: %w", key, err)
+	}
+	return nil
+}
+
+// Delete removes key, retrying while the server is unreachable.
+func (s *State) Delete(ctx context.Context, key string) error {
+	return Retry(ctx, func(ctx context.Context) error { return s.kv.Delete(ctx, key) })
+}
+
+// Update is one key's new value, or the mark that the replay of what was
+// there when Follow started is over (Replayed, with no key).
+type Update struct {
+	Key      string
+	Value    []byte
+	Replayed bool
+}
+
+// recheckEvery is how often Follow lists its keys again, in case a watch
+// lost updates across a reconnect.
+const recheckEvery = 10 * time.Second
+
+// Follow sends the current value of every key under prefix (a key prefix
+// ending in "."), then Replayed, then every later put, until ctx ends. It
+// restarts the server's watch when it ends (a lost connection), and lists
+// the keys every recheckEvery, so that no put is lost; a key may be sent
+// more than once. Deletions are not sent.
+func (s *State) Follow(ctx context.Context, prefix string) (<-chan Update, error) {
+	watch := func() (jetstream.KeyWatcher, error) {
+		var w jetstream.KeyWatcher
+		err := Retry(ctx, func(rctx context.Context) error {
+			var err error
+			w, err = s.kv.Watch(context.WithoutCancel(rctx), prefix+">")
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("queue: follow %s: %w", prefix, err)
+		}
+		return w, nil
+	}
+	w, err := watch()
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan Update)
+	go func() {
+		defer close(out)
+		defer func() { w.Stop() }()
+		send := func(u Update) bool {
+			select {
+			case out <- u:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		recheck := time.NewTicker(recheckEvery)
+		defer recheck.Stop()
+		replayed := false
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					w.Stop()
+					if w, err = watch(); err != nil {
+						return
+					}
+					continue
+				}
+				if e == nil {
+					if !replayed && !send(Update{Replayed: true}) {
+						return
+					}
+					replayed = true
+					continue
+				}
+				if e.Operation() != jetstream.KeyValuePut {
+					continue
+				}
+				if !send(Update{Key: e.Key(), Value: e.Value()}) {
+					return
+				}
+			case <-recheck.C:
+				keys, err := s.kv.ListKeysFiltered(ctx, prefix+">")
+				if err != nil {
+					continue
+				}
+				for k := range keys.Keys() {
+					if e, err := s.kv.Get(ctx, k); err == nil && !send(Update{Key: k, Value: e.Value()}) {
+						return
+					}
+				}
+			}
+		}
+	}()
+	return out, nil
+}

@@ -1,0 +1,333 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/report"
+)
+
+// Config is what a coordinator run is told.
+type Config struct {
+	Out       string   // output directory
+	Inputs    []string // files, directories or globs
+	Params    job.Params
+	Job       string // job name; default: derived from the output path
+	NATSURL   string // empty: start an embedded server and in-process workers
+	Workers   int    // in-process workers when embedded (0: only outside workers, with Listen)
+	Listen    string // embedded server's client address (host:port), empty for none
+	Overwrite bool
+	KeepWork  bool // keep the work area after success
+	Queue     queue.Config
+	Log       *slog.Logger
+	Progress  io.Writer   // progress lines; nil for none
+	Live      bool        // Progress is a terminal: redraw one line
+	Faults    *faults.Set // faults the in-process workers inject (tests only)
+}
+
+// ErrJobBusy is returned when another coordinator is running the job: it
+// holds the output's lock or the job's lease.
+var ErrJobBusy = queue.ErrJobBusy
+
+// ErrComplete is returned when the output already holds a complete job.
+var ErrComplete = errors.New("output already holds a complete job (pass --overwrite to replace it)")
+
+// Run runs a job to completion and returns its manifest. When interrupted
+// it returns ctx's error and leaves the job resumable: the same command
+// picks it up where it stopped.
+func Run(ctx context.Context, cfg Config) (*Manifest, error) {
+	started := time.Now()
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// Everything is checked before anything in the output is touched.
+	params, inputs, err := checkConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, unlock, err := openOutput(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	jobName := cfg.Job
+	if jobName == "" {
+		jobName = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
+	}
+	spec, plan, resumed, err := loadOrPlan(ctx, st, jobName, params, inputs)
+	if err != nil {
+		return nil, err
+	}
+	q, open, stopNATS, err := connect(ctx, cfg, st, log)
+	if err != nil {
+		return nil, err
+	}
+	stop := sync.OnceFunc(stopNATS)
+	defer stop()
+	life := randomHex(4)
+	host, _ := os.Hostname()
+	holder := queue.Lease{Holder: fmt.Sprintf("coordinator %s on %s (pid %d)", life, host, os.Getpid()), Out: st.Root()}
+	state, release, err := jobState(ctx, q, spec, holder, log)
+	if err != nil {
+		return nil, err
+	}
+	release = sync.OnceFunc(release)
+	defer release()
+	log.Info("job planned", "job", jobName, "run", spec.Run, "resumed", resumed, "inputs", len(plan.Inputs),
+		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
+	stopWorkers := func() {}
+	if cfg.NATSURL == "" && cfg.Workers > 0 {
+		if stopWorkers, err = startWorkers(ctx, cfg, open, log); err != nil {
+			return nil, err
+		}
+		defer stopWorkers()
+	}
+
+	c := &coordinator{cfg: cfg, log: log, st: st, q: q, state: state, spec: spec, plan: plan,
+		prog: newProgress(cfg.Progress, cfg.Live), life: life}
+	man, err := c.run(ctx, started)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted; run the same command again to resume: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	release()
+	if !cfg.KeepWork {
+		if err := q.DeleteState(context.WithoutCancel(ctx), jobName); err != nil {
+			log.Warn("could not delete the job's state bucket", "err", err)
+		}
+		stopWorkers()
+		stop()
+		if err := st.Remove(context.WithoutCancel(ctx), job.WorkDir); err != nil {
+			log.Warn("could not remove the work area", "err", err)
+		}
+	}
+	return man, nil
+}
+
+// checkConfig resolves the parameters and the inputs (as absolute paths)
+// and checks the rest of the configuration.
+func checkConfig(cfg Config) (job.Params, []job.Input, error) {
+	if cfg.NATSURL == "" && cfg.Workers < 1 && cfg.Listen == "" {
+		return job.Params{}, nil, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
+	}
+	if cfg.Job != "" && !validJob(cfg.Job) {
+		return job.Params{}, nil, fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
+	}
+	params := cfg.Params
+	if err := params.Resolve(); err != nil {
+		return job.Params{}, nil, err
+	}
+	inputs, err := job.ExpandInputs(cfg.Inputs)
+	if err != nil {
+		return job.Params{}, nil, err
+	}
+	for i := range inputs {
+		if abs, err := filepath.Abs(inputs[i].Path); err == nil {
+			inputs[i].Path = abs
+		}
+	}
+	return params, inputs, nil
+}
+
+// openOutput opens the output directory, takes its lock (one coordinator
+// per output, released by the system if this process dies), refuses a
+// complete job, and clears the outputs under --overwrite.
+func openOutput(ctx context.Context, cfg Config) (*storage.Dir, func(), error) {
+	st, err := storage.NewDir(cfg.Out)
+	if err != nil {
+		return nil, nil, err
+	}
+	st.Fsync = cfg.Params.Fsync
+	unlock, err := st.Lock(job.LockFile)
+	if err != nil {
+		if errors.Is(err, storage.ErrLocked) {
+			return nil, nil, fmt.Errorf("%w: %s is in use by another coordinator", ErrJobBusy, st.Root())
+		}
+		return nil, nil, err
+	}
+	if _, err := st.Open(ctx, job.SuccessFile); err == nil && !cfg.Overwrite {
+		unlock()
+		return nil, nil, fmt.Errorf("%s: %w", st.Root(), ErrComplete)
+	}
+	if cfg.Overwrite {
+		for _, name := range outputNames() {
+			if err := st.Remove(ctx, name); err != nil {
+				unlock()
+				return nil, nil, err
+			}
+		}
+	}
+	return st, unlock, nil
+}
+
+// startWorkers runs cfg.Workers in-process worker slots on their own
+// connection to the embedded server. stop cancels them (their running
+// tasks are handed back) and waits for them; an interrupt of ctx does the
+// same at once.
+func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Queue, error), log *slog.Logger) (stop func(), err error) {
+	wq, err := open("neardup-worker")
+	if err != nil {
+		return nil, err
+	}
+	w := NewWorker(wq, cfg.Workers, log.With("role", "worker"))
+	w.InjectFaults(cfg.Faults)
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(wctx) }()
+	go func() {
+		select {
+		case <-ctx.Done():
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	return sync.OnceFunc(func() { cancel(); wg.Wait(); wq.Close() }), nil
+}
+
+func validJob(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// loadOrPlan resumes the job found in the work area when it has the same
+// parameters and inputs, and plans a new one otherwise.
+func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job.Params, inputs []job.Input) (*job.Spec, *job.Plan, bool, error) {
+	var old job.Spec
+	err := readJSON(ctx, st, job.SpecFile, &old)
+	if err == nil {
+		var oldPlan job.Plan
+		if perr := readJSON(ctx, st, job.PlanFile, &oldPlan); perr == nil &&
+			reflect.DeepEqual(old.Params, params) && reflect.DeepEqual(oldPlan.Inputs, inputs) && old.Job == jobName {
+			return &old, &oldPlan, true, nil
+		}
+		return nil, nil, false, fmt.Errorf("%s holds an unfinished job with other parameters or inputs: "+
+			"rerun it with the same ones to resume, or pass --overwrite to start again", st.Root())
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, err
+	}
+	plan, err := job.MakePlan(inputs, params.ChunkBytes)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	spec := &job.Spec{Job: jobName, Run: randomHex(8), Out: st.Root(), Params: params}
+	if err := writeJSON(ctx, st, job.PlanFile, plan); err != nil {
+		return nil, nil, false, err
+	}
+	if err := writeJSON(ctx, st, job.SpecFile, spec); err != nil {
+		return nil, nil, false, err
+	}
+	return spec, &plan, false, nil
+}
+
+// connect reaches the NATS server, starting an embedded one when no URL is
+// given, and opens the coordinator's queue. open opens more queues on the
+// embedded server (for in-process workers); stop releases everything.
+func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger) (q *queue.Queue, open func(string) (*queue.Queue, error), stop func(), err error) {
+	if cfg.NATSURL != "" {
+		q, err := queue.Connect(ctx, cfg.NATSURL, "neardup-coordinator", cfg.Queue)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return q, nil, q.Close, nil
+	}
+	srv, err := queue.StartEmbedded(st.Path(job.NATSDir), cfg.Listen)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cfg.Listen != "" {
+		log.Info("embedded NATS server listening", "url", srv.URL())
+	}
+	open = func(name string) (*queue.Queue, error) { return srv.Open(ctx, name, cfg.Queue) }
+	if q, err = open("neardup-coordinator"); err != nil {
+		srv.Shutdown()
+		return nil, nil, nil, err
+	}
+	return q, open, func() { q.Close(); srv.Shutdown() }, nil
+}
+
+// jobState opens the job's state and takes the coordinator lease in it,
+// then clears the state when it belongs to another run. The lease comes
+// first: a running job's state is never cleared.
+func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.Lease, log *slog.Logger) (*queue.State, func(), error) {
+	state, err := q.State(ctx, spec.Job)
+	if err != nil {
+		return nil, nil, err
+	}
+	release, err := state.TakeLease(ctx, holder, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if v, err := state.Get(ctx, specKey); err == nil {
+		var old job.Spec
+		if json.Unmarshal(v, &old) == nil && old.Run == spec.Run {
+			return state, release, nil
+		}
+		release()
+		if err := q.DeleteState(ctx, spec.Job); err != nil {
+			return nil, nil, err
+		}
+		if state, err = q.State(ctx, spec.Job); err != nil {
+			return nil, nil, err
+		}
+		if release, err = state.TakeLease(ctx, holder, log); err != nil {
+			return nil, nil, err
+		}
+	} else if !errors.Is(err, queue.ErrNotFound) {
+		release()
+		return nil, nil, fmt.Errorf("job %s: %w", spec.Job, err)
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	if err := state.Put(ctx, specKey, data); err != nil {
+		release()
+		return nil, nil, fmt.Errorf("job %s: storing spec: %w", spec.Job, err)
+	}
+	return state, release, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// outputNames are what --overwrite removes.
+func outputNames() []string {
+	return []string{job.SuccessFile, job.ManifestFile, job.ClustersFile, job.DuplicatesFile, job.ExactFile,
+		report.HTMLFile, report.SCurveFile, report.SimilarityFile, report.ClustersFile, report.StagesFile,
+		job.BandsDir, job.CandidatesDir, job.PairsDir, job.DocsDir, job.RejectsDir, job.WorkDir}
+}

@@ -1,0 +1,179 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/neardup/neardup/internal/queue"
+)
+
+// taskQueue is where the coordinator puts a stage's tasks.
+type taskQueue interface {
+	// Purge removes every queued task of job; Publish queues one.
+	Purge(ctx context.Context, job string) error
+	Publish(ctx context.Context, job, id string, data []byte) error
+	// WatchExhausted calls fn for each task the server stopped delivering.
+	WatchExhausted(ctx context.Context, fn func(queue.Exhausted)) (stop func(), err error)
+}
+
+// stageState is the job state as the coordinator's stage loop sees it:
+// one key per finished or failed task.
+type stageState interface {
+	// Follow sends the keys under prefix, a Replayed mark, then new puts.
+	Follow(ctx context.Context, prefix string) (<-chan queue.Update, error)
+	Create(ctx context.Context, key string, value []byte) error
+	Delete(ctx context.Context, key string) error
+}
+
+// stage publishes the tasks of one stage that are not done yet and waits
+// until every task is done or has failed for good. What a previous life of
+// this job already finished stays finished; tasks it saw fail are tried
+// again.
+func (c *coordinator) stage(ctx context.Context, name string, indices []int, count func([]byte) (int64, int64)) (*stageOutcome, error) {
+	t0 := time.Now()
+	out := &stageOutcome{results: map[int][]byte{}}
+	want := map[int]bool{}
+	for _, i := range indices {
+		want[i] = true
+	}
+	c.prog.begin(name, len(indices))
+	defer c.prog.end()
+
+	prefix := stageKeys(c.spec.Run, name)
+	fctx, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
+	updates, err := c.state.Follow(fctx, prefix+".")
+	if err != nil {
+		return nil, fmt.Errorf("%s stage: %w", name, err)
+	}
+	next := func() (queue.Update, error) {
+		select {
+		case <-ctx.Done():
+			return queue.Update{}, ctx.Err()
+		case u, ok := <-updates:
+			if !ok {
+				return u, fmt.Errorf("%s stage: following the job state ended: %w", name, context.Cause(fctx))
+			}
+			return u, nil
+		}
+	}
+	// The replay: the stage's state as a previous life left it.
+	for {
+		u, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if u.Replayed {
+			break
+		}
+		kind, idx, ok := parseKey(prefix, u.Key)
+		if !ok || !want[idx] {
+			continue
+		}
+		switch kind {
+		case "done":
+			out.results[idx] = u.Value
+		case "failed":
+			if err := c.state.Delete(ctx, u.Key); err != nil {
+				return nil, fmt.Errorf("%s stage: clearing %s: %w", name, u.Key, err)
+			}
+		}
+	}
+	for _, r := range out.results {
+		var docs, bytes int64
+		if count != nil {
+			docs, bytes = count(r)
+		}
+		c.prog.done(docs, bytes)
+	}
+
+	stopWatch, err := c.q.WatchExhausted(ctx, func(e queue.Exhausted) {
+		var t Task
+		if json.Unmarshal(e.Data, &t) != nil || t.Run != c.spec.Run || t.Stage != name {
+			return
+		}
+		data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: e.Deliveries,
+			Error: "delivered the maximum number of times without being finished (its workers died or lost their connection)"})
+		if err := c.state.Create(context.WithoutCancel(ctx), failedKey(t.Run, t.Stage, t.Index), data); err != nil && !errors.Is(err, queue.ErrExists) {
+			c.log.Error("cannot record exhausted task", "err", err)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer stopWatch()
+
+	if err := c.q.Purge(ctx, c.spec.Job); err != nil {
+		return nil, err
+	}
+	for _, i := range indices {
+		if _, ok := out.results[i]; ok {
+			continue
+		}
+		data, _ := json.Marshal(Task{Job: c.spec.Job, Run: c.spec.Run, Stage: name, Index: i})
+		// The id dedups retried publishes within this coordinator's life
+		// only: a restarted coordinator must be able to publish again.
+		if err := c.q.Publish(ctx, c.spec.Job, c.life+"."+Task{Run: c.spec.Run, Stage: name, Index: i}.id(), data); err != nil {
+			return nil, fmt.Errorf("%s stage: publishing task %d: %w", name, i, err)
+		}
+	}
+
+	failed := map[int]Failure{}
+	for len(out.results)+len(failed) < len(indices) {
+		u, err := next()
+		if err != nil {
+			return nil, err
+		}
+		kind, idx, ok := parseKey(prefix, u.Key)
+		if !ok || !want[idx] {
+			continue
+		}
+		if _, seen := out.results[idx]; seen {
+			continue
+		}
+		if _, seen := failed[idx]; seen {
+			continue
+		}
+		switch kind {
+		case "done":
+			out.results[idx] = u.Value
+			var docs, bytes int64
+			if count != nil {
+				docs, bytes = count(u.Value)
+			}
+			c.prog.done(docs, bytes)
+		case "failed":
+			var f Failure
+			json.Unmarshal(u.Value, &f)
+			failed[idx] = f
+			c.prog.done(0, 0)
+		}
+	}
+	for _, i := range sortedKeys(failed) {
+		out.failures = append(out.failures, failed[i])
+	}
+	out.timing = StageTiming{Name: name, Tasks: len(indices), Failed: len(failed), Seconds: time.Since(t0).Seconds()}
+	return out, nil
+}
+
+// parseKey splits "<prefix>.kind.000012".
+func parseKey(prefix, key string) (kind string, idx int, ok bool) {
+	rest, found := strings.CutPrefix(key, prefix+".")
+	if !found {
+		return "", 0, false
+	}
+	kind, num, found := strings.Cut(rest, ".")
+	if !found {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(num)
+	if err != nil {
+		return "", 0, false
+	}
+	return kind, idx, true
+}
