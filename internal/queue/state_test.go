@@ -1,0 +1,71 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestState checks the job state on an embedded server: get, create,
+// delete, and Follow's replay, mark and later puts.
+func TestState(t *testing.T) {
+	srv, err := StartEmbedded(t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := srv.Open(ctx, "test", DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	s, err := q.State(ctx, "job1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "r.map.done.000001"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("get of a missing key: %v, want ErrNotFound", err)
+	}
+	for _, k := range []string{"r.map.done.000001", "r.map.failed.000002", "r.reduce.done.000000"} {
+		if err := s.Put(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Create(ctx, "r.map.done.000001", nil); !errors.Is(err, ErrExists) {
+		t.Fatalf("create of an existing key: %v, want ErrExists", err)
+	}
+	if err := s.Delete(ctx, "r.map.failed.000002"); err != nil {
+		t.Fatal(err)
+	}
+	updates, err := s.Follow(ctx, "r.map.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for u := range updates {
+		if u.Replayed {
+			break
+		}
+		got = append(got, u.Key)
+	}
+	if len(got) != 1 || got[0] != "r.map.done.000001" {
+		t.Fatalf("replay %v, want only r.map.done.000001 (deleted keys and other prefixes are not sent)", got)
+	}
+	if err := s.Create(ctx, "r.map.done.000003", []byte("v3")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case u := <-updates:
+		if u.Key != "r.map.done.000003" || string(u.Value) != "v3" {
+			t.Fatalf("update %+v, want r.map.done.000003 = v3", u)
+		}
+	case <-ctx.Done():
+		t.Fatal("no update after the replay")
+	}
+	if err := q.DeleteState(ctx, "job1"); err != nil {
+		t.Fatal(err)
+	}
+}
