@@ -53,6 +53,9 @@ type Params struct {
 	Fsync           bool   `json:"fsync,omitempty"` // flush every file before renaming it
 }
 
+// sketchHelp describes the --sketch values.
+const sketchHelp = "oph (one-permutation hashing) or classic (K multiply-shift permutations)"
+
 // Defaults of the bounds on candidate and listed pairs. A bucket of 5,000
 // representatives is 12.5 million candidate pairs, about a second of
 // verification; a cluster of 1,415 documents already has a million pairs,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -27,6 +28,14 @@ type Config struct {
 	AckWait time.Duration
 	// MaxDeliver is how many times a task is delivered before it fails.
 	MaxDeliver int
+}
+
+// RegisterFlags registers the delivery rules' flags. The coordinator and
+// every worker must use the same values: each of them sets the shared
+// consumer's rules when it opens the queue.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.AckWait, "ack-wait", c.AckWait, "redeliver a task whose worker sent no heartbeat for this long (coordinator and workers: the same)")
+	fs.IntVar(&c.MaxDeliver, "max-deliver", c.MaxDeliver, "deliveries of a task before it fails (coordinator and workers: the same)")
 }
 
 // DefaultConfig is the delivery rule used unless told otherwise.

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"strings"
+	"testing"
+)
+
+// TestExitCodes runs the commands with arguments that stop before any
+// work and checks their exit status and what they say.
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		prog     string
+		cmds     []Command
+		args     []string
+		want     int
+		wantSays string
+	}{
+		{"coordinator", Coordinator(), []string{"in.jsonl"}, 2, "usage:"},
+		{"coordinator", Coordinator(), []string{"--out", "x"}, 2, "usage:"},
+		{"coordinator", Coordinator(), []string{"--no-such-flag"}, 2, "flag provided but not defined"},
+		{"coordinator", Coordinator(), []string{"--threshold", "x"}, 2, "invalid value"},
+		{"coordinator", Coordinator(), []string{"-h"}, 0, "flags of coordinator:"},
+		{"coordinator", Coordinator(), []string{"params", "--threshold", "0.8"}, 0, ""},
+		{"coordinator", Coordinator(), []string{"params", "--threshold", "1.5"}, 2, ""},
+		{"coordinator", Coordinator(), []string{"params", "--method", "simhash", "--svg", "x.svg"}, 2, ""},
+		{"coordinator", Coordinator(), []string{"params", "--also", "3"}, 0, ""}, // --also is read only with --svg
+		{"coordinator", Coordinator(), []string{"compare", "-h"}, 0, "flags of coordinator compare:"},
+		{"worker", Worker(), nil, 2, "usage:"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "extra"}, 2, "usage:"},
+		{"worker", Worker(), []string{"--ack-wait", "soon"}, 2, "invalid value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prog+" "+strings.Join(tt.args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			if got := Main(tt.prog, tt.args, tt.cmds, &stderr); got != tt.want {
+				t.Errorf("exit %d, want %d; stderr:\n%s", got, tt.want, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.wantSays) {
+				t.Errorf("stderr does not say %q:\n%s", tt.wantSays, stderr.String())
+			}
+		})
+	}
+}
+
+// TestFlagsShared checks that a job parameter and a queue setting are
+// registered once, with the same name and default, for the coordinator's
+// job and compare commands and, for the queue, the worker.
+func TestFlagsShared(t *testing.T) {
+	names := func(cmd Command) map[string]string {
+		var stderr bytes.Buffer
+		fs := newFlagSet(cmd, &stderr)
+		cmd.Setup(fs)
+		out := map[string]string{}
+		fs.VisitAll(func(f *flag.Flag) { out[f.Name] = f.DefValue })
+		return out
+	}
+	job, compare, worker := names(Coordinator()[0]), names(Coordinator()[1]), names(Worker()[0])
+	for _, f := range []string{"threshold", "perms", "max-bucket", "max-cluster-pairs", "sketch", "ack-wait", "max-deliver"} {
+		if job[f] == "" || job[f] != compare[f] {
+			t.Errorf("--%s: job default %q, compare default %q", f, job[f], compare[f])
+		}
+	}
+	for _, f := range []string{"ack-wait", "max-deliver"} {
+		if worker[f] != job[f] {
+			t.Errorf("--%s: worker default %q, coordinator %q", f, worker[f], job[f])
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/procstat"
+	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/pkg/bands"
+	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/pkg/report"
+)
+
+// inputHelp is what the job commands take as arguments.
+const inputHelp = "INPUT: files, directories or globs of .warc.wet[.gz], .warc[.gz], .jsonl[.gz|.zst], .parquet, .txt"
+
+// Coordinator returns the coordinator's commands: a job (the default),
+// compare and params.
+func Coordinator() []Command {
+	return []Command{
+		{Usage: "coordinator --out DIR [flags] INPUT...", Summary: "run a dedup job (" + inputHelp + ")", Setup: jobSetup(false)},
+		{Name: "compare", Usage: "coordinator compare --out DIR [flags] INPUT...", Summary: "run the job with MinHash and with SimHash, side by side", Setup: jobSetup(true)},
+		{Name: "params", Usage: "coordinator params [--method M] [--threshold T] [--perms K] [--bands B --rows R] [--svg FILE [--also BxR,...]]",
+			Summary: "show the banding plan for a threshold", Setup: paramsSetup},
+	}
+}
+
+// jobSetup registers the flags of a job and returns its run function; with
+// compare, the job runs once per method.
+func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []string) int {
+	return func(fs *flag.FlagSet) func(context.Context, []string) int {
+		p := pipeline.DefaultParams()
+		qc := queue.DefaultConfig()
+		cfg := pipeline.Config{}
+		fs.StringVar(&cfg.Out, "out", "", "output directory (required)")
+		fs.StringVar(&cfg.NATSURL, "nats", "", "NATS server URL; empty starts an embedded server with in-process workers")
+		fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode; 0 with --listen: outside workers only)")
+		fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
+		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
+		fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
+		fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
+		p.RegisterFlags(fs)
+		qc.RegisterFlags(fs)
+		level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+		quiet := fs.Bool("quiet", false, "no progress output")
+		cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this process to the file")
+		return func(ctx context.Context, args []string) int {
+			if cfg.Out == "" || len(args) == 0 {
+				fs.Usage()
+				return 2
+			}
+			log, err := newLogger(*level, os.Stderr)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "coordinator:", err)
+				return 2
+			}
+			cfg.Inputs, cfg.Params, cfg.Queue, cfg.Log = args, p, qc, log
+			if cfg.Faults, err = faults.Parse(os.Getenv(faults.EnvVar), log); err != nil {
+				log.Error("bad "+faults.EnvVar, "err", err)
+				return 2
+			}
+			if !*quiet {
+				cfg.Progress, cfg.Live = os.Stderr, term.IsTerminal(int(os.Stderr.Fd()))
+			}
+			if *cpuprofile != "" {
+				f, err := os.Create(*cpuprofile)
+				if err != nil {
+					log.Error("cpu profile", "err", err)
+					return 2
+				}
+				defer f.Close()
+				pprof.StartCPUProfile(f)
+				defer pprof.StopCPUProfile()
+			}
+			if compare {
+				cmp, err := pipeline.Compare(ctx, cfg)
+				if err != nil {
+					log.Error("comparison failed", "err", err)
+					return 1
+				}
+				if err := pipeline.WriteComparison(os.Stdout, cmp); err != nil {
+					return 1
+				}
+				return 0
+			}
+			man, err := pipeline.Run(ctx, cfg)
+			if err != nil {
+				log.Error("job failed", "err", err)
+				if errors.Is(err, pipeline.ErrComplete) {
+					return 3
+				}
+				if errors.Is(err, pipeline.ErrJobBusy) {
+					return 5
+				}
+				return 1
+			}
+			c := man.Counts
+			log.Info("job complete", "out", cfg.Out, "docs", c.Docs, "rejected", c.Rejected, "empty", c.Empty,
+				"candidates", c.UniquePairs, "pairs", c.Pairs, "exact_groups", c.ExactGroups, "clusters", c.Clusters,
+				"duplicates", c.Duplicates, "exact_duplicates", c.ExactDups,
+				"seconds", fmt.Sprintf("%.2f", man.Seconds),
+				"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)),
+				"peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
+			if len(man.Failures) > 0 {
+				log.Warn("the job completed without the chunks of its failed tasks", "failed", len(man.Failures))
+				return 4
+			}
+			return 0
+		}
+	}
+}
+
+// paramsSetup registers the flags of `coordinator params` and returns its
+// run function, which prints the banding plan (and draws the S-curve).
+func paramsSetup(fs *flag.FlagSet) func(context.Context, []string) int {
+	p := pipeline.DefaultParams()
+	p.RegisterPlanFlags(fs)
+	svg := fs.String("svg", "", "also draw the S-curve into this SVG file (MinHash)")
+	also := fs.String("also", "", "more (b, r) curves to draw for comparison, e.g. 20x5,14x8")
+	return func(ctx context.Context, args []string) int {
+		if err := p.Resolve(); err != nil {
+			fmt.Fprintln(os.Stderr, "coordinator params:", err)
+			return 2
+		}
+		if *svg != "" && p.Method != "minhash" {
+			fmt.Fprintln(os.Stderr, "coordinator params: --svg draws the MinHash S-curve; it does not go with --method", p.Method)
+			return 2
+		}
+		if err := pipeline.WritePlanReport(os.Stdout, p); err != nil {
+			fmt.Fprintln(os.Stderr, "coordinator params:", err)
+			return 1
+		}
+		if *svg == "" {
+			return 0
+		}
+		curves := []bands.Params{p.BandParams()}
+		for _, br := range strings.FieldsFunc(*also, func(r rune) bool { return r == ',' }) {
+			var b, r int
+			if _, err := fmt.Sscanf(br, "%dx%d", &b, &r); err != nil || b < 1 || r < 1 {
+				fmt.Fprintf(os.Stderr, "coordinator params: --also %q: want BxR, e.g. 20x5\n", br)
+				return 2
+			}
+			curves = append(curves, bands.Params{Bands: b, Rows: r})
+		}
+		title := fmt.Sprintf("P(candidate) at threshold %.2f, K=%d", p.Threshold, p.K)
+		if err := os.WriteFile(*svg, report.SCurveSVG(curves, p.Threshold, title), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "coordinator params:", err)
+			return 1
+		}
+		return 0
+	}
+}

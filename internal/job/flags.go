@@ -1,0 +1,40 @@
+package job
+
+import "flag"
+
+// RegisterPlanFlags registers the flags that choose the banding plan: the
+// ones `coordinator params` takes.
+func (p *Params) RegisterPlanFlags(fs *flag.FlagSet) {
+	fs.IntVar(&p.K, "perms", p.K, "MinHash signature values (K)")
+	fs.IntVar(&p.Bands, "bands", p.Bands, "LSH bands (b); with --rows, overrides the choice made from --threshold")
+	fs.IntVar(&p.Rows, "rows", p.Rows, "rows per band (r)")
+	fs.Float64Var(&p.Threshold, "threshold", p.Threshold, "Jaccard similarity at which a pair is a near-duplicate")
+	fs.Float64Var(&p.FPWeight, "fp-weight", p.FPWeight, "weight of the false-positive area when choosing bands and rows")
+	fs.Float64Var(&p.FNWeight, "fn-weight", p.FNWeight, "weight of the false-negative area when choosing bands and rows")
+	fs.StringVar(&p.Method, "method", p.Method, "minhash (Jaccard, banded signatures) or simhash (64-bit fingerprints, Hamming distance)")
+	fs.IntVar(&p.Hamming, "hamming", p.Hamming, "SimHash: largest Hamming distance of a near-duplicate pair")
+}
+
+// RegisterFlags registers a flag for every job parameter: its name,
+// default (the value p holds) and help, in one place for every command.
+func (p *Params) RegisterFlags(fs *flag.FlagSet) {
+	p.RegisterPlanFlags(fs)
+	fs.StringVar(&p.Sketch, "sketch", p.Sketch, "MinHash signature: "+sketchHelp)
+	fs.StringVar(&p.SimHashWeights, "simhash-weights", p.SimHashWeights, "SimHash shingle weights: none or tf (term frequency)")
+	fs.IntVar(&p.Words, "words", p.Words, "words per shingle (k)")
+	fs.IntVar(&p.CharGrams, "char-grams", p.CharGrams, "use character n-grams of this length instead of word shingles (languages without spaces)")
+	fs.BoolVar(&p.DigitsToZero, "digits-to-zero", p.DigitsToZero, "map every digit to 0 before shingling")
+	fs.BoolVar(&p.StripDiacritics, "strip-diacritics", p.StripDiacritics, "remove diacritics before shingling")
+	fs.Uint64Var(&p.Seed, "seed", p.Seed, "hash seed")
+	fs.IntVar(&p.Partitions, "partitions", p.Partitions, "band partitions (reduce tasks)")
+	fs.StringVar(&p.Verify, "verify", p.Verify, "verification: exact (Jaccard of the shingle sets) or estimate (from signatures)")
+	fs.StringVar(&p.Keep, "keep", p.Keep, "which document of a cluster to keep: first (input order) or longest")
+	fs.IntVar(&p.MaxBucket, "max-bucket", p.MaxBucket, "a band bucket of more documents compares each with its first few only, reported (bounds candidate pairs)")
+	fs.Int64Var(&p.MaxClusterPairs, "max-cluster-pairs", p.MaxClusterPairs, "a cluster with more pairs lists only its kept document's pairs in pairs/, reported")
+	fs.StringVar(&p.IDField, "id-field", p.IDField, "JSONL/Parquet id field")
+	fs.StringVar(&p.TextField, "text-field", p.TextField, "JSONL/Parquet text field")
+	fs.IntVar(&p.MaxDocBytes, "max-doc-bytes", p.MaxDocBytes, "reject documents with more text bytes (0: no limit)")
+	fs.Int64Var(&p.ChunkBytes, "chunk-bytes", p.ChunkBytes, "text bytes per map task (a compressed input byte counts as 4)")
+	fs.BoolVar(&p.Strict, "strict", p.Strict, "fail the job on any rejected record or failed task")
+	fs.BoolVar(&p.Fsync, "fsync", p.Fsync, "flush every file to disk before renaming it (durability across power loss)")
+}
