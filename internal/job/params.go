@@ -181,8 +181,10 @@ func (p Params) ReadOptions() formats.Options {
 
 // Spec is everything a worker needs to run a job's tasks.
 type Spec struct {
-	Job    string `json:"job"`
-	Run    string `json:"run"` // changes with every fresh start of the job
+	Job string `json:"job"`
+	// Epoch is new with every fresh start of the job (not with a resume):
+	// task results of an earlier epoch never count for this one.
+	Epoch  string `json:"epoch"`
 	Out    string `json:"out"` // output directory, as every worker sees it
 	Params Params `json:"params"`
 }

@@ -204,7 +204,7 @@ func (q *Queue) slot(ctx context.Context, h Handler, fail FailureRecorder, log *
 			continue
 		}
 		for msg := range batch.Messages() {
-			q.run(ctx, msg, h, fail, log)
+			q.deliver(ctx, msg, h, fail, log)
 		}
 		cancel()
 		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
@@ -221,7 +221,7 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-func (q *Queue) run(ctx context.Context, msg jetstream.Msg, h Handler, fail FailureRecorder, log *slog.Logger) {
+func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg, h Handler, fail FailureRecorder, log *slog.Logger) {
 	d := Delivery{Data: msg.Data(), Attempt: 1}
 	if md, err := msg.Metadata(); err == nil {
 		d.Attempt = int(md.NumDelivered)

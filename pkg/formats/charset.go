@@ -30,7 +30,7 @@ func sniffCharset(doc []byte) string {
 // UTF-8 and windows-1252 (which also stands for latin-1 and ASCII, as in
 // browsers) are decoded; text in another declared charset is taken as is
 // when it happens to be valid UTF-8 (plain ASCII, say).
-func (r *run) toUTF8(text []byte, charset string) ([]byte, string) {
+func (r *pieceReader) toUTF8(text []byte, charset string) ([]byte, string) {
 	switch charset {
 	case "", "utf-8", "utf8", "unicode-1-1-utf-8":
 		return text, ""

@@ -22,7 +22,7 @@ func fuzzRead(t *testing.T, data []byte, name string, kind Kind, maxDoc uint16) 
 		}
 		lastOff, lastLine = off, line
 	}
-	r := &run{
+	r := &pieceReader{
 		ctx:  context.Background(),
 		path: name,
 		o:    o,
@@ -141,7 +141,7 @@ func FuzzSplitJSONL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, target uint16) {
 		const name = "fuzz.jsonl"
 		read := func(p Piece) (out []string) {
-			r := &run{ctx: context.Background(), path: name, o: Options{}.withDefaults(),
+			r := &pieceReader{ctx: context.Background(), path: name, o: Options{}.withDefaults(),
 				emit: func(d Doc) error {
 					out = append(out, d.ID+"\x00"+string(d.Text)+"\x00"+string(rune(d.Offset))+string(rune(d.Line)))
 					return nil

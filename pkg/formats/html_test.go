@@ -36,7 +36,7 @@ func TestHTMLTextAppends(t *testing.T) {
 }
 
 func TestToUTF8(t *testing.T) {
-	var r run
+	var r pieceReader
 	tests := []struct {
 		in, charset, want, reason string
 	}{

@@ -10,7 +10,7 @@ import (
 
 // lineLimit is the longest JSONL line read into memory: room for a text of
 // MaxDocBytes with escapes, and the other fields.
-func (r *run) lineLimit() int {
+func (r *pieceReader) lineLimit() int {
 	if r.o.MaxDocBytes > 0 {
 		return 2*r.o.MaxDocBytes + 64<<10
 	}
@@ -19,7 +19,7 @@ func (r *run) lineLimit() int {
 
 // readJSONL reads the lines of a JSONL stream that start before end (-1:
 // to the end of the stream); the first line is number firstLine.
-func (r *run) readJSONL(s *stream, firstLine, end int64) error {
+func (r *pieceReader) readJSONL(s *stream, firstLine, end int64) error {
 	sc := newJSONLineScanner(r.o)
 	for line := firstLine; end < 0 || s.off < end; line++ {
 		if err := r.tick(s.off); err != nil {
@@ -56,7 +56,7 @@ func (r *run) readJSONL(s *stream, firstLine, end int64) error {
 
 // jsonLine turns one non-blank JSONL line into a document or a reject,
 // using the scanner sc.
-func (r *run) jsonLine(sc *jsonLineScanner, b []byte, off, line int64) error {
+func (r *pieceReader) jsonLine(sc *jsonLineScanner, b []byte, off, line int64) error {
 	if !sc.scan(b) {
 		msg, at := sc.syntaxError()
 		return r.rejectf(off, line, "invalid JSON: %s (at byte %d)", msg, at)

@@ -14,7 +14,7 @@ import (
 
 // jsonLineEncodingJSON is the reference for jsonLine: the former version,
 // which decodes the line with encoding/json into fields.
-func (r *run) jsonLineEncodingJSON(fields map[string]json.RawMessage, b []byte, off, line int64) error {
+func (r *pieceReader) jsonLineEncodingJSON(fields map[string]json.RawMessage, b []byte, off, line int64) error {
 	if c := firstNonSpace(b); c != '{' {
 		if json.Valid(b) {
 			return r.rejectf(off, line, "invalid JSON: line is a JSON %s, not an object", jsonType(b))
@@ -62,7 +62,7 @@ func (r *run) jsonLineEncodingJSON(fields map[string]json.RawMessage, b []byte, 
 // lineReader turns single JSONL lines into outcomes, with the scanner or
 // with the encoding/json reference, reusing its buffers from line to line.
 type lineReader struct {
-	r       *run
+	r       *pieceReader
 	sc      *jsonLineScanner
 	fields  map[string]json.RawMessage
 	outcome string
@@ -72,7 +72,7 @@ type lineReader struct {
 func newLineReader(o Options) *lineReader {
 	lr := &lineReader{fields: make(map[string]json.RawMessage)}
 	o = o.withDefaults()
-	lr.r = &run{ctx: context.Background(), path: "f.jsonl", o: o,
+	lr.r = &pieceReader{ctx: context.Background(), path: "f.jsonl", o: o,
 		emit: func(d Doc) error {
 			lr.outcome = fmt.Sprintf("doc id=%q url=%q text=%q off=%d line=%d", d.ID, d.URL, d.Text, d.Offset, d.Line)
 			return nil

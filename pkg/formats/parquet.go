@@ -19,7 +19,7 @@ const parquetBatch = 256
 // text column, an optional string or integer id column and an optional
 // string url column, all top-level and not repeated. Reading goes column
 // chunk by column chunk, so other columns are never decoded.
-func (r *run) readParquet(f *os.File) (err error) {
+func (r *pieceReader) readParquet(f *os.File) (err error) {
 	// parquet-go may panic on corrupt files; the panic is not ours to pass
 	// on to the pipeline.
 	defer func() {
@@ -104,7 +104,7 @@ func (g *parquetGroup) close() {
 }
 
 // readRowGroup reads the n rows of a row group whose first row is first.
-func (r *run) readRowGroup(g *parquetGroup, first, n int64) error {
+func (r *pieceReader) readRowGroup(g *parquetGroup, first, n int64) error {
 	for row := first; row < first+n; row++ {
 		if err := r.tick(row); err != nil {
 			return err

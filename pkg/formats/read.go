@@ -103,7 +103,7 @@ func Read(ctx context.Context, p Piece, o Options, emit func(Doc) error, reject 
 	default:
 		return fmt.Errorf("%s: unsupported kind %q", p.Path, p.Kind)
 	}
-	r := &run{ctx: ctx, path: p.Path, o: o, emit: emit, reject: reject}
+	r := &pieceReader{ctx: ctx, path: p.Path, o: o, emit: emit, reject: reject}
 	f, err := os.Open(p.Path)
 	if err != nil {
 		return err // *PathError names the file
@@ -125,7 +125,7 @@ func Read(ctx context.Context, p Piece, o Options, emit func(Doc) error, reject 
 
 // readStream reads a WET, WARC or JSONL piece from src, which is positioned
 // at p.Start.
-func (r *run) readStream(src io.Reader, p Piece) error {
+func (r *pieceReader) readStream(src io.Reader, p Piece) error {
 	s, err := newStream(src, compressionOf(p.Path), p.Start)
 	if err != nil {
 		return fmt.Errorf("%s: offset %d: %w", p.Path, p.Start, err)
@@ -137,8 +137,8 @@ func (r *run) readStream(src io.Reader, p Piece) error {
 	return r.readWARC(s, p.Kind)
 }
 
-// run is the state shared by the readers of one piece.
-type run struct {
+// pieceReader is the state shared by the readers of one piece.
+type pieceReader struct {
 	ctx     context.Context
 	path    string
 	o       Options
@@ -156,7 +156,7 @@ type run struct {
 }
 
 // tick counts a record and checks the context every ctxCheckEvery records.
-func (r *run) tick(off int64) error {
+func (r *pieceReader) tick(off int64) error {
 	r.records++
 	if r.records%ctxCheckEvery == 0 {
 		if err := r.ctx.Err(); err != nil {
@@ -167,12 +167,12 @@ func (r *run) tick(off int64) error {
 }
 
 // rejectf reports a skipped record.
-func (r *run) rejectf(off, line int64, format string, args ...any) error {
+func (r *pieceReader) rejectf(off, line int64, format string, args ...any) error {
 	return r.reject(Reject{File: r.path, Offset: off, Line: line, Reason: fmt.Sprintf(format, args...)})
 }
 
 // doc checks a document's text and emits it, or rejects it.
-func (r *run) doc(d Doc) error {
+func (r *pieceReader) doc(d Doc) error {
 	if reason := r.checkText(d.Text); reason != "" {
 		return r.rejectf(d.Offset, d.Line, "%s", reason)
 	}
@@ -180,7 +180,7 @@ func (r *run) doc(d Doc) error {
 }
 
 // checkText returns why text cannot be a document, or "".
-func (r *run) checkText(text []byte) string {
+func (r *pieceReader) checkText(text []byte) string {
 	if r.o.MaxDocBytes > 0 && len(text) > r.o.MaxDocBytes {
 		return r.tooLarge(int64(len(text)))
 	}
@@ -191,7 +191,7 @@ func (r *run) checkText(text []byte) string {
 }
 
 // tooLarge is the reason for rejecting a document of n text bytes.
-func (r *run) tooLarge(n int64) string {
+func (r *pieceReader) tooLarge(n int64) string {
 	if r.o.MaxDocBytes > 0 {
 		return fmt.Sprintf("document of %d bytes exceeds --max-doc-bytes %d", n, r.o.MaxDocBytes)
 	}
@@ -199,7 +199,7 @@ func (r *run) tooLarge(n int64) string {
 }
 
 // textLimit is the largest document text read into memory.
-func (r *run) textLimit() int64 {
+func (r *pieceReader) textLimit() int64 {
 	if r.o.MaxDocBytes > 0 {
 		return int64(r.o.MaxDocBytes)
 	}
@@ -209,7 +209,7 @@ func (r *run) textLimit() int64 {
 // streamFailed reports the records lost when the stream s stops at off:
 // one reject for the record at off and the rest of the file, then the
 // error.
-func (r *run) streamFailed(s *stream, off, line int64) error {
+func (r *pieceReader) streamFailed(s *stream, off, line int64) error {
 	cause := s.failure()
 	what := s.describe(cause)
 	if err := r.rejectf(off, line, "%s: %v; rest of file not read", what, cause); err != nil {

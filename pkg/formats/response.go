@@ -35,7 +35,7 @@ type httpResponse struct {
 
 // responseRecord reads the block of a WARC 'response' record: an HTML or
 // plain-text payload with a 2xx status is a document.
-func (r *run) responseRecord(s *stream, h *warcHeader, start int64) (bool, error) {
+func (r *pieceReader) responseRecord(s *stream, h *warcHeader, start int64) (bool, error) {
 	switch {
 	case !strings.EqualFold(h.typ, "response"):
 		return r.skipBlock(s, start, h.length)
@@ -55,7 +55,7 @@ func (r *run) responseRecord(s *stream, h *warcHeader, start int64) (bool, error
 }
 
 // response turns a response block into a document, a reject, or nothing.
-func (r *run) response(h *warcHeader, start int64, block []byte) error {
+func (r *pieceReader) response(h *warcHeader, start int64, block []byte) error {
 	resp, err := parseResponse(h.contentType, block)
 	if err != nil {
 		return r.rejectf(start, 0, "malformed HTTP response: %v", err)
@@ -94,7 +94,7 @@ func (r *run) response(h *warcHeader, start int64, block []byte) error {
 
 // payloadLimit is the largest response block read into memory: markup
 // makes HTML several times larger than its text.
-func (r *run) payloadLimit() int64 {
+func (r *pieceReader) payloadLimit() int64 {
 	if r.o.MaxDocBytes > 0 {
 		return 8*int64(r.o.MaxDocBytes) + 1<<20
 	}
@@ -103,7 +103,7 @@ func (r *run) payloadLimit() int64 {
 
 // decodePayload undoes the chunked transfer coding and the content coding
 // of a payload. It returns the payload, or why it cannot be decoded.
-func (r *run) decodePayload(resp *httpResponse) ([]byte, string) {
+func (r *pieceReader) decodePayload(resp *httpResponse) ([]byte, string) {
 	payload := resp.body
 	limit := r.payloadLimit()
 	if resp.chunked {

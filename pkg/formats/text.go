@@ -6,7 +6,7 @@ import (
 )
 
 // readText reads a .txt file as one document whose id is the path.
-func (r *run) readText(f *os.File) error {
+func (r *pieceReader) readText(f *os.File) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err

@@ -36,7 +36,7 @@ const (
 )
 
 // readWARC reads the records of a WET or WARC stream.
-func (r *run) readWARC(s *stream, kind Kind) error {
+func (r *pieceReader) readWARC(s *stream, kind Kind) error {
 	var h warcHeader
 	for {
 		start, status, reason := readWARCHeader(s, &h)
@@ -69,7 +69,7 @@ func (r *run) readWARC(s *stream, kind Kind) error {
 
 // conversionRecord reads the block of a WET record: the text of a
 // 'conversion' record is the document.
-func (r *run) conversionRecord(s *stream, h *warcHeader, start int64) (bool, error) {
+func (r *pieceReader) conversionRecord(s *stream, h *warcHeader, start int64) (bool, error) {
 	switch {
 	case !strings.EqualFold(h.typ, "conversion"):
 		return r.skipBlock(s, start, h.length)
@@ -86,7 +86,7 @@ func (r *run) conversionRecord(s *stream, h *warcHeader, start int64) (bool, err
 }
 
 // rejectRecord rejects the record at start and skips its block.
-func (r *run) rejectRecord(s *stream, h *warcHeader, start int64, reason string) (bool, error) {
+func (r *pieceReader) rejectRecord(s *stream, h *warcHeader, start int64, reason string) (bool, error) {
 	if err := r.rejectf(start, 0, "%s", reason); err != nil {
 		return false, err
 	}
@@ -95,7 +95,7 @@ func (r *run) rejectRecord(s *stream, h *warcHeader, start int64, reason string)
 
 // readBlock reads the n-byte block of the record at start into r.block.
 // more is false when the file ended first; err is then what Read returns.
-func (r *run) readBlock(s *stream, start, n int64) (block []byte, more bool, err error) {
+func (r *pieceReader) readBlock(s *stream, start, n int64) (block []byte, more bool, err error) {
 	from := s.off
 	r.block, err = s.readN(r.block[:0], n)
 	if err != nil {
@@ -105,7 +105,7 @@ func (r *run) readBlock(s *stream, start, n int64) (block []byte, more bool, err
 }
 
 // skipBlock skips the n-byte block of the record at start.
-func (r *run) skipBlock(s *stream, start, n int64) (more bool, err error) {
+func (r *pieceReader) skipBlock(s *stream, start, n int64) (more bool, err error) {
 	from := s.off
 	if err := s.discard(n); err != nil {
 		return false, r.blockLost(s, start, s.off-from, n)
@@ -115,7 +115,7 @@ func (r *run) skipBlock(s *stream, start, n int64) (more bool, err error) {
 
 // blockLost reports a record whose block was cut short by the end of the
 // file (a reject, then nil) or by a stream failure.
-func (r *run) blockLost(s *stream, start, got, n int64) error {
+func (r *pieceReader) blockLost(s *stream, start, got, n int64) error {
 	if s.failure() != nil {
 		return r.streamFailed(s, start, 0)
 	}

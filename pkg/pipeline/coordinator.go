@@ -36,7 +36,9 @@ type stageOutcome struct {
 	timing   StageTiming
 }
 
-func (c *coordinator) run(ctx context.Context, started time.Time) (*Manifest, error) {
+// execute runs the job's stages in order, then writes the manifest, the
+// report and _SUCCESS.
+func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest, error) {
 	p := c.spec.Params
 	man := newManifest(c.spec, c.plan, started)
 

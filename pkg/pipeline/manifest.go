@@ -14,7 +14,7 @@ import (
 // versions. It is written as manifest.json.
 type Manifest struct {
 	Job      string            `json:"job"`
-	Run      string            `json:"run"`
+	Epoch    string            `json:"epoch"`
 	Started  time.Time         `json:"started"`
 	Finished time.Time         `json:"finished"`
 	Seconds  float64           `json:"seconds"`
@@ -96,7 +96,7 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 	p := spec.Params
 	bp := p.BandParams()
 	m := &Manifest{
-		Job: spec.Job, Run: spec.Run, Started: started.UTC(), Versions: versions(), Params: p,
+		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions(), Params: p,
 		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
 	}

@@ -93,7 +93,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	}
 	release = sync.OnceFunc(release)
 	defer release()
-	log.Info("job planned", "job", jobName, "run", spec.Run, "resumed", resumed, "inputs", len(plan.Inputs),
+	log.Info("job planned", "job", jobName, "epoch", spec.Epoch, "resumed", resumed, "inputs", len(plan.Inputs),
 		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
 	stopWorkers := func() {}
 	if cfg.NATSURL == "" && cfg.Workers > 0 {
@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 
 	c := &coordinator{cfg: cfg, log: log, st: st, q: q, state: state, spec: spec, plan: plan,
 		prog: newProgress(cfg.Progress, cfg.Live), life: life}
-	man, err := c.run(ctx, started)
+	man, err := c.execute(ctx, started)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("interrupted; run the same command again to resume: %w", ctx.Err())
@@ -240,7 +240,7 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job
 	if err != nil {
 		return nil, nil, false, err
 	}
-	spec := &job.Spec{Job: jobName, Run: randomHex(8), Out: st.Root(), Params: params}
+	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: st.Root(), Params: params}
 	if err := writeJSON(ctx, st, job.PlanFile, plan); err != nil {
 		return nil, nil, false, err
 	}
@@ -290,7 +290,7 @@ func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.
 	}
 	if v, err := state.Get(ctx, specKey); err == nil {
 		var old job.Spec
-		if json.Unmarshal(v, &old) == nil && old.Run == spec.Run {
+		if json.Unmarshal(v, &old) == nil && old.Epoch == spec.Epoch {
 			return state, release, nil
 		}
 		release()

@@ -44,7 +44,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 	c.prog.begin(name, len(indices))
 	defer c.prog.end()
 
-	prefix := stageKeys(c.spec.Run, name)
+	prefix := stageKeys(c.spec.Epoch, name)
 	fctx, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
 	updates, err := c.state.Follow(fctx, prefix+".")
@@ -94,12 +94,12 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 
 	stopWatch, err := c.q.WatchExhausted(ctx, func(e queue.Exhausted) {
 		var t Task
-		if json.Unmarshal(e.Data, &t) != nil || t.Run != c.spec.Run || t.Stage != name {
+		if json.Unmarshal(e.Data, &t) != nil || t.Epoch != c.spec.Epoch || t.Stage != name {
 			return
 		}
 		data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: e.Deliveries,
 			Error: "delivered the maximum number of times without being finished (its workers died or lost their connection)"})
-		if err := c.state.Create(context.WithoutCancel(ctx), failedKey(t.Run, t.Stage, t.Index), data); err != nil && !errors.Is(err, queue.ErrExists) {
+		if err := c.state.Create(context.WithoutCancel(ctx), failedKey(t.Epoch, t.Stage, t.Index), data); err != nil && !errors.Is(err, queue.ErrExists) {
 			c.log.Error("cannot record exhausted task", "err", err)
 		}
 	})
@@ -115,10 +115,10 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		if _, ok := out.results[i]; ok {
 			continue
 		}
-		data, _ := json.Marshal(Task{Job: c.spec.Job, Run: c.spec.Run, Stage: name, Index: i})
+		data, _ := json.Marshal(Task{Job: c.spec.Job, Epoch: c.spec.Epoch, Stage: name, Index: i})
 		// The id dedups retried publishes within this coordinator's life
 		// only: a restarted coordinator must be able to publish again.
-		if err := c.q.Publish(ctx, c.spec.Job, c.life+"."+Task{Run: c.spec.Run, Stage: name, Index: i}.id(), data); err != nil {
+		if err := c.q.Publish(ctx, c.spec.Job, c.life+"."+Task{Epoch: c.spec.Epoch, Stage: name, Index: i}.id(), data); err != nil {
 			return nil, fmt.Errorf("%s stage: publishing task %d: %w", name, i, err)
 		}
 	}

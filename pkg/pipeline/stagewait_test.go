@@ -93,11 +93,11 @@ func (q *fakeQueue) Publish(ctx context.Context, jobName, id string, data []byte
 	switch q.outcome[t.Index] {
 	case "failed":
 		f, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: 4, Error: "boom"})
-		q.state.put(failedKey(t.Run, t.Stage, t.Index), f)
+		q.state.put(failedKey(t.Epoch, t.Stage, t.Index), f)
 	case "exhausted":
 		q.exhausted(queue.Exhausted{Data: data, Deliveries: 4})
 	default:
-		q.state.put(doneKey(t.Run, t.Stage, t.Index), []byte(`"result"`))
+		q.state.put(doneKey(t.Epoch, t.Stage, t.Index), []byte(`"result"`))
 	}
 	return nil
 }
@@ -141,7 +141,7 @@ func TestStagePolicy(t *testing.T) {
 			}
 			q := &fakeQueue{state: st, outcome: tt.outcome}
 			c := &coordinator{log: slog.New(slog.DiscardHandler), q: q, state: st,
-				spec: &job.Spec{Job: "j", Run: run}, prog: newProgress(nil, false), life: "l"}
+				spec: &job.Spec{Job: "j", Epoch: run}, prog: newProgress(nil, false), life: "l"}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			out, err := c.stage(ctx, StageMap, []int{0, 1, 2}, nil)

@@ -15,24 +15,24 @@ const (
 // worker reads everything else from the job's spec and files.
 type Task struct {
 	Job   string `json:"job"`
-	Run   string `json:"run"`
+	Epoch string `json:"epoch"`
 	Stage string `json:"stage"`
 	Index int    `json:"index"`
 }
 
-func (t Task) id() string { return fmt.Sprintf("%s.%s.%06d", t.Run, t.Stage, t.Index) }
+func (t Task) id() string { return fmt.Sprintf("%s.%s.%06d", t.Epoch, t.Stage, t.Index) }
 
 // KV keys of the job-state bucket.
 const specKey = "spec"
 
-// Task state keys start with the run, so that a late result of an earlier
-// run of the same job can never be taken for one of this run.
-func stageKeys(run, stage string) string { return run + "." + stage }
-func doneKey(run, stage string, i int) string {
-	return fmt.Sprintf("%s.done.%06d", stageKeys(run, stage), i)
+// Task state keys start with the epoch, so that a late result of an earlier
+// epoch of the same job can never be taken for one of this epoch.
+func stageKeys(epoch, stage string) string { return epoch + "." + stage }
+func doneKey(epoch, stage string, i int) string {
+	return fmt.Sprintf("%s.done.%06d", stageKeys(epoch, stage), i)
 }
-func failedKey(run, stage string, i int) string {
-	return fmt.Sprintf("%s.failed.%06d", stageKeys(run, stage), i)
+func failedKey(epoch, stage string, i int) string {
+	return fmt.Sprintf("%s.failed.%06d", stageKeys(epoch, stage), i)
 }
 
 // Failure is what is recorded of a task that failed for good.

@@ -23,8 +23,8 @@ type Worker struct {
 	faults *faults.Set
 
 	mu    sync.Mutex
-	jobs  map[string]*jobCache // by run
-	order []string             // runs, oldest first
+	jobs  map[string]*jobCache // by epoch
+	order []string             // epochs, oldest first
 }
 
 // cachedJobs is how many jobs a worker remembers between tasks.
@@ -119,7 +119,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	if err != nil {
 		return err
 	}
-	if err := jc.state.Put(ctx, doneKey(t.Run, t.Stage, t.Index), data); err != nil {
+	if err := jc.state.Put(ctx, doneKey(t.Epoch, t.Stage, t.Index), data); err != nil {
 		return fmt.Errorf("recording %s task %d: %w", t.Stage, t.Index, err)
 	}
 	log.Debug("task done")
@@ -140,7 +140,7 @@ func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error)
 		return
 	}
 	data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: d.Attempt, Error: err.Error()})
-	if perr := jc.state.Put(ctx, failedKey(t.Run, t.Stage, t.Index), data); perr != nil {
+	if perr := jc.state.Put(ctx, failedKey(t.Epoch, t.Stage, t.Index), data); perr != nil {
 		w.log.Error("cannot record failure", "err", perr)
 	}
 }
@@ -150,7 +150,7 @@ func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error)
 func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if j, ok := w.jobs[t.Run]; ok {
+	if j, ok := w.jobs[t.Epoch]; ok {
 		return j, nil
 	}
 	state, err := w.q.State(ctx, t.Job)
@@ -165,8 +165,8 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	if err := json.Unmarshal(v, &spec); err != nil {
 		return nil, queue.Permanent(fmt.Errorf("job %s: bad spec: %w", t.Job, err))
 	}
-	if spec.Run != t.Run {
-		return nil, queue.Permanent(fmt.Errorf("job %s: task of run %s, but the job is now run %s", t.Job, t.Run, spec.Run))
+	if spec.Epoch != t.Epoch {
+		return nil, queue.Permanent(fmt.Errorf("job %s: task of epoch %s, but the job is now in epoch %s", t.Job, t.Epoch, spec.Epoch))
 	}
 	st, err := storage.NewDir(spec.Out)
 	if err != nil {
@@ -174,8 +174,8 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	}
 	st.Fsync = spec.Params.Fsync
 	j := &jobCache{spec: spec, state: state, st: st}
-	w.jobs[t.Run] = j
-	w.order = append(w.order, t.Run)
+	w.jobs[t.Epoch] = j
+	w.order = append(w.order, t.Epoch)
 	if len(w.order) > cachedJobs {
 		delete(w.jobs, w.order[0])
 		w.order = w.order[1:]

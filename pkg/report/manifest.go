@@ -11,7 +11,7 @@ import (
 // ties it to the pipeline that writes the file.
 type manifest struct {
 	Job             string            `json:"job"`
-	Run             string            `json:"run"`
+	Epoch           string            `json:"epoch"`
 	Started         time.Time         `json:"started"`
 	Finished        time.Time         `json:"finished"`
 	Seconds         float64           `json:"seconds"`

@@ -65,24 +65,24 @@ func (m *manifest) bandParams() bands.Params {
 // page is what the template shows; every string in it is plain text, to be
 // escaped, except the charts.
 type page struct {
-	Title, Job, Run, Started, Finished string
-	Cards                              []card
-	Warnings                           []string
-	Params, Curve                      []row
-	CurveNote                          string
-	Counts                             []row
-	SimilarityNote                     string
-	ClusterNote                        string
-	Largest                            []clusterRow
-	ExactNote                          string
-	BoundedClusters                    []boundedClusterRow
-	BoundedBuckets                     []boundedBucketRow
-	Stages                             []stageRow
-	StageNote                          string
-	Failures                           []failure
-	Inputs                             []row
-	InputTotal                         string
-	Versions                           []row
+	Title, Job, Epoch, Started, Finished string
+	Cards                                []card
+	Warnings                             []string
+	Params, Curve                        []row
+	CurveNote                            string
+	Counts                               []row
+	SimilarityNote                       string
+	ClusterNote                          string
+	Largest                              []clusterRow
+	ExactNote                            string
+	BoundedClusters                      []boundedClusterRow
+	BoundedBuckets                       []boundedBucketRow
+	Stages                               []stageRow
+	StageNote                            string
+	Failures                             []failure
+	Inputs                               []row
+	InputTotal                           string
+	Versions                             []row
 
 	SCurve, Similarity, Clusters, StageChart template.HTML
 }
@@ -119,7 +119,7 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 	p := &page{
 		Title:    "neardup run report",
 		Job:      m.Job,
-		Run:      m.Run,
+		Epoch:    m.Epoch,
 		Started:  timeText(m.Started),
 		Finished: timeText(m.Finished),
 		Warnings: m.Warnings,

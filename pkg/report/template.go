@@ -49,7 +49,7 @@ footer { margin-top: 20px; color: #666; font-size: 12px; }
 <main>
 <header>
 <h1>{{.Title}}</h1>
-<p>job <code>{{.Job}}</code> · run <code>{{.Run}}</code> · started {{.Started}} · finished {{.Finished}}</p>
+<p>job <code>{{.Job}}</code> · epoch <code>{{.Epoch}}</code> · started {{.Started}} · finished {{.Finished}}</p>
 </header>
 
 <div class="cards">

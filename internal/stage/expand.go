@@ -1,0 +1,161 @@
+package stage
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// expander writes pairs/: for each verify task, the verified pairs of
+// representatives expanded to every member of the two groups (an
+// exact-duplicate document has the same similarity as its
+// representative), and the pairs inside each group whose representative
+// is in the task's chunk (similarity 1). In a bounded cluster only the
+// pairs of the kept document are written. Each pair is written once, in
+// the file of the verify task that found it, sorted by (a, b).
+//
+// An expander is read-only once built: write may run concurrently.
+type expander struct {
+	groups  map[int64][]groupMember
+	repIDs  map[int64]string
+	compOf  map[int64]int
+	bounded map[int]int64
+	params  job.Params
+}
+
+// expanded is what one pairs/ file holds: its pairs, and those of kept
+// documents of bounded clusters, by cluster.
+type expanded struct {
+	listed     int64
+	keptListed map[int]int64
+}
+
+// identical is the pair row of two documents with the same shingle set:
+// similarity 1, as exact verification, the signature estimate (equal
+// signatures) and SimHash (distance 0) all say.
+func (x *expander) identical() records.Pair {
+	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method}
+	if x.params.Verify == "exact" {
+		pr.Method = "exact"
+	}
+	if x.params.Method == "simhash" {
+		pr.Hamming = new(int32)
+	}
+	return pr
+}
+
+// group returns the documents of the group represented by rep, rep first.
+func (x *expander) group(rep int64, repID string) []groupMember {
+	return append([]groupMember{{doc: rep, id: repID}}, x.groups[rep]...)
+}
+
+func (x *expander) write(ctx context.Context, st storage.FS, v job.VerifyResult) (expanded, error) {
+	res := expanded{keptListed: map[int]int64{}}
+	var out []records.Pair
+	emit := func(comp int, a, b groupMember, tmpl records.Pair) {
+		if k, ok := x.bounded[comp]; ok {
+			if a.doc != k && b.doc != k {
+				return
+			}
+			res.keptListed[comp]++
+		}
+		if a.doc > b.doc {
+			a, b = b, a
+		}
+		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID = a.doc, b.doc, a.id, b.id
+		out = append(out, tmpl)
+	}
+	if v.File != nil {
+		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []records.Pair) error {
+			for _, r := range rows {
+				comp := x.compOf[r.A]
+				ga, gb := x.group(r.A, r.AID), x.group(r.B, r.BID)
+				if k, ok := x.bounded[comp]; ok {
+					// Only the kept document's pairs: skip the product.
+					ga, gb = onlyKept(ga, gb, k)
+				}
+				for _, a := range ga {
+					for _, b := range gb {
+						emit(comp, a, b, r)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("pairs: %w", err)
+		}
+	}
+	if v.MembersFile != nil {
+		var reps []int64
+		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []records.ExactMember) error {
+			for _, r := range rows {
+				if len(reps) == 0 || reps[len(reps)-1] != r.Group {
+					reps = append(reps, r.Group)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("pairs: %w", err)
+		}
+
+		for _, rep := range reps {
+			comp := x.compOf[rep]
+			g := x.group(rep, x.repIDs[rep])
+			tmpl := x.identical()
+			if k, ok := x.bounded[comp]; ok {
+				// Only the kept document's pairs: skip the square.
+				for _, a := range g {
+					if a.doc == k {
+						for _, b := range g {
+							if b.doc != k {
+								emit(comp, a, b, tmpl)
+							}
+						}
+					}
+				}
+				continue
+			}
+			for i, a := range g {
+				for _, b := range g[i+1:] {
+					emit(comp, a, b, tmpl)
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return res, nil
+	}
+	slices.SortFunc(out, func(a, b records.Pair) int {
+		if c := cmp.Compare(a.A, b.A); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.B, b.B)
+	})
+	res.listed = int64(len(out))
+	_, err := pqfile.Write(ctx, st, job.PairFile(v.Chunk), out, pqfile.Sorted("a", "b"))
+	return res, err
+}
+
+// onlyKept narrows two groups to the pairs that include document k: if k
+// is in one group, the other group is paired with k alone.
+func onlyKept(ga, gb []groupMember, k int64) ([]groupMember, []groupMember) {
+	for _, m := range ga {
+		if m.doc == k {
+			return []groupMember{m}, gb
+		}
+	}
+	for _, m := range gb {
+		if m.doc == k {
+			return ga, []groupMember{m}
+		}
+	}
+	return nil, nil
+}
