@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/neardup/neardup/pkg/report"
+	"github.com/neardup/neardup/internal/report"
 )
 
 // chromiumPath is where Debian's chromium package installs the browser.

@@ -15,9 +15,9 @@ import (
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/pipeline"
-	"github.com/neardup/neardup/pkg/report"
 )
 
 // inputHelp is what the job commands take as arguments.

@@ -13,8 +13,8 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/unionfind"
 	"github.com/neardup/neardup/pkg/records"
-	"github.com/neardup/neardup/pkg/unionfind"
 )
 
 // ClusterStats counts what the cluster stage found.

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/report"
 )
 
 type coordinator struct {

@@ -22,8 +22,8 @@ import (
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/report"
 )
 
 // Config is what a coordinator run is told.
