@@ -31,6 +31,15 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // what came out as text and compares it with NAME.out beside the case
 // (go test ./internal/stage -update rewrites it). checkCase asserts the
 // invariants that hold whatever the golden says.
+//
+// The cases are built so that their pairs, similarities (with --verify
+// exact), exact groups and clusters do not depend on the MinHash sketch:
+// every pair at or above the threshold shares a band with probability
+// 1 - 1e-6 or more. What does depend on it is said in the cases that show
+// it (estimate, partitions, max-bucket); elsewhere only a count may move,
+// rarely: a candidate below the threshold rejected by the pre-filter
+// rather than by its exact Jaccard (probability below 5e-4 per pair here).
+// After a change of pkg/minhash, rerun with -update and read the diff.
 type stageCase struct {
 	name   string
 	params job.Params
