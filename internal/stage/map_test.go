@@ -1,0 +1,248 @@
+package stage
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sigfile"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// mapInput is a JSONL input with documents, an empty one, records the
+// reader rejects, a blank line it skips and a line without an id.
+const mapInput = `{"id":"a","text":"One two three four five six."}
+{"id":"e","text":""}
+{"id":"x","text":"seven eight
+{"id":"m"}
+
+{"text":"seven eight nine"}
+{"id":"n","text":5}
+{"id":"a2","text":"one, two, three, four, five, six"}
+`
+
+// wholeChunk is a chunk of whole files.
+func wholeChunk(index int, paths ...string) job.Chunk {
+	c := job.Chunk{Index: index}
+	for _, p := range paths {
+		kind, _ := formats.DetectKind(p)
+		c.Pieces = append(c.Pieces, formats.Piece{Path: p, Kind: kind, Start: 0, End: -1, StartLine: 1})
+		if st, err := os.Stat(p); err == nil {
+			c.Bytes += st.Size()
+		}
+	}
+	return c
+}
+
+func writeTemp(t *testing.T, name, data string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestMapCounts checks what Map reports and writes for documents, an
+// empty document and rejected records, in chunk 3.
+func TestMapCounts(t *testing.T) {
+	ctx := context.Background()
+	in := writeTemp(t, "in.jsonl", mapInput)
+	for _, verify := range []string{"exact", "estimate"} {
+		t.Run(verify, func(t *testing.T) {
+			st := newStore(t)
+			p := resolved(t, func(p *job.Params) { p.Partitions, p.Verify = 3, verify })
+			res, err := Map(ctx, st, &job.Spec{Params: p}, wholeChunk(3, in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Documents a, e, <file>:6 and a2; e has no shingle; lines 3, 4
+			// and 7 are rejected.
+			if res.Chunk != 3 || res.Docs != 4 || res.Empty != 1 || res.Rejected != 3 || res.Shingles != 2+0+1+2 ||
+				res.BandRecords != int64(3*p.Bands) || res.InputBytes != int64(len(mapInput)) || res.TextBytes != 28+0+16+32 {
+				t.Errorf("result %+v", res)
+			}
+			docs, err := pqfile.Read[records.Doc](ctx, st, res.DocFile.Name, &res.DocFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []records.Doc{
+				{Doc: job.Ordinal(3, 0), ID: "a", Line: 1, Tokens: 6, Shingles: 2},
+				{Doc: job.Ordinal(3, 1), ID: "e", Line: 2},
+				{Doc: job.Ordinal(3, 2), ID: in + ":6", Line: 6, Tokens: 3, Shingles: 1},
+				{Doc: job.Ordinal(3, 3), ID: "a2", Line: 8, Tokens: 6, Shingles: 2},
+			}
+			for i := range docs {
+				docs[i].File, docs[i].Offset, docs[i].Bytes = "", 0, 0
+			}
+			if !slices.Equal(docs, want) {
+				t.Errorf("docs\n%+v\nwant\n%+v", docs, want)
+			}
+			rejects, err := pqfile.Read[records.Reject](ctx, st, res.RejectFile.Name, res.RejectFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []int64
+			for _, r := range rejects {
+				lines = append(lines, r.Line)
+				if r.Chunk != 3 || r.File != in || r.Reason == "" {
+					t.Errorf("reject %+v", r)
+				}
+			}
+			if !slices.Equal(lines, []int64{3, 4, 7}) {
+				t.Errorf("rejected lines %v, want 3 4 7", lines)
+			}
+
+			// Band records: one per band for each document with shingles,
+			// in the partition of their key, sorted; a and a2 have one set
+			// and so the same keys and fingerprint.
+			var bands []records.Band
+			for part, info := range res.BandFiles {
+				recs, err := readBandFile(ctx, st, info)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if info.Name != job.BandFile(part, 3) || !slices.IsSortedFunc(recs, compareBand) {
+					t.Errorf("band file %s: not sorted, or named for another partition", info.Name)
+				}
+				bands = append(bands, recs...)
+			}
+			byDoc := map[int64][]records.Band{}
+			for _, b := range bands {
+				byDoc[b.Doc] = append(byDoc[b.Doc], b)
+			}
+			if len(byDoc) != 3 || len(byDoc[job.Ordinal(3, 1)]) != 0 {
+				t.Errorf("band records for %d documents (the empty one: %d)", len(byDoc), len(byDoc[job.Ordinal(3, 1)]))
+			}
+			same := func(x, y []records.Band) bool {
+				slices.SortFunc(x, compareBand)
+				slices.SortFunc(y, compareBand)
+				for i := range x {
+					if x[i].Key != y[i].Key || x[i].FPHi != y[i].FPHi || x[i].FPLo != y[i].FPLo {
+						return false
+					}
+				}
+				return len(x) == len(y)
+			}
+			if !same(byDoc[job.Ordinal(3, 0)], byDoc[job.Ordinal(3, 3)]) {
+				t.Error("a and a2 have one shingle set but different band records")
+			}
+			if same(byDoc[job.Ordinal(3, 0)], byDoc[job.Ordinal(3, 2)]) {
+				t.Error("a and the third document have different sets but the same band records")
+			}
+
+			// Signatures: a slot per document, the empty one without a
+			// record; shingle sets stored for exact verification only.
+			sigs := readSigs(t, st, res.SigFile)
+			if len(sigs) != 4 || sigs[1] != nil {
+				t.Fatalf("%d signature slots, the empty document's %v", len(sigs), sigs[1])
+			}
+			for i, r := range sigs {
+				if r == nil {
+					continue
+				}
+				if r.ID != docs[i].ID || len(r.Sig) != 4*p.K || (len(r.Shingles) == 8*int(docs[i].Shingles)) != (verify == "exact") {
+					t.Errorf("slot %d: id %s, %d signature bytes, %d shingle bytes", i, r.ID, len(r.Sig), len(r.Shingles))
+				}
+			}
+
+			// Run again: the same files.
+			again, err := Map(ctx, st, &job.Spec{Params: p}, wholeChunk(3, in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			again.Seconds = res.Seconds
+			if again.DocFile != res.DocFile || again.SigFile != res.SigFile || *again.RejectFile != *res.RejectFile || !mapsEqual(again.BandFiles, res.BandFiles) {
+				t.Errorf("a second run wrote other files:\n%+v\n%+v", again, res)
+			}
+		})
+	}
+}
+
+func mapsEqual(a, b map[int]pqfile.Info) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// readSigs reads every slot of a signature file; nil for an empty slot.
+func readSigs(t *testing.T, st storage.Opener, info pqfile.Info) []*sigfile.Record {
+	t.Helper()
+	f, err := st.Open(context.Background(), info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := sigfile.NewReader(f, f.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Size() != info.Bytes || int64(r.Len()) != info.Rows {
+		t.Fatalf("%s: %d bytes %d slots, recorded %d and %d", info.Name, f.Size(), r.Len(), info.Bytes, info.Rows)
+	}
+	out := make([]*sigfile.Record, r.Len())
+	for i := range out {
+		rec, ok, err := r.Get(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			out[i] = &rec
+		}
+	}
+	return out
+}
+
+// TestMapStrictAndUnreadable checks that with --strict a rejected record
+// fails the task, and that without it an unreadable file is recorded as a
+// reject while the documents of the chunk's other pieces are kept.
+func TestMapStrictAndUnreadable(t *testing.T) {
+	ctx := context.Background()
+	in := writeTemp(t, "in.jsonl", mapInput)
+	good := writeTemp(t, "good.jsonl", `{"id":"g","text":"a b c d e f g"}`+"\n")
+	bad := writeTemp(t, "bad.jsonl.gz", "this is not gzip data at all")
+
+	p := resolved(t, func(p *job.Params) { p.Strict = true })
+	if _, err := Map(ctx, newStore(t), &job.Spec{Params: p}, wholeChunk(0, in)); err == nil || !strings.Contains(err.Error(), "--strict") {
+		t.Errorf("strict map of rejected records: err = %v", err)
+	}
+	if _, err := Map(ctx, newStore(t), &job.Spec{Params: p}, wholeChunk(0, good, bad)); err == nil {
+		t.Error("strict map of an unreadable file succeeded")
+	}
+
+	p.Strict = false
+	st := newStore(t)
+	res, err := Map(ctx, st, &job.Spec{Params: p}, wholeChunk(0, bad, good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Docs != 1 || res.Rejected != 1 || res.RejectFile == nil {
+		t.Fatalf("result %+v", res)
+	}
+	rejects, err := pqfile.Read[records.Reject](ctx, st, res.RejectFile.Name, res.RejectFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rejects) != 1 || rejects[0].File != bad {
+		t.Errorf("rejects %+v, want one for %s", rejects, bad)
+	}
+
+	// A chunk without rejects writes no reject file.
+	res, err = Map(ctx, newStore(t), &job.Spec{Params: p}, wholeChunk(0, good))
+	if err != nil || res.RejectFile != nil || res.Rejected != 0 {
+		t.Errorf("clean chunk: %+v, %v", res, err)
+	}
+}

@@ -1,0 +1,183 @@
+package stage
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/pkg/minhash"
+	"github.com/neardup/neardup/pkg/simhash"
+)
+
+func resolved(t *testing.T, set func(*job.Params)) job.Params {
+	t.Helper()
+	p := job.DefaultParams()
+	set(&p)
+	if err := p.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestMinHashSigner checks that a MinHash signer returns K values and one
+// key per band, the same for the same set, and a signature that decodes
+// back to the values the sketch computes.
+func TestMinHashSigner(t *testing.T) {
+	for _, sketch := range []string{"oph", "classic"} {
+		t.Run(sketch, func(t *testing.T) {
+			p := resolved(t, func(p *job.Params) { p.Sketch, p.K, p.Bands, p.Rows = sketch, 64, 16, 4 })
+			sg, err := newSigner(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sg.counts() {
+				t.Error("a MinHash signer wants the set, not the counts")
+			}
+			set := []uint64{3, 17, 99, 1 << 40, 1<<63 + 5}
+			sig, keys := sg.sign(set, nil)
+			if len(sig) != 4*p.K || len(keys) != p.Bands {
+				t.Fatalf("%d signature bytes and %d keys, want %d and %d", len(sig), len(keys), 4*p.K, p.Bands)
+			}
+			sig, keys = slices.Clone(sig), slices.Clone(keys)
+			sig2, keys2 := sg.sign(slices.Clone(set), []uint64{42})
+			if !slices.Equal(sig, sig2) || !slices.Equal(keys2, append([]uint64{42}, keys...)) {
+				t.Error("the same set signed twice differs, or keys were not appended")
+			}
+			other, otherKeys := sg.sign([]uint64{4, 18, 100}, nil)
+			if slices.Equal(sig, other) || slices.Equal(keys, otherKeys) {
+				t.Error("two unrelated sets have the same signature or keys")
+			}
+			sk, _ := newSketcher(p)
+			var e sigEntry
+			if err := decodeSignature(p, sig, &e); err != nil {
+				t.Fatal(err)
+			}
+			if want := sk.Sketch(nil, set); !slices.Equal(e.sig, want) {
+				t.Errorf("decoded %v, sketch %v", e.sig, want)
+			}
+		})
+	}
+}
+
+// TestSimHashSigner checks the SimHash signer: a little-endian 64-bit
+// fingerprint, of the set or, with tf weights, of the counts, and one key
+// per block.
+func TestSimHashSigner(t *testing.T) {
+	// Ones three times and zero twice: as a set ({ones, 0}) every bit
+	// ties and is 0; counted, every bit has votes +3 -2 and is 1.
+	hashes := []uint64{^uint64(0), 0, ^uint64(0), 0, ^uint64(0)}
+	tests := []struct {
+		weights string
+		counts  bool
+		want    uint64
+	}{
+		{"none", false, 0},
+		{"tf", true, ^uint64(0)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.weights, func(t *testing.T) {
+			p := resolved(t, func(p *job.Params) { p.Method, p.SimHashWeights, p.Hamming = "simhash", tt.weights, 5 })
+			sg, err := newSigner(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sg.counts() != tt.counts {
+				t.Errorf("counts() = %v, want %v", sg.counts(), tt.counts)
+			}
+			sig, keys := sg.sign(slices.Clone(hashes), nil)
+			if len(sig) != 8 || binary.LittleEndian.Uint64(sig) != tt.want {
+				t.Fatalf("signature %x, want fingerprint %x", sig, tt.want)
+			}
+			blocks, _ := simhash.NewBlocks(5)
+			if want := blocks.Keys(nil, tt.want); !slices.Equal(keys, want) || len(keys) != p.Bands {
+				t.Errorf("keys %v, want %v (%d bands)", keys, want, p.Bands)
+			}
+			var e sigEntry
+			if err := decodeSignature(p, sig, &e); err != nil || e.fp != tt.want {
+				t.Errorf("decoded %x (%v), want %x", e.fp, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestJudge checks what the signatures say of a pair: MinHash the
+// fraction of equal values, passing at the threshold itself; SimHash the
+// Hamming distance, passing up to --hamming.
+func TestJudge(t *testing.T) {
+	sig := func(vals ...uint32) *sigEntry { return &sigEntry{sig: minhash.Signature(vals)} }
+	fp := func(v uint64) *sigEntry { return &sigEntry{fp: v} }
+	base := sig(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+	minhashAt := func(t float64) job.Params {
+		p := job.DefaultParams()
+		p.Threshold = t
+		return p
+	}
+	simhashAt := func(k int) job.Params {
+		p := job.DefaultParams()
+		p.Method, p.Hamming = "simhash", k
+		return p
+	}
+	tests := []struct {
+		name string
+		p    job.Params
+		a, b *sigEntry
+		want judgement
+	}{
+		{"8 of 10 equal at threshold 0.8", minhashAt(0.8), base, sig(1, 2, 3, 4, 5, 6, 7, 8, 0, 0),
+			judgement{estimate: 0.8, matches: 8, hamming: -1, pass: true}},
+		{"8 of 10 equal at threshold 0.81", minhashAt(0.81), base, sig(1, 2, 3, 4, 5, 6, 7, 8, 0, 0),
+			judgement{estimate: 0.8, matches: 8, hamming: -1, pass: false}},
+		{"identical", minhashAt(1), base, sig(1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
+			judgement{estimate: 1, matches: 10, hamming: -1, pass: true}},
+		{"equal values at other positions do not count", minhashAt(0.1), base, sig(10, 9, 8, 7, 6, 5, 4, 3, 2, 1),
+			judgement{estimate: 0, matches: 0, hamming: -1, pass: false}},
+		{"different lengths", minhashAt(0.1), base, sig(1, 2, 3),
+			judgement{estimate: 0, matches: 0, hamming: -1, pass: false}},
+		{"distance 3 of 3", simhashAt(3), fp(0b1011 << 60), fp(0b0001<<60 | 1),
+			judgement{estimate: 1 - 3.0/64, hamming: 3, pass: true}},
+		{"distance 4 of 3", simhashAt(3), fp(0), fp(0xF0),
+			judgement{estimate: 1 - 4.0/64, hamming: 4, pass: false}},
+		{"distance 0", simhashAt(0), fp(0xDEADBEEF), fp(0xDEADBEEF),
+			judgement{estimate: 1, hamming: 0, pass: true}},
+		{"complement", simhashAt(15), fp(0x0F0F), fp(^uint64(0x0F0F)),
+			judgement{estimate: 0, hamming: 64, pass: false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := judge(tt.p, tt.a, tt.b); got != tt.want {
+				t.Errorf("judge = %+v, want %+v", got, tt.want)
+			}
+			if got := judge(tt.p, tt.b, tt.a); got != tt.want {
+				t.Errorf("judge (b, a) = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDecodeErrors checks that a stored signature or shingle set of the
+// wrong size is an error, not a short value.
+func TestDecodeErrors(t *testing.T) {
+	mh := job.DefaultParams()
+	sh := job.DefaultParams()
+	sh.Method = "simhash"
+	var e sigEntry
+	if err := decodeSignature(mh, make([]byte, 4*128+2), &e); err == nil {
+		t.Error("MinHash signature of 514 bytes decoded")
+	}
+	for _, n := range []int{0, 7, 9, 16} {
+		if err := decodeSignature(sh, make([]byte, n), &e); err == nil {
+			t.Errorf("SimHash fingerprint of %d bytes decoded", n)
+		}
+	}
+	if _, err := decodeSet(make([]byte, 12)); err == nil {
+		t.Error("shingle set of 12 bytes decoded")
+	}
+	set := []uint64{0, 1, 1 << 32, ^uint64(0)}
+	if got, err := decodeSet(appendSet(nil, set)); err != nil || !slices.Equal(got, set) {
+		t.Errorf("set round trip: %v, %v", got, err)
+	}
+	if got, err := decodeSig(encodeSig(minhash.Signature{0, 7, 1<<32 - 1})); err != nil || !slices.Equal(got, minhash.Signature{0, 7, 1<<32 - 1}) {
+		t.Errorf("signature round trip: %v, %v", got, err)
+	}
+}
