@@ -8,6 +8,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
@@ -110,7 +111,7 @@ func (p *Params) Resolve() error {
 	if p.K < 1 || p.K > 4096 {
 		bad("--perms must be in 1..4096, not %d", p.K)
 	}
-	if p.Threshold <= 0 || p.Threshold > 1 {
+	if !(p.Threshold > 0 && p.Threshold <= 1) { // NaN too
 		bad("--threshold must be in (0, 1], not %g", p.Threshold)
 	}
 	if p.Partitions < 1 || p.Partitions > 99999 {
@@ -135,7 +136,10 @@ func (p *Params) Resolve() error {
 		bad("--max-doc-bytes must not be negative")
 	}
 	if err := p.ShingleOptions().Validate(); err != nil {
-		errs = append(errs, err)
+		bad("--words %d, --char-grams %d: %v", p.Words, p.CharGrams, err)
+	}
+	if !(p.FPWeight >= 0 && p.FNWeight >= 0 && p.FPWeight+p.FNWeight > 0) || math.IsInf(p.FPWeight+p.FNWeight, 0) {
+		bad("--fp-weight %g and --fn-weight %g must be finite, not negative, and not both 0", p.FPWeight, p.FNWeight)
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
@@ -147,6 +151,11 @@ func (p *Params) Resolve() error {
 		return nil
 	}
 	switch {
+	case p.Bands == 0 && p.Rows == 0 && p.Threshold >= 1:
+		// Only identical sets: one band of every value catches all of
+		// them (identical sets have identical signatures) and the fewest
+		// others.
+		p.Bands, p.Rows = 1, p.K
 	case p.Bands == 0 && p.Rows == 0:
 		bp, err := bands.Optimal(p.Threshold, p.K, p.FPWeight, p.FNWeight)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,7 +38,8 @@ type Plan struct {
 // a directory or glob sorted by path. Within a directory, files whose kind is
 // not supported are skipped, and so are files and directories whose names
 // start with "_" or "." (markers, work areas and side files, as in Hadoop
-// and Spark); a file named directly must be supported.
+// and Spark), and so are such names among a pattern's matches; a file named
+// directly must be supported.
 func ExpandInputs(args []string) ([]Input, error) {
 	var out []Input
 	seen := map[string]bool{}
@@ -71,7 +73,9 @@ func ExpandInputs(args []string) ([]Input, error) {
 				return nil, fmt.Errorf("input pattern %q matches no file", arg)
 			}
 			sort.Strings(m)
-			matches = m
+			// Matches of a pattern are filtered as a directory's entries
+			// are (as Hadoop filters glob matches): DIR/* skips DIR/_work.
+			matches = slices.DeleteFunc(m, func(p string) bool { return hidden(filepath.Base(p)) })
 		}
 		for _, m := range matches {
 			st, err := os.Stat(m)

@@ -182,7 +182,7 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	if c.docsPerChunk > 0 {
 		p.ChunkBytes = 1024
 	}
-	spec := &job.Spec{Job: c.name, Run: "test", Out: st.Root(), Params: p}
+	spec := &job.Spec{Job: c.name, Epoch: "test", Out: st.Root(), Params: p}
 	inputs, err := job.ExpandInputs([]string{in})
 	if err != nil {
 		t.Fatal(err)
