@@ -6,27 +6,50 @@ import (
 	"testing"
 )
 
+// BenchmarkSketch times one K=128 signature of a set of n random hashes,
+// cycling through 64 different sets so that branch predictors cannot learn
+// one set's pattern.
 func BenchmarkSketch(b *testing.B) {
 	const k = 128
 	r := rand.New(rand.NewPCG(9, 9))
+	dart, _ := NewDart(k, 1)
 	oph, _ := NewOPH(k, 1)
 	classic, _ := NewClassic(k, 1)
-	for _, n := range []int{5, 30, 300, 3000} {
-		set := randomSet(r, n)
+	for _, n := range []int{1, 10, 100, 300, 1000, 10000} {
+		sets := make([][]uint64, 64)
+		for i := range sets {
+			sets[i] = randomSet(r, n)
+		}
 		for _, sk := range []struct {
 			name string
 			s    Sketcher
-		}{{"oph", oph}, {"classic", classic}} {
+		}{{"dart", dart}, {"oph", oph}, {"classic", classic}} {
 			b.Run(fmt.Sprintf("%s/n=%d", sk.name, n), func(b *testing.B) {
 				var sig Signature
 				b.SetBytes(int64(8 * n))
 				b.ReportAllocs()
+				i := 0
 				for b.Loop() {
-					sig = sk.s.Sketch(sig, set)
+					sig = sk.s.Sketch(sig, sets[i&63])
+					i++
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/shingle")
 			})
 		}
+	}
+}
+
+// BenchmarkNewDart times the construction of a Dart (its tables).
+func BenchmarkNewDart(b *testing.B) {
+	for _, k := range []int{128, MaxDartK} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := NewDart(k, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
