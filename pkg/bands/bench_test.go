@@ -54,7 +54,6 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	p := Params{16, 8}
 	dart, _ := minhash.NewDart(128, 1)
-	oph, _ := minhash.NewOPH(128, 1)
 	classic, _ := minhash.NewClassic(128, 1)
 	dart256, _ := minhash.NewDart(256, 1)
 	classic256, _ := minhash.NewClassic(256, 1)
@@ -62,7 +61,7 @@ func BenchmarkPipeline(b *testing.B) {
 		for _, sk := range []struct {
 			name string
 			s    minhash.Sketcher
-		}{{"dart", dart}, {"oph", oph}, {"classic", classic}, {"dart256", dart256}, {"classic256", classic256}} {
+		}{{"dart", dart}, {"classic", classic}, {"dart256", dart256}, {"classic256", classic256}} {
 			if ci > 0 && sk.s.K() != 128 {
 				continue // K=256 on English only
 			}
