@@ -41,9 +41,12 @@ const MaxDartK = 4096
 // element's next occupied cell: G ~ Geometric(1/C) empty cells are
 // skipped, G being the least g with u >= thr[g], where thr[g] is
 // 2^64 (1-1/C)^(g+1) rounded to a multiple of 2^32 (computed in 128-bit
-// fixed point), so that G depends on the top 32 bits of u only, and the
-// tie, the low 32 bits of u, is independent of G. A guide table indexed by
-// the top bits of u gives G with one look-up and one comparison.
+// fixed point), plus g. So G depends only on the top 32 bits of u, except
+// when they are those of a threshold (probability below 2^-32), and the
+// tie, the low 32 bits of u, is independent of G up to that event. A guide
+// table indexed by the top bits of u gives G with one look-up and one
+// comparison (an entry is the threshold in its bucket, whose low 32 bits
+// are its index g, or just the least g below the bucket).
 // Thresholds exist for g < M, where (1-1/C)^M is about 1/16; a draw below
 // the last one means G >= M, and then, the geometric law being memoryless,
 // the element skips M cells without a point (a "virtual" point, never
@@ -125,10 +128,10 @@ const tailLog2 = 4
 // geometric holds the tables of the gap sampler for C columns.
 type geometric struct {
 	cols  uint64   // C, K rounded up to a power of two
-	thr   []uint64 // thr[g] = 2^64 (1-1/C)^(g+1) rounded to a multiple of 2^32; g < M
+	thr   []uint64 // thr[g] = 2^64 (1-1/C)^(g+1) rounded to a multiple of 2^32, + g; g < M
 	tail  uint64   // thr[M-1]: u < tail means G >= M
 	m     uint64   // M
-	guide []uint64 // by u >> shift: threshold in the bucket (or 0) | least gap
+	guide []uint64 // by u >> shift: the threshold in the bucket, or the least gap below it
 	shift uint     // 64 - guide bits
 }
 
@@ -136,11 +139,11 @@ type geometric struct {
 //
 // G is the least g with u >= thr[g]. The guide has 2^B buckets, u >> (64-B);
 // B is the least number of bits with at most one threshold per bucket
-// above tail. For a bucket, guide = t | g0, where g0 is the least g whose
-// threshold is at or below the bucket's top, and t = thr[g0] if that is in
-// the bucket, else 0: G = g0 + (u < t). Buckets at or below tail hold
-// M-1 and t = 0, so that any u < tail advances M cells, as a virtual
-// point.
+// above tail. Let g0 be the least g whose threshold is at or below the top
+// of a bucket: the bucket's entry is thr[g0] if that is in the bucket
+// (its low 32 bits are g0), else g0; either way G = g0 + (u < entry), g0
+// being the entry's low 32 bits. Buckets at or below tail hold M-1, so
+// that any u < tail advances M cells, as a virtual point.
 func newGeometric(k int) geometric {
 	cols := uint64(1) << bits.Len(uint(k-1))
 	g := geometric{cols: cols}
@@ -157,7 +160,7 @@ func newGeometric(k int) geometric {
 		if t < 1<<(64-tailLog2) {
 			break
 		}
-		g.thr = append(g.thr, t)
+		g.thr = append(g.thr, t+uint64(len(g.thr)))  // + g, the entry's low bits
 		qhi, qlo := hi>>logC, lo>>logC|hi<<(64-logC) // q = ceil(x/C)
 		if lo<<(64-logC) != 0 {
 			var carry uint64
@@ -197,14 +200,14 @@ func buildGuide(thr []uint64, b uint) ([]uint64, bool) {
 			guide[i] = uint64(m - 1)
 			continue
 		}
-		var t uint64
 		if thr[g0] >= lo {
 			if thr[g0+1] >= lo {
 				return nil, false
 			}
-			t = thr[g0]
+			guide[i] = thr[g0] // its low 32 bits are g0
+		} else {
+			guide[i] = uint64(g0)
 		}
-		guide[i] = t | uint64(g0)
 	}
 	return guide, true
 }
@@ -298,8 +301,12 @@ func (d *Dart) sketch(sig Signature, hashes []uint64, el []elem, act []int32, mi
 	}
 	na := kn.start(el, act, hashes)
 	for {
-		for na > 0 {
-			na = kn.pass(el, act[:na])
+		if n < depthFirstBelow {
+			kn.slab(el, act[:na])
+		} else {
+			for na > 0 {
+				na = kn.pass(el, act[:na])
+			}
 		}
 		end = d.nextEnd(end, mins[:d.k], n)
 		if end == 0 {
@@ -341,6 +348,56 @@ func (kn *kernel) pass(el []elem, act []int32) int {
 	return kn.passGo(el, act)
 }
 
+// depthFirstBelow is the set size below which a slab is run element by
+// element (slab) rather than pass by pass. With few elements, each has
+// many points in a slab, and a loop per element, with its state in
+// registers, beats passes over short lists; with many, each element has a
+// few points and the loop's exit is mispredicted about once per element.
+// Measured with the assembly kernels on sets never seen before (seen sets
+// train the branch predictor), time relative to passes: 0.25 at 1 hash,
+// 0.7 at 16, 0.9 at 72, 1.08 at 96, 1.6 at 300.
+const depthFirstBelow = 80
+
+// slab merges every point in the slab of the listed elements, one element
+// at a time: the same points as repeated passes, in another order
+// (merging takes minima, so the order does not matter).
+func (kn *kernel) slab(el []elem, act []int32) {
+	if len(act) == 0 {
+		return
+	}
+	if useAsm {
+		dartSlabAMD64(&el[0], &act[0], len(act), &kn.mins[0], &kn.guide[0], &kn.p)
+		return
+	}
+	kn.slabGo(el, act)
+}
+
+// slabGo is slab in Go.
+func (kn *kernel) slabGo(el []elem, act []int32) {
+	mask, end, tail, shift := kn.p[kMask]&(MaxDartK-1), kn.p[kEnd], kn.p[kTail], kn.p[kShift]&63
+	guide, mins := kn.guide, kn.mins
+	for _, i := range act {
+		e := &el[i]
+		s, pt := e.s, e.pt
+		c := pt & cellMask
+		for {
+			col := pt & mask
+			mins[col] = min(mins[col], bits.RotateLeft64(pt, 32))
+			s += golden
+			u := mix64(s)
+			g := guide[u>>shift]
+			_, b := bits.Sub64(u, g, 0)
+			c += g&0xffffffff + 1 + b
+			_, v := bits.Sub64(u, tail, 0)
+			pt = u<<32 | v*virtual | c
+			if c >= end {
+				break
+			}
+		}
+		e.s, e.pt = s, pt
+	}
+}
+
 // startGo is start in Go.
 func (kn *kernel) startGo(el []elem, act []int32, hashes []uint64) int {
 	s1, s2, tail, end, shift := kn.p[kS1], kn.p[kS2], kn.p[kTail], kn.p[kEnd], kn.p[kShift]&63
@@ -350,7 +407,7 @@ func (kn *kernel) startGo(el []elem, act []int32, hashes []uint64) int {
 		s := (x^s1)*s2 + golden
 		u := mix64(s)
 		g := kn.guide[u>>shift]
-		_, b := bits.Sub64(u, g&^0xffffffff, 0)
+		_, b := bits.Sub64(u, g, 0)
 		c := g&0xffffffff + b // from cell -1, the point is in cell G
 		act[na] = int32(i)
 		_, in := bits.Sub64(c, end, 0)
@@ -373,7 +430,7 @@ func (kn *kernel) passGo(el []elem, act []int32) int {
 		e.s += golden
 		u := mix64(e.s)
 		g := kn.guide[u>>(kn.p[kShift]&63)]
-		_, b := bits.Sub64(u, g&^0xffffffff, 0)
+		_, b := bits.Sub64(u, g, 0)
 		c += g&0xffffffff + 1 + b
 		act[nn] = i
 		_, in := bits.Sub64(c, kn.p[kEnd], 0)

@@ -14,3 +14,8 @@ func dartStartAMD64(el *elem, act *int32, hashes *uint64, n int, guide *uint64, 
 //
 //go:noescape
 func dartPassAMD64(el *elem, act *int32, n int, mins *uint64, guide *uint64, p *[kParams]uint64) int
+
+// dartSlabAMD64 is kernel.slabGo for act[:n] (n >= 1), in assembly.
+//
+//go:noescape
+func dartSlabAMD64(el *elem, act *int32, n int, mins *uint64, guide *uint64, p *[kParams]uint64)

@@ -2,14 +2,13 @@
 
 #include "textflag.h"
 
-// The Dart kernels: kernel.startGo and kernel.passGo (dart.go) in
-// assembly, instruction for instruction the same integer arithmetic (the
-// tests compare them). Plain amd64 (GOAMD64=v1) instructions only. The
-// Go compiler keeps too few of the loop's values in registers; here
-// everything is in registers:
-//   SI el, DI act (read), R8 act (write, pass) or count (start),
-//   R9 loop index, R10 number of listed elements, R11 mins or hashes,
-//   R12 guide, R13 p, CX the guide shift; AX, BX, DX, R14, R15 scratch.
+// The Dart kernels: kernel.startGo, kernel.passGo and kernel.slabGo
+// (dart.go) in assembly, the same integer arithmetic (the tests compare
+// them). Plain amd64 (GOAMD64=v1) instructions only. The Go compiler keeps
+// too few of the loops' values in registers (it spills the loop index and
+// reloads it from the stack on every iteration); here everything is in
+// registers: SI el, DI act, R11 mins or hashes, R12 guide, R13 p, CX the
+// guide shift, R8-R10 counters; AX, BX, DX, R14, R15 scratch.
 
 // Offsets in the parameter array p (see the k* constants in dart.go).
 #define P_GOLDEN 0
@@ -36,8 +35,6 @@
 	MOVQ (R12)(T*8), T;   \
 	MOVL T, DX;           \
 	ADDQ DX, C;           \
-	SHRQ $32, T;          \
-	SHLQ $32, T;          \
 	CMPQ AX, T;           \
 	ADCQ ONE, C
 
@@ -133,4 +130,48 @@ pass_loop:
 	JNZ     pass_loop
 
 	MOVQ R10, ret+48(FP)
+	RET
+
+// func dartSlabAMD64(el *elem, act *int32, n int, mins *uint64, guide *uint64, p *[kParams]uint64)
+TEXT ·dartSlabAMD64(SB), NOSPLIT, $0-48
+	MOVQ el+0(FP), SI
+	MOVQ act+8(FP), DI
+	MOVQ n+16(FP), R8
+	MOVQ mins+24(FP), R11
+	MOVQ guide+32(FP), R12
+	MOVQ p+40(FP), R13
+	MOVQ P_SHIFT(R13), CX
+
+slab_element:
+	MOVLQSX (DI), BX           // i
+	ADDQ    $4, DI
+	SHLQ    $4, BX             // offset of el[i]
+	MOVQ    (SI)(BX*1), R9     // s
+	MOVQ    8(SI)(BX*1), R10   // pt
+	MOVL    R10, R15
+	ANDL    $0x7fffffff, R15   // c
+
+slab_point:
+	// mins[pt & mask] = min(mins[pt & mask], pt rotated by 32)
+	MOVQ    R10, R14
+	ANDQ    P_MASK(R13), R14
+	RORQ    $32, R10
+	MOVQ    (R11)(R14*8), DX
+	CMPQ    R10, DX
+	CMOVQCS R10, DX
+	MOVQ    DX, (R11)(R14*8)
+
+	ADDQ    P_GOLDEN(R13), R9  // s
+	MOVQ    R9, AX
+	MIX64(R14)                 // u
+	GAP(R15, R14, $1)          // c += G + 1
+	MOVQ    R15, R10
+	PACK(R10)                  // pt
+	CMPQ    R15, P_END(R13)
+	JCS     slab_point         // c < end
+
+	MOVQ    R9, (SI)(BX*1)
+	MOVQ    R10, 8(SI)(BX*1)
+	DECQ    R8
+	JNZ     slab_element
 	RET

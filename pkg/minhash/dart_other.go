@@ -12,3 +12,7 @@ func dartStartAMD64(el *elem, act *int32, hashes *uint64, n int, guide *uint64, 
 func dartPassAMD64(el *elem, act *int32, n int, mins *uint64, guide *uint64, p *[kParams]uint64) int {
 	panic("minhash: Dart assembly kernels not available")
 }
+
+func dartSlabAMD64(el *elem, act *int32, n int, mins *uint64, guide *uint64, p *[kParams]uint64) {
+	panic("minhash: Dart assembly kernels not available")
+}

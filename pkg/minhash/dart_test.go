@@ -105,7 +105,8 @@ func TestDartMatchesReference(t *testing.T) {
 }
 
 // TestDartKernelsAgree runs the assembly kernels and their Go versions on
-// the same states, when the assembly is built.
+// the same states, when the assembly is built, and checks that a slab run
+// element by element and pass by pass gives the same result.
 func TestDartKernelsAgree(t *testing.T) {
 	if !useAsm {
 		t.Skip("no assembly kernels in this build")
@@ -131,15 +132,32 @@ func TestDartKernelsAgree(t *testing.T) {
 			act1, act2 := make([]int32, n), make([]int32, n)
 			na1 := dartStartAMD64(&el1[0], &act1[0], &hashes[0], n, &kn1.guide[0], &kn1.p)
 			na2 := kn2.startGo(el2, act2, hashes)
+			// Depth first: a slab of the listed elements, on copies.
+			el3, el4 := slices.Clone(el1), slices.Clone(el2)
+			mins3, mins4 := mins1, mins2
+			kn3 := &kernel{guide: geo.guide, mins: &mins3, p: kn1.p}
+			kn4 := &kernel{guide: geo.guide, mins: &mins4, p: kn1.p}
+			if na1 > 0 {
+				dartSlabAMD64(&el3[0], &act1[0], na1, &kn3.mins[0], &kn3.guide[0], &kn3.p)
+			}
+			kn4.slabGo(el4, act2[:na2])
+			if !slices.Equal(el3, el4) || mins3 != mins4 {
+				t.Fatalf("K=%d n=%d: assembly and Go slab kernels differ", k, n)
+			}
+			// Breadth first: pass after pass.
 			for step := 0; ; step++ {
 				if na1 != na2 || !slices.Equal(el1, el2) || !slices.Equal(act1[:na1], act2[:na2]) || mins1 != mins2 {
 					t.Fatalf("K=%d n=%d pass %d: assembly and Go kernels differ", k, n, step)
 				}
-				if na1 == 0 || step > 50 {
+				if na1 == 0 {
 					break
 				}
 				na1 = dartPassAMD64(&el1[0], &act1[0], na1, &kn1.mins[0], &kn1.guide[0], &kn1.p)
 				na2 = kn2.passGo(el2, act2[:na2])
+			}
+			// Both orders merge the same points and leave the same states.
+			if !slices.Equal(el1, el3) || mins1 != mins3 {
+				t.Fatalf("K=%d n=%d: passes and slab differ", k, n)
 			}
 		}
 	}
@@ -180,7 +198,7 @@ func TestDartGolden(t *testing.T) {
 }
 
 // TestDartThresholds checks thr[g] against 2^64 (1-1/C)^(g+1) computed
-// with 200-bit floats and rounded to a multiple of 2^32, and the guide
+// with 200-bit floats, rounded to a multiple of 2^32, plus g; and the guide
 // against the definition of G on every bucket edge and threshold.
 func TestDartThresholds(t *testing.T) {
 	for _, k := range []int{2, 3, 17, 128, 129, 1024, 4096} {
@@ -193,14 +211,13 @@ func TestDartThresholds(t *testing.T) {
 			q := new(big.Float).Quo(x, unit)
 			q.Add(q, big.NewFloat(0.5))
 			n, _ := q.Uint64() // truncation of x/2^32 + 1/2
-			want := n << 32
-			if want < 1<<(64-tailLog2) {
+			if n<<32 < 1<<(64-tailLog2) {
 				if g != len(geo.thr) {
 					t.Fatalf("K=%d: %d thresholds, want %d", k, len(geo.thr), g)
 				}
 				break
 			}
-			if g >= len(geo.thr) || geo.thr[g] != want {
+			if want := n<<32 + uint64(g); g >= len(geo.thr) || geo.thr[g] != want {
 				t.Fatalf("K=%d: threshold %d differs from 2^64 (1-1/C)^%d", k, g, g+1)
 			}
 		}
@@ -225,7 +242,7 @@ func TestDartThresholds(t *testing.T) {
 				want++
 			}
 			e := geo.guide[u>>geo.shift]
-			got := int(e&0xffffffff) + b2i(u < e&^0xffffffff)
+			got := int(e&0xffffffff) + b2i(u < e)
 			if got != want {
 				t.Fatalf("K=%d u=%#x: guide gives G=%d, want %d", k, u, got, want)
 			}
