@@ -48,9 +48,9 @@ const MaxDartK = 4096
 // comparison (an entry is the threshold in its bucket, whose low 32 bits
 // are its index g, or just the least g below the bucket).
 // Thresholds exist for g < M, where (1-1/C)^M is about 1/16; a draw below
-// the last one means G >= M, and then, the geometric law being memoryless,
-// the element skips M cells without a point (a "virtual" point, never
-// merged) and draws again. Everything that decides a signature is integer
+// the last threshold means G >= M, and then, the geometric law being
+// memoryless, the element skips M cells without a point (a "virtual"
+// point, never merged) and draws again. Everything that decides a signature is integer
 // arithmetic: signatures are bit-identical on every platform, with or
 // without the assembly kernels.
 //
@@ -62,15 +62,19 @@ const MaxDartK = 4096
 // keeps it, since its later cells are in later rounds; once the K columns
 // all hold one, the signature is final. Slab ends are predicted from n and
 // the number of empty columns; they change the speed, never the result.
-// Expected cost: a draw per element to start its stream and a draw per
-// point, about n + max(n, C ln K) draws (3.6 per hash for n = 300 and
-// K = 128, 2 for large sets).
+// Expected cost: a draw per element to start its stream, a draw per point
+// and a virtual draw per 15 others, about n + max(n, C (ln K + 1)) draws in
+// all: 3.6 per hash for n = 300 and K = 128, 2 for large sets, and about
+// 800 for K = 128 however small the set (filling K columns is a coupon
+// collector's problem), against n K hash evaluations for [Classic]. Small sets run their slabs element by element, large ones
+// pass by pass (see depthFirstBelow).
 //
 // A Dart keeps its working memory in an internal pool: it is safe for
 // concurrent use, and Sketch allocates nothing once the pool holds scratch
 // for sets of that size (sets of more than 65536 hashes allocate theirs on
-// every call). Its tables take about 128 C bytes (16 KiB for K = 128,
-// 512 KiB for K = 4096).
+// every call). Its tables take about 150 C bytes (19 KiB for K = 128,
+// 600 KiB for K = 4096), and each pooled scratch 32 KiB plus 20 bytes per
+// hash.
 type Dart struct {
 	k    int
 	s1   uint64 // element stream seed: (x ^ s1) * s2
@@ -212,8 +216,8 @@ func buildGuide(thr []uint64, b uint) ([]uint64, bool) {
 	return guide, true
 }
 
-// elem is an element's state: its stream seed and its pending point, the
-// next one not yet merged.
+// elem is an element's state: the state of its stream (the last s_i drawn)
+// and its pending point, the next one not yet merged.
 type elem struct{ s, pt uint64 }
 
 // dartScratch is Sketch's working memory.
@@ -223,7 +227,7 @@ type dartScratch struct {
 	mins [MaxDartK]uint64
 }
 
-// maxPooledN is the largest set whose scratch goes back to the pool.
+// maxPooledN is the largest set whose scratch is kept in the pool.
 const maxPooledN = 1 << 16
 
 // Sketch returns the signature of the set of hashes (repeats allowed),
@@ -252,14 +256,15 @@ func (d *Dart) Sketch(dst Signature, hashes []uint64) Signature {
 	if sc == nil {
 		sc = new(dartScratch)
 	}
-	if cap(sc.el) < n {
-		sc.el = make([]elem, n)
-		sc.act = make([]int32, n)
+	el, act := sc.el, sc.act
+	if cap(el) < n {
+		el, act = make([]elem, n), make([]int32, n)
+		if n <= maxPooledN {
+			sc.el, sc.act = el, act
+		}
 	}
-	d.sketch(sig, hashes, sc.el[:n], sc.act[:n], &sc.mins)
-	if n <= maxPooledN {
-		d.pool.Put(sc)
-	}
+	d.sketch(sig, hashes, el[:n], act[:n], &sc.mins)
+	d.pool.Put(sc)
 	return sig
 }
 
@@ -441,9 +446,10 @@ func (kn *kernel) passGo(el []elem, act []int32) int {
 	return nn
 }
 
-// firstEnd returns the end of the first slab for n elements: about
-// C ln K / n cells per column, when about one column is expected to be
-// empty, and at least one round.
+// firstEnd returns the end of the first slab for n elements: after column
+// K-1 of round l-1, l being about C ln K / n rounds and at least 1. A
+// column stays empty through a round with probability (1-1/C)^n, about
+// e^(-n/C), so about one column of K is expected to be empty after l.
 func (d *Dart) firstEnd(n int) uint64 {
 	cols := int(d.geo.cols)
 	l := (cols*bits.Len(uint(d.k))*11/16 + n/2) / n
