@@ -2,7 +2,6 @@ package minhash
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 	"sync"
 )
@@ -217,13 +216,16 @@ func buildGuide(thr []uint64, b uint) ([]uint64, bool) {
 }
 
 // elem is an element's state: the state of its stream (the last s_i drawn)
-// and its pending point, the next one not yet merged.
+// and its pending point, the next one not yet merged. Lists of elements
+// hold their offsets in a []elem, elemSize times their index.
 type elem struct{ s, pt uint64 }
+
+const elemSize = 16
 
 // dartScratch is Sketch's working memory.
 type dartScratch struct {
 	el   []elem
-	act  []int32 // elements whose pending point is in the slab
+	act  []uint32 // offsets (16 i) of the elements el[i] whose pending point is in the slab
 	mins [MaxDartK]uint64
 }
 
@@ -232,13 +234,13 @@ const maxPooledN = 1 << 16
 
 // Sketch returns the signature of the set of hashes (repeats allowed),
 // reusing dst. It returns dst[:0] when hashes is empty, and panics for
-// 2^31 hashes or more.
+// 2^28 hashes or more.
 func (d *Dart) Sketch(dst Signature, hashes []uint64) Signature {
 	n := len(hashes)
 	if n == 0 {
 		return dst[:0]
 	}
-	if n > math.MaxInt32 {
+	if n >= 1<<28 { // act holds 32-bit offsets into el
 		panic(fmt.Sprintf("minhash: Dart sketch of %d hashes", n))
 	}
 	sig := resize(dst, d.k)
@@ -258,7 +260,7 @@ func (d *Dart) Sketch(dst Signature, hashes []uint64) Signature {
 	}
 	el, act := sc.el, sc.act
 	if cap(el) < n {
-		el, act = make([]elem, n), make([]int32, n)
+		el, act = make([]elem, n), make([]uint32, n)
 		if n <= maxPooledN {
 			sc.el, sc.act = el, act
 		}
@@ -290,7 +292,7 @@ const (
 )
 
 // sketch computes the signature of the n = len(hashes) elements into sig.
-func (d *Dart) sketch(sig Signature, hashes []uint64, el []elem, act []int32, mins *[MaxDartK]uint64) {
+func (d *Dart) sketch(sig Signature, hashes []uint64, el []elem, act []uint32, mins *[MaxDartK]uint64) {
 	n := len(hashes)
 	geo := &d.geo
 	cols := geo.cols
@@ -323,7 +325,7 @@ func (d *Dart) sketch(sig Signature, hashes []uint64, el []elem, act []int32, mi
 		kn.p[kEnd] = end
 		na = 0
 		for i := range el {
-			act[na] = int32(i)
+			act[na] = uint32(i) * elemSize
 			_, in := bits.Sub64(el[i].pt&cellMask, end, 0)
 			na += int(in)
 		}
@@ -336,7 +338,7 @@ func (d *Dart) sketch(sig Signature, hashes []uint64, el []elem, act []int32, mi
 // start seeds every element's stream and draws its first point; it lists
 // in act the elements whose point is in the first slab and returns their
 // number.
-func (kn *kernel) start(el []elem, act []int32, hashes []uint64) int {
+func (kn *kernel) start(el []elem, act []uint32, hashes []uint64) int {
 	if useAsm {
 		return dartStartAMD64(&el[0], &act[0], &hashes[0], len(hashes), &kn.guide[0], &kn.p)
 	}
@@ -346,7 +348,7 @@ func (kn *kernel) start(el []elem, act []int32, hashes []uint64) int {
 // pass merges the pending point of every listed element into the column
 // minima and draws the element's next point; it keeps in act the elements
 // whose new point is still in the slab and returns their number.
-func (kn *kernel) pass(el []elem, act []int32) int {
+func (kn *kernel) pass(el []elem, act []uint32) int {
 	if useAsm {
 		return dartPassAMD64(&el[0], &act[0], len(act), &kn.mins[0], &kn.guide[0], &kn.p)
 	}
@@ -366,7 +368,7 @@ const depthFirstBelow = 80
 // slab merges every point in the slab of the listed elements, one element
 // at a time: the same points as repeated passes, in another order
 // (merging takes minima, so the order does not matter).
-func (kn *kernel) slab(el []elem, act []int32) {
+func (kn *kernel) slab(el []elem, act []uint32) {
 	if len(act) == 0 {
 		return
 	}
@@ -378,11 +380,11 @@ func (kn *kernel) slab(el []elem, act []int32) {
 }
 
 // slabGo is slab in Go.
-func (kn *kernel) slabGo(el []elem, act []int32) {
+func (kn *kernel) slabGo(el []elem, act []uint32) {
 	mask, end, tail, shift := kn.p[kMask]&(MaxDartK-1), kn.p[kEnd], kn.p[kTail], kn.p[kShift]&63
 	guide, mins := kn.guide, kn.mins
-	for _, i := range act {
-		e := &el[i]
+	for _, off := range act {
+		e := &el[off/elemSize]
 		s, pt := e.s, e.pt
 		c := pt & cellMask
 		for {
@@ -404,7 +406,7 @@ func (kn *kernel) slabGo(el []elem, act []int32) {
 }
 
 // startGo is start in Go.
-func (kn *kernel) startGo(el []elem, act []int32, hashes []uint64) int {
+func (kn *kernel) startGo(el []elem, act []uint32, hashes []uint64) int {
 	s1, s2, tail, end, shift := kn.p[kS1], kn.p[kS2], kn.p[kTail], kn.p[kEnd], kn.p[kShift]&63
 	na := 0
 	el = el[:len(hashes)]
@@ -414,7 +416,7 @@ func (kn *kernel) startGo(el []elem, act []int32, hashes []uint64) int {
 		g := kn.guide[u>>shift]
 		_, b := bits.Sub64(u, g, 0)
 		c := g&0xffffffff + b // from cell -1, the point is in cell G
-		act[na] = int32(i)
+		act[na] = uint32(i) * elemSize
 		_, in := bits.Sub64(c, end, 0)
 		na += int(in)
 		_, v := bits.Sub64(u, tail, 0)
@@ -424,10 +426,10 @@ func (kn *kernel) startGo(el []elem, act []int32, hashes []uint64) int {
 }
 
 // passGo is pass in Go.
-func (kn *kernel) passGo(el []elem, act []int32) int {
+func (kn *kernel) passGo(el []elem, act []uint32) int {
 	nn := 0
-	for _, i := range act {
-		e := &el[i]
+	for _, off := range act {
+		e := &el[off/elemSize]
 		pt := e.pt
 		col := pt & kn.p[kMask] & (MaxDartK - 1)
 		kn.mins[col] = min(kn.mins[col], bits.RotateLeft64(pt, 32))
@@ -437,7 +439,7 @@ func (kn *kernel) passGo(el []elem, act []int32) int {
 		g := kn.guide[u>>(kn.p[kShift]&63)]
 		_, b := bits.Sub64(u, g, 0)
 		c += g&0xffffffff + 1 + b
-		act[nn] = i
+		act[nn] = off
 		_, in := bits.Sub64(c, kn.p[kEnd], 0)
 		nn += int(in)
 		_, v := bits.Sub64(u, kn.p[kTail], 0)

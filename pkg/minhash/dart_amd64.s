@@ -48,7 +48,7 @@
 	SHLQ $32, AX;         \
 	ORQ  AX, C
 
-// func dartStartAMD64(el *elem, act *int32, hashes *uint64, n int, guide *uint64, p *[kParams]uint64) int
+// func dartStartAMD64(el *elem, act *uint32, hashes *uint64, n int, guide *uint64, p *[kParams]uint64) int
 TEXT ·dartStartAMD64(SB), NOSPLIT, $0-56
 	MOVQ el+0(FP), SI
 	MOVQ act+8(FP), DI
@@ -58,7 +58,6 @@ TEXT ·dartStartAMD64(SB), NOSPLIT, $0-56
 	MOVQ p+40(FP), R13
 	MOVQ P_SHIFT(R13), CX
 	XORL BX, BX                // offset of el[i]
-	XORL R9, R9                // i
 	XORL R10, R10              // na
 
 start_loop:
@@ -71,20 +70,19 @@ start_loop:
 	MIX64(R14)                 // u
 	XORL  R15, R15
 	GAP(R15, R14, $0)          // c = G, from cell -1
-	MOVL  R9, (DI)(R10*4)      // act[na] = i
+	MOVL  BX, (DI)(R10*4)      // act[na] = offset of el[i]
 	CMPQ  R15, P_END(R13)
 	ADCQ  $0, R10              // na += c < end
 	PACK(R15)
 	MOVQ  R15, 8(SI)(BX*1)     // el[i].pt
 	ADDQ  $16, BX
-	INCQ  R9
 	DECQ  R8
 	JNZ   start_loop
 
 	MOVQ R10, ret+48(FP)
 	RET
 
-// func dartPassAMD64(el *elem, act *int32, n int, mins *uint64, guide *uint64, p *[kParams]uint64) int
+// func dartPassAMD64(el *elem, act *uint32, n int, mins *uint64, guide *uint64, p *[kParams]uint64) int
 TEXT ·dartPassAMD64(SB), NOSPLIT, $0-56
 	MOVQ el+0(FP), SI
 	MOVQ act+8(FP), R8         // act[nn] is stored at (R8)(R10*4)
@@ -98,9 +96,8 @@ TEXT ·dartPassAMD64(SB), NOSPLIT, $0-56
 	XORL R10, R10              // nn
 
 pass_loop:
-	MOVLQSX (DI)(R9*4), BX     // i
-	MOVL    BX, (R8)(R10*4)    // act[nn] = i, kept if nn grows below
-	SHLQ    $4, BX             // offset of el[i]
+	MOVL    (DI)(R9*4), BX     // offset of el[i]
+	MOVL    BX, (R8)(R10*4)    // act[nn] = it, kept if nn grows below
 	MOVQ    8(SI)(BX*1), AX    // pt
 
 	// mins[pt & mask] = min(mins[pt & mask], pt rotated by 32)
@@ -132,7 +129,7 @@ pass_loop:
 	MOVQ R10, ret+48(FP)
 	RET
 
-// func dartSlabAMD64(el *elem, act *int32, n int, mins *uint64, guide *uint64, p *[kParams]uint64)
+// func dartSlabAMD64(el *elem, act *uint32, n int, mins *uint64, guide *uint64, p *[kParams]uint64)
 TEXT ·dartSlabAMD64(SB), NOSPLIT, $0-48
 	MOVQ el+0(FP), SI
 	MOVQ act+8(FP), DI
@@ -143,9 +140,8 @@ TEXT ·dartSlabAMD64(SB), NOSPLIT, $0-48
 	MOVQ P_SHIFT(R13), CX
 
 slab_element:
-	MOVLQSX (DI), BX           // i
+	MOVL    (DI), BX           // offset of el[i]
 	ADDQ    $4, DI
-	SHLQ    $4, BX             // offset of el[i]
 	MOVQ    (SI)(BX*1), R9     // s
 	MOVQ    8(SI)(BX*1), R10   // pt
 	MOVL    R10, R15

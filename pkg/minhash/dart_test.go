@@ -129,7 +129,7 @@ func TestDartKernelsAgree(t *testing.T) {
 			}
 			kn2 := &kernel{guide: geo.guide, mins: &mins2, p: kn1.p}
 			el1, el2 := make([]elem, n), make([]elem, n)
-			act1, act2 := make([]int32, n), make([]int32, n)
+			act1, act2 := make([]uint32, n), make([]uint32, n)
 			na1 := dartStartAMD64(&el1[0], &act1[0], &hashes[0], n, &kn1.guide[0], &kn1.p)
 			na2 := kn2.startGo(el2, act2, hashes)
 			// Depth first: a slab of the listed elements, on copies.
