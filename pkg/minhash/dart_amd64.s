@@ -97,7 +97,7 @@ TEXT ·dartPassAMD64(SB), NOSPLIT, $0-56
 
 pass_loop:
 	MOVL    (DI)(R9*4), BX     // offset of el[i]
-	MOVL    BX, (R8)(R10*4)    // act[nn] = it, kept if nn grows below
+	MOVL    BX, (R8)(R10*4)    // act[nn] = this offset, kept if nn grows below
 	MOVQ    8(SI)(BX*1), AX    // pt
 
 	// mins[pt & mask] = min(mins[pt & mask], pt rotated by 32)
