@@ -25,78 +25,104 @@ func pairWithJaccard(r *rand.Rand, n int, j float64) (a, b []uint64, exact float
 	return a, b, float64(inter) / float64(2*n-inter)
 }
 
-func meanSD(x []float64) (mean, sd float64) {
-	for _, v := range x {
-		mean += v
+// statSizes and statJs are the set sizes and target similarities of the
+// statistical tests (tiny sets round J, see pairWithJaccard).
+var (
+	statSizes = []int{1, 2, 5, 10, 20, 50, 100, 1000, 10000}
+	statJs    = []float64{0.3, 0.5, 0.7, 0.8, 0.9}
+)
+
+// newSketcher returns the named sketch ("dart" or "classic").
+func newSketcher(t testing.TB, kind string, k int, seed uint64) Sketcher {
+	var sk Sketcher
+	var err error
+	switch kind {
+	case "dart":
+		sk, err = NewDart(k, seed)
+	case "classic":
+		sk, err = NewClassic(k, seed)
+	default:
+		t.Fatalf("unknown sketch %q", kind)
 	}
-	mean /= float64(len(x))
-	for _, v := range x {
-		sd += (v - mean) * (v - mean)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return mean, math.Sqrt(sd / float64(len(x)-1))
+	return sk
 }
 
-// TestEstimatorStatistics checks, for each sketch and for pairs of sets of
-// 5..5000 shingles with known Jaccard 0.3..0.95, over many trials (each a
-// different sketch seed and fresh random sets):
-//   - the mean estimate is within 3 standard errors of the truth, the
-//     standard error of the mean being sqrt(J(1-J)/K)/sqrt(trials), except
-//     for OPH on sets smaller than 2K shingles, where densification makes
-//     the per-trial variance larger and the observed variance is used;
-//   - for sets of at least 2K shingles the sample standard deviation is at
-//     most 1.25 times the binomial sqrt(J(1-J)/K).
+// TestEstimatorStatistics checks, for Dart and Classic, pairs of sets of
+// n = 1..10000 hashes with known Jaccard similarity J, over many trials
+// (fresh random sets and a different sketch seed each): with K independent
+// values, the number of equal values M = K*Estimate is Binomial(K, J), so
+//   - the mean of M is within 3 standard errors sqrt(KJ(1-J)/T) of KJ;
+//   - its sample variance S^2 is within 3 standard errors of KJ(1-J), the
+//     standard error of S^2 being sqrt((mu4 - sigma^4 (T-3)/(T-1)) / T) with
+//     the binomial's fourth central moment mu4 = Kpq(1 + 3(K-2)pq);
+//   - over all cells, the sums of the squared deviates of the means and of
+//     the variances are each consistent with chi-square(cells) (cells are
+//     independent), so that a small systematic bias cannot hide;
+//   - pairs whose J rounds to 0 or 1 (tiny sets) have every estimate equal
+//     to J.
 func TestEstimatorStatistics(t *testing.T) {
 	const k = 128
 	trials := 400
 	if testing.Short() {
 		trials = 100
 	}
-	sizes := []int{5, 50, 500, 5000}
-	js := []float64{0.3, 0.5, 0.8, 0.95}
-	for _, kind := range []string{"OPH", "Classic"} {
-		for ci, n := range sizes {
-			for cj, jt := range js {
+	for _, kind := range []string{"dart", "classic"} {
+		var chiMean, chiVar float64
+		cells := 0
+		worstMean, worstVar := 0.0, 0.0
+		for ci, n := range statSizes {
+			for cj, jt := range statJs {
 				r := rand.New(rand.NewPCG(uint64(ci), uint64(cj)))
-				ests := make([]float64, trials)
+				var sum, sum2 float64
 				var exact float64
 				var sa, sb Signature
-				for tr := range ests {
+				for tr := range trials {
 					var a, b []uint64
 					a, b, exact = pairWithJaccard(r, n, jt)
-					seed := uint64(tr)*7919 + uint64(ci*16+cj)
-					var sk Sketcher
-					if kind == "OPH" {
-						sk, _ = NewOPH(k, seed)
-					} else {
-						sk, _ = NewClassic(k, seed)
-					}
-					sa = sk.Sketch(sa, a)
-					sb = sk.Sketch(sb, b)
-					ests[tr] = Estimate(sa, sb)
+					sk := newSketcher(t, kind, k, uint64(tr)*7919+uint64(ci*16+cj))
+					sa, sb = sk.Sketch(sa, a), sk.Sketch(sb, b)
+					m := Estimate(sa, sb) * k
+					sum += m
+					sum2 += m * m
 				}
-				mean, sd := meanSD(ests)
-				if exact == 1 { // n=5, J=0.95 rounds to identical sets
-					if mean != 1 {
-						t.Errorf("%s n=%d: identical sets have mean estimate %v", kind, n, mean)
+				tf := float64(trials)
+				mean := sum / tf
+				variance := (sum2 - sum*sum/tf) / (tf - 1)
+				if exact == 0 || exact == 1 {
+					if mean != k*exact || variance != 0 {
+						t.Errorf("%s n=%d J=%v: estimates not all %v (mean %v)", kind, n, exact, exact, mean/k)
 					}
 					continue
 				}
-				binom := StdErr(exact, k)
-				seMean := binom / math.Sqrt(float64(trials))
-				observed := kind == "OPH" && n < 2*k
-				if observed {
-					seMean = sd / math.Sqrt(float64(trials))
+				p, q := exact, 1-exact
+				sigma2 := k * p * q
+				mu4 := k * p * q * (1 + 3*(k-2)*p*q)
+				zMean := (mean - k*p) / math.Sqrt(sigma2/tf)
+				zVar := (variance - sigma2) / math.Sqrt((mu4-sigma2*sigma2*(tf-3)/(tf-1))/tf)
+				chiMean += zMean * zMean
+				chiVar += zVar * zVar
+				cells++
+				worstMean = max(worstMean, math.Abs(zMean))
+				worstVar = max(worstVar, math.Abs(zVar))
+				t.Logf("%-7s n=%5d J=%.3f  mean=%.4f (z=%+.2f)  sd=%.4f  binomial sd=%.4f (z=%+.2f)",
+					kind, n, exact, mean/k, zMean, math.Sqrt(variance)/k, math.Sqrt(sigma2)/k, zVar)
+				if math.Abs(zMean) > 3 {
+					t.Errorf("%s n=%d J=%.3f: mean estimate %.4f is %.1f standard errors from J", kind, n, exact, mean/k, zMean)
 				}
-				z := (mean - exact) / seMean
-				t.Logf("%-7s n=%4d J=%.3f  mean=%.4f (z=%+.2f)  sd=%.4f  binomial sd=%.4f  ratio=%.2f",
-					kind, n, exact, mean, z, sd, binom, sd/binom)
-				if math.Abs(z) > 3 {
-					t.Errorf("%s n=%d J=%.3f: mean %.4f is %.1f standard errors from the truth", kind, n, exact, mean, z)
-				}
-				if n >= 2*k && sd > 1.25*binom {
-					t.Errorf("%s n=%d J=%.3f: sd %.4f > 1.25 * binomial %.4f", kind, n, exact, sd, binom)
+				if math.Abs(zVar) > 3 {
+					t.Errorf("%s n=%d J=%.3f: sd %.4f vs binomial %.4f, %.1f standard errors", kind, n, exact,
+						math.Sqrt(variance)/k, math.Sqrt(sigma2)/k, zVar)
 				}
 			}
+		}
+		zm, zv := chiSquareZ(chiMean, cells), chiSquareZ(chiVar, cells)
+		t.Logf("%s: %d cells, worst |z| mean %.2f, spread %.2f; sum of z^2: means %.1f (z=%+.2f), spreads %.1f (z=%+.2f), chi-square with %d df",
+			kind, cells, worstMean, worstVar, chiMean, zm, chiVar, zv, cells)
+		if zm > 3.1 || zv > 3.1 {
+			t.Errorf("%s: sums of squared deviates too large for chi-square(%d): means %.1f, spreads %.1f", kind, cells, chiMean, chiVar)
 		}
 	}
 }
