@@ -44,7 +44,7 @@ func run(args []string) int {
 	outDir := fs.String("out", "", "write the job outputs here, one directory per run, and keep them (default: temporary)")
 	thresholds := fs.String("thresholds", "0.8,0.5", "comma-separated thresholds, one job each")
 	methods := fs.String("method", p.Method, "comma-separated methods: minhash, simhash")
-	fs.StringVar(&p.Sketch, "sketch", p.Sketch, "MinHash signature: oph or classic")
+	fs.StringVar(&p.Sketch, "sketch", p.Sketch, "MinHash signature: dart or classic")
 	fs.IntVar(&p.K, "perms", p.K, "MinHash signature values (K)")
 	fs.IntVar(&p.Bands, "bands", 0, "LSH bands (b); with --rows, overrides the choice made from the threshold")
 	fs.IntVar(&p.Rows, "rows", 0, "rows per band (r)")

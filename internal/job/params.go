@@ -20,7 +20,7 @@ import (
 // byte-identical pairs and clusters.
 type Params struct {
 	Method          string  `json:"method"` // "minhash" or "simhash"
-	Sketch          string  `json:"sketch"` // MinHash: "oph" (one-permutation hashing) or "classic"
+	Sketch          string  `json:"sketch"` // MinHash: "dart" (the default) or "classic"
 	K               int     `json:"k"`      // signature values
 	Bands           int     `json:"bands"`
 	Rows            int     `json:"rows"`
@@ -55,7 +55,7 @@ type Params struct {
 }
 
 // sketchHelp describes the --sketch values.
-const sketchHelp = "oph (one-permutation hashing) or classic (K multiply-shift permutations)"
+const sketchHelp = "dart (K independent values from a Poisson process of darts, O(n + K log K)) or classic (K multiply-shift permutations, O(nK)); both give band collisions 1-(1-J^r)^b at every set size"
 
 // Defaults of the bounds on candidate and listed pairs. A bucket of 5,000
 // representatives is 12.5 million candidate pairs, about a second of
@@ -71,7 +71,7 @@ const (
 func DefaultParams() Params {
 	return Params{
 		Method:          "minhash",
-		Sketch:          "oph",
+		Sketch:          "dart",
 		Hamming:         3,
 		SimHashWeights:  "none",
 		K:               128,
@@ -105,8 +105,8 @@ func (p *Params) Resolve() error {
 	if _, err := simhash.NewBlocks(p.Hamming); err != nil {
 		bad("--hamming: %v", err)
 	}
-	if p.Sketch != "oph" && p.Sketch != "classic" {
-		bad("--sketch must be oph or classic, not %q", p.Sketch)
+	if p.Sketch != "dart" && p.Sketch != "classic" {
+		bad("--sketch must be dart or classic, not %q", p.Sketch)
 	}
 	if p.K < 1 || p.K > 4096 {
 		bad("--perms must be in 1..4096, not %d", p.K)

@@ -359,8 +359,8 @@ func countNote(name string) string {
 
 func sketchNote(s string) string {
 	switch s {
-	case "oph":
-		return "one-permutation hashing with densification"
+	case "dart":
+		return "K independent values (a Poisson process of darts)"
 	case "classic":
 		return "K independent permutations"
 	}

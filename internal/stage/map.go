@@ -32,7 +32,7 @@ func newSketcher(p job.Params) (sketcher, error) {
 	if p.Sketch == "classic" {
 		return minhash.NewClassic(p.K, p.Seed)
 	}
-	return minhash.NewOPH(p.K, p.Seed)
+	return minhash.NewDart(p.K, p.Seed)
 }
 
 // runMap reads one chunk, computes every document's signature and band

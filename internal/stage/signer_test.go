@@ -24,7 +24,7 @@ func resolved(t *testing.T, set func(*job.Params)) job.Params {
 // key per band, the same for the same set, and a signature that decodes
 // back to the values the sketch computes.
 func TestMinHashSigner(t *testing.T) {
-	for _, sketch := range []string{"oph", "classic"} {
+	for _, sketch := range []string{"dart", "classic"} {
 		t.Run(sketch, func(t *testing.T) {
 			p := resolved(t, func(p *job.Params) { p.Sketch, p.K, p.Bands, p.Rows = sketch, 64, 16, 4 })
 			sg, err := newSigner(p)
