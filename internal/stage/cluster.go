@@ -77,7 +77,7 @@ type BoundedCluster struct {
 	NotListed int64  `json:"not_listed"` // Pairs - Listed
 }
 
-// buildClusters finds the connected components of the verified pairs and
+// Cluster finds the connected components of the verified pairs and
 // exact-duplicate groups, chooses the document each cluster keeps, writes
 // clusters.parquet, duplicates.parquet and exact.parquet, and writes
 // pairs/ by expanding every verified pair of representatives to the

@@ -35,7 +35,7 @@ func newSketcher(p job.Params) (sketcher, error) {
 	return minhash.NewDart(p.K, p.Seed)
 }
 
-// runMap reads one chunk, computes every document's signature and band
+// Map reads one chunk, computes every document's signature and band
 // keys, and writes the chunk's docs, signatures, rejects and band records.
 func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*job.MapResult, error) {
 	start := time.Now()
@@ -49,9 +49,15 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 		return nil, err
 	}
 	res := &job.MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, BandFiles: map[int]pqfile.Info{}}
+	// Signatures (and shingle sets) go to their file as documents are
+	// read: they are most of a chunk's bytes.
+	sigs, err := newSigWriter(ctx, st, job.SigFile(chunk.Index))
+	if err != nil {
+		return nil, err
+	}
+	defer sigs.abort()
 	var (
 		docs    []records.Doc
-		sigs    []*sigfile.Record // one slot per document, nil when empty
 		rejects []records.Reject
 		parts   = make([][]records.Band, p.Partitions)
 		hashes  []uint64
@@ -91,8 +97,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			res.Shingles += int64(len(set))
 			if len(set) == 0 {
 				res.Empty++
-				sigs = append(sigs, nil)
-				return nil
+				return sigs.add(nil)
 			}
 			setBuf = appendSet(setBuf[:0], set)
 			if !sg.counts() {
@@ -105,12 +110,11 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 					Band: int32(b), Key: int64(k), Doc: ord, FPHi: int64(fp.Hi), FPLo: int64(fp.Lo),
 				})
 			}
-			rec := &sigfile.Record{ID: d.ID, Sig: sig}
+			rec := sigfile.Record{ID: d.ID, Sig: sig}
 			if p.Verify == "exact" {
-				rec.Shingles = slices.Clone(setBuf)
+				rec.Shingles = setBuf
 			}
-			sigs = append(sigs, rec)
-			return nil
+			return sigs.add(&rec)
 		}
 		reject := func(r formats.Reject) error {
 			if p.Strict {
@@ -156,7 +160,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	if res.DocFile, err = pqfile.Write(ctx, st, job.DocFile(chunk.Index), docs, pqfile.Sorted("doc")); err != nil {
 		return nil, err
 	}
-	if res.SigFile, err = writeSigs(ctx, st, job.SigFile(chunk.Index), sigs); err != nil {
+	if res.SigFile, err = sigs.commit(); err != nil {
 		return nil, err
 	}
 	if len(rejects) > 0 {
@@ -180,12 +184,12 @@ func compareBand(a, b records.Band) int {
 	return cmp.Compare(a.Doc, b.Doc)
 }
 
-func encodeSig(sig minhash.Signature) []byte {
-	b := make([]byte, 4*len(sig))
-	for i, v := range sig {
-		binary.LittleEndian.PutUint32(b[4*i:], v)
+// appendSig appends a MinHash signature as little-endian 32-bit values.
+func appendSig(dst []byte, sig minhash.Signature) []byte {
+	for _, v := range sig {
+		dst = binary.LittleEndian.AppendUint32(dst, v)
 	}
-	return b
+	return dst
 }
 
 func decodeSig(b []byte) (minhash.Signature, error) {
@@ -220,27 +224,46 @@ func decodeSet(b []byte) ([]uint64, error) {
 	return set, nil
 }
 
-// writeSigs writes a chunk's signature file and describes it.
-func writeSigs(ctx context.Context, st storage.FS, name string, recs []*sigfile.Record) (pqfile.Info, error) {
+// sigWriter streams a chunk's signature file, one slot per document.
+type sigWriter struct {
+	name string
+	w    storage.Writer
+	sum  *pqfile.Summer
+	bw   *bufio.Writer
+	sw   *sigfile.Writer
+	n    int64
+}
+
+func newSigWriter(ctx context.Context, st storage.Creator, name string) (*sigWriter, error) {
 	w, err := st.Create(ctx, name)
 	if err != nil {
-		return pqfile.Info{}, err
+		return nil, err
 	}
 	sum := pqfile.NewSummer(w)
 	bw := bufio.NewWriterSize(sum, 1<<20) // records are small: one write per MiB
-	sw := sigfile.NewWriter(bw)
-	for _, r := range recs {
-		if err := sw.Add(r); err != nil {
-			w.Abort()
-			return pqfile.Info{}, fmt.Errorf("writing %s: %w", name, err)
-		}
+	return &sigWriter{name: name, w: w, sum: sum, bw: bw, sw: sigfile.NewWriter(bw)}, nil
+}
+
+// add writes the next document's slot; nil leaves it empty. The record is
+// copied: its slices may be reused.
+func (s *sigWriter) add(r *sigfile.Record) error {
+	s.n++
+	if err := s.sw.Add(r); err != nil {
+		return fmt.Errorf("writing %s: %w", s.name, err)
 	}
-	if err := errors.Join(sw.Close(), bw.Flush()); err != nil {
-		w.Abort()
-		return pqfile.Info{}, fmt.Errorf("writing %s: %w", name, err)
+	return nil
+}
+
+// commit completes the file and describes it.
+func (s *sigWriter) commit() (pqfile.Info, error) {
+	if err := errors.Join(s.sw.Close(), s.bw.Flush()); err != nil {
+		return pqfile.Info{}, fmt.Errorf("writing %s: %w", s.name, err)
 	}
-	if err := w.Commit(); err != nil {
+	if err := s.w.Commit(); err != nil {
 		return pqfile.Info{}, err
 	}
-	return sum.Info(name, int64(len(recs))), nil
+	return s.sum.Info(s.name, s.n), nil
 }
+
+// abort discards an uncommitted file (nothing after commit).
+func (s *sigWriter) abort() { s.w.Abort() }

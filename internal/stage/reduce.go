@@ -14,7 +14,7 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
-// runReduce merges the sorted band files of one partition and turns every
+// Reduce merges the sorted band files of one partition and turns every
 // bucket (a run of records with equal band and key) into candidate pairs:
 // every pair of its representatives, where the documents of a bucket with
 // one shingle-set fingerprint are one exact-duplicate group represented by

@@ -13,8 +13,8 @@ import (
 // signer turns a document's shingle hashes into the signature stored for
 // verification and the band keys under which it meets its candidates.
 type signer interface {
-	// sign reads the hashes and returns the encoded signature and the
-	// band keys appended to keys.
+	// sign reads the hashes and returns the encoded signature (valid
+	// until the next call) and the band keys appended to keys.
 	sign(hashes, keys []uint64) (sig []byte, out []uint64)
 	// counts reports whether sign needs every occurrence of a shingle
 	// (term frequencies) rather than the sorted set.
@@ -26,19 +26,22 @@ type minhashSigner struct {
 	sk  sketcher
 	bp  bands.Params
 	sig minhash.Signature
+	buf []byte // the encoded signature, reused
 }
 
 func (m *minhashSigner) counts() bool { return false }
 
 func (m *minhashSigner) sign(hashes, keys []uint64) ([]byte, []uint64) {
 	m.sig = m.sk.Sketch(m.sig, hashes)
-	return encodeSig(m.sig), bands.Keys(keys, m.sig, m.bp)
+	m.buf = appendSig(m.buf[:0], m.sig)
+	return m.buf, bands.Keys(keys, m.sig, m.bp)
 }
 
 // simhashSigner signs with a 64-bit SimHash whose blocks are the bands.
 type simhashSigner struct {
 	blocks   simhash.Blocks
 	weighted bool
+	buf      []byte // the encoded fingerprint, reused
 }
 
 func (s *simhashSigner) counts() bool { return s.weighted }
@@ -50,7 +53,8 @@ func (s *simhashSigner) sign(hashes, keys []uint64) ([]byte, []uint64) {
 	} else {
 		fp = simhash.Fingerprint(hashes)
 	}
-	return binary.LittleEndian.AppendUint64(nil, fp), s.blocks.Keys(keys, fp)
+	s.buf = binary.LittleEndian.AppendUint64(s.buf[:0], fp)
+	return s.buf, s.blocks.Keys(keys, fp)
 }
 
 func newSigner(p job.Params) (signer, error) {

@@ -25,7 +25,7 @@ type sigEntry struct {
 	set []uint64
 }
 
-// runVerify checks every candidate pair and every exact-group claim whose
+// Verify checks every candidate pair and every exact-group claim whose
 // first document is in chunk: a sort-merge join of the edges with the
 // signatures of the chunks they touch, one chunk at a time, so memory is
 // bounded by two chunks' worth of the documents that take part in edges.
