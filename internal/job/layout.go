@@ -34,8 +34,8 @@ func SigFile(chunk int) string    { return fmt.Sprintf("%s/sigs/chunk-%06d.sig",
 func CandidateFile(part int) string {
 	return fmt.Sprintf("%s/part=%05d.parquet", CandidatesDir, part)
 }
-func EdgeFile(part, chunk int) string {
-	return fmt.Sprintf("%s/edges/part=%05d/chunk-%06d.edges", WorkDir, part, chunk)
+func EdgeFile(part int) string {
+	return fmt.Sprintf("%s/edges/part=%05d.edges", WorkDir, part)
 }
 func PairFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", PairsDir, chunk) }
 func VerifiedFile(chunk int) string {

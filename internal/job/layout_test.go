@@ -15,7 +15,7 @@ func TestLayoutNames(t *testing.T) {
 		{RejectFile(1234567), "rejects/chunk-1234567.parquet"},
 		{SigFile(0), "_work/sigs/chunk-000000.sig"},
 		{CandidateFile(31), "candidates/part=00031.parquet"},
-		{EdgeFile(2, 5), "_work/edges/part=00002/chunk-000005.edges"},
+		{EdgeFile(2), "_work/edges/part=00002.edges"},
 		{PairFile(40), "pairs/chunk-000040.parquet"},
 		{VerifiedFile(1), "_work/verified/chunk-000001.parquet"},
 		{MembersFile(1), "_work/members/chunk-000001.parquet"},

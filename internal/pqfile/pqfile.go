@@ -15,12 +15,14 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 )
 
-// Info describes a written file: what a reader checks before use.
+// Info describes a written file, or a range of one (from Offset, Bytes
+// long): what a reader checks before use.
 type Info struct {
 	Name     string `json:"name"`
 	Rows     int64  `json:"rows"`
 	Checksum uint64 `json:"xxhash"`
 	Bytes    int64  `json:"bytes"`
+	Offset   int64  `json:"offset,omitempty"`
 }
 
 // maxRowsPerGroup bounds the rows a writer holds in memory.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -45,36 +46,56 @@ func TestEdgesRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			name := job.EdgeFile(3, 7)
-			info, err := writeEdges(ctx, st, name, tt.edges)
+			name := job.EdgeFile(3)
+			infos, err := writeEdges(ctx, st, name, tt.edges)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if info.Name != name || info.Rows != int64(len(tt.edges)) || info.Bytes != int64(edgeRecord*len(tt.edges)) {
-				t.Errorf("info %+v for %d edges", info, len(tt.edges))
+			// Each chunk's range holds exactly the edges whose first
+			// document is in the chunk, in order.
+			var all []records.Candidate
+			for _, c := range slices.Sorted(maps.Keys(infos)) {
+				info := infos[c]
+				var want []records.Candidate
+				for _, e := range tt.edges {
+					if job.ChunkOf(e.A) == c {
+						want = append(want, e)
+					}
+				}
+				if info.Name != name || info.Rows != int64(len(want)) || info.Bytes != int64(edgeRecord*len(want)) {
+					t.Errorf("chunk %d: info %+v for %d edges", c, info, len(want))
+				}
+				got, err := readEdges(ctx, st, info, slices.Clone(held))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := append(slices.Clone(held), want...); !slices.Equal(got, want) {
+					t.Errorf("chunk %d: read %v, want %v", c, got, want)
+				}
+				all = append(all, got[len(held):]...)
 			}
-			got, err := readEdges(ctx, st, info, slices.Clone(held))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := append(slices.Clone(held), tt.edges...); !slices.Equal(got, want) {
-				t.Errorf("read %v, want %v", got, want)
+			if !slices.Equal(all, tt.edges) {
+				t.Errorf("the ranges hold %v, want %v", all, tt.edges)
 			}
 		})
 	}
+	if _, err := writeEdges(ctx, st, "x.edges", []records.Candidate{{A: job.Ordinal(1, 0)}, {A: job.Ordinal(2, 0)}, {A: job.Ordinal(1, 1)}}); err == nil {
+		t.Error("edges not grouped by chunk were written")
+	}
 }
 
-// TestEdgesCorrupt checks that an edge file that does not match what its
+// TestEdgesCorrupt checks that an edge range that does not match what its
 // writer recorded is an error wrapping pqfile.ErrCorrupt, and a missing
 // one an error too.
 func TestEdgesCorrupt(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
 	edges := []records.Candidate{{A: 1, B: 2, Band: 0}, {A: 1, B: 5, Band: claimBand}, {A: 3, B: 4, Band: 9}}
-	info, err := writeEdges(ctx, st, "e.edges", edges)
+	infos, err := writeEdges(ctx, st, "e.edges", edges)
 	if err != nil {
 		t.Fatal(err)
 	}
+	info := infos[0]
 	data, err := os.ReadFile(st.Path(info.Name))
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +109,7 @@ func TestEdgesCorrupt(t *testing.T) {
 	}{
 		{"flipped bit", flipped, info},
 		{"truncated", data[:len(data)-edgeRecord], info},
-		{"extra record", append(slices.Clone(data), data[:edgeRecord]...), info},
+		{"range beyond the file", data, pqfile.Info{Name: info.Name, Rows: info.Rows, Checksum: info.Checksum, Bytes: info.Bytes, Offset: edgeRecord}},
 		{"row count", data, pqfile.Info{Name: info.Name, Rows: info.Rows - 1, Checksum: info.Checksum, Bytes: info.Bytes}},
 		// Size and checksum as recorded, but not a whole number of records.
 		{"partial record", data[:len(data)-1], pqfile.Info{Name: info.Name, Rows: info.Rows, Checksum: xxhash.Sum64(data[:len(data)-1]), Bytes: info.Bytes - 1}},

@@ -91,18 +91,8 @@ func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []j
 		}
 		return compareEdge(x, y)
 	})
-	for lo := 0; lo < len(routed); {
-		c := job.ChunkOf(routed[lo].A)
-		hi := lo
-		for hi < len(routed) && job.ChunkOf(routed[hi].A) == c {
-			hi++
-		}
-		info, err := writeEdges(ctx, st, job.EdgeFile(part, c), routed[lo:hi])
-		if err != nil {
-			return nil, err
-		}
-		res.EdgeFiles[c] = info
-		lo = hi
+	if res.EdgeFiles, err = writeEdges(ctx, st, job.EdgeFile(part), routed); err != nil {
+		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil

@@ -129,7 +129,7 @@ func TestReduceRouting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got, w) || info.Name != job.EdgeFile(2, chunk) {
+		if !slices.Equal(got, w) || info.Name != job.EdgeFile(2) {
 			t.Errorf("chunk %d: edges %v in %s, want %v", chunk, got, info.Name, w)
 		}
 	}

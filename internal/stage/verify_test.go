@@ -58,11 +58,11 @@ func mapVerifyDocs(t *testing.T, st storage.FS, p job.Params) map[int]job.MapRes
 // edgesOf writes hand-made edges for chunk 0, as partition part would.
 func edgesOf(t *testing.T, st storage.FS, part int, edges ...records.Candidate) job.ReduceResult {
 	t.Helper()
-	info, err := writeEdges(context.Background(), st, job.EdgeFile(part, 0), edges)
+	infos, err := writeEdges(context.Background(), st, job.EdgeFile(part), edges)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{0: info}}
+	return job.ReduceResult{Part: part, EdgeFiles: infos}
 }
 
 // TestVerifyEdges checks verification of hand-made candidates and claims:
