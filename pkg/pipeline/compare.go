@@ -68,7 +68,7 @@ func Compare(ctx context.Context, cfg Config) (*Comparison, error) {
 		sets = append(sets, set)
 		k := man.Counts
 		s := MethodSummary{
-			Method: method, Pairs: k.Verified, Checked: k.UniquePairs, SigPass: k.SigPassed, SigExact: k.SigPassedExact,
+			Method: method, Pairs: k.Pairs, Checked: k.UniquePairs, SigPass: k.SigPassed, SigExact: k.SigPassedExact,
 			Seconds: man.Seconds, Clusters: k.Clusters, Duplicates: k.Duplicates,
 		}
 		if k.SigPassed > 0 {
