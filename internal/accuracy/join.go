@@ -6,8 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/cespare/xxhash/v2"
-
+	"github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/pkg/shingle"
 )
 
@@ -15,14 +14,7 @@ import (
 // model's shingles (shingle.Shingles) hashed with xxhash64, sorted and
 // without repeats. It is independent of the fast kernel (shingle.Shingler
 // and its own hash), as the pipeline's tests' reference set is.
-func ShingleSet(text string, o shingle.Options) []uint64 {
-	sh := shingle.Shingles(text, o)
-	set := make([]uint64, 0, len(sh))
-	for _, s := range sh {
-		set = append(set, xxhash.Sum64String(s))
-	}
-	return shingle.SortUnique(set)
-}
+func ShingleSet(text string, o shingle.Options) []uint64 { return reference.Set(text, o) }
 
 // Pair is a pair of documents, by index (A < B), with the exact Jaccard
 // similarity of their shingle sets.

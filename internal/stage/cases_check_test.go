@@ -5,9 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/neardup/neardup/internal/job"
+	refmodel "github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
@@ -38,12 +37,11 @@ func newReference(c *stageCase) *reference {
 		ref.ords = append(ref.ords, ord)
 		ref.id[ord] = d.id
 		ref.index[ord] = i
-		var set, hashes []uint64
+		var hashes []uint64
 		for _, s := range shingle.Shingles(d.text, o) {
-			set = append(set, xxhash.Sum64String(s))
 			hashes = append(hashes, shingle.HashString(s, o))
 		}
-		ref.sets = append(ref.sets, shingle.SortUnique(set))
+		ref.sets = append(ref.sets, refmodel.Set(d.text, o))
 		ref.tokens = append(ref.tokens, len(shingle.Tokens(d.text, o)))
 		ref.fps = append(ref.fps, simhash.Fingerprint(shingle.SortUnique(hashes)))
 	}
@@ -55,31 +53,11 @@ func (ref *reference) set(doc int64) []uint64 { return ref.sets[ref.index[doc]] 
 // jaccard is the reference similarity of two documents: 0 when either has
 // no shingle.
 func (ref *reference) jaccard(a, b int64) float64 {
-	return refJaccard(ref.set(a), ref.set(b))
+	return refmodel.Jaccard(ref.set(a), ref.set(b))
 }
 
 func (ref *reference) distance(a, b int64) int {
 	return simhash.Distance(ref.fps[ref.index[a]], ref.fps[ref.index[b]])
-}
-
-func refJaccard(a, b []uint64) float64 {
-	if len(a) == 0 || len(b) == 0 {
-		return 0
-	}
-	i, j, inter := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] == b[j]:
-			inter++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
 // mustFind reports whether the method is bound to find a pair: SimHash

@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/pkg/records"
-	"github.com/neardup/neardup/pkg/shingle"
 )
 
 // genCorpus writes a generated corpus with planted near-duplicates and
@@ -37,37 +35,6 @@ func genCorpus(t testing.TB, n int, seed uint64, files int) (string, *corpus.Gen
 		t.Fatal(err)
 	}
 	return dir, g
-}
-
-// refSet is the reference shingle set of a text: the document model's
-// shingles, hashed independently of the fast kernel.
-func refSet(text string, o shingle.Options) []uint64 {
-	var set []uint64
-	for _, s := range shingle.Shingles(text, o) {
-		set = append(set, xxhash.Sum64String(s))
-	}
-	slices.Sort(set)
-	return slices.Compact(set)
-}
-
-func refJaccard(a, b []uint64) float64 {
-	if len(a) == 0 || len(b) == 0 {
-		return 0
-	}
-	i, j, inter := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] == b[j]:
-			inter++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
 func testConfig(t testing.TB, in, out string, workers int) Config {
@@ -135,7 +102,7 @@ func TestEndToEnd(t *testing.T) {
 	byID := map[string]int{}
 	for i := range n {
 		ids[i] = g.Doc(i).ID
-		sets[i] = refSet(g.Text(i), o)
+		sets[i] = reference.Set(g.Text(i), o)
 		byID[ids[i]] = i
 	}
 	pairs := readPairs(t, outs[1])
@@ -147,7 +114,7 @@ func TestEndToEnd(t *testing.T) {
 		if !ok1 || !ok2 {
 			t.Fatalf("pair %+v names unknown ids", pr)
 		}
-		j := refJaccard(sets[ia], sets[ib])
+		j := reference.Jaccard(sets[ia], sets[ib])
 		if j < p.Threshold || pr.Similarity != j || pr.Method != "exact" {
 			t.Fatalf("pair %s %s: reported %v (%s), exact %v, threshold %v", pr.AID, pr.BID, pr.Similarity, pr.Method, j, p.Threshold)
 		}
@@ -178,7 +145,7 @@ func TestEndToEnd(t *testing.T) {
 	var above, near, identical tally // J >= t+0.05, t <= J < t+0.05, J = 1
 	for a := range n {
 		for b := a + 1; b < n; b++ {
-			j := refJaccard(sets[a], sets[b])
+			j := reference.Jaccard(sets[a], sets[b])
 			if j < p.Threshold {
 				continue
 			}

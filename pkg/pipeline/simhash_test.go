@@ -8,6 +8,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 	"github.com/neardup/neardup/pkg/simhash"
@@ -59,14 +60,14 @@ func TestSimHashEndToEnd(t *testing.T) {
 		if len(h) > 0 {
 			fps[i] = simhash.Fingerprint(h)
 		}
-		sets[i] = refSet(g.Text(i), p.ShingleOptions())
+		sets[i] = reference.Set(g.Text(i), p.ShingleOptions())
 	}
 	for _, pr := range readPairs(t, outs[1]) {
 		a, b := byID[pr.AID], byID[pr.BID]
 		d := simhash.Distance(fps[a], fps[b])
 		if pr.Hamming == nil || int(*pr.Hamming) != d || d > p.Hamming || pr.Similarity < p.Threshold ||
-			pr.Similarity != refJaccard(sets[a], sets[b]) {
-			t.Fatalf("pair %+v: distance %d, exact %v", pr, d, refJaccard(sets[a], sets[b]))
+			pr.Similarity != reference.Jaccard(sets[a], sets[b]) {
+			t.Fatalf("pair %+v: distance %d, exact %v", pr, d, reference.Jaccard(sets[a], sets[b]))
 		}
 	}
 	// Every band key of every document, from the band partitions.
@@ -125,7 +126,7 @@ func TestSimHashEndToEnd(t *testing.T) {
 			if !shared {
 				missed++
 			}
-			if refJaccard(sets[a], sets[b]) < p.Threshold {
+			if reference.Jaccard(sets[a], sets[b]) < p.Threshold {
 				continue
 			}
 			want++
