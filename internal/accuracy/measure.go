@@ -249,9 +249,9 @@ func readPairs(out string) ([]records.Pair, error) {
 }
 
 // readClusters reads out's clusters.parquet; a missing file is no cluster.
-func readClusters(out string) ([]records.Cluster, error) {
+func readClusters(out string) ([]records.ClusterRecord, error) {
 	path := filepath.Join(out, "clusters.parquet")
-	rows, err := parquet.ReadFile[records.Cluster](path)
+	rows, err := parquet.ReadFile[records.ClusterRecord](path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -147,7 +147,7 @@ func bins(minJ, threshold float64) []Bin {
 // Evaluate measures the pairs and clusters of a job run at threshold
 // against the truth. threshold must not be below t.MinJ: true pairs below
 // MinJ are unknown.
-func Evaluate(t *Truth, threshold float64, pairs []records.Pair, clusters []records.Cluster) (*Result, error) {
+func Evaluate(t *Truth, threshold float64, pairs []records.Pair, clusters []records.ClusterRecord) (*Result, error) {
 	if threshold < t.MinJ {
 		return nil, fmt.Errorf("threshold %v is below the truth's minimum similarity %v", threshold, t.MinJ)
 	}

@@ -46,11 +46,11 @@ var handPairs = []handPair{
 
 // handTruth builds the truth of handPairs, the rows of pairs/ a job might
 // have written for them, and its clusters.
-func handTruth(t *testing.T) (*Truth, []records.Pair, []records.Cluster) {
+func handTruth(t *testing.T) (*Truth, []records.Pair, []records.ClusterRecord) {
 	t.Helper()
 	var docs []Doc
 	var rows []records.Pair
-	var clusters []records.Cluster
+	var clusters []records.ClusterRecord
 	for g, hp := range handPairs {
 		set := make([]uint64, 20)
 		for i := range set {
@@ -68,9 +68,9 @@ func handTruth(t *testing.T) (*Truth, []records.Pair, []records.Cluster) {
 			rows = append(rows, records.Pair{A: int64(2 * g), B: int64(2*g + 1), AID: a, BID: b, Similarity: sim, Method: "exact"})
 		}
 		if hp.clustered {
-			clusters = append(clusters, records.Cluster{ID: a, Cluster: int64(g)}, records.Cluster{ID: b, Cluster: int64(g)})
+			clusters = append(clusters, records.ClusterRecord{ID: a, Cluster: int64(g)}, records.ClusterRecord{ID: b, Cluster: int64(g)})
 		} else {
-			clusters = append(clusters, records.Cluster{ID: a, Cluster: int64(100 + g)})
+			clusters = append(clusters, records.ClusterRecord{ID: a, Cluster: int64(100 + g)})
 		}
 	}
 	docs = append(docs, Doc{ID: "empty"}, Doc{ID: "empty2"})
@@ -169,7 +169,7 @@ func TestEvaluate(t *testing.T) {
 func TestCheckPasses(t *testing.T) {
 	truth, _, _ := handTruth(t)
 	var rows []records.Pair
-	var clusters []records.Cluster
+	var clusters []records.ClusterRecord
 	for _, p := range truth.Pairs {
 		if p.J >= 0.8 {
 			rows = append(rows, records.Pair{A: int64(p.A), B: int64(p.B), AID: truth.Docs[p.A].ID, BID: truth.Docs[p.B].ID, Similarity: p.J, Method: "exact"})

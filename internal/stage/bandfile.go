@@ -19,7 +19,7 @@ import (
 // against what its writer recorded, column by column: a band file is read
 // by every reduce task of the job, and reading its five integer columns
 // directly is several times faster than reconstructing rows.
-func readBandFile(ctx context.Context, st storage.Opener, info pqfile.Info) ([]records.Band, error) {
+func readBandFile(ctx context.Context, st storage.Opener, info pqfile.Info) ([]records.BandRecord, error) {
 	buf, err := storage.ReadFile(ctx, st, info.Name)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func readBandFile(ctx context.Context, st storage.Opener, info pqfile.Info) ([]r
 	if f.NumRows() != info.Rows {
 		return nil, fmt.Errorf("%s: %d rows, want %d: %w", info.Name, f.NumRows(), info.Rows, pqfile.ErrCorrupt)
 	}
-	recs := make([]records.Band, 0, info.Rows)
+	recs := make([]records.BandRecord, 0, info.Rows)
 	for _, rg := range f.RowGroups() {
 		base := len(recs)
 		recs = recs[:base+int(rg.NumRows())]

@@ -23,9 +23,9 @@ func TestReadBandFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	var recs []records.Band
+	var recs []records.BandRecord
 	for i := range 5000 {
-		recs = append(recs, records.Band{Band: int32(r.IntN(16)), Key: int64(r.Uint64()), Doc: int64(i), FPHi: int64(r.Uint64()), FPLo: -int64(i)})
+		recs = append(recs, records.BandRecord{Band: int32(r.IntN(16)), Key: int64(r.Uint64()), Doc: int64(i), FPHi: int64(r.Uint64()), FPLo: -int64(i)})
 	}
 	slices.SortFunc(recs, compareBand)
 	info, err := pqfile.Write(ctx, st, "bands/part=00001/chunk-000002.parquet", recs, pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true})

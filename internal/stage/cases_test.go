@@ -150,7 +150,7 @@ func (c *stageCase) writeInput(path string) error {
 // caseRun is everything the stages produced for a case.
 type caseRun struct {
 	plan     job.Plan
-	docs     []records.Doc // docs/, in ordinal order
+	docs     []records.DocRecord // docs/, in ordinal order
 	maps     []job.MapResult
 	reduces  []job.ReduceResult
 	cands    [][]records.Candidate // candidates/, by partition
@@ -159,8 +159,8 @@ type caseRun struct {
 	members  []records.ExactMember // the work area's confirmed claims
 	stats    *ClusterStats
 	pairs    []records.Pair // pairs/, every file
-	exact    []records.Exact
-	clusters []records.Cluster
+	exact    []records.ExactRecord
+	clusters []records.ClusterRecord
 	dups     []records.Duplicate
 }
 
@@ -199,7 +199,7 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 		}
 		r.maps = append(r.maps, *mr)
 		byChunk[ch.Index] = *mr
-		r.docs = append(r.docs, readAll[records.Doc](t, st, mr.DocFile)...)
+		r.docs = append(r.docs, readAll[records.DocRecord](t, st, mr.DocFile)...)
 	}
 	edgeChunks := map[int]bool{}
 	for part := range p.Partitions {
@@ -236,8 +236,8 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	for _, name := range names {
 		r.pairs = append(r.pairs, readAll[records.Pair](t, st, pqfile.Info{Name: name})...)
 	}
-	r.exact = readAll[records.Exact](t, st, pqfile.Info{Name: job.ExactFile})
-	r.clusters = readAll[records.Cluster](t, st, pqfile.Info{Name: job.ClustersFile})
+	r.exact = readAll[records.ExactRecord](t, st, pqfile.Info{Name: job.ExactFile})
+	r.clusters = readAll[records.ClusterRecord](t, st, pqfile.Info{Name: job.ClustersFile})
 	r.dups = readAll[records.Duplicate](t, st, pqfile.Info{Name: job.DuplicatesFile})
 	return r
 }
@@ -459,7 +459,7 @@ func sortedPairs(pairs []records.Pair) []records.Pair {
 }
 
 // groupsOf returns exact.parquet's groups, each sorted, representative first.
-func groupsOf(rows []records.Exact) [][]int64 {
+func groupsOf(rows []records.ExactRecord) [][]int64 {
 	byGroup := map[int64][]int64{}
 	for _, e := range rows {
 		byGroup[e.Group] = append(byGroup[e.Group], e.Doc)
@@ -472,12 +472,12 @@ func groupsOf(rows []records.Exact) [][]int64 {
 }
 
 // clustersOf returns clusters.parquet's rows by cluster, in cluster order.
-func clustersOf(rows []records.Cluster) [][]records.Cluster {
-	by := map[int64][]records.Cluster{}
+func clustersOf(rows []records.ClusterRecord) [][]records.ClusterRecord {
+	by := map[int64][]records.ClusterRecord{}
 	for _, c := range rows {
 		by[c.Cluster] = append(by[c.Cluster], c)
 	}
-	var out [][]records.Cluster
+	var out [][]records.ClusterRecord
 	for _, id := range slices.Sorted(maps.Keys(by)) {
 		out = append(out, by[id])
 	}

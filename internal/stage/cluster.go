@@ -160,7 +160,7 @@ func Cluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.Ve
 		if !ok {
 			return nil, fmt.Errorf("clusters: chunk %d has no map result", c)
 		}
-		err := pqfile.Stream(ctx, st, mr.DocFile.Name, &mr.DocFile, 4096, func(rows []records.Doc) error {
+		err := pqfile.Stream(ctx, st, mr.DocFile.Name, &mr.DocFile, 4096, func(rows []records.DocRecord) error {
 			for _, r := range rows {
 				if m := members[r.Doc]; m != nil {
 					m.id, m.url, m.tokens = r.ID, r.URL, r.Tokens
@@ -175,7 +175,7 @@ func Cluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.Ve
 
 	stats := &ClusterStats{SizeHist: make([]int64, 31)}
 	kept := make([]int64, len(comps))
-	var clusters []records.Cluster
+	var clusters []records.ClusterRecord
 	var dups []records.Duplicate
 	for i, c := range comps {
 		k := chooseKept(c, members, p.Keep)
@@ -189,7 +189,7 @@ func Cluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.Ve
 		stats.CompletePairs += pairTotal[i]
 		for _, d := range c {
 			m := members[d]
-			clusters = append(clusters, records.Cluster{Doc: d, ID: m.id, Cluster: id, ClusterSize: size, Keep: d == k})
+			clusters = append(clusters, records.ClusterRecord{Doc: d, ID: m.id, Cluster: id, ClusterSize: size, Keep: d == k})
 			if d != k {
 				dups = append(dups, records.Duplicate{Doc: d, ID: m.id, URL: m.url, Cluster: id, KeptDoc: k, KeptID: members[k].id})
 			}
@@ -206,14 +206,14 @@ func Cluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.Ve
 	}
 
 	// exact.parquet: every document of an exact-duplicate group.
-	var exact []records.Exact
+	var exact []records.ExactRecord
 	for _, rep := range slices.Sorted(maps.Keys(groups)) {
 		g := groupSize(rep)
 		stats.ExactGroups++
 		stats.ExactDuplicates += g - 1
-		exact = append(exact, records.Exact{Doc: rep, ID: repIDs[rep], Group: rep, GroupSize: int32(g)})
+		exact = append(exact, records.ExactRecord{Doc: rep, ID: repIDs[rep], Group: rep, GroupSize: int32(g)})
 		for _, m := range groups[rep] {
-			exact = append(exact, records.Exact{Doc: m.doc, ID: m.id, Group: rep, GroupSize: int32(g)})
+			exact = append(exact, records.ExactRecord{Doc: m.doc, ID: m.id, Group: rep, GroupSize: int32(g)})
 		}
 	}
 	if _, err := pqfile.Write(ctx, st, job.ExactFile, exact, pqfile.Sorted("group", "doc")); err != nil {

@@ -36,9 +36,9 @@ func TestChooseKept(t *testing.T) {
 // listed, the kept documents and the pairs written.
 func TestClusterStats(t *testing.T) {
 	ctx := context.Background()
-	var docs []records.Doc
+	var docs []records.DocRecord
 	for i := range 40 {
-		docs = append(docs, records.Doc{Doc: int64(i), ID: fmt.Sprintf("d%02d", i), URL: fmt.Sprintf("u%d", i), Tokens: int32(i)})
+		docs = append(docs, records.DocRecord{Doc: int64(i), ID: fmt.Sprintf("d%02d", i), URL: fmt.Sprintf("u%d", i), Tokens: int32(i)})
 	}
 	var pairs []records.Pair
 	pair := func(a, b int64) {

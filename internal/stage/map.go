@@ -57,9 +57,9 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	}
 	defer sigs.abort()
 	var (
-		docs    []records.Doc
-		rejects []records.Reject
-		parts   = make([][]records.Band, p.Partitions)
+		docs    []records.DocRecord
+		rejects []records.RejectRecord
+		parts   = make([][]records.BandRecord, p.Partitions)
 		hashes  []uint64
 		keys    []uint64
 		setBuf  []byte
@@ -89,7 +89,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			if len(set) > 0 && !sg.counts() {
 				sig, keys = sg.sign(set, keys[:0])
 			}
-			docs = append(docs, records.Doc{
+			docs = append(docs, records.DocRecord{
 				Doc: ord, ID: d.ID, URL: d.URL, File: piece.Path, Offset: d.Offset, Line: d.Line,
 				Bytes: int64(len(d.Text)), Tokens: int32(min(tokens, 1<<31-1)), Shingles: int32(len(set)),
 			})
@@ -106,7 +106,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			fp := xxh3.Hash128(fpBuf)
 			for b, k := range keys {
 				part := bands.Partition(k, p.Partitions)
-				parts[part] = append(parts[part], records.Band{
+				parts[part] = append(parts[part], records.BandRecord{
 					Band: int32(b), Key: int64(k), Doc: ord, FPHi: int64(fp.Hi), FPLo: int64(fp.Lo),
 				})
 			}
@@ -120,7 +120,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			if p.Strict {
 				return fmt.Errorf("--strict: rejected record in %s at offset %d (line %d): %s", r.File, r.Offset, r.Line, r.Reason)
 			}
-			rejects = append(rejects, records.Reject{
+			rejects = append(rejects, records.RejectRecord{
 				Chunk: int32(chunk.Index), File: r.File, Offset: r.Offset, Line: r.Line, Reason: r.Reason,
 			})
 			return nil
@@ -136,7 +136,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			// The rest of the piece is unreadable: keep what was read, and
 			// record the loss unless the reader already did.
 			if len(rejects) == before {
-				rejects = append(rejects, records.Reject{
+				rejects = append(rejects, records.RejectRecord{
 					Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: "unreadable: " + err.Error(),
 				})
 			}
@@ -174,7 +174,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	return res, nil
 }
 
-func compareBand(a, b records.Band) int {
+func compareBand(a, b records.BandRecord) int {
 	if c := cmp.Compare(a.Band, b.Band); c != 0 {
 		return c
 	}

@@ -69,11 +69,11 @@ func TestMapCounts(t *testing.T) {
 				res.BandRecords != int64(3*p.Bands) || res.InputBytes != int64(len(mapInput)) || res.TextBytes != 28+0+16+32 {
 				t.Errorf("result %+v", res)
 			}
-			docs, err := pqfile.Read[records.Doc](ctx, st, res.DocFile.Name, &res.DocFile)
+			docs, err := pqfile.Read[records.DocRecord](ctx, st, res.DocFile.Name, &res.DocFile)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []records.Doc{
+			want := []records.DocRecord{
 				{Doc: job.Ordinal(3, 0), ID: "a", Line: 1, Tokens: 6, Shingles: 2},
 				{Doc: job.Ordinal(3, 1), ID: "e", Line: 2},
 				{Doc: job.Ordinal(3, 2), ID: in + ":6", Line: 6, Tokens: 3, Shingles: 1},
@@ -85,7 +85,7 @@ func TestMapCounts(t *testing.T) {
 			if !slices.Equal(docs, want) {
 				t.Errorf("docs\n%+v\nwant\n%+v", docs, want)
 			}
-			rejects, err := pqfile.Read[records.Reject](ctx, st, res.RejectFile.Name, res.RejectFile)
+			rejects, err := pqfile.Read[records.RejectRecord](ctx, st, res.RejectFile.Name, res.RejectFile)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestMapCounts(t *testing.T) {
 			// Band records: one per band for each document with shingles,
 			// in the partition of their key, sorted; a and a2 have one set
 			// and so the same keys and fingerprint.
-			var bands []records.Band
+			var bands []records.BandRecord
 			for part, info := range res.BandFiles {
 				recs, err := readBandFile(ctx, st, info)
 				if err != nil {
@@ -114,14 +114,14 @@ func TestMapCounts(t *testing.T) {
 				}
 				bands = append(bands, recs...)
 			}
-			byDoc := map[int64][]records.Band{}
+			byDoc := map[int64][]records.BandRecord{}
 			for _, b := range bands {
 				byDoc[b.Doc] = append(byDoc[b.Doc], b)
 			}
 			if len(byDoc) != 3 || len(byDoc[job.Ordinal(3, 1)]) != 0 {
 				t.Errorf("band records for %d documents (the empty one: %d)", len(byDoc), len(byDoc[job.Ordinal(3, 1)]))
 			}
-			same := func(x, y []records.Band) bool {
+			same := func(x, y []records.BandRecord) bool {
 				slices.SortFunc(x, compareBand)
 				slices.SortFunc(y, compareBand)
 				for i := range x {
@@ -232,7 +232,7 @@ func TestMapStrictAndUnreadable(t *testing.T) {
 	if res.Docs != 1 || res.Rejected != 1 || res.RejectFile == nil {
 		t.Fatalf("result %+v", res)
 	}
-	rejects, err := pqfile.Read[records.Reject](ctx, st, res.RejectFile.Name, res.RejectFile)
+	rejects, err := pqfile.Read[records.RejectRecord](ctx, st, res.RejectFile.Name, res.RejectFile)
 	if err != nil {
 		t.Fatal(err)
 	}

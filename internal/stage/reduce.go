@@ -43,7 +43,7 @@ func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []j
 	}
 
 	b := &bucketer{maxBucket: p.MaxBucket, res: res}
-	var bucket []records.Band
+	var bucket []records.BandRecord
 	for n := 0; ; n++ {
 		if n%65536 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -114,12 +114,12 @@ type bucketer struct {
 	edges     []records.Candidate
 	compacted int // edges[:compacted] are sorted and unique
 	claims    []records.Candidate
-	byFP      []records.Band
+	byFP      []records.BandRecord
 	reps      []int64
 }
 
 // add takes one bucket: records of one (band, key), sorted by document.
-func (b *bucketer) add(bucket []records.Band) {
+func (b *bucketer) add(bucket []records.BandRecord) {
 	res := b.res
 	res.Groups++
 	res.MaxGroup = max(res.MaxGroup, int64(len(bucket)))
@@ -129,7 +129,7 @@ func (b *bucketer) add(bucket []records.Band) {
 	band := bucket[0].Band
 	// Representatives: the smallest document of each fingerprint.
 	b.byFP = append(b.byFP[:0], bucket...)
-	slices.SortFunc(b.byFP, func(x, y records.Band) int {
+	slices.SortFunc(b.byFP, func(x, y records.BandRecord) int {
 		if c := cmp.Compare(x.FPHi, y.FPHi); c != 0 {
 			return c
 		}
@@ -200,19 +200,19 @@ func compareEdge(a, b records.Candidate) int {
 // cursor walks one band file's records.
 type cursor struct {
 	name string
-	recs []records.Band
+	recs []records.BandRecord
 	pos  int
 }
 
 // merger is a k-way merge of sorted band files.
 type merger struct {
 	h     cursorHeap
-	last  records.Band
+	last  records.BandRecord
 	first bool
 }
 
 // add adds one file's records; they must be sorted, which next checks.
-func (m *merger) add(name string, recs []records.Band) error {
+func (m *merger) add(name string, recs []records.BandRecord) error {
 	if len(recs) > 0 {
 		heap.Push(&m.h, &cursor{name: name, recs: recs})
 	}
@@ -221,9 +221,9 @@ func (m *merger) add(name string, recs []records.Band) error {
 
 // next returns the smallest remaining record. It checks that the records
 // come in order, so an unsorted file is an error, not a wrong result.
-func (m *merger) next() (records.Band, bool, error) {
+func (m *merger) next() (records.BandRecord, bool, error) {
 	if len(m.h) == 0 {
-		return records.Band{}, false, nil
+		return records.BandRecord{}, false, nil
 	}
 	c := m.h[0]
 	rec := c.recs[c.pos]

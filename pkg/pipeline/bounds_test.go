@@ -42,7 +42,7 @@ func TestBounds(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) {
 		const bound = 3
 		out, m := run(func(p *job.Params) { p.MaxClusterPairs = bound })
-		clusters, err := parquet.ReadFile[records.Cluster](filepath.Join(out, "clusters.parquet"))
+		clusters, err := parquet.ReadFile[records.ClusterRecord](filepath.Join(out, "clusters.parquet"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func TestModes(t *testing.T) {
 	os.WriteFile(repeats, []byte(fmt.Sprintf("{\"id\":\"r3\",\"text\":%q}\n{\"id\":\"r4\",\"text\":%q}\n{\"id\":\"r4b\",\"text\":%q}\n",
 		strings.Repeat(cycle, 3), strings.Repeat(cycle, 4), strings.Repeat(cycle, 4))), 0o644)
 	exactGroups := func(t *testing.T, out string) map[string]int32 {
-		rows, err := parquet.ReadFile[records.Exact](filepath.Join(out, "exact.parquet"))
+		rows, err := parquet.ReadFile[records.ExactRecord](filepath.Join(out, "exact.parquet"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,12 +78,12 @@ func TestModes(t *testing.T) {
 				docs := map[int64]int32{}
 				files, _ := filepath.Glob(filepath.Join(out, "docs", "*.parquet"))
 				for _, f := range files {
-					rows, _ := parquet.ReadFile[records.Doc](f)
+					rows, _ := parquet.ReadFile[records.DocRecord](f)
 					for _, r := range rows {
 						docs[r.Doc] = r.Tokens
 					}
 				}
-				rows, err := parquet.ReadFile[records.Cluster](filepath.Join(out, "clusters.parquet"))
+				rows, err := parquet.ReadFile[records.ClusterRecord](filepath.Join(out, "clusters.parquet"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -109,7 +109,7 @@ func TestModes(t *testing.T) {
 				if len(files) != 1 {
 					t.Fatalf("reject files: %v", files)
 				}
-				rows, err := parquet.ReadFile[records.Reject](files[0])
+				rows, err := parquet.ReadFile[records.RejectRecord](files[0])
 				if err != nil || len(rows) != 1 || rows[0].Line != 2 || rows[0].File != broken || rows[0].Offset != 37 {
 					t.Fatalf("rejects = %+v, %v", rows, err)
 				}

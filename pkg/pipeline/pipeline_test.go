@@ -129,7 +129,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	// Recall, by pair (what pairs/ lists) and by cluster.
 	cluster := map[string]int64{}
-	crow, err := parquet.ReadFile[records.Cluster](filepath.Join(outs[1], "clusters.parquet"))
+	crow, err := parquet.ReadFile[records.ClusterRecord](filepath.Join(outs[1], "clusters.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestEndToEnd(t *testing.T) {
 			first[key] = ids[i]
 		}
 	}
-	erows, err := parquet.ReadFile[records.Exact](filepath.Join(outs[1], "exact.parquet"))
+	erows, err := parquet.ReadFile[records.ExactRecord](filepath.Join(outs[1], "exact.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

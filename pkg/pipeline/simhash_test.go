@@ -74,7 +74,7 @@ func TestSimHashEndToEnd(t *testing.T) {
 	ord := map[int64]int{} // ordinal -> generator index
 	docFiles, _ := filepath.Glob(filepath.Join(outs[1], "docs", "*.parquet"))
 	for _, f := range docFiles {
-		rows, err := parquet.ReadFile[records.Doc](f)
+		rows, err := parquet.ReadFile[records.DocRecord](f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestSimHashEndToEnd(t *testing.T) {
 	keys := make([]map[int32]int64, n)
 	bandFiles, _ := filepath.Glob(filepath.Join(outs[1], "bands", "*", "*.parquet"))
 	for _, f := range bandFiles {
-		rows, err := parquet.ReadFile[records.Band](f)
+		rows, err := parquet.ReadFile[records.BandRecord](f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestSimHashEndToEnd(t *testing.T) {
 			keys[i][r.Band] = r.Key
 		}
 	}
-	rows, err := parquet.ReadFile[records.Cluster](filepath.Join(outs[1], "clusters.parquet"))
+	rows, err := parquet.ReadFile[records.ClusterRecord](filepath.Join(outs[1], "clusters.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,18 @@
 // 64-bit hashes are stored as their int64 bit pattern. A Go program reads
 // a dataset with parquet-go, e.g.
 // parquet.ReadFile[records.Pair]("out/pairs/chunk-000000.parquet").
+//
+// A type's name is the schema name parquet-go writes into every file of its
+// dataset: renaming a type changes the bytes of the files, so the names
+// stay as they are.
 package records
 
-// Band is one row of a band partition file: document Doc has band key Key
+// BandRecord is one row of a band partition file: document Doc has band key Key
 // in band Band. Files are sorted by (band, key, doc). FPHi and FPLo are the
 // 128-bit fingerprint of the document's shingle set: documents with equal
 // sets have equal band keys in every band, so each bucket holds whole
 // exact-duplicate groups, which reduce recognises by fingerprint.
-type Band struct {
+type BandRecord struct {
 	Band int32 `parquet:"band"`
 	Key  int64 `parquet:"key"`
 	Doc  int64 `parquet:"doc"`
@@ -21,8 +25,8 @@ type Band struct {
 	FPLo int64 `parquet:"fp_lo"`
 }
 
-// Doc maps a document ordinal to where the document came from.
-type Doc struct {
+// DocRecord maps a document ordinal to where the document came from.
+type DocRecord struct {
 	Doc      int64  `parquet:"doc"`
 	ID       string `parquet:"id"`
 	URL      string `parquet:"url"`
@@ -57,10 +61,10 @@ type Pair struct {
 	Hamming *int32 `parquet:"hamming,optional"`
 }
 
-// Exact places one document in a group of documents with identical
+// ExactRecord places one document in a group of documents with identical
 // shingle sets (exact duplicates under the document model). Group is the
 // group's smallest ordinal, its representative.
-type Exact struct {
+type ExactRecord struct {
 	Doc       int64  `parquet:"doc"`
 	ID        string `parquet:"id"`
 	Group     int64  `parquet:"group"`
@@ -76,8 +80,8 @@ type ExactMember struct {
 	ID      string `parquet:"id"`
 }
 
-// Cluster places one document in a cluster of near-duplicates.
-type Cluster struct {
+// ClusterRecord places one document in a cluster of near-duplicates.
+type ClusterRecord struct {
 	Doc         int64  `parquet:"doc"`
 	ID          string `parquet:"id"`
 	Cluster     int64  `parquet:"cluster"`
@@ -95,8 +99,8 @@ type Duplicate struct {
 	KeptID  string `parquet:"kept_id"`
 }
 
-// Reject is an input record that was skipped, and why.
-type Reject struct {
+// RejectRecord is an input record that was skipped, and why.
+type RejectRecord struct {
 	Chunk  int32  `parquet:"chunk"`
 	File   string `parquet:"file"`
 	Offset int64  `parquet:"offset"`
