@@ -75,3 +75,42 @@ func TestResumeAfterInterrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeMovedOutput interrupts a job, moves its output directory (with
+// the embedded server's store inside it), and resumes it at the new place:
+// the job finishes there, byte-identical to an undisturbed run, and nothing
+// is written at the old place. A real mismatch is refused naming what
+// differs.
+func TestResumeMovedOutput(t *testing.T) {
+	in, _ := genCorpus(t, 400, 13, 2)
+	ref := filepath.Join(t.TempDir(), "ref")
+	if _, err := Run(context.Background(), testConfig(t, in, ref, 2)); err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	old, moved := filepath.Join(base, "old"), filepath.Join(base, "moved")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := testConfig(t, in, old, 2)
+	cfg.Progress = &cancelOn{marker: "reduce ", cancel: cancel}
+	if _, err := Run(ctx, cfg); err == nil {
+		t.Fatal("interrupted run reported success")
+	}
+	if err := os.Rename(old, moved); err != nil {
+		t.Fatal(err)
+	}
+
+	changed := testConfig(t, in, moved, 2)
+	changed.Params.Threshold = 0.75
+	if _, err := Run(context.Background(), changed); err == nil || !strings.Contains(err.Error(), "Threshold 0.8 (now 0.75)") {
+		t.Fatalf("resume with another threshold: err = %v, want one naming Threshold 0.8 (now 0.75)", err)
+	}
+
+	if _, err := Run(context.Background(), testConfig(t, in, moved, 2)); err != nil {
+		t.Fatalf("resuming the moved output: %v", err)
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Fatalf("the resumed job wrote at the old place %s", old)
+	}
+	sameFiles(t, ref, moved, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet")
+}

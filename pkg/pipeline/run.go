@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -70,11 +71,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		return nil, err
 	}
 	defer unlock()
-	jobName := cfg.Job
-	if jobName == "" {
-		jobName = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
-	}
-	spec, plan, resumed, err := loadOrPlan(ctx, st, jobName, params, inputs)
+	spec, plan, resumed, err := loadOrPlan(ctx, st, cfg.Job, params, inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +90,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	}
 	release = sync.OnceFunc(release)
 	defer release()
+	jobName := spec.Job
 	log.Info("job planned", "job", jobName, "epoch", spec.Epoch, "resumed", resumed, "inputs", len(plan.Inputs),
 		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
 	stopWorkers := func() {}
@@ -220,18 +218,25 @@ func validJob(s string) bool {
 }
 
 // loadOrPlan resumes the job found in the work area when it has the same
-// parameters and inputs, and plans a new one otherwise.
+// parameters and inputs, and plans a new one otherwise. jobName is the
+// name asked for, "" for the one derived from the output's location when
+// the job was planned (kept, so that a moved output resumes). The spec on
+// disk holds the output as "." (the directory it is in); the spec returned
+// holds its absolute path, the one workers are told.
 func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job.Params, inputs []job.Input) (*job.Spec, *job.Plan, bool, error) {
 	var old job.Spec
 	err := readJSON(ctx, st, job.SpecFile, &old)
 	if err == nil {
 		var oldPlan job.Plan
-		if perr := readJSON(ctx, st, job.PlanFile, &oldPlan); perr == nil &&
-			reflect.DeepEqual(old.Params, params) && reflect.DeepEqual(oldPlan.Inputs, inputs) && old.Job == jobName {
-			return &old, &oldPlan, true, nil
+		if err := readJSON(ctx, st, job.PlanFile, &oldPlan); err != nil {
+			return nil, nil, false, fmt.Errorf("%s holds an unfinished job whose plan cannot be read (pass --overwrite to start again): %w", st.Root(), err)
 		}
-		return nil, nil, false, fmt.Errorf("%s holds an unfinished job with other parameters or inputs: "+
-			"rerun it with the same ones to resume, or pass --overwrite to start again", st.Root())
+		if diff := specDiff(old, oldPlan, jobName, params, inputs); diff != "" {
+			return nil, nil, false, fmt.Errorf("%s holds an unfinished job with %s: "+
+				"rerun it with the same ones to resume, or pass --overwrite to start again", st.Root(), diff)
+		}
+		old.Out = st.Root()
+		return &old, &oldPlan, true, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, false, err
@@ -240,14 +245,49 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job
 	if err != nil {
 		return nil, nil, false, err
 	}
-	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: st.Root(), Params: params}
+	if jobName == "" {
+		jobName = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
+	}
+	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: ".", Params: params}
 	if err := writeJSON(ctx, st, job.PlanFile, plan); err != nil {
 		return nil, nil, false, err
 	}
 	if err := writeJSON(ctx, st, job.SpecFile, spec); err != nil {
 		return nil, nil, false, err
 	}
+	spec.Out = st.Root()
 	return spec, &plan, false, nil
+}
+
+// specDiff names what differs between an unfinished job and the one asked
+// for, "" when they are the same job.
+func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params, inputs []job.Input) string {
+	if jobName != "" && old.Job != jobName {
+		return fmt.Sprintf("another job name (%q, not %q)", old.Job, jobName)
+	}
+	if !reflect.DeepEqual(old.Params, params) {
+		a, b := reflect.ValueOf(old.Params), reflect.ValueOf(params)
+		var fields []string
+		for i := range a.NumField() {
+			if !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+				fields = append(fields, fmt.Sprintf("%s %v (now %v)", a.Type().Field(i).Name, a.Field(i).Interface(), b.Field(i).Interface()))
+			}
+		}
+		return "other parameters: " + strings.Join(fields, ", ")
+	}
+	if !reflect.DeepEqual(oldPlan.Inputs, inputs) {
+		for i := range max(len(oldPlan.Inputs), len(inputs)) {
+			switch {
+			case i >= len(inputs):
+				return fmt.Sprintf("other inputs: %s is no longer given", oldPlan.Inputs[i].Path)
+			case i >= len(oldPlan.Inputs):
+				return fmt.Sprintf("other inputs: %s was not an input", inputs[i].Path)
+			case oldPlan.Inputs[i] != inputs[i]:
+				return fmt.Sprintf("other inputs: %+v, now %+v", oldPlan.Inputs[i], inputs[i])
+			}
+		}
+	}
+	return ""
 }
 
 // connect reaches the NATS server, starting an embedded one when no URL is
@@ -291,7 +331,9 @@ func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.
 	if v, err := state.Get(ctx, specKey); err == nil {
 		var old job.Spec
 		if json.Unmarshal(v, &old) == nil && old.Epoch == spec.Epoch {
-			return state, release, nil
+			// The same epoch, resumed: keep its state, but tell workers
+			// where the output is now (it may have moved).
+			return state, release, putSpec(ctx, state, spec, release)
 		}
 		release()
 		if err := q.DeleteState(ctx, spec.Job); err != nil {
@@ -307,16 +349,20 @@ func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.
 		release()
 		return nil, nil, fmt.Errorf("job %s: %w", spec.Job, err)
 	}
+	return state, release, putSpec(ctx, state, spec, release)
+}
+
+// putSpec stores the spec workers read; on failure it releases the lease.
+func putSpec(ctx context.Context, state *queue.State, spec *job.Spec, release func()) error {
 	data, err := json.Marshal(spec)
+	if err == nil {
+		err = state.Put(ctx, specKey, data)
+	}
 	if err != nil {
 		release()
-		return nil, nil, err
+		return fmt.Errorf("job %s: storing spec: %w", spec.Job, err)
 	}
-	if err := state.Put(ctx, specKey, data); err != nil {
-		release()
-		return nil, nil, fmt.Errorf("job %s: storing spec: %w", spec.Job, err)
-	}
-	return state, release, nil
+	return nil
 }
 
 func randomHex(n int) string {
