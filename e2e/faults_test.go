@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/storage"
 )
 
 // jobArgs are the job parameters shared by a fault test and its reference.
@@ -47,6 +49,12 @@ func sameResults(t *testing.T, ref, out string) {
 	if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
 		t.Fatal("no _SUCCESS")
 	}
+	filepath.WalkDir(out, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && strings.Contains(e.Name(), storage.TempMarker) {
+			t.Errorf("temporary file left in a finished job: %s", p)
+		}
+		return nil
+	})
 }
 
 // TestWorkerKilled kills a worker with SIGKILL while it holds a task (while
@@ -58,6 +66,9 @@ func TestWorkerKilled(t *testing.T) {
 	points := []string{
 		"stall@map/2",
 		"stall@create:bands/part=00001/chunk-000001",
+		// Killed with its band file written under a temporary name: the
+		// job's last step removes what it left.
+		"stall@commit:bands/part=00001/chunk-000001",
 		"stall@reduce/2",
 	}
 	for _, point := range points {

@@ -16,6 +16,10 @@
 //	deny@create:pairs/        ... fails with permission denied
 //	stall@create:bands/part=00001/chunk-000002
 //	                          blocks while creating that file
+//	stall@commit:bands/part=00001/chunk-000002
+//	                          blocks after writing that file, before it
+//	                          is renamed into place (its temporary file
+//	                          exists)
 //
 // #N limits a rule to its first N hits in this process (fail@map/1#1 fails
 // once, then lets the retry succeed).
@@ -48,7 +52,8 @@ type rule struct {
 	action string // panic, fail, deny, stall, slow
 	stage  string // task rules: stage name
 	index  int    // task rules: index, -1 for any
-	path   string // create rules: substring of the file name
+	path   string // file rules: substring of the file name
+	commit bool   // file rules: at commit rather than at create
 	limit  int    // 0: unlimited
 	hits   int
 }
@@ -89,15 +94,20 @@ func Parse(spec string, log *slog.Logger) (*Set, error) {
 			}
 			point, r.limit = p, limit
 		}
-		if path, ok := strings.CutPrefix(point, "create:"); ok {
+		create, isCreate := strings.CutPrefix(point, "create:")
+		commit, isCommit := strings.CutPrefix(point, "commit:")
+		if isCreate || isCommit {
 			if r.action == "panic" {
-				return nil, fmt.Errorf("faults: rule %q: create points take fail or stall", text)
+				return nil, fmt.Errorf("faults: rule %q: file points take fail, deny, stall or slow", text)
 			}
-			r.path = path
+			r.path, r.commit = create, isCommit
+			if isCommit {
+				r.path = commit
+			}
 		} else {
 			stage, idx, ok := strings.Cut(point, "/")
 			if !ok || stage == "" {
-				return nil, fmt.Errorf("faults: rule %q: want STAGE/INDEX or create:PATH", text)
+				return nil, fmt.Errorf("faults: rule %q: want STAGE/INDEX, create:PATH or commit:PATH", text)
 			}
 			r.stage = stage
 			if idx != "*" {
@@ -164,11 +174,25 @@ func (s *Set) Task(ctx context.Context, stage string, index int) error {
 
 // Create is called before a file is created.
 func (s *Set) Create(ctx context.Context, name string) error {
-	r := s.match(func(r *rule) bool { return r.path != "" && strings.Contains(name, r.path) })
+	return s.file(ctx, name, false)
+}
+
+// Commit is called when a file is complete, before it is renamed into
+// place.
+func (s *Set) Commit(ctx context.Context, name string) error {
+	return s.file(ctx, name, true)
+}
+
+func (s *Set) file(ctx context.Context, name string, commit bool) error {
+	r := s.match(func(r *rule) bool { return r.path != "" && r.commit == commit && strings.Contains(name, r.path) })
 	if r == nil {
 		return nil
 	}
-	return s.fire(ctx, r, "create "+name)
+	what := "create "
+	if commit {
+		what = "commit "
+	}
+	return s.fire(ctx, r, what+name)
 }
 
 // FS wraps a job's storage so that every file creation passes through the
@@ -190,5 +214,25 @@ func (f faultyFS) Create(ctx context.Context, name string) (storage.Writer, erro
 	if err := f.set.Create(ctx, name); err != nil {
 		return nil, err
 	}
-	return f.FS.Create(ctx, name)
+	w, err := f.FS.Create(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return faultyWriter{Writer: w, ctx: ctx, name: name, set: f.set}, nil
+}
+
+// faultyWriter passes its commit through the set's commit rules.
+type faultyWriter struct {
+	storage.Writer
+	ctx  context.Context
+	name string
+	set  *Set
+}
+
+func (w faultyWriter) Commit() error {
+	if err := w.set.Commit(w.ctx, w.name); err != nil {
+		w.Writer.Abort()
+		return err
+	}
+	return w.Writer.Commit()
 }

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,7 +26,8 @@ func TestParse(t *testing.T) {
 		{"fail@map", "STAGE/INDEX", 0},
 		{"fail@map/x", "bad index", 0},
 		{"fail@map/1#0", "bad count", 0},
-		{"panic@create:x", "fail or stall", 0},
+		{"panic@create:x", "file points take fail", 0},
+		{"panic@commit:x", "file points take fail", 0},
 	}
 	for _, tt := range tests {
 		s, err := Parse(tt.spec, nil)
@@ -100,7 +102,7 @@ func TestFS(t *testing.T) {
 	if none.FS(dir) != storage.FS(dir) {
 		t.Fatal("a nil set must return the storage unchanged")
 	}
-	set, err := Parse("fail@create:pairs/", nil)
+	set, err := Parse("fail@create:pairs/; fail@commit:bands/", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +112,7 @@ func TestFS(t *testing.T) {
 		wantErr bool
 	}{
 		{"pairs/chunk-000001.parquet", true},
+		{"bands/part=00001/chunk-000001.parquet", true}, // written, then not committed
 		{"docs/chunk-000001.parquet", false},
 	}
 	for _, tt := range tests {
@@ -120,5 +123,12 @@ func TestFS(t *testing.T) {
 		if _, oerr := fsys.Open(ctx, tt.name); (oerr == nil) == tt.wantErr {
 			t.Errorf("%s: open after write: %v", tt.name, oerr)
 		}
+	}
+	// A failed commit leaves no temporary file behind.
+	if left, err := dir.List(ctx, "bands"); err != nil || len(left) != 0 {
+		t.Errorf("after a failed commit: %v %v", left, err)
+	}
+	if tmps, _ := filepath.Glob(dir.Path("bands/part=00001/*")); len(tmps) != 0 {
+		t.Errorf("files left after a failed commit: %v", tmps)
 	}
 }

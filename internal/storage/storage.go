@@ -212,6 +212,38 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
 	return names, nil
 }
 
+// RemoveTemporaries deletes the temporary files (names holding
+// TempMarker) under prefix that writers left behind: a process killed
+// while writing leaves its temporary file. It returns how many it removed.
+// Run it only when no writer is active under prefix.
+func (d *Dir) RemoveTemporaries(ctx context.Context, prefix string) (int, error) {
+	n := 0
+	base := d.Path(prefix)
+	err := filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == base {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if e.IsDir() || !strings.Contains(e.Name(), TempMarker) {
+			return nil
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("storage: remove temporaries under %s: %w", prefix, err)
+	}
+	return n, nil
+}
+
 // Remove deletes name and, for a directory, everything below it.
 func (d *Dir) Remove(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {

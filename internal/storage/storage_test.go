@@ -117,3 +117,40 @@ func TestLock(t *testing.T) {
 	}
 	unlock2()
 }
+
+// TestRemoveTemporaries checks that the sweep removes a killed writer's
+// temporary files and nothing else.
+func TestRemoveTemporaries(t *testing.T) {
+	ctx := context.Background()
+	d, err := NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(ctx, d, "bands/part=00001/chunk-000001.parquet", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	// Two writers that never commit, as killed processes leave them.
+	for _, name := range []string{"bands/part=00001/chunk-000002.parquet", "pairs/chunk-000000.parquet"} {
+		if _, err := d.Create(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := d.RemoveTemporaries(ctx, ".")
+	if err != nil || n != 2 {
+		t.Fatalf("removed %d, err %v; want 2", n, err)
+	}
+	var left []string
+	filepath.WalkDir(d.Root(), func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			rel, _ := filepath.Rel(d.Root(), p)
+			left = append(left, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if len(left) != 1 || left[0] != "bands/part=00001/chunk-000001.parquet" {
+		t.Fatalf("left %v, want only the committed file", left)
+	}
+	if n, err := d.RemoveTemporaries(ctx, "missing"); n != 0 || err != nil {
+		t.Fatalf("missing prefix: %d, %v", n, err)
+	}
+}

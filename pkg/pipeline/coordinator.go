@@ -99,6 +99,13 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	if n := len(man.Failures); n > 0 {
 		man.Warnings = append(man.Warnings, fmt.Sprintf("%d tasks failed; the job completed without them (see failures)", n))
 	}
+	// Every task is finished: the temporary files of writers that were
+	// killed (a worker dying mid-write) can go.
+	if n, err := c.st.RemoveTemporaries(ctx, "."); err != nil {
+		return nil, err
+	} else if n > 0 {
+		c.log.Info("removed temporary files left by interrupted writers", "files", n)
+	}
 
 	man.Finished = time.Now().UTC()
 	man.Seconds = time.Since(started).Seconds()
