@@ -203,8 +203,20 @@ func (q *Queue) slot(ctx context.Context, h Handler, fail FailureRecorder, log *
 			}
 			continue
 		}
-		for msg := range batch.Messages() {
-			q.deliver(ctx, msg, h, fail, log)
+		msgs := batch.Messages()
+	batch:
+		for {
+			select {
+			case <-ctx.Done():
+				// Stopping: a message that arrives now is not taken; it
+				// returns to the queue after AckWait.
+				break batch
+			case msg, ok := <-msgs:
+				if !ok {
+					break batch
+				}
+				q.deliver(ctx, msg, h, fail, log)
+			}
 		}
 		cancel()
 		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
@@ -261,7 +273,11 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg, h Handler, fail 
 		}
 	case d.Final || errors.As(err, new(permanent)):
 		if fail != nil {
-			fail(context.WithoutCancel(ctx), d, err)
+			// Recording the failure outlives a stop, but not by more than
+			// AckWait: with the server gone it cannot succeed anyway.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(q.cfg.AckWait, time.Second))
+			fail(fctx, d, err)
+			cancel()
 		}
 		if terr := msg.Term(); terr != nil {
 			log.Warn("terminate failed", "err", terr)
