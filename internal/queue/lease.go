@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,12 +12,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// The coordinator lease: one key in the job's bucket, refreshed while a
-// coordinator runs the job, so that a second coordinator started on the
-// same job (an overlapping scheduled run, say) refuses instead of sharing
-// its state. A coordinator that died leaves a lease that expires.
+// The coordinator lease: one key (LeaseKey) in the job's state, refreshed
+// while a coordinator runs the job, so that a second coordinator started
+// on the same job (an overlapping scheduled run, say) refuses instead of
+// sharing its state. A coordinator that died leaves a lease that expires.
 const (
-	leaseKey     = "coordinator"
+	LeaseKey     = "coordinator"
 	leaseTTL     = 15 * time.Second
 	leaseRefresh = 5 * time.Second
 )
@@ -34,14 +35,21 @@ type Lease struct {
 // The caller holds the lock of its output directory, so a lease naming the
 // same directory belongs to a coordinator that is gone: it is taken over
 // at once, whatever its age.
-func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger) (release func(), err error) {
+//
+// The lease is refreshed every leaseRefresh. When a refresh fails (the
+// server was away, or the reply to a refresh that did happen was lost),
+// the lease is read again: if it is still l's, its revision is adopted and
+// the lease goes on; if another coordinator holds it, or the job's state
+// is gone (another coordinator started the job afresh), lost is called
+// once with an error wrapping ErrJobBusy, and refreshing stops.
+func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost func(error)) (release func(), err error) {
 	kv := s.kv
 	holder, _ := json.Marshal(l)
 	var rev uint64
-	e, err := kv.Get(ctx, leaseKey)
+	e, err := kv.Get(ctx, LeaseKey)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
-		rev, err = kv.Create(ctx, leaseKey, holder)
+		rev, err = kv.Create(ctx, LeaseKey, holder)
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return nil, fmt.Errorf("%w (it started at the same moment)", ErrJobBusy)
 		}
@@ -53,7 +61,7 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger) (relea
 		if age := time.Since(e.Created()); old.Out != l.Out && age < leaseTTL {
 			return nil, fmt.Errorf("%w (%s writing %s, seen %s ago); wait for it, or stop it", ErrJobBusy, old.Holder, old.Out, age.Round(time.Second))
 		}
-		rev, err = kv.Update(ctx, leaseKey, holder, e.Revision())
+		rev, err = kv.Update(ctx, LeaseKey, holder, e.Revision())
 		if err != nil {
 			return nil, fmt.Errorf("%w (it took the lease first): %v", ErrJobBusy, err)
 		}
@@ -73,13 +81,30 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger) (relea
 				return
 			case <-t.C:
 				uctx, ucancel := context.WithTimeout(lctx, leaseRefresh)
-				r, err := kv.Update(uctx, leaseKey, holder, rev)
-				ucancel()
-				if err != nil {
-					log.Warn("could not refresh the coordinator lease", "err", err)
+				r, err := kv.Update(uctx, LeaseKey, holder, rev)
+				if err == nil {
+					rev = r
+					ucancel()
 					continue
 				}
-				rev = r
+				e, gerr := kv.Get(uctx, LeaseKey)
+				ucancel()
+				switch {
+				case gerr == nil && bytes.Equal(e.Value(), holder):
+					// Still ours: a refresh happened whose reply was lost.
+					rev = e.Revision()
+					log.Info("coordinator lease renewed after a lost refresh", "revision", rev)
+				case gerr == nil:
+					var other Lease
+					json.Unmarshal(e.Value(), &other)
+					lost(fmt.Errorf("%w: the coordinator lease was taken by %s writing %s while this one could not refresh it", ErrJobBusy, other.Holder, other.Out))
+					return
+				case errors.Is(gerr, jetstream.ErrKeyNotFound), errors.Is(gerr, jetstream.ErrBucketNotFound), errors.Is(gerr, jetstream.ErrStreamNotFound):
+					lost(fmt.Errorf("%w: the job's state was reset by another coordinator while this one could not refresh its lease", ErrJobBusy))
+					return
+				default:
+					log.Warn("could not refresh the coordinator lease", "err", err, "reading it", gerr)
+				}
 			}
 		}
 	}()
@@ -88,6 +113,6 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger) (relea
 		<-done
 		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer dcancel()
-		kv.Delete(dctx, leaseKey, jetstream.LastRevision(rev))
+		kv.Delete(dctx, LeaseKey, jetstream.LastRevision(rev))
 	}, nil
 }

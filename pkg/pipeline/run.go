@@ -84,7 +84,11 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	life := randomHex(4)
 	host, _ := os.Hostname()
 	holder := queue.Lease{Holder: fmt.Sprintf("coordinator %s on %s (pid %d)", life, host, os.Getpid()), Out: st.Root()}
-	state, release, err := jobState(ctx, q, spec, holder, log)
+	// Losing the lease (another coordinator took the job while this one
+	// could not reach the server) stops this run: its cause is ErrJobBusy.
+	ctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	state, release, err := jobState(ctx, q, spec, holder, log, stopRun)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +109,9 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		prog: newProgress(cfg.Progress, cfg.Live), life: life}
 	man, err := c.execute(ctx, started)
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) {
+			return nil, cause
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("interrupted; run the same command again to resume: %w", ctx.Err())
 		}
@@ -319,12 +326,12 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 // jobState opens the job's state and takes the coordinator lease in it,
 // then clears the state when it belongs to another run. The lease comes
 // first: a running job's state is never cleared.
-func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.Lease, log *slog.Logger) (*queue.State, func(), error) {
+func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.Lease, log *slog.Logger, lost func(error)) (*queue.State, func(), error) {
 	state, err := q.State(ctx, spec.Job)
 	if err != nil {
 		return nil, nil, err
 	}
-	release, err := state.TakeLease(ctx, holder, log)
+	release, err := state.TakeLease(ctx, holder, log, lost)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -342,7 +349,7 @@ func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.
 		if state, err = q.State(ctx, spec.Job); err != nil {
 			return nil, nil, err
 		}
-		if release, err = state.TakeLease(ctx, holder, log); err != nil {
+		if release, err = state.TakeLease(ctx, holder, log, lost); err != nil {
 			return nil, nil, err
 		}
 	} else if !errors.Is(err, queue.ErrNotFound) {
