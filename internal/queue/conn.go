@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -131,9 +133,12 @@ func dial(ctx context.Context, c ConnConfig, name string, log *slog.Logger) (*na
 	if err != nil {
 		return nil, fmt.Errorf("queue: connect to %s: %w", url, err)
 	}
+	attemptTimeout := min(5*time.Second, max(c.ConnectTimeout, time.Second))
+	dialer := &recordingDialer{d: net.Dialer{Timeout: attemptTimeout}}
 	opts = append(opts,
 		nats.Name(name),
-		nats.Timeout(min(5*time.Second, max(c.ConnectTimeout, time.Second))),
+		nats.Timeout(attemptTimeout),
+		nats.SetCustomDialer(dialer),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500*time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
@@ -160,6 +165,12 @@ func dial(ctx context.Context, c ConnConfig, name string, log *slog.Logger) (*na
 		if err == nil {
 			return nc, nil
 		}
+		if errors.Is(err, nats.ErrNoServers) {
+			// nats.go hides why: "connection refused" and the like.
+			if derr := dialer.lastErr(); derr != nil {
+				err = fmt.Errorf("%w: %w", err, derr)
+			}
+		}
 		err = fmt.Errorf("queue: connect to %s: %w", url, err)
 		if !retryable(err) {
 			return nil, err
@@ -177,6 +188,29 @@ func dial(ctx context.Context, c ConnConfig, name string, log *slog.Logger) (*na
 		case <-time.After(min(time.Duration(attempt)*200*time.Millisecond, time.Second)):
 		}
 	}
+}
+
+// recordingDialer dials like net.Dialer and remembers its last error,
+// which nats.go reports only as "no servers available".
+type recordingDialer struct {
+	d   net.Dialer
+	mu  sync.Mutex
+	err error
+}
+
+// Dial dials address and records the error.
+func (r *recordingDialer) Dial(network, address string) (net.Conn, error) {
+	c, err := r.d.Dial(network, address)
+	r.mu.Lock()
+	r.err = err
+	r.mu.Unlock()
+	return c, err
+}
+
+func (r *recordingDialer) lastErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 // retryable tells whether a failed first connection may succeed later (the
