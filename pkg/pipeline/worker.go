@@ -144,13 +144,15 @@ func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error)
 		return
 	}
 	w.log.Error("task failed for good", "job", t.Job, "stage", t.Stage, "index", t.Index, "attempts", d.Attempt, "err", err)
-	jc, jerr := w.job(ctx, t)
-	if jerr != nil {
+	var state *queue.State
+	if jc, jerr := w.job(ctx, t); jerr == nil {
+		state = jc.state
+	} else if state, jerr = w.q.State(ctx, t.Job); jerr != nil { // a job this worker refuses still hears why
 		w.log.Error("cannot record failure", "err", jerr)
 		return
 	}
 	data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: d.Attempt, Error: err.Error()})
-	if perr := jc.state.Put(ctx, failedKey(t.Epoch, t.Stage, t.Index), data); perr != nil {
+	if perr := state.Put(ctx, failedKey(t.Epoch, t.Stage, t.Index), data); perr != nil {
 		w.log.Error("cannot record failure", "err", perr)
 	}
 }
