@@ -10,6 +10,8 @@ import (
 // TestExitCodes runs the commands with arguments that stop before any
 // work and checks their exit status and what they say.
 func TestExitCodes(t *testing.T) {
+	t.Setenv("NATS_URL", "") // the default of --nats
+	t.Setenv("NATS_CREDS", "")
 	tests := []struct {
 		prog     string
 		cmds     []Command
@@ -30,6 +32,18 @@ func TestExitCodes(t *testing.T) {
 		{"worker", Worker(), nil, 2, "usage:"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "extra"}, 2, "usage:"},
 		{"worker", Worker(), []string{"--ack-wait", "soon"}, 2, "invalid value"},
+		// A run function reports its usage errors on os.Stderr, not here: only
+		// the exit status is checked for those.
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--connect-timeout", "soon"}, 2, "invalid value"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--connect-timeout", "-1s"}, 2, ""},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-tls-ca", "/nonexistent/ca.pem"}, 2, ""},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-tls-cert", "cli_test.go"}, 2, ""},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-creds", "/nonexistent/x.creds"}, 2, ""},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--data-root", "/nonexistent/data"}, 2, ""},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--data-root", ""}, 2, "invalid value"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--connect-timeout", "300ms", "--data-root", "."}, 1, ""},
+		{"coordinator", Coordinator(), []string{"--out", "x", "--nats-tls-ca", "/nonexistent/ca.pem", "in.jsonl"}, 2, ""},
+		{"coordinator", Coordinator(), []string{"--out", "x", "--connect-timeout", "x", "in.jsonl"}, 2, "invalid value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.prog+" "+strings.Join(tt.args, " "), func(t *testing.T) {
@@ -62,7 +76,10 @@ func TestFlagsShared(t *testing.T) {
 			t.Errorf("--%s: job default %q, compare default %q", f, job[f], compare[f])
 		}
 	}
-	for _, f := range []string{"ack-wait", "max-deliver"} {
+	for _, f := range []string{"ack-wait", "max-deliver", "nats", "nats-creds", "nats-nkey", "nats-tls-ca", "nats-tls-cert", "nats-tls-key", "connect-timeout"} {
+		if _, ok := worker[f]; !ok {
+			t.Errorf("worker has no --%s", f)
+		}
 		if worker[f] != job[f] {
 			t.Errorf("--%s: worker default %q, coordinator %q", f, worker[f], job[f])
 		}

@@ -42,7 +42,8 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 		qc := queue.DefaultConfig()
 		cfg := pipeline.Config{}
 		fs.StringVar(&cfg.Out, "out", "", "output directory (required)")
-		fs.StringVar(&cfg.NATSURL, "nats", "", "NATS server URL; empty starts an embedded server with in-process workers")
+		conn := queue.DefaultConnConfig()
+		conn.RegisterFlags(fs, "NATS server URL; empty starts an embedded server with in-process workers", os.Getenv)
 		fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode; 0 with --listen: outside workers only)")
 		fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
 		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
@@ -63,6 +64,11 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 				fmt.Fprintln(os.Stderr, "coordinator:", err)
 				return 2
 			}
+			if err := conn.Check(); err != nil {
+				fmt.Fprintln(os.Stderr, "coordinator:", err)
+				return 2
+			}
+			cfg.NATSURL, cfg.Conn = conn.URL, conn
 			cfg.Inputs, cfg.Params, cfg.Queue, cfg.Log = args, p, qc, log
 			if cfg.Faults, err = faults.Parse(os.Getenv(faults.EnvVar), log); err != nil {
 				log.Error("bad "+faults.EnvVar, "err", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/procstat"
@@ -15,18 +16,21 @@ import (
 
 // Worker returns the worker's one command.
 func Worker() []Command {
-	return []Command{{Usage: "worker --nats URL [--slots N]", Summary: "run tasks of any job whose coordinator uses the same NATS server", Setup: workerSetup}}
+	return []Command{{Usage: "worker --nats URL [--slots N] [--data-root DIR]...", Summary: "run tasks of any job whose coordinator uses the same NATS server", Setup: workerSetup}}
 }
 
 func workerSetup(fs *flag.FlagSet) func(context.Context, []string) int {
-	url := fs.String("nats", "", "NATS server URL (required)")
+	conn := queue.DefaultConnConfig()
+	conn.RegisterFlags(fs, "NATS server URL (required)", os.Getenv)
 	slots := fs.Int("slots", runtime.NumCPU(), "tasks run at once")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	var roots stringList
+	fs.Var(&roots, "data-root", "read inputs and write outputs only under this directory (repeatable; default: any path a job names)")
 	qc := queue.DefaultConfig()
 	qc.RegisterFlags(fs)
 	return func(ctx context.Context, args []string) int {
-		if *url == "" || len(args) > 0 {
-			fmt.Fprintln(os.Stderr, "worker: --nats is required, and no arguments")
+		if conn.URL == "" || len(args) > 0 {
+			fmt.Fprintln(os.Stderr, "worker: --nats (or $"+queue.EnvURL+") is required, and no arguments")
 			fs.Usage()
 			return 2
 		}
@@ -35,12 +39,25 @@ func workerSetup(fs *flag.FlagSet) func(context.Context, []string) int {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			return 2
 		}
+		if err := conn.Check(); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			return 2
+		}
+		dr, err := pipeline.ResolveRoots(roots)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "worker: --data-root:", err)
+			return 2
+		}
 		f, err := faults.Parse(os.Getenv(faults.EnvVar), log)
 		if err != nil {
 			log.Error("bad "+faults.EnvVar, "err", err)
 			return 2
 		}
-		q, err := queue.Connect(ctx, *url, "neardup-worker", qc)
+		if dr.Empty() {
+			log.Warn("no --data-root: this worker will read and write any path a job names, " +
+				"and anyone who can publish to the NATS server can submit a job")
+		}
+		q, err := queue.Connect(ctx, conn, "neardup-worker", qc, log)
 		if err != nil {
 			log.Error("connect", "err", err)
 			return 1
@@ -48,7 +65,8 @@ func workerSetup(fs *flag.FlagSet) func(context.Context, []string) int {
 		defer q.Close()
 		w := pipeline.NewWorker(q, *slots, log)
 		w.InjectFaults(f)
-		log.Info("worker ready", "nats", *url, "slots", *slots)
+		w.RestrictTo(dr)
+		log.Info("worker ready", "nats", queue.RedactURL(conn.URL), "slots", *slots, "data_roots", dr.String())
 		if err := w.Run(ctx); err != nil {
 			log.Error("worker stopped", "err", err)
 			return 1
@@ -56,4 +74,19 @@ func workerSetup(fs *flag.FlagSet) func(context.Context, []string) int {
 		log.Info("worker stopped", "peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
 		return 0
 	}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+// String lists the values.
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+// Set adds a value.
+func (l *stringList) Set(v string) error {
+	if v == "" {
+		return fmt.Errorf("empty value")
+	}
+	*l = append(*l, v)
+	return nil
 }

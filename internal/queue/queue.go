@@ -60,18 +60,25 @@ type Queue struct {
 	cfg  Config
 }
 
-// Connect connects to the NATS server at url (reconnecting whenever it
-// goes away, so that a restarted server does not end a job) and opens the
-// queue on it.
-func Connect(ctx context.Context, url, name string, cfg Config) (*Queue, error) {
-	nc, err := dial(url, name)
+// Connect connects to the NATS server that c names and opens the queue on
+// it. The first connection, and opening the queue, must succeed within
+// c.ConnectTimeout; after that the client reconnects whenever the server
+// goes away, so that a restarted server does not end a job. log hears of
+// waiting, lost and restored connections.
+func Connect(ctx context.Context, c ConnConfig, name string, cfg Config, log *slog.Logger) (*Queue, error) {
+	if c.ConnectTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.ConnectTimeout)
+		defer cancel()
+	}
+	nc, err := dial(ctx, c, name, log)
 	if err != nil {
 		return nil, err
 	}
 	q, err := open(ctx, nc, cfg)
 	if err != nil {
 		nc.Close()
-		return nil, err
+		return nil, fmt.Errorf("queue: on %s: %w", RedactURL(c.URL), err)
 	}
 	return q, nil
 }

@@ -75,21 +75,6 @@ func (e *Embedded) Shutdown() {
 	e.srv.WaitForShutdown()
 }
 
-// dial connects to a NATS server by URL and keeps reconnecting when it goes
-// away, so that a restarted server does not end the job.
-func dial(url, name string) (*nats.Conn, error) {
-	nc, err := nats.Connect(url,
-		nats.Name(name),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(500*time.Millisecond),
-		nats.RetryOnFailedConnect(true),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("queue: connect to %s: %w", url, err)
-	}
-	return nc, nil
-}
-
 func splitHostPort(hp string) (string, int, error) {
 	var host string
 	var port int

@@ -43,6 +43,10 @@ type Config struct {
 	Progress  io.Writer   // progress lines; nil for none
 	Live      bool        // Progress is a terminal: redraw one line
 	Faults    *faults.Set // faults the in-process workers inject (tests only)
+
+	// Conn is how to reach the server at NATSURL: credentials, TLS and
+	// the connect timeout. Its URL is ignored.
+	Conn queue.ConnConfig
 }
 
 // ErrJobBusy is returned when another coordinator is running the job: it
@@ -99,7 +103,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
 	stopWorkers := func() {}
 	if cfg.NATSURL == "" && cfg.Workers > 0 {
-		if stopWorkers, err = startWorkers(ctx, cfg, open, log); err != nil {
+		if stopWorkers, err = startWorkers(ctx, cfg, open, jobRoots(st, plan), log); err != nil {
 			return nil, err
 		}
 		defer stopWorkers()
@@ -191,13 +195,18 @@ func openOutput(ctx context.Context, cfg Config) (*storage.Dir, func(), error) {
 // connection to the embedded server. stop cancels them (their running
 // tasks are handed back) and waits for them; an interrupt of ctx does the
 // same at once.
-func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Queue, error), log *slog.Logger) (stop func(), err error) {
+func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Queue, error), roots []string, log *slog.Logger) (stop func(), err error) {
+	dr, err := ResolveRoots(roots)
+	if err != nil {
+		return nil, err
+	}
 	wq, err := open("neardup-worker")
 	if err != nil {
 		return nil, err
 	}
 	w := NewWorker(wq, cfg.Workers, log.With("role", "worker"))
 	w.InjectFaults(cfg.Faults)
+	w.RestrictTo(dr)
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -210,6 +219,19 @@ func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Que
 		}
 	}()
 	return sync.OnceFunc(func() { cancel(); wg.Wait(); wq.Close() }), nil
+}
+
+// jobRoots are the paths an in-process worker of the job may touch: its
+// output directory and its input files (those still there: a missing one
+// fails its map task anyway).
+func jobRoots(st *storage.Dir, plan *job.Plan) []string {
+	roots := []string{st.Root()}
+	for _, in := range plan.Inputs {
+		if _, err := os.Stat(in.Path); err == nil {
+			roots = append(roots, in.Path)
+		}
+	}
+	return roots
 }
 
 func validJob(s string) bool {
@@ -302,7 +324,9 @@ func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params,
 // embedded server (for in-process workers); stop releases everything.
 func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger) (q *queue.Queue, open func(string) (*queue.Queue, error), stop func(), err error) {
 	if cfg.NATSURL != "" {
-		q, err := queue.Connect(ctx, cfg.NATSURL, "neardup-coordinator", cfg.Queue)
+		cc := cfg.Conn
+		cc.URL = cfg.NATSURL
+		q, err := queue.Connect(ctx, cc, "neardup-coordinator", cfg.Queue, log)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -313,7 +337,7 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 		return nil, nil, nil, err
 	}
 	if cfg.Listen != "" {
-		log.Info("embedded NATS server listening", "url", srv.URL())
+		log.Info("embedded NATS server listening", "url", queue.RedactURL(srv.URL()))
 	}
 	open = func(name string) (*queue.Queue, error) { return srv.Open(ctx, name, cfg.Queue) }
 	if q, err = open("neardup-coordinator"); err != nil {

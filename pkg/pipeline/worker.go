@@ -21,6 +21,7 @@ type Worker struct {
 	slots int
 
 	faults *faults.Set
+	roots  DataRoots // paths a job may name; empty for any
 
 	mu    sync.Mutex
 	jobs  map[string]*jobCache // by epoch
@@ -33,6 +34,10 @@ const cachedJobs = 8
 // InjectFaults makes the worker fail, panic or stall at the points f names
 // (see package faults). For tests of recovery only.
 func (w *Worker) InjectFaults(f *faults.Set) { w.faults = f }
+
+// RestrictTo makes the worker refuse, as a permanent failure, a task whose
+// job output or input files lie outside roots.
+func (w *Worker) RestrictTo(roots DataRoots) { w.roots = roots }
 
 // jobCache is what a worker keeps of a job between tasks.
 type jobCache struct {
@@ -81,6 +86,11 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		}
 		if t.Index < 0 || t.Index >= len(plan.Chunks) {
 			return queue.Permanent(fmt.Errorf("map task %d: the plan has %d chunks", t.Index, len(plan.Chunks)))
+		}
+		for _, pc := range plan.Chunks[t.Index].Pieces {
+			if err := w.roots.Check(pc.Path); err != nil {
+				return queue.Permanent(fmt.Errorf("job %s: input: %w", t.Job, err))
+			}
 		}
 		result, err = stage.Map(ctx, st, &jc.spec, plan.Chunks[t.Index])
 		if err != nil {
@@ -134,13 +144,15 @@ func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error)
 		return
 	}
 	w.log.Error("task failed for good", "job", t.Job, "stage", t.Stage, "index", t.Index, "attempts", d.Attempt, "err", err)
-	jc, jerr := w.job(ctx, t)
-	if jerr != nil {
+	var state *queue.State
+	if jc, jerr := w.job(ctx, t); jerr == nil {
+		state = jc.state
+	} else if state, jerr = w.q.State(ctx, t.Job); jerr != nil { // a job this worker refuses still hears why
 		w.log.Error("cannot record failure", "err", jerr)
 		return
 	}
 	data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: d.Attempt, Error: err.Error()})
-	if perr := jc.state.Put(ctx, failedKey(t.Epoch, t.Stage, t.Index), data); perr != nil {
+	if perr := state.Put(ctx, failedKey(t.Epoch, t.Stage, t.Index), data); perr != nil {
 		w.log.Error("cannot record failure", "err", perr)
 	}
 }
@@ -167,6 +179,9 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	}
 	if spec.Epoch != t.Epoch {
 		return nil, queue.Permanent(fmt.Errorf("job %s: task of epoch %s, but the job is now in epoch %s", t.Job, t.Epoch, spec.Epoch))
+	}
+	if err := w.roots.Check(spec.Out); err != nil {
+		return nil, queue.Permanent(fmt.Errorf("job %s: output: %w", t.Job, err))
 	}
 	st, err := storage.NewDir(spec.Out)
 	if err != nil {

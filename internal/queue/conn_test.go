@@ -1,0 +1,217 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// TestRedactURL checks that passwords and tokens are hidden and the rest
+// of each URL is kept.
+func TestRedactURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
+		{"nats://alice:s3cret@nats.internal:4222", "nats://alice:xxxxx@nats.internal:4222"},
+		{"nats://s3cr3t-token@nats.internal:4222", "nats://xxxxx@nats.internal:4222"},
+		{"tls://u:p%40ss@h:4222/path?x=1", "tls://u:xxxxx@h:4222/path?x=1"},
+		{"nats://a:pw1@h1:4222,nats://tok@h2:4222,nats://h3:4222", "nats://a:xxxxx@h1:4222,nats://xxxxx@h2:4222,nats://h3:4222"},
+		{"u:p@h:4222", "u:xxxxx@h:4222"},
+		{"nats://u:p@ss@h:4222", "nats://u:xxxxx@h:4222"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got := RedactURL(tt.in)
+			if got != tt.want {
+				t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			for _, secret := range []string{"s3cret", "s3cr3t", "pw1", "p%40ss", ":p@"} {
+				if strings.Contains(got, secret) {
+					t.Errorf("%q still holds %q", got, secret)
+				}
+			}
+		})
+	}
+}
+
+// TestConnCheck checks the usage errors found before connecting.
+func TestConnCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "present")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.pem")
+	tests := []struct {
+		name    string
+		c       ConnConfig
+		wantErr string
+	}{
+		{"nothing", ConnConfig{}, ""},
+		{"files present", ConnConfig{Creds: file, TLSCA: file, TLSCert: file, TLSKey: file}, ""},
+		{"missing CA", ConnConfig{TLSCA: missing}, "--nats-tls-ca"},
+		{"missing creds", ConnConfig{Creds: missing}, "--nats-creds"},
+		{"missing seed", ConnConfig{NKey: missing}, "--nats-nkey"},
+		{"cert without key", ConnConfig{TLSCert: file}, "go together"},
+		{"creds and nkey", ConnConfig{Creds: file, NKey: file}, "one of them"},
+		{"negative timeout", ConnConfig{ConnectTimeout: -time.Second}, "negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.c.Check()
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("Check() = %v, want an error saying %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestConnFlagsFromEnv checks that NATS_URL and NATS_CREDS give the
+// defaults and that flags override them.
+func TestConnFlagsFromEnv(t *testing.T) {
+	env := map[string]string{EnvURL: "nats://env:4222", EnvCreds: "/env.creds"}
+	for _, tt := range []struct {
+		args            []string
+		wantURL, wantCr string
+	}{
+		{nil, "nats://env:4222", "/env.creds"},
+		{[]string{"--nats", "nats://flag:4222", "--nats-creds", "/flag.creds"}, "nats://flag:4222", "/flag.creds"},
+	} {
+		c := DefaultConnConfig()
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		c.RegisterFlags(fs, "url", func(k string) string { return env[k] })
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		if c.URL != tt.wantURL || c.Creds != tt.wantCr || c.ConnectTimeout != 30*time.Second {
+			t.Errorf("%v: got %+v", tt.args, c)
+		}
+	}
+}
+
+// TestConnectRefused checks that a port with nothing listening fails
+// within the connect timeout, saying so.
+func TestConnectRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	start := time.Now()
+	_, err = Connect(context.Background(), ConnConfig{URL: "nats://u:hunter2@" + addr, ConnectTimeout: 1500 * time.Millisecond}, "test", DefaultConfig(), nil)
+	if err == nil {
+		t.Fatal("connected to nothing")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "connect-timeout") {
+		t.Errorf("error does not say why: %v", err)
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error shows the password: %v", err)
+	}
+}
+
+// TestSampleServerConfig starts a server from docs/nats-server.conf and
+// checks that its users can run the queue and that a wrong password fails
+// at once with an authorization error.
+func TestSampleServerConfig(t *testing.T) {
+	t.Setenv("NEARDUP_COORDINATOR_PASSWORD", "coord-pw")
+	t.Setenv("NEARDUP_WORKER_PASSWORD", "worker-pw")
+	opts, err := server.ProcessConfigFile(filepath.Join("..", "..", "docs", "nats-server.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Host, opts.Port = "127.0.0.1", server.RANDOM_PORT
+	opts.StoreDir = t.TempDir()
+	opts.NoSigs, opts.NoLog = true, true
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	hostport := strings.TrimPrefix(srv.ClientURL(), "nats://")
+	url := func(user, pw string) string { return "nats://" + user + ":" + pw + "@" + hostport }
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	qc := Config{AckWait: 5 * time.Second, MaxDeliver: 2}
+	conn := func(user, pw string) ConnConfig {
+		return ConnConfig{URL: url(user, pw), ConnectTimeout: 10 * time.Second}
+	}
+
+	start := time.Now()
+	_, err = Connect(ctx, conn("worker", "wrong"), "test", qc, nil)
+	if !errors.Is(err, nats.ErrAuthorization) {
+		t.Errorf("wrong password: got %v, want an authorization violation", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("wrong password: failed after %v, not at once", d)
+	}
+
+	coord, err := Connect(ctx, conn("coordinator", "coord-pw"), "coordinator", qc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	state, err := coord.State(ctx, "sample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := state.Put(ctx, "spec", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := coord.Publish(ctx, "sample", "t1", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	worker, err := Connect(ctx, conn("worker", "worker-pw"), "worker", qc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close()
+	wstate, err := worker.State(ctx, "sample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := wstate.Get(ctx, "spec"); err != nil || string(v) != "{}" {
+		t.Fatalf("worker reads spec: %q, %v", v, err)
+	}
+	got := make(chan string, 1)
+	sctx, stop := context.WithCancel(ctx)
+	go worker.Serve(sctx, 1, func(ctx context.Context, d Delivery) error {
+		if err := wstate.Put(ctx, "done", d.Data); err != nil {
+			return err
+		}
+		got <- string(d.Data)
+		return nil
+	}, nil, nil)
+	select {
+	case s := <-got:
+		if s != "hello" {
+			t.Errorf("worker got %q", s)
+		}
+	case <-ctx.Done():
+		t.Fatal("the worker got no task")
+	}
+	stop()
+	pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer pcancel()
+	if err := worker.Publish(pctx, "sample", "forged", []byte("x")); err == nil {
+		t.Error("a worker could publish a task")
+	}
+}

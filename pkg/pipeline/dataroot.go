@@ -1,0 +1,109 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DataRoots are the directories (or files) a worker may read and write.
+// A job names its output directory and input files in its spec and plan,
+// which anyone who can write the job's state bucket can forge; a worker
+// with roots refuses a task whose paths lie outside all of them. No roots
+// means every path is allowed.
+type DataRoots struct {
+	roots []string // absolute, symlinks resolved
+}
+
+// ResolveRoots returns the roots at paths, each made absolute with its
+// symbolic links resolved. Every root must exist.
+func ResolveRoots(paths []string) (DataRoots, error) {
+	var r DataRoots
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
+		}
+		r.roots = append(r.roots, real)
+	}
+	return r, nil
+}
+
+// Empty tells whether there are no roots, so that every path is allowed.
+func (r DataRoots) Empty() bool { return len(r.roots) == 0 }
+
+// String lists the roots.
+func (r DataRoots) String() string { return strings.Join(r.roots, ", ") }
+
+// Check returns an error naming path and the roots when path, with ".."
+// and symbolic links resolved, lies outside every root. A path that does
+// not exist yet is judged by its longest existing parent.
+func (r DataRoots) Check(path string) error {
+	if r.Empty() {
+		return nil
+	}
+	real, err := resolvePath(path)
+	if err != nil {
+		return fmt.Errorf("path %s: %w", path, err)
+	}
+	for _, root := range r.roots {
+		if within(root, real) {
+			return nil
+		}
+	}
+	if real != path {
+		return fmt.Errorf("path %s (%s) is outside the worker's data roots (%s)", path, real, r)
+	}
+	return fmt.Errorf("path %s is outside the worker's data roots (%s)", path, r)
+}
+
+// resolvePath makes path absolute and resolves its symbolic links and
+// ".." in the order the system would: a ".." after a symbolic link leaves
+// the link's target, not the link. A path that does not exist yet is
+// resolved up to its longest existing prefix, and the rest is joined to it.
+func resolvePath(path string) (string, error) {
+	p := path
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		p = wd + string(filepath.Separator) + p // not Join: it would drop ".." before links are resolved
+	}
+	var rest []string
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		i := strings.LastIndexByte(p, filepath.Separator)
+		if i < 0 {
+			return "", err
+		}
+		rest = append([]string{p[i+1:]}, rest...)
+		p = p[:i]
+		if p == "" {
+			p = string(filepath.Separator)
+		}
+	}
+}
+
+// within tells whether path is root or lies under it, comparing whole
+// path components.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || filepath.IsAbs(rel) {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
