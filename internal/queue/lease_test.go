@@ -31,7 +31,7 @@ func TestLeaseAcrossOutage(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	q, err := Connect(ctx, srv.URL(), "test", DefaultConfig())
+	q, err := Connect(ctx, ConnConfig{URL: srv.URL(), ConnectTimeout: 10 * time.Second}, "test", DefaultConfig(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestLeaseLostStopsRun(t *testing.T) {
 	defer srv.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	wq, err := queue.Connect(ctx, srv.URL(), "test-worker", queue.DefaultConfig())
+	wq, err := queue.Connect(ctx, queue.ConnConfig{URL: srv.URL(), ConnectTimeout: 10 * time.Second}, "test-worker", queue.DefaultConfig(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
