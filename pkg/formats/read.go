@@ -72,9 +72,21 @@ func (o Options) withDefaults() Options {
 // cannot be read any further: unopenable file, truncated or corrupt
 // compressed stream (after a Reject for the records lost), or ctx
 // cancelled. A bad record is a Reject and reading goes on with the next
-// record when the framing allows it; a WARC record whose header has no
-// readable Content-Length ends reading with one Reject for the rest of the
-// file and a nil error.
+// record when the framing allows it.
+//
+// WARC and WET readers resynchronise when the framing is broken: a record
+// header that cannot be read, or a block that is not followed by the next
+// record header where its Content-Length says (too long, too short, past
+// the end of the file), is skipped to the next line starting with
+// "WARC/1.", and the whole skipped byte range is one Reject at the offset
+// where it starts, whose reason ends with "skipped N bytes from offset X
+// to the next record header" (or "to the end of the file"). Records whose
+// header lies in the skipped range are lost with it. In a gzip file, a
+// damaged member is skipped to the next gzip member, and the reason also
+// says "skipped N compressed bytes from compressed byte X to the next gzip
+// member"; offsets after that count the decompressed bytes read, which no
+// longer match the decompressed stream since the damaged member's bytes
+// are unknown.
 //
 // Records that are not documents are skipped silently: WARC records other
 // than 'conversion' (WET) or 'response' (WARC), responses with a non-2xx

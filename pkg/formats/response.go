@@ -33,25 +33,22 @@ type httpResponse struct {
 	body            []byte // the payload as stored
 }
 
-// responseRecord reads the block of a WARC 'response' record: an HTML or
+// responseRecord reads a WARC 'response' record, whose block (or its first
+// rescanKeep bytes when it is over the limit) is in r.block: an HTML or
 // plain-text payload with a 2xx status is a document.
-func (r *pieceReader) responseRecord(s *stream, h *warcHeader, start int64) (bool, error) {
+func (r *pieceReader) responseRecord(h *warcHeader, start int64) error {
 	switch {
 	case !strings.EqualFold(h.typ, "response"):
-		return r.skipBlock(s, start, h.length)
+		return nil
 	case h.length > r.payloadLimit():
 		// Look at the HTTP head only, to skip large non-documents silently.
-		resp, err := parseResponse(h.contentType, s.peek(int(min(h.length, streamBufSize))))
+		resp, err := parseResponse(h.contentType, r.block[:min(len(r.block), streamBufSize)])
 		if err == nil && (resp.kind == payloadOther || resp.status/100 != 2) {
-			return r.skipBlock(s, start, h.length)
+			return nil
 		}
-		return r.rejectRecord(s, h, start, fmt.Sprintf("response record of %d bytes exceeds the limit of %d bytes", h.length, r.payloadLimit()))
+		return r.rejectf(start, 0, "response record of %d bytes exceeds the limit of %d bytes", h.length, r.payloadLimit())
 	}
-	block, more, err := r.readBlock(s, start, h.length)
-	if !more {
-		return false, err
-	}
-	return true, r.response(h, start, block)
+	return r.response(h, start, r.block)
 }
 
 // response turns a response block into a document, a reject, or nothing.

@@ -2,6 +2,7 @@ package formats
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -52,7 +53,9 @@ type stream struct {
 	comp    compression
 	counter *countingReader // compressed bytes taken from the file
 	cbuf    *bufio.Reader   // buffered compressed input under the decompressor
+	gz      *gzip.Reader    // the decompressor of a gzip stream, else nil
 	sticky  *stickyReader
+	src     io.Reader // what r reads: sticky, behind any bytes given back with unread
 	r       *bufio.Reader
 	off     int64  // offset of the next unread byte in the decompressed stream
 	line    []byte // reused buffer for lines longer than the bufio buffer
@@ -77,6 +80,7 @@ func newStream(src io.Reader, comp compression, off int64) (*stream, error) {
 			}
 			return nil, fmt.Errorf("not a readable gzip stream: %w", err)
 		}
+		s.gz = zr
 		plain, s.closeFn = zr, func() { zr.Close() }
 	case compressZstd:
 		zr, err := zstd.NewReader(s.cbuf, zstd.WithDecoderConcurrency(1))
@@ -86,7 +90,8 @@ func newStream(src io.Reader, comp compression, off int64) (*stream, error) {
 		plain, s.closeFn = zr, zr.Close
 	}
 	s.sticky = &stickyReader{r: plain}
-	s.r = bufio.NewReaderSize(s.sticky, streamBufSize)
+	s.src = s.sticky
+	s.r = bufio.NewReaderSize(s.src, streamBufSize)
 	return s, nil
 }
 
@@ -213,4 +218,71 @@ func (s *stream) discard(n int64) error {
 func (s *stream) peek(n int) []byte {
 	b, _ := s.r.Peek(min(n, streamBufSize))
 	return b
+}
+
+// readByte reads one byte, returning io.ErrUnexpectedEOF at the end of the
+// stream.
+func (s *stream) readByte() (byte, error) {
+	c, err := s.r.ReadByte()
+	if err == io.EOF {
+		return 0, io.ErrUnexpectedEOF
+	}
+	if err == nil {
+		s.off++
+	}
+	return c, err
+}
+
+// unread gives back b, the last len(b) bytes read, so that they are read
+// again: the offset goes back by len(b). b is copied.
+func (s *stream) unread(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	buffered, _ := s.r.Peek(s.r.Buffered())
+	front := make([]byte, 0, len(b)+len(buffered))
+	front = append(append(front, b...), buffered...)
+	// io.MultiReader flattens nested multiReaders and drops drained
+	// readers, so repeated unreads do not build up a chain.
+	s.src = io.MultiReader(bytes.NewReader(front), s.src)
+	s.r.Reset(s.src)
+	s.off -= int64(len(b))
+}
+
+// gzipMagic starts every gzip member: ID1, ID2 and CM (deflate).
+var gzipMagic = []byte{0x1f, 0x8b, 8}
+
+// nextMember skips a damaged gzip member after the stream has failed: it
+// looks for the next gzip member header after the compressed byte where
+// the decompressor stopped and restarts decompression there. It returns
+// the compressed range skipped, from where decompression failed to the
+// member it restarted at; ok is false when the stream is not gzip or no
+// later member can be started (the failure then stands). Call it only once
+// the failure has been returned by a read, so that nothing decoded before
+// the failure is still buffered.
+func (s *stream) nextMember() (from, to int64, ok bool) {
+	if s.gz == nil || s.failure() == nil {
+		return 0, 0, false
+	}
+	from = s.compressedOffset()
+	for {
+		b, _ := s.cbuf.Peek(s.cbuf.Size())
+		i := bytes.Index(b, gzipMagic)
+		if i < 0 {
+			if len(b) < len(gzipMagic) {
+				return from, s.compressedOffset(), false
+			}
+			s.cbuf.Discard(len(b) - len(gzipMagic) + 1)
+			continue
+		}
+		s.cbuf.Discard(i)
+		to = s.compressedOffset()
+		// Reset reads the member header, at least the magic bytes, so a
+		// false start is passed over on the next round.
+		if s.gz.Reset(s.cbuf) == nil {
+			s.sticky.err = nil
+			s.r.Reset(s.src)
+			return from, to, true
+		}
+	}
 }

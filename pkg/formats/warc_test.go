@@ -179,16 +179,16 @@ func TestReadWARCMalformed(t *testing.T) {
 			[]string{`malformed WARC record header: header line without a name: "this line has no colon"`}},
 		{"missing Content-Length",
 			good + "WARC/1.0\r\nWARC-Type: conversion\r\nWARC-Record-ID: <urn:uuid:x>\r\n\r\nhello\r\n\r\n" + after,
-			[]string{"<urn:uuid:g>"},
-			[]string{"malformed WARC record header: missing Content-Length; rest of file skipped"}},
+			[]string{"<urn:uuid:g>", "<urn:uuid:after>"},
+			[]string{"malformed WARC record header: missing Content-Length; skipped 74 bytes from offset 159 to the next record header"}},
 		{"invalid Content-Length",
 			good + "WARC/1.0\r\nWARC-Type: conversion\r\nContent-Length: 12x\r\n\r\nhello\r\n\r\n" + after,
-			[]string{"<urn:uuid:g>"},
-			[]string{`malformed WARC record header: invalid Content-Length "12x"; rest of file skipped`}},
+			[]string{"<urn:uuid:g>", "<urn:uuid:after>"},
+			[]string{`malformed WARC record header: invalid Content-Length "12x"; skipped 65 bytes from offset 159 to the next record header`}},
 		{"not a version line",
 			good + "garbage here\r\n" + after,
-			[]string{"<urn:uuid:g>"},
-			[]string{`malformed WARC record: expected a WARC/1.x version line, found "garbage here\r\n"; rest of file skipped`}},
+			[]string{"<urn:uuid:g>", "<urn:uuid:after>"},
+			[]string{`malformed WARC record: expected a WARC/1.x version line, found "garbage here\r\n"; skipped 14 bytes from offset 159 to the next record header`}},
 		{"missing WARC-Type",
 			"WARC/1.0\r\nWARC-Record-ID: <urn:uuid:x>\r\nContent-Length: 2\r\n\r\nhi\r\n\r\n" + after,
 			[]string{"<urn:uuid:after>"},
@@ -196,11 +196,11 @@ func TestReadWARCMalformed(t *testing.T) {
 		{"truncated block",
 			good + after[:len(after)-8],
 			[]string{"<urn:uuid:g>"},
-			[]string{"truncated WARC record: file ends 6 bytes into a 10-byte block"}},
+			[]string{"truncated WARC record: file ends 6 bytes into a 10-byte block; skipped 157 bytes from offset 159 to the end of the file"}},
 		{"truncated header",
 			good + "WARC/1.0\r\nWARC-Type: conv",
 			[]string{"<urn:uuid:g>"},
-			[]string{"truncated WARC record: file ends in the header; rest of file skipped"}},
+			[]string{"truncated WARC record: file ends in the header; skipped 25 bytes from offset 159 to the end of the file"}},
 		{"empty file", "", nil, nil},
 		{"blank lines only", "\r\n\r\n\n", nil, nil},
 	}
@@ -249,6 +249,13 @@ func TestReadWARCGzipDamage(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := writeFile(t, dir, name, data)
 			res := readFile(t, path, Options{})
+			if name == "corrupt.warc.wet.gz" {
+				// The damaged member is skipped; reading goes on with the next.
+				if res.err != nil || len(res.docs) != len(records)-1 || len(res.rejects) != 1 || !strings.Contains(res.rejects[0].Reason, "to the next gzip member") {
+					t.Fatalf("err %v, %d docs, rejects %+v", res.err, len(res.docs), res.rejects)
+				}
+				return
+			}
 			if res.err == nil || !strings.HasPrefix(res.err.Error(), path+": offset ") {
 				t.Fatalf("err = %v", res.err)
 			}
