@@ -49,6 +49,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
 		fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
 		fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
+		fs.BoolVar(&cfg.AllowPartial, "allow-partial", false, "accept a job whose map tasks failed for good as finished, marked _PARTIAL (without it: no marker, and a rerun retries them)")
 		p.RegisterFlags(fs)
 		qc.RegisterFlags(fs)
 		level := fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -116,8 +117,12 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 				"seconds", fmt.Sprintf("%.2f", man.Seconds),
 				"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)),
 				"peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
-			if len(man.Failures) > 0 {
-				log.Warn("the job completed without the chunks of its failed tasks", "failed", len(man.Failures))
+			if man.Status == pipeline.StatusPartial {
+				if cfg.AllowPartial {
+					log.Warn("partial result accepted with --allow-partial: the chunks of failed map tasks are missing (_PARTIAL, not _SUCCESS)", "failed", len(man.Failures))
+				} else {
+					log.Warn("partial: the chunks of failed map tasks are missing and there is no _SUCCESS; run the same command again to retry them", "failed", len(man.Failures))
+				}
 				return 4
 			}
 			return 0

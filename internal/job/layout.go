@@ -13,6 +13,7 @@ const (
 	ReduceStageFile = WorkDir + "/stage-reduce.json"
 	NATSDir         = WorkDir + "/nats"
 	SuccessFile     = "_SUCCESS"
+	PartialFile     = "_PARTIAL"      // a partial result accepted with --allow-partial
 	LockFile        = ".neardup.lock" // held by the running coordinator
 	ManifestFile    = "manifest.json"
 	ClustersFile    = "clusters.parquet"

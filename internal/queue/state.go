@@ -85,6 +85,23 @@ func (s *State) Delete(ctx context.Context, key string) error {
 	return Retry(ctx, func(ctx context.Context) error { return s.kv.Delete(ctx, key) })
 }
 
+// DeletePrefix removes every key under prefix (ending in ".").
+func (s *State) DeletePrefix(ctx context.Context, prefix string) error {
+	keys, err := s.kv.ListKeysFiltered(ctx, prefix+">")
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return nil
+		}
+		return fmt.Errorf("queue: list %s: %w", prefix, err)
+	}
+	for k := range keys.Keys() {
+		if err := s.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Update is one key's new value, or the mark that the replay of what was
 // there when Follow started is over (Replayed, with no key).
 type Update struct {

@@ -23,6 +23,7 @@ type coordinator struct {
 	st    *storage.Dir
 	q     taskQueue
 	state stageState
+	reset stateReset
 	spec  *job.Spec
 	plan  *job.Plan
 	prog  *progress
@@ -96,8 +97,14 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
 	}
+	man.Status = StatusComplete
 	if n := len(man.Failures); n > 0 {
-		man.Warnings = append(man.Warnings, fmt.Sprintf("%d tasks failed; the job completed without them (see failures)", n))
+		man.Status = StatusPartial
+		if c.cfg.AllowPartial {
+			man.Warnings = append(man.Warnings, fmt.Sprintf("%d map tasks failed; their chunks are missing and the result is partial, accepted with --allow-partial (_PARTIAL, not _SUCCESS)", n))
+		} else {
+			man.Warnings = append(man.Warnings, fmt.Sprintf("%d map tasks failed; their chunks are missing: run the same command again to retry them (no _SUCCESS until then)", n))
+		}
 	}
 	// Every task is finished: the temporary files of writers that were
 	// killed (a worker dying mid-write) can go.
@@ -115,8 +122,23 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	if err := writeReport(ctx, c.st); err != nil {
 		return nil, err
 	}
-	if err := storage.WriteFile(ctx, c.st, job.SuccessFile, nil); err != nil {
-		return nil, err
+	switch {
+	case man.Status == StatusComplete:
+		if err := storage.WriteFile(ctx, c.st, job.SuccessFile, nil); err != nil {
+			return nil, err
+		}
+	case c.cfg.AllowPartial:
+		if err := storage.WriteFile(ctx, c.st, job.PartialFile, nil); err != nil {
+			return nil, err
+		}
+	default:
+		// The rerun redoes every stage after map, which will have the
+		// retried chunks.
+		for _, stage := range []string{StageReduce, StageVerify} {
+			if err := c.reset.DeletePrefix(ctx, stageKeys(c.spec.Epoch, stage)+"."); err != nil {
+				return nil, fmt.Errorf("clearing the %s stage for the rerun: %w", stage, err)
+			}
+		}
 	}
 	return man, nil
 }

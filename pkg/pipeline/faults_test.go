@@ -3,6 +3,8 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,6 +72,9 @@ func TestInjectedFaults(t *testing.T) {
 				}
 				if m.Counts.FailedChunks != 1 || len(m.Warnings) == 0 {
 					t.Fatalf("failed chunk not counted or warned: %+v %v", m.Counts, m.Warnings)
+				}
+				if _, err := os.Stat(filepath.Join(out, job.SuccessFile)); m.Status != StatusPartial || err == nil {
+					t.Fatalf("status %q, _SUCCESS present %v: want partial, without _SUCCESS", m.Status, err == nil)
 				}
 				if _, err := os.Stat(filepath.Join(out, "docs", "chunk-000001.parquet")); err == nil {
 					t.Fatal("the failed chunk's documents were written")
@@ -180,5 +185,64 @@ func TestTasksIdempotent(t *testing.T) {
 		if !bytes.Equal(b, after[p]) {
 			t.Fatalf("%s changed when its task ran again", p)
 		}
+	}
+}
+
+// TestPartialJob makes map task 1 fail for good: the job ends partial (its
+// manifest says so, no _SUCCESS), and running the same command again
+// retries the missing chunk and finishes byte-identical to an undisturbed
+// run. With AllowPartial the partial result is marked _PARTIAL instead and
+// is final.
+func TestPartialJob(t *testing.T) {
+	in, _ := genCorpus(t, 500, 23, 2)
+	ref := filepath.Join(t.TempDir(), "ref")
+	if _, err := Run(context.Background(), testConfig(t, in, ref, 2)); err != nil {
+		t.Fatal(err)
+	}
+	poison, err := faults.Parse("fail@map/1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allow-partial=%v", allow), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			cfg := testConfig(t, in, out, 2)
+			cfg.Queue.MaxDeliver = 2
+			cfg.Faults, cfg.AllowPartial = poison, allow
+			m, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Status != StatusPartial || len(m.Failures) != 1 {
+				t.Fatalf("status %q with %d failures, want partial with 1", m.Status, len(m.Failures))
+			}
+			if _, err := os.Stat(filepath.Join(out, job.SuccessFile)); err == nil {
+				t.Fatal("_SUCCESS written for a partial job")
+			}
+			var onDisk Manifest
+			if err := readJSONFile(filepath.Join(out, job.ManifestFile), &onDisk); err != nil || onDisk.Status != StatusPartial {
+				t.Fatalf("manifest.json status %q (%v), want partial", onDisk.Status, err)
+			}
+			_, perr := os.Stat(filepath.Join(out, job.PartialFile))
+			if allow != (perr == nil) {
+				t.Fatalf("_PARTIAL present: %v, want %v", perr == nil, allow)
+			}
+
+			cfg = testConfig(t, in, out, 2)
+			m, err = Run(context.Background(), cfg)
+			if allow {
+				if !errors.Is(err, ErrComplete) {
+					t.Fatalf("rerun of an accepted partial result: %v, want ErrComplete", err)
+				}
+				return
+			}
+			if err != nil || m.Status != StatusComplete {
+				t.Fatalf("rerun: status %v, err %v; want complete", m, err)
+			}
+			if _, err := os.Stat(filepath.Join(out, job.SuccessFile)); err != nil {
+				t.Fatal("no _SUCCESS after the rerun")
+			}
+			sameFiles(t, ref, out, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet")
+		})
 	}
 }

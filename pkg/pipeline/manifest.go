@@ -13,6 +13,10 @@ import (
 // Manifest is the job's record: parameters, inputs, counts, timings and
 // versions. It is written as manifest.json.
 type Manifest struct {
+	// Status is StatusComplete when every input record was processed or
+	// listed as rejected (and _SUCCESS is written), StatusPartial when
+	// map tasks failed for good and their chunks are missing.
+	Status   string            `json:"status"`
 	Job      string            `json:"job"`
 	Epoch    string            `json:"epoch"`
 	Started  time.Time         `json:"started"`
@@ -42,6 +46,12 @@ type Manifest struct {
 	// Warnings name what a person should look at before dropping documents.
 	Warnings []string `json:"warnings"`
 }
+
+// The statuses of a finished job.
+const (
+	StatusComplete = "complete"
+	StatusPartial  = "partial"
+)
 
 // CurveSummary describes the chosen S-curve.
 type CurveSummary struct {

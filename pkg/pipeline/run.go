@@ -38,11 +38,16 @@ type Config struct {
 	Listen    string // embedded server's client address (host:port), empty for none
 	Overwrite bool
 	KeepWork  bool // keep the work area after success
-	Queue     queue.Config
-	Log       *slog.Logger
-	Progress  io.Writer   // progress lines; nil for none
-	Live      bool        // Progress is a terminal: redraw one line
-	Faults    *faults.Set // faults the in-process workers inject (tests only)
+	// AllowPartial accepts a job whose map tasks failed for good as
+	// finished: its output is marked _PARTIAL, not _SUCCESS, and is not
+	// resumed. Without it such a job stops with its work area kept, and
+	// running it again retries the failed chunks.
+	AllowPartial bool
+	Queue        queue.Config
+	Log          *slog.Logger
+	Progress     io.Writer   // progress lines; nil for none
+	Live         bool        // Progress is a terminal: redraw one line
+	Faults       *faults.Set // faults the in-process workers inject (tests only)
 
 	// Conn is how to reach the server at NATSURL: credentials, TLS and
 	// the connect timeout. Its URL is ignored.
@@ -109,7 +114,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		defer stopWorkers()
 	}
 
-	c := &coordinator{cfg: cfg, log: log, st: st, q: q, state: state, spec: spec, plan: plan,
+	c := &coordinator{cfg: cfg, log: log, st: st, q: q, state: state, reset: state, spec: spec, plan: plan,
 		prog: newProgress(cfg.Progress, cfg.Live), life: life}
 	man, err := c.execute(ctx, started)
 	if err != nil {
@@ -122,6 +127,12 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		return nil, err
 	}
 	release()
+	if man.Status == StatusPartial && !cfg.AllowPartial {
+		// Kept for the rerun that retries the failed chunks.
+		log.Warn("the job is partial: its failed map tasks are retried when the same command runs again",
+			"failed", len(man.Failures), "out", st.Root())
+		return man, nil
+	}
 	if !cfg.KeepWork {
 		if err := q.DeleteState(context.WithoutCancel(ctx), jobName); err != nil {
 			log.Warn("could not delete the job's state bucket", "err", err)
@@ -176,9 +187,11 @@ func openOutput(ctx context.Context, cfg Config) (*storage.Dir, func(), error) {
 		}
 		return nil, nil, err
 	}
-	if _, err := st.Open(ctx, job.SuccessFile); err == nil && !cfg.Overwrite {
-		unlock()
-		return nil, nil, fmt.Errorf("%s: %w", st.Root(), ErrComplete)
+	for _, marker := range []string{job.SuccessFile, job.PartialFile} {
+		if _, err := st.Open(ctx, marker); err == nil && !cfg.Overwrite {
+			unlock()
+			return nil, nil, fmt.Errorf("%s (%s): %w", st.Root(), marker, ErrComplete)
+		}
 	}
 	if cfg.Overwrite {
 		for _, name := range outputNames() {
@@ -404,7 +417,7 @@ func randomHex(n int) string {
 
 // outputNames are what --overwrite removes.
 func outputNames() []string {
-	return []string{job.SuccessFile, job.ManifestFile, job.ClustersFile, job.DuplicatesFile, job.ExactFile,
+	return []string{job.SuccessFile, job.PartialFile, job.ManifestFile, job.ClustersFile, job.DuplicatesFile, job.ExactFile,
 		report.HTMLFile, report.SCurveFile, report.SimilarityFile, report.ClustersFile, report.StagesFile,
 		job.BandsDir, job.CandidatesDir, job.PairsDir, job.DocsDir, job.RejectsDir, job.WorkDir}
 }

@@ -30,6 +30,11 @@ type stageState interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// stateReset clears state keys: those of a stage to be done again.
+type stateReset interface {
+	DeletePrefix(ctx context.Context, prefix string) error
+}
+
 // stage publishes the tasks of one stage that are not done yet and waits
 // until every task is done or has failed for good. What a previous life of
 // this job already finished stays finished; tasks it saw fail are tried
