@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -28,6 +30,11 @@ type Config struct {
 	AckWait time.Duration
 	// MaxDeliver is how many times a task is delivered before it fails.
 	MaxDeliver int
+	// TransientRetry is how long a delivery retries a task that fails
+	// with a transient storage error (a full disk or quota, an I/O error,
+	// a timeout), with back-off, before it counts as a failed delivery:
+	// long enough to outlast a brief spell.
+	TransientRetry time.Duration
 }
 
 // RegisterFlags registers the delivery rules' flags. The coordinator and
@@ -36,10 +43,13 @@ type Config struct {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.AckWait, "ack-wait", c.AckWait, "redeliver a task whose worker sent no heartbeat for this long (coordinator and workers: the same)")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", c.MaxDeliver, "deliveries of a task before it fails (coordinator and workers: the same)")
+	fs.DurationVar(&c.TransientRetry, "transient-retry", c.TransientRetry, "how long a task failing with a transient storage error (full disk, I/O error, timeout) is retried with back-off before the delivery counts as failed")
 }
 
 // DefaultConfig is the delivery rule used unless told otherwise.
-func DefaultConfig() Config { return Config{AckWait: 30 * time.Second, MaxDeliver: 4} }
+func DefaultConfig() Config {
+	return Config{AckWait: 30 * time.Second, MaxDeliver: 4, TransientRetry: 3 * time.Minute}
+}
 
 // permanent marks an error that no retry can mend.
 type permanent struct{ err error }
@@ -265,6 +275,16 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg, h Handler, fail 
 		}
 	}()
 	err := safeCall(tctx, h, d)
+	// A transient storage error is retried in this delivery, heartbeats
+	// going on, with back-off, for up to TransientRetry.
+	for try, first := 0, time.Now(); err != nil && ctx.Err() == nil && Transient(err) && time.Since(first) < q.cfg.TransientRetry; try++ {
+		delay := min(time.Second<<min(try, 5), 30*time.Second, q.cfg.TransientRetry-time.Since(first))
+		log.Warn("transient failure; retrying the task", "attempt", d.Attempt, "err", err, "retry_in", delay.Round(time.Millisecond))
+		sleep(ctx, delay)
+		if ctx.Err() == nil {
+			err = safeCall(tctx, h, d)
+		}
+	}
 	cancel()
 	<-hbDone
 
@@ -296,6 +316,17 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg, h Handler, fail 
 			log.Warn("nak failed", "err", nerr)
 		}
 	}
+}
+
+// Transient reports whether err is a storage error that time may mend: no
+// space or quota left, an I/O error, a timeout.
+func Transient(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, os.ErrDeadlineExceeded, context.DeadlineExceeded} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // safeCall runs h, turning a panic into an error.

@@ -43,6 +43,7 @@ func testConfig(t testing.TB, in, out string, workers int) Config {
 	p.Partitions = 8
 	qc := queue.DefaultConfig()
 	qc.AckWait = 5 * time.Second
+	qc.TransientRetry = time.Second // a full disk that stays full fails fast
 	return Config{Out: out, Inputs: []string{in}, Params: p, Workers: workers, Queue: qc}
 }
 
