@@ -180,12 +180,11 @@ func (w *localWriter) Abort() error {
 	return nil
 }
 
-// List returns the names of the complete files under prefix (a directory
-// name relative to the root), sorted. A missing directory lists nothing.
-func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
-	var names []string
+// walkFiles calls fn for every file under prefix (a directory name
+// relative to the root); a missing directory has none.
+func (d *Dir) walkFiles(ctx context.Context, prefix string, fn func(path string, e fs.DirEntry) error) error {
 	base := d.Path(prefix)
-	err := filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
+	return filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == base {
 				return filepath.SkipDir
@@ -195,7 +194,19 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		if e.IsDir() || strings.Contains(e.Name(), TempMarker) {
+		if e.IsDir() {
+			return nil
+		}
+		return fn(p, e)
+	})
+}
+
+// List returns the names of the complete files under prefix (a directory
+// name relative to the root), sorted. A missing directory lists nothing.
+func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
+	var names []string
+	err := d.walkFiles(ctx, prefix, func(p string, e fs.DirEntry) error {
+		if strings.Contains(e.Name(), TempMarker) {
 			return nil
 		}
 		rel, err := filepath.Rel(d.root, p)
@@ -218,18 +229,8 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
 // Run it only when no writer is active under prefix.
 func (d *Dir) RemoveTemporaries(ctx context.Context, prefix string) (int, error) {
 	n := 0
-	base := d.Path(prefix)
-	err := filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == base {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if e.IsDir() || !strings.Contains(e.Name(), TempMarker) {
+	err := d.walkFiles(ctx, prefix, func(p string, e fs.DirEntry) error {
+		if !strings.Contains(e.Name(), TempMarker) {
 			return nil
 		}
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
