@@ -52,14 +52,18 @@ func ExpandInputs(args []string) ([]Input, error) {
 			return nil
 		}
 		st, err := os.Stat(path)
-		if err != nil {
+		if err != nil && explicit {
 			return fmt.Errorf("input %s: %w", path, err)
 		}
+		var size int64
+		if err == nil {
+			size = st.Size()
+		} // else a file in a directory that cannot be read (a broken link): its map task lists it as a reject
 		if seen[path] {
 			return nil
 		}
 		seen[path] = true
-		out = append(out, Input{Path: path, Kind: kind, Size: st.Size()})
+		out = append(out, Input{Path: path, Kind: kind, Size: size})
 		return nil
 	}
 	for _, arg := range args {
@@ -155,7 +159,10 @@ func MakePlan(inputs []Input, chunkBytes int64) (Plan, error) {
 	for _, in := range inputs {
 		pieces, err := formats.Split(in.Path, in.Kind, chunkBytes)
 		if err != nil {
-			return Plan{}, fmt.Errorf("planning %s: %w", in.Path, err)
+			// Unreadable now: planned whole, so that its map task tries
+			// again and, failing, lists it as a reject (as for a file
+			// that becomes unreadable after planning).
+			pieces = []formats.Piece{{Path: in.Path, Kind: in.Kind, End: -1, StartLine: 1}}
 		}
 		for _, p := range pieces {
 			size := p.End - p.Start

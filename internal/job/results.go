@@ -9,12 +9,17 @@ import (
 
 // MapResult is what a map task reports.
 type MapResult struct {
-	Chunk       int                 `json:"chunk"`
-	Docs        int64               `json:"docs"`
-	Empty       int64               `json:"empty"`
-	Rejected    int64               `json:"rejected"`
-	TextBytes   int64               `json:"text_bytes"`
-	InputBytes  int64               `json:"input_bytes"`
+	Chunk      int   `json:"chunk"`
+	Docs       int64 `json:"docs"`
+	Empty      int64 `json:"empty"`
+	Rejected   int64 `json:"rejected"`
+	TextBytes  int64 `json:"text_bytes"`
+	InputBytes int64 `json:"input_bytes"`
+	// UnreadFiles counts the pieces of input that could not be read (or
+	// not to their end), UnreadBytes their bytes: listed in rejects/ as
+	// "unreadable", their documents are missing.
+	UnreadFiles int64               `json:"unread_files,omitempty"`
+	UnreadBytes int64               `json:"unread_bytes,omitempty"`
 	Shingles    int64               `json:"shingles"`
 	BandRecords int64               `json:"band_records"`
 	DocFile     pqfile.Info         `json:"doc_file"`

@@ -303,6 +303,10 @@ func countNote(name string) string {
 		return "documents read"
 	case "rejected":
 		return "records skipped, listed in rejects/"
+	case "unread_files":
+		return "input files or pieces that could not be read to their end (rejects/ \"unreadable\")"
+	case "unread_bytes":
+		return "their bytes: documents in them are missing"
 	case "empty":
 		return "documents without a token: in no pair"
 	case "shingles":

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -135,6 +136,8 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			}
 			// The rest of the piece is unreadable: keep what was read, and
 			// record the loss unless the reader already did.
+			res.UnreadFiles++
+			res.UnreadBytes += pieceBytes(piece)
 			if len(rejects) == before {
 				rejects = append(rejects, records.RejectRecord{
 					Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: "unreadable: " + err.Error(),
@@ -172,6 +175,18 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// pieceBytes is the size of a piece in its file (0 when it cannot be
+// known: a whole file that cannot be found).
+func pieceBytes(p formats.Piece) int64 {
+	if p.End >= 0 {
+		return p.End - p.Start
+	}
+	if st, err := os.Stat(p.Path); err == nil {
+		return st.Size() - p.Start
+	}
+	return 0
 }
 
 func compareBand(a, b records.BandRecord) int {

@@ -229,7 +229,7 @@ func TestMapStrictAndUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Docs != 1 || res.Rejected != 1 || res.RejectFile == nil {
+	if res.Docs != 1 || res.Rejected != 1 || res.RejectFile == nil || res.UnreadFiles != 1 || res.UnreadBytes != int64(len("this is not gzip data at all")) {
 		t.Fatalf("result %+v", res)
 	}
 	rejects, err := pqfile.Read[records.RejectRecord](ctx, st, res.RejectFile.Name, res.RejectFile)
@@ -244,5 +244,30 @@ func TestMapStrictAndUnreadable(t *testing.T) {
 	res, err = Map(ctx, newStore(t), &job.Spec{Params: p}, wholeChunk(0, good))
 	if err != nil || res.RejectFile != nil || res.Rejected != 0 {
 		t.Errorf("clean chunk: %+v, %v", res, err)
+	}
+}
+
+// TestMapFileGone plans a file and deletes it before its map task: the
+// task lists it as an unreadable reject at offset -1 and counts it, the
+// same as a file that could not be read at planning.
+func TestMapFileGone(t *testing.T) {
+	ctx := context.Background()
+	gone := writeTemp(t, "gone.jsonl", `{"id":"x","text":"a b c d e f"}`+"\n")
+	good := writeTemp(t, "good.jsonl", `{"id":"g","text":"a b c d e f g"}`+"\n")
+	chunk := wholeChunk(0, gone, good)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	st := newStore(t)
+	res, err := Map(ctx, st, &job.Spec{Params: resolved(t, func(*job.Params) {})}, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Docs != 1 || res.Rejected != 1 || res.UnreadFiles != 1 {
+		t.Fatalf("result %+v, want 1 doc, 1 reject, 1 unread file", res)
+	}
+	rejects, err := pqfile.Read[records.RejectRecord](ctx, st, res.RejectFile.Name, res.RejectFile)
+	if err != nil || len(rejects) != 1 || rejects[0].File != gone || rejects[0].Offset != -1 || !strings.HasPrefix(rejects[0].Reason, "unreadable") {
+		t.Fatalf("rejects %+v (%v), want one unreadable reject for %s at offset -1", rejects, err, gone)
 	}
 }

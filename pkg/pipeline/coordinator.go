@@ -97,6 +97,11 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
 	}
+	if n := man.Counts.UnreadFiles; n > 0 {
+		w := fmt.Sprintf("%d input files or pieces (%d bytes) could not be read to their end: listed in rejects/ as \"unreadable\", their documents are missing", n, man.Counts.UnreadBytes)
+		c.log.Warn(w)
+		man.Warnings = append(man.Warnings, w)
+	}
 	man.Status = StatusComplete
 	if n := len(man.Failures); n > 0 {
 		man.Status = StatusPartial

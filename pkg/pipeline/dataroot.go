@@ -36,6 +36,23 @@ func ResolveRoots(paths []string) (DataRoots, error) {
 	return r, nil
 }
 
+// jobDataRoots are the roots of an embedded coordinator's own workers: the
+// job's output and inputs, as the coordinator planned them. An input that
+// cannot be resolved now (a broken link, a file gone since) is kept by
+// the path it was planned with, so that its map task reaches it and lists
+// it as an unreadable reject rather than refusing it as outside the roots.
+func jobDataRoots(paths []string) (DataRoots, error) {
+	var r DataRoots
+	for _, p := range paths {
+		real, err := resolvePath(p)
+		if err != nil {
+			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
+		}
+		r.roots = append(r.roots, real)
+	}
+	return r, nil
+}
+
 // Empty tells whether there are no roots, so that every path is allowed.
 func (r DataRoots) Empty() bool { return len(r.roots) == 0 }
 

@@ -67,6 +67,8 @@ type Counts struct {
 	TextBytes      int64 `json:"text_bytes"`
 	Docs           int64 `json:"docs"`
 	Rejected       int64 `json:"rejected"`
+	UnreadFiles    int64 `json:"unread_files"`
+	UnreadBytes    int64 `json:"unread_bytes"`
 	Empty          int64 `json:"empty"`
 	Shingles       int64 `json:"shingles"`
 	BandRecords    int64 `json:"band_records"`
@@ -127,6 +129,8 @@ func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 		m.Counts.TextBytes += r.TextBytes
 		m.Counts.Docs += r.Docs
 		m.Counts.Rejected += r.Rejected
+		m.Counts.UnreadFiles += r.UnreadFiles
+		m.Counts.UnreadBytes += r.UnreadBytes
 		m.Counts.Empty += r.Empty
 		m.Counts.Shingles += r.Shingles
 		m.Counts.BandRecords += r.BandRecords

@@ -26,6 +26,11 @@ func TestModes(t *testing.T) {
 	repeats := filepath.Join(t.TempDir(), "repeats.jsonl")
 	os.WriteFile(repeats, []byte(fmt.Sprintf("{\"id\":\"r3\",\"text\":%q}\n{\"id\":\"r4\",\"text\":%q}\n{\"id\":\"r4b\",\"text\":%q}\n",
 		strings.Repeat(cycle, 3), strings.Repeat(cycle, 4), strings.Repeat(cycle, 4))), 0o644)
+	// An input directory holding a file that cannot be read: a link to
+	// nothing (tests run as root, so permissions would not stop them).
+	withBroken := t.TempDir()
+	os.WriteFile(filepath.Join(withBroken, "good.jsonl"), []byte("{\"id\":\"ok\",\"text\":\"fine words here and more of them\"}\n"), 0o644)
+	os.Symlink(filepath.Join(withBroken, "gone.jsonl.target"), filepath.Join(withBroken, "broken.jsonl"))
 	exactGroups := func(t *testing.T, out string) map[string]int32 {
 		rows, err := parquet.ReadFile[records.ExactRecord](filepath.Join(out, "exact.parquet"))
 		if err != nil {
@@ -141,6 +146,30 @@ func TestModes(t *testing.T) {
 					t.Fatalf("pairs %v lack r4-r4b", p)
 				}
 			},
+		},
+		{
+			name:   "unreadable input: a reject naming the file and a warning, not a failed plan",
+			inputs: []string{withBroken},
+			check: func(t *testing.T, out string, m *Manifest) {
+				if m.Counts.Docs != 1 || m.Counts.UnreadFiles != 1 || m.Counts.Rejected != 1 || !hasWarning(m, "could not be read") {
+					t.Fatalf("docs %d, unread files %d, rejected %d, warnings %q", m.Counts.Docs, m.Counts.UnreadFiles, m.Counts.Rejected, m.Warnings)
+				}
+				files, _ := filepath.Glob(filepath.Join(out, "rejects", "*.parquet"))
+				var rows []records.RejectRecord
+				for _, f := range files {
+					r, _ := parquet.ReadFile[records.RejectRecord](f)
+					rows = append(rows, r...)
+				}
+				if len(rows) != 1 || filepath.Base(rows[0].File) != "broken.jsonl" || rows[0].Offset != -1 || !strings.HasPrefix(rows[0].Reason, "unreadable") {
+					t.Fatalf("rejects %+v, want one unreadable reject for broken.jsonl at offset -1", rows)
+				}
+			},
+		},
+		{
+			name:    "unreadable input under --strict fails the job",
+			inputs:  []string{withBroken},
+			set:     func(p *Params) { p.Strict = true },
+			wantErr: "broken.jsonl",
 		},
 		{
 			name:    "strict",

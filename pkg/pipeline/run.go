@@ -209,7 +209,7 @@ func openOutput(ctx context.Context, cfg Config) (*storage.Dir, func(), error) {
 // tasks are handed back) and waits for them; an interrupt of ctx does the
 // same at once.
 func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Queue, error), roots []string, log *slog.Logger) (stop func(), err error) {
-	dr, err := ResolveRoots(roots)
+	dr, err := jobDataRoots(roots)
 	if err != nil {
 		return nil, err
 	}
@@ -240,9 +240,7 @@ func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Que
 func jobRoots(st *storage.Dir, plan *job.Plan) []string {
 	roots := []string{st.Root()}
 	for _, in := range plan.Inputs {
-		if _, err := os.Stat(in.Path); err == nil {
-			roots = append(roots, in.Path)
-		}
+		roots = append(roots, in.Path)
 	}
 	return roots
 }
