@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
@@ -46,6 +47,8 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 		conn.RegisterFlags(fs, "NATS server URL; empty starts an embedded server with in-process workers", os.Getenv)
 		fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode; 0 with --listen: outside workers only)")
 		fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
+		fs.StringVar(&cfg.NATSStore, "nats-store", "", "embedded mode: the NATS server's store directory (default <out>/_work/nats); put it on another disk than --out if that one may fill up")
+		fs.DurationVar(&cfg.DiskFullTimeout, "disk-full-timeout", time.Minute, "fail the job, naming the disk, when the disk of --out (or of the embedded store) stays full this long (0: wait)")
 		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
 		fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
 		fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")

@@ -2,12 +2,15 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/neardup/neardup/internal/faults"
 )
 
 // cancelOn cancels a context when a progress line contains a marker.
@@ -113,4 +116,42 @@ func TestResumeMovedOutput(t *testing.T) {
 		t.Fatalf("the resumed job wrote at the old place %s", old)
 	}
 	sameFiles(t, ref, moved, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet")
+}
+
+// TestDiskFull runs a job whose embedded store's disk reads as full: it
+// fails within the timeout, naming the disk and the store's path, writes
+// no _SUCCESS, and runs to the end once there is space again.
+func TestDiskFull(t *testing.T) {
+	in, _ := genCorpus(t, 300, 27, 2)
+	ref := filepath.Join(t.TempDir(), "ref")
+	if _, err := Run(context.Background(), testConfig(t, in, ref, 2)); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	store := filepath.Join(t.TempDir(), "nats-store")
+	cfg := testConfig(t, in, out, 2)
+	cfg.NATSStore, cfg.DiskFullTimeout = store, time.Second
+	cfg.Faults, _ = faults.Parse("slow@map/*", nil) // the job outlives the timeout
+	cfg.freeSpace = func(path string) (uint64, error) {
+		if path == store {
+			return 4096, nil
+		}
+		return freeSpace(path)
+	}
+	start := time.Now()
+	_, err := Run(context.Background(), cfg)
+	if !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), store) {
+		t.Fatalf("err = %v, want ErrDiskFull naming %s", err, store)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("the job took %v to give up on a full disk", d)
+	}
+	if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err == nil {
+		t.Fatal("_SUCCESS written on a full disk")
+	}
+	cfg.freeSpace, cfg.Faults = nil, nil
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatalf("resuming with space again: %v", err)
+	}
+	sameFiles(t, ref, out, "pairs/*.parquet", "clusters.parquet", "duplicates.parquet")
 }

@@ -29,13 +29,22 @@ import (
 
 // Config is what a coordinator run is told.
 type Config struct {
-	Out       string   // output directory
-	Inputs    []string // files, directories or globs
-	Params    job.Params
-	Job       string // job name; default: derived from the output path
-	NATSURL   string // empty: start an embedded server and in-process workers
-	Workers   int    // in-process workers when embedded (0: only outside workers, with Listen)
-	Listen    string // embedded server's client address (host:port), empty for none
+	Out     string   // output directory
+	Inputs  []string // files, directories or globs
+	Params  job.Params
+	Job     string // job name; default: derived from the output path
+	NATSURL string // empty: start an embedded server and in-process workers
+	Workers int    // in-process workers when embedded (0: only outside workers, with Listen)
+	Listen  string // embedded server's client address (host:port), empty for none
+	// NATSStore is the embedded server's store directory; empty for
+	// <out>/_work/nats.
+	NATSStore string
+	// DiskFullTimeout bounds how long the job waits while the disk of the
+	// output or of the embedded store is full before it fails, naming the
+	// disk; 0 does not watch.
+	DiskFullTimeout time.Duration
+	// freeSpace reads a disk's free bytes (tests replace it).
+	freeSpace func(string) (uint64, error)
 	Overwrite bool
 	KeepWork  bool // keep the work area after success
 	// AllowPartial accepts a job whose map tasks failed for good as
@@ -57,6 +66,10 @@ type Config struct {
 // ErrJobBusy is returned when another coordinator is running the job: it
 // holds the output's lock or the job's lease.
 var ErrJobBusy = queue.ErrJobBusy
+
+// ErrDiskFull is returned when the disk of the output or of the embedded
+// store stayed full for Config.DiskFullTimeout.
+var ErrDiskFull = errors.New("disk full")
 
 // ErrComplete is returned when the output already holds a complete job.
 var ErrComplete = errors.New("output already holds a complete job (pass --overwrite to replace it)")
@@ -98,6 +111,17 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	ctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	state, release, err := jobState(ctx, q, spec, holder, log, stopRun)
+	if err == nil {
+		disks := []string{st.Root()}
+		if cfg.NATSURL == "" {
+			disks = append(disks, natsStore(cfg, st))
+		}
+		free := cfg.freeSpace
+		if free == nil {
+			free = freeSpace
+		}
+		go watchDisks(ctx, disks, cfg.DiskFullTimeout, free, stopRun)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +142,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		prog: newProgress(cfg.Progress, cfg.Live), life: life}
 	man, err := c.execute(ctx, started)
 	if err != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) || errors.Is(cause, ErrDiskFull) {
 			return nil, cause
 		}
 		if ctx.Err() != nil {
@@ -343,7 +367,7 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 		}
 		return q, nil, q.Close, nil
 	}
-	srv, err := queue.StartEmbedded(st.Path(job.NATSDir), cfg.Listen)
+	srv, err := queue.StartEmbedded(natsStore(cfg, st), cfg.Listen)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -356,6 +380,14 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 		return nil, nil, nil, err
 	}
 	return q, open, func() { q.Close(); srv.Shutdown() }, nil
+}
+
+// natsStore is the embedded server's store directory.
+func natsStore(cfg Config, st *storage.Dir) string {
+	if cfg.NATSStore != "" {
+		return cfg.NATSStore
+	}
+	return st.Path(job.NATSDir)
 }
 
 // jobState opens the job's state and takes the coordinator lease in it,
