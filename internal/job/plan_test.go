@@ -272,7 +272,11 @@ func TestMakePlan(t *testing.T) {
 	if plan, err := MakePlan(nil, 1024); err != nil || len(plan.Chunks) != 0 {
 		t.Errorf("no inputs: %+v, %v", plan, err)
 	}
-	if _, err := MakePlan([]Input{{Path: p("gone.jsonl"), Kind: formats.KindJSONL}}, 1024); err == nil || !strings.Contains(err.Error(), "gone.jsonl") {
-		t.Errorf("missing input: err = %v", err)
+	// An input that cannot be read at planning is planned whole: its map
+	// task then lists it as an unreadable reject.
+	plan, err := MakePlan([]Input{{Path: p("gone.jsonl"), Kind: formats.KindJSONL}}, 1024)
+	if err != nil || len(plan.Chunks) != 1 || len(plan.Chunks[0].Pieces) != 1 ||
+		plan.Chunks[0].Pieces[0] != (formats.Piece{Path: p("gone.jsonl"), Kind: formats.KindJSONL, End: -1, StartLine: 1}) {
+		t.Errorf("missing input: plan %+v, err %v; want one whole piece", plan, err)
 	}
 }
