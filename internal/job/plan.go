@@ -159,10 +159,15 @@ func MakePlan(inputs []Input, chunkBytes int64) (Plan, error) {
 	for _, in := range inputs {
 		pieces, err := formats.Split(in.Path, in.Kind, chunkBytes)
 		if err != nil {
-			// Unreadable now: planned whole, so that its map task tries
-			// again and, failing, lists it as a reject (as for a file
-			// that becomes unreadable after planning).
-			pieces = []formats.Piece{{Path: in.Path, Kind: in.Kind, End: -1, StartLine: 1}}
+			// Unreadable now: planned whole, in a chunk of its own (its
+			// size is unknown), so that its map task tries again and,
+			// failing, lists it as a reject (as for a file that becomes
+			// unreadable after planning).
+			flush()
+			cur.Pieces = []formats.Piece{{Path: in.Path, Kind: in.Kind, End: -1, StartLine: 1}}
+			cur.Bytes, cur.Text = in.Size, in.Size
+			flush()
+			continue
 		}
 		for _, p := range pieces {
 			size := p.End - p.Start

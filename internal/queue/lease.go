@@ -71,6 +71,7 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
+	gone := false // the lease was lost; set before done is closed
 	go func() {
 		defer close(done)
 		t := time.NewTicker(leaseRefresh)
@@ -97,9 +98,11 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 				case gerr == nil:
 					var other Lease
 					json.Unmarshal(e.Value(), &other)
+					gone = true
 					lost(fmt.Errorf("%w: the coordinator lease was taken by %s writing %s while this one could not refresh it", ErrJobBusy, other.Holder, other.Out))
 					return
 				case errors.Is(gerr, jetstream.ErrKeyNotFound), errors.Is(gerr, jetstream.ErrBucketNotFound), errors.Is(gerr, jetstream.ErrStreamNotFound):
+					gone = true
 					lost(fmt.Errorf("%w: the job's state was reset by another coordinator while this one could not refresh its lease", ErrJobBusy))
 					return
 				default:
@@ -111,6 +114,9 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 	return func() {
 		cancel()
 		<-done
+		if gone {
+			return // another coordinator's now: not ours to delete
+		}
 		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer dcancel()
 		kv.Delete(dctx, LeaseKey, jetstream.LastRevision(rev))

@@ -185,8 +185,11 @@ type Delivery struct {
 type Handler func(ctx context.Context, d Delivery) error
 
 // FailureRecorder is told about a task that failed on its final delivery,
-// before the task is removed from the queue.
-type FailureRecorder func(ctx context.Context, d Delivery, err error)
+// before the task is removed from the queue. When it cannot record the
+// failure it returns an error, and the task is not removed: it expires,
+// and the server's max-deliveries advisory reports it instead (or, before
+// its final delivery, it is delivered again).
+type FailureRecorder func(ctx context.Context, d Delivery, err error) error
 
 // Serve runs up to slots tasks at once until ctx ends. Each slot fetches one
 // task only when it is free (no prefetch that could expire), sends
@@ -299,15 +302,27 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg, h Handler, fail 
 			log.Warn("hand back failed; the task returns after AckWait", "err", nerr)
 		}
 	case d.Final || errors.As(err, new(permanent)):
+		var ferr error
 		if fail != nil {
 			// Recording the failure outlives a stop, but not by more than
 			// AckWait: with the server gone it cannot succeed anyway.
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(q.cfg.AckWait, time.Second))
-			fail(fctx, d, err)
+			ferr = fail(fctx, d, err)
 			cancel()
 		}
-		if terr := msg.Term(); terr != nil {
-			log.Warn("terminate failed", "err", terr)
+		switch {
+		case ferr == nil:
+			if terr := msg.Term(); terr != nil {
+				log.Warn("terminate failed", "err", terr)
+			}
+		case d.Final:
+			// Not recorded: left to expire, so that the max-deliveries
+			// advisory records it.
+			log.Warn("could not record the task's failure; it is left to expire", "err", ferr)
+		default:
+			if nerr := msg.NakWithDelay(time.Duration(d.Attempt) * time.Second); nerr != nil {
+				log.Warn("nak failed", "err", nerr)
+			}
 		}
 	default:
 		delay := time.Duration(d.Attempt) * time.Second

@@ -68,10 +68,11 @@ func TestServe(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}
-	record := func(ctx context.Context, d Delivery, err error) {
+	record := func(ctx context.Context, d Delivery, err error) error {
 		mu.Lock()
 		failed[string(d.Data)]++
 		mu.Unlock()
+		return nil
 	}
 	for _, tt := range tests {
 		if err := q.Publish(ctx, "testjob", tt.task, []byte(tt.task)); err != nil {

@@ -36,7 +36,7 @@ func TestServeStopsWithServerGone(t *testing.T) {
 	}
 	// Recording a failure needs the server: like the worker's recorder, it
 	// retries until its context ends.
-	record := func(ctx context.Context, d Delivery, err error) { <-ctx.Done() }
+	record := func(ctx context.Context, d Delivery, err error) error { <-ctx.Done(); return ctx.Err() }
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

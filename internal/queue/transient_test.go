@@ -76,11 +76,12 @@ func TestTransientRetry(t *testing.T) {
 		finished <- task
 		return nil
 	}
-	record := func(ctx context.Context, d Delivery, err error) {
+	record := func(ctx context.Context, d Delivery, err error) error {
 		mu.Lock()
 		failed[string(d.Data)] = true
 		mu.Unlock()
 		finished <- string(d.Data)
+		return nil
 	}
 	for _, task := range []string{"brief", "stays"} {
 		if err := q.Publish(ctx, "job", task, []byte(task)); err != nil {

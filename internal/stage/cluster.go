@@ -228,6 +228,12 @@ func Cluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.Ve
 			bounded[i] = kept[i]
 		}
 	}
+	// pairs/ is written whole by this stage: files of an earlier run whose
+	// verify tasks do not exist now (the chunks holding pairs moved when a
+	// retried chunk brought new representatives) must not stay.
+	if err := st.Remove(ctx, job.PairsDir); err != nil {
+		return nil, err
+	}
 	ex := &expander{groups: groups, repIDs: repIDs, compOf: compOf, bounded: bounded, params: p}
 	// One pairs/ file per verify task, written in parallel: the workers
 	// are idle now, and each file depends on its task's results only.

@@ -182,12 +182,19 @@ func (w *localWriter) Abort() error {
 
 // walkFiles calls fn for every file under prefix (a directory name
 // relative to the root); a missing directory has none.
-func (d *Dir) walkFiles(ctx context.Context, prefix string, fn func(path string, e fs.DirEntry) error) error {
+func (d *Dir) walkFiles(ctx context.Context, prefix string, fn func(path string, e fs.DirEntry) error, skip ...string) error {
 	base := d.Path(prefix)
+	skipped := map[string]bool{}
+	for _, name := range skip {
+		skipped[d.Path(name)] = true
+	}
 	return filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == base {
-				return filepath.SkipDir
+			if errors.Is(err, fs.ErrNotExist) {
+				if p == base || e != nil && e.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil // gone while we walked
 			}
 			return err
 		}
@@ -195,6 +202,9 @@ func (d *Dir) walkFiles(ctx context.Context, prefix string, fn func(path string,
 			return cerr
 		}
 		if e.IsDir() {
+			if skipped[p] {
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		return fn(p, e)
@@ -226,8 +236,9 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
 // RemoveTemporaries deletes the temporary files (names holding
 // TempMarker) under prefix that writers left behind: a process killed
 // while writing leaves its temporary file. It returns how many it removed.
-// Run it only when no writer is active under prefix.
-func (d *Dir) RemoveTemporaries(ctx context.Context, prefix string) (int, error) {
+// Run it only when no writer is active under prefix; directories named in
+// skip (relative to the root) are not entered.
+func (d *Dir) RemoveTemporaries(ctx context.Context, prefix string, skip ...string) (int, error) {
 	n := 0
 	err := d.walkFiles(ctx, prefix, func(p string, e fs.DirEntry) error {
 		if !strings.Contains(e.Name(), TempMarker) {
@@ -238,7 +249,7 @@ func (d *Dir) RemoveTemporaries(ctx context.Context, prefix string) (int, error)
 		}
 		n++
 		return nil
-	})
+	}, skip...)
 	if err != nil {
 		return n, fmt.Errorf("storage: remove temporaries under %s: %w", prefix, err)
 	}

@@ -24,17 +24,20 @@ type coordinator struct {
 	q     taskQueue
 	state stageState
 	reset stateReset
-	spec  *job.Spec
-	plan  *job.Plan
-	prog  *progress
-	life  string // random, new for every start of the coordinator
+	// mapRan is set when the map stage put tasks on the queue in this run.
+	mapRan bool
+	spec   *job.Spec
+	plan   *job.Plan
+	prog   *progress
+	life   string // random, new for every start of the coordinator
 }
 
 // stageOutcome is what one stage produced.
 type stageOutcome struct {
-	results  map[int][]byte
-	failures []Failure
-	timing   StageTiming
+	results   map[int][]byte
+	failures  []Failure
+	timing    StageTiming
+	published int // tasks this run put on the queue (the others were done)
 }
 
 // execute runs the job's stages in order, then writes the manifest, the
@@ -51,6 +54,16 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	}
 	if len(mapList) == 0 && len(c.plan.Chunks) > 0 {
 		return nil, fmt.Errorf("every map task failed; the first: %s", man.Failures[0].Error)
+	}
+	if c.mapRan {
+		// Map tasks ran in this run (a fresh start, or chunks retried
+		// after a partial run): what earlier runs reduced and verified
+		// does not hold their documents, so those stages start over.
+		for _, stage := range []string{StageReduce, StageVerify} {
+			if err := c.reset.DeletePrefix(ctx, stageKeys(c.spec.Epoch, stage)+"."); err != nil {
+				return nil, fmt.Errorf("clearing the %s stage: %w", stage, err)
+			}
+		}
 	}
 
 	// Reduce: one task per partition.
@@ -113,7 +126,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	}
 	// Every task is finished: the temporary files of writers that were
 	// killed (a worker dying mid-write) can go.
-	if n, err := c.st.RemoveTemporaries(ctx, "."); err != nil {
+	if n, err := c.st.RemoveTemporaries(ctx, ".", job.NATSDir); err != nil { // not the live server's store
 		return nil, err
 	} else if n > 0 {
 		c.log.Info("removed temporary files left by interrupted writers", "files", n)
@@ -137,13 +150,8 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 			return nil, err
 		}
 	default:
-		// The rerun redoes every stage after map, which will have the
-		// retried chunks.
-		for _, stage := range []string{StageReduce, StageVerify} {
-			if err := c.reset.DeletePrefix(ctx, stageKeys(c.spec.Epoch, stage)+"."); err != nil {
-				return nil, fmt.Errorf("clearing the %s stage for the rerun: %w", stage, err)
-			}
-		}
+		// Kept for the rerun: it retries the failed chunks and, since map
+		// tasks then run, redoes the stages after map.
 	}
 	return man, nil
 }
@@ -197,6 +205,9 @@ func runStage[T any](ctx context.Context, c *coordinator, name string, indices [
 	out, err := c.stage(ctx, name, indices, counter)
 	if err != nil {
 		return nil, err
+	}
+	if name == StageMap && out.published > 0 {
+		c.mapRan = true
 	}
 	list, err := decodeResults[T](out)
 	if err != nil {

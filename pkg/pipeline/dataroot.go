@@ -44,13 +44,29 @@ func ResolveRoots(paths []string) (DataRoots, error) {
 func jobDataRoots(paths []string) (DataRoots, error) {
 	var r DataRoots
 	for _, p := range paths {
-		real, err := resolvePath(p)
+		real, err := resolveOrParent(p)
 		if err != nil {
 			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
 		}
 		r.roots = append(r.roots, real)
 	}
 	return r, nil
+}
+
+// resolveOrParent is resolvePath, but a last component that cannot be
+// resolved for another reason than its absence (a link loop, a directory
+// that cannot be searched) is kept by name under its resolved parent: the
+// file cannot be read there, which its map task reports as a reject.
+func resolveOrParent(path string) (string, error) {
+	real, err := resolvePath(path)
+	if err == nil {
+		return real, nil
+	}
+	parent, perr := resolvePath(filepath.Dir(path))
+	if perr != nil {
+		return "", err
+	}
+	return filepath.Join(parent, filepath.Base(path)), nil
 }
 
 // Empty tells whether there are no roots, so that every path is allowed.
@@ -66,7 +82,7 @@ func (r DataRoots) Check(path string) error {
 	if r.Empty() {
 		return nil
 	}
-	real, err := resolvePath(path)
+	real, err := resolveOrParent(path)
 	if err != nil {
 		return fmt.Errorf("path %s: %w", path, err)
 	}

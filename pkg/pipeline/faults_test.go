@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -245,4 +247,48 @@ func TestPartialJob(t *testing.T) {
 			sameFiles(t, ref, out, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet")
 		})
 	}
+}
+
+// TestPartialRerunOutsideWorker runs a partial job and its rerun against a
+// NATS server on loopback with one long-lived outside worker, which keeps
+// what it learnt of the job between the two runs: the rerun must reload
+// it (the retried chunk's band files) and redo reduce and verify, ending
+// byte-identical to an undisturbed run.
+func TestPartialRerunOutsideWorker(t *testing.T) {
+	in, _ := genCorpus(t, 500, 29, 2)
+	ref := filepath.Join(t.TempDir(), "ref")
+	if _, err := Run(context.Background(), testConfig(t, in, ref, 2)); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	qc := queue.DefaultConfig()
+	qc.AckWait, qc.MaxDeliver, qc.TransientRetry = 5*time.Second, 2, 0
+	wq, err := queue.Connect(ctx, queue.ConnConfig{URL: srv.URL(), ConnectTimeout: 10 * time.Second}, "test-worker", qc, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wq.Close()
+	w := NewWorker(wq, 2, slog.New(slog.DiscardHandler))
+	twice, _ := faults.Parse("fail@map/1#2", nil) // both deliveries of the first run
+	w.InjectFaults(twice)
+	go w.Run(ctx)
+
+	out := filepath.Join(t.TempDir(), "out")
+	cfg := testConfig(t, in, out, 0)
+	cfg.NATSURL, cfg.Queue = srv.URL(), qc
+	m, err := Run(ctx, cfg)
+	if err != nil || m.Status != StatusPartial {
+		t.Fatalf("first run: %v, status %v; want partial", err, m)
+	}
+	m, err = Run(ctx, cfg)
+	if err != nil || m.Status != StatusComplete {
+		t.Fatalf("rerun: %v, status %v; want complete", err, m)
+	}
+	sameFiles(t, ref, out, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet")
 }

@@ -151,6 +151,12 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		return nil, err
 	}
 	release()
+	if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) {
+		// The output is complete, but the job's state is another
+		// coordinator's now: not ours to delete.
+		log.Warn("the coordinator lease was lost at the end of the job; its state is left to the new holder", "err", cause)
+		return man, nil
+	}
 	if man.Status == StatusPartial && !cfg.AllowPartial {
 		// Kept for the rerun that retries the failed chunks.
 		log.Warn("the job is partial: its failed map tasks are retried when the same command runs again",

@@ -120,7 +120,8 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		if _, ok := out.results[i]; ok {
 			continue
 		}
-		data, _ := json.Marshal(Task{Job: c.spec.Job, Epoch: c.spec.Epoch, Stage: name, Index: i})
+		out.published++
+		data, _ := json.Marshal(Task{Job: c.spec.Job, Epoch: c.spec.Epoch, Life: c.life, Stage: name, Index: i})
 		// The id dedups retried publishes within this coordinator's life
 		// only: a restarted coordinator must be able to publish again.
 		if err := c.q.Publish(ctx, c.spec.Job, c.life+"."+Task{Epoch: c.spec.Epoch, Stage: name, Index: i}.id(), data); err != nil {

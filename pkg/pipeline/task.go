@@ -16,9 +16,17 @@ const (
 type Task struct {
 	Job   string `json:"job"`
 	Epoch string `json:"epoch"`
+	// Life is new with every start of the coordinator: a worker reloads
+	// what it keeps of a job (its spec, with the output's current place,
+	// and the stage results) when it changes, e.g. for a rerun that
+	// retries the chunks of a partial run.
+	Life  string `json:"life,omitempty"`
 	Stage string `json:"stage"`
 	Index int    `json:"index"`
 }
+
+// cacheKey is what a worker keeps a job's state under.
+func (t Task) cacheKey() string { return t.Epoch + "/" + t.Life }
 
 func (t Task) id() string { return fmt.Sprintf("%s.%s.%06d", t.Epoch, t.Stage, t.Index) }
 

@@ -24,8 +24,8 @@ type Worker struct {
 	roots  DataRoots // paths a job may name; empty for any
 
 	mu    sync.Mutex
-	jobs  map[string]*jobCache // by epoch
-	order []string             // epochs, oldest first
+	jobs  map[string]*jobCache // by epoch and coordinator life
+	order []string             // their keys, oldest first
 }
 
 // cachedJobs is how many jobs a worker remembers between tasks.
@@ -137,11 +137,11 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 }
 
 // recordFailure writes a task that failed for good into the job's state.
-func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error) {
+func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error) error {
 	var t Task
 	if json.Unmarshal(d.Data, &t) != nil {
 		w.log.Error("dropping unreadable task message", "data", string(d.Data), "err", err)
-		return
+		return nil
 	}
 	w.log.Error("task failed for good", "job", t.Job, "stage", t.Stage, "index", t.Index, "attempts", d.Attempt, "err", err)
 	var state *queue.State
@@ -149,12 +149,14 @@ func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error)
 		state = jc.state
 	} else if state, jerr = w.q.State(ctx, t.Job); jerr != nil { // a job this worker refuses still hears why
 		w.log.Error("cannot record failure", "err", jerr)
-		return
+		return jerr
 	}
 	data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: d.Attempt, Error: err.Error()})
 	if perr := state.Put(ctx, failedKey(t.Epoch, t.Stage, t.Index), data); perr != nil {
 		w.log.Error("cannot record failure", "err", perr)
+		return perr
 	}
+	return nil
 }
 
 // job returns the cached state of a task's job, loading its spec from the
@@ -162,7 +164,7 @@ func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error)
 func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if j, ok := w.jobs[t.Epoch]; ok {
+	if j, ok := w.jobs[t.cacheKey()]; ok {
 		return j, nil
 	}
 	state, err := w.q.State(ctx, t.Job)
@@ -189,8 +191,8 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	}
 	st.Fsync = spec.Params.Fsync
 	j := &jobCache{spec: spec, state: state, st: st}
-	w.jobs[t.Epoch] = j
-	w.order = append(w.order, t.Epoch)
+	w.jobs[t.cacheKey()] = j
+	w.order = append(w.order, t.cacheKey())
 	if len(w.order) > cachedJobs {
 		delete(w.jobs, w.order[0])
 		w.order = w.order[1:]
