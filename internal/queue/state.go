@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -86,15 +88,22 @@ func (s *State) Delete(ctx context.Context, key string) error {
 }
 
 // DeletePrefix removes every key under prefix (ending in ".").
+// It retries while the server is unreachable or recovering.
 func (s *State) DeletePrefix(ctx context.Context, prefix string) error {
-	keys, err := s.kv.ListKeysFiltered(ctx, prefix+">")
-	if err != nil {
+	var keys []string
+	err := Retry(ctx, func(ctx context.Context) error {
+		// Keys, unlike a lister, says when it could not list them all.
+		all, err := s.kv.Keys(ctx)
 		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return nil
+			all, err = nil, nil
 		}
+		keys = slices.DeleteFunc(all, func(k string) bool { return !strings.HasPrefix(k, prefix) })
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("queue: list %s: %w", prefix, err)
 	}
-	for k := range keys.Keys() {
+	for _, k := range keys {
 		if err := s.Delete(ctx, k); err != nil {
 			return err
 		}

@@ -65,6 +65,18 @@ func TestState(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no update after the replay")
 	}
+	// DeletePrefix clears one stage's keys and no other's.
+	if err := s.DeletePrefix(ctx, "r.map."); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]bool{"r.map.done.000001": false, "r.map.done.000003": false, "r.reduce.done.000000": true} {
+		if _, err := s.Get(ctx, key); (err == nil) != want {
+			t.Errorf("after DeletePrefix(r.map.): %s present %v, want %v", key, err == nil, want)
+		}
+	}
+	if err := s.DeletePrefix(ctx, "nothing."); err != nil {
+		t.Errorf("DeletePrefix of no key: %v", err)
+	}
 	if err := q.DeleteState(ctx, "job1"); err != nil {
 		t.Fatal(err)
 	}
