@@ -211,9 +211,10 @@ func TestWorkerStoppedMidTask(t *testing.T) {
 // out-of-memory kill would), so no worker ever records the task's failure:
 // after --max-deliver deliveries the server's advisory makes the coordinator
 // record it, and the job ends partial without that chunk (exit status 4, no
-// _SUCCESS), or fails under --strict. It never hangs.
+// _SUCCESS), or fails under --strict. It never hangs. Run again with
+// healthy workers, the partial job retries the chunk and completes.
 func TestTaskKillsEveryWorker(t *testing.T) {
-	in, _ := corpusAndReference(t)
+	in, ref := corpusAndReference(t)
 	for _, strict := range []bool{false, true} {
 		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
 			srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
@@ -250,6 +251,16 @@ func TestTaskKillsEveryWorker(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err == nil {
 				t.Fatalf("_SUCCESS present for a job missing a chunk (strict %v)", strict)
 			}
+			if strict {
+				return
+			}
+			// The same command again, with healthy workers: the missing
+			// chunk is retried and the job completes as if undisturbed.
+			coord = start(t, nil, "coordinator", append(args, in)...)
+			if err := coord.wait(t, 2*time.Minute); err != nil {
+				t.Fatalf("rerun of the partial job: %v\n%s", err, coord.output())
+			}
+			sameResults(t, ref, out)
 		})
 	}
 }
