@@ -18,15 +18,20 @@ type MapResult struct {
 	// UnreadFiles counts the pieces of input that could not be read (or
 	// not to their end), UnreadBytes their bytes: listed in rejects/ as
 	// "unreadable", their documents are missing.
-	UnreadFiles int64               `json:"unread_files,omitempty"`
-	UnreadBytes int64               `json:"unread_bytes,omitempty"`
-	Shingles    int64               `json:"shingles"`
-	BandRecords int64               `json:"band_records"`
-	DocFile     pqfile.Info         `json:"doc_file"`
-	SigFile     pqfile.Info         `json:"sig_file"`
-	RejectFile  *pqfile.Info        `json:"reject_file,omitempty"`
-	BandFiles   map[int]pqfile.Info `json:"band_files"`
-	Seconds     float64             `json:"seconds"`
+	UnreadFiles int64 `json:"unread_files,omitempty"`
+	UnreadBytes int64 `json:"unread_bytes,omitempty"`
+	// DamagedRanges counts the damaged WARC/WET ranges the reader skipped
+	// to the next record (each lost the record it began with, as far as
+	// can be known), DamagedBytes their bytes.
+	DamagedRanges int64               `json:"damaged_ranges,omitempty"`
+	DamagedBytes  int64               `json:"damaged_bytes,omitempty"`
+	Shingles      int64               `json:"shingles"`
+	BandRecords   int64               `json:"band_records"`
+	DocFile       pqfile.Info         `json:"doc_file"`
+	SigFile       pqfile.Info         `json:"sig_file"`
+	RejectFile    *pqfile.Info        `json:"reject_file,omitempty"`
+	BandFiles     map[int]pqfile.Info `json:"band_files"`
+	Seconds       float64             `json:"seconds"`
 }
 
 // ReduceResult is what a reduce task reports.

@@ -305,6 +305,10 @@ func countNote(name string) string {
 		return "records skipped, listed in rejects/"
 	case "unread_files":
 		return "input files or pieces that could not be read to their end (rejects/ \"unreadable\")"
+	case "damaged_ranges":
+		return "damaged WARC/WET ranges skipped to the next record: each lost the record it began with"
+	case "damaged_bytes":
+		return "bytes of those ranges"
 	case "unread_bytes":
 		return "their bytes: documents in them are missing"
 	case "empty":

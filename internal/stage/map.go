@@ -124,6 +124,10 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			rejects = append(rejects, records.RejectRecord{
 				Chunk: int32(chunk.Index), File: r.File, Offset: r.Offset, Line: r.Line, Reason: r.Reason,
 			})
+			if r.Skipped > 0 {
+				res.DamagedRanges++
+				res.DamagedBytes += r.Skipped
+			}
 			return nil
 		}
 		before := len(rejects)

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -269,5 +270,23 @@ func TestMapFileGone(t *testing.T) {
 	rejects, err := pqfile.Read[records.RejectRecord](ctx, st, res.RejectFile.Name, res.RejectFile)
 	if err != nil || len(rejects) != 1 || rejects[0].File != gone || rejects[0].Offset != -1 || !strings.HasPrefix(rejects[0].Reason, "unreadable") {
 		t.Fatalf("rejects %+v (%v), want one unreadable reject for %s at offset -1", rejects, err, gone)
+	}
+}
+
+// TestMapDamagedRange maps a WET file whose first record's Content-Length
+// is 10 bytes too long: the reader skips that record to the next header,
+// and the map result counts one damaged range of its length.
+func TestMapDamagedRange(t *testing.T) {
+	record := func(id, body string, length int) string {
+		return fmt.Sprintf("WARC/1.0\r\nWARC-Type: conversion\r\nWARC-Target-URI: http://example.com/%s\r\nWARC-Record-ID: <urn:uuid:%s>\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s\r\n\r\n", id, id, length, body)
+	}
+	b1, b2 := "alpha beta gamma delta epsilon zeta", "eta theta iota kappa lambda mu nu"
+	path := writeTemp(t, "damaged.warc.wet", record("a", b1, len(b1)+10)+record("b", b2, len(b2)))
+	res, err := Map(context.Background(), newStore(t), &job.Spec{Params: resolved(t, func(*job.Params) {})}, wholeChunk(0, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Docs != 1 || res.Rejected != 1 || res.DamagedRanges != 1 || res.DamagedBytes <= 0 {
+		t.Fatalf("result %+v: want record b read, record a rejected as one damaged range", res)
 	}
 }

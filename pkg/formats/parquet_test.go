@@ -68,15 +68,15 @@ func TestReadParquet(t *testing.T) {
 		switch {
 		case i%10 == 3:
 			row.Text = nil
-			wantRejects = append(wantRejects, Reject{path, int64(i), 0, `null text in column "text"`})
+			wantRejects = append(wantRejects, Reject{path, int64(i), 0, `null text in column "text"`, 0})
 		case i%10 == 7:
 			bad := "bad \xff"
 			row.Text = &bad
-			wantRejects = append(wantRejects, Reject{path, int64(i), 0, "invalid UTF-8 in text at byte 4"})
+			wantRejects = append(wantRejects, Reject{path, int64(i), 0, "invalid UTF-8 in text at byte 4", 0})
 		case i == 50:
 			big := strings.Repeat("x", 101)
 			row.Text = &big
-			wantRejects = append(wantRejects, Reject{path, int64(i), 0, "document of 101 bytes exceeds --max-doc-bytes 100"})
+			wantRejects = append(wantRejects, Reject{path, int64(i), 0, "document of 101 bytes exceeds --max-doc-bytes 100", 0})
 		default:
 			want = append(want, docSummary{row.ID, row.URL, text, int64(i), 0})
 		}

@@ -35,6 +35,11 @@ type Reject struct {
 	Offset int64  // as Doc.Offset
 	Line   int64  // as Doc.Line
 	Reason string // short and clear, e.g. "invalid UTF-8 in text at byte 12"
+	// Skipped is the length of a damaged range the reader skipped to find
+	// the next record (from Offset; the reason says so too), 0 for a reject
+	// of one well-framed record. The records in it are lost: as far as can
+	// be known, the one the range began with.
+	Skipped int64
 }
 
 // Options controls reading.

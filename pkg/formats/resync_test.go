@@ -166,6 +166,9 @@ func TestReadWARCResync(t *testing.T) {
 					}
 					length, _ := strconv.ParseInt(m[1], 10, 64)
 					from, _ := strconv.ParseInt(m[2], 10, 64)
+					if rj.Skipped != length {
+						t.Errorf("reject %+v: Skipped %d, the reason says %d bytes", rj, rj.Skipped, length)
+					}
 					if from != rj.Offset || (m[3] == "the next record header") != (tt.to[i] == "header") {
 						t.Errorf("reject %+v: range from %s to %s, want from its offset to %s", rj, m[2], m[3], tt.to[i])
 					}

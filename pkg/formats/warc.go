@@ -236,7 +236,7 @@ func (r *pieceReader) resync(s *stream, start int64, what string, lineStart bool
 		cause := s.failure()
 		if cause == nil {
 			why = append(why, skipped(start, s.off, found))
-			return r.rejectf(start, 0, "%s", strings.Join(why, "; "))
+			return r.reject(Reject{File: r.path, Offset: start, Reason: strings.Join(why, "; "), Skipped: s.off - start})
 		}
 		damage := s.describe(cause)
 		from, to, ok := s.nextMember()

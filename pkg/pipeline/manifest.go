@@ -69,6 +69,8 @@ type Counts struct {
 	Rejected       int64 `json:"rejected"`
 	UnreadFiles    int64 `json:"unread_files"`
 	UnreadBytes    int64 `json:"unread_bytes"`
+	DamagedRanges  int64 `json:"damaged_ranges"`
+	DamagedBytes   int64 `json:"damaged_bytes"`
 	Empty          int64 `json:"empty"`
 	Shingles       int64 `json:"shingles"`
 	BandRecords    int64 `json:"band_records"`
@@ -131,6 +133,8 @@ func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 		m.Counts.Rejected += r.Rejected
 		m.Counts.UnreadFiles += r.UnreadFiles
 		m.Counts.UnreadBytes += r.UnreadBytes
+		m.Counts.DamagedRanges += r.DamagedRanges
+		m.Counts.DamagedBytes += r.DamagedBytes
 		m.Counts.Empty += r.Empty
 		m.Counts.Shingles += r.Shingles
 		m.Counts.BandRecords += r.BandRecords
