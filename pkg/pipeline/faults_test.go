@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -260,28 +259,15 @@ func TestPartialRerunOutsideWorker(t *testing.T) {
 	if _, err := Run(context.Background(), testConfig(t, in, ref, 2)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	qc := queue.DefaultConfig()
 	qc.AckWait, qc.MaxDeliver, qc.TransientRetry = 5*time.Second, 2, 0
-	wq, err := queue.Connect(ctx, queue.ConnConfig{URL: srv.URL(), ConnectTimeout: 10 * time.Second}, "test-worker", qc, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wq.Close()
-	w := NewWorker(wq, 2, slog.New(slog.DiscardHandler))
-	twice, _ := faults.Parse("fail@map/1#2", nil) // both deliveries of the first run
-	w.InjectFaults(twice)
-	go w.Run(ctx)
+	url := outsideWorker(t, ctx, qc, 2, "fail@map/1#2") // both deliveries of the first run
 
 	out := filepath.Join(t.TempDir(), "out")
 	cfg := testConfig(t, in, out, 0)
-	cfg.NATSURL, cfg.Queue = srv.URL(), qc
+	cfg.NATSURL, cfg.Queue = url, qc
 	m, err := Run(ctx, cfg)
 	if err != nil || m.Status != StatusPartial {
 		t.Fatalf("first run: %v, status %v; want partial", err, m)

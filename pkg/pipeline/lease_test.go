@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
 )
@@ -25,26 +24,14 @@ func TestLeaseLostStopsRun(t *testing.T) {
 		t.Skip("waits for a lease refresh")
 	}
 	in, _ := genCorpus(t, 400, 21, 4)
-	srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	wq, err := queue.Connect(ctx, queue.ConnConfig{URL: srv.URL(), ConnectTimeout: 10 * time.Second}, "test-worker", queue.DefaultConfig(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wq.Close()
-	w := NewWorker(wq, 1, slog.New(slog.DiscardHandler))
-	slow, _ := faults.Parse("slow@map/*", nil) // 2 s a map task: the job outlives a refresh
-	w.InjectFaults(slow)
-	go w.Run(ctx)
+	// 2 s a map task: the job outlives a lease refresh.
+	url := outsideWorker(t, ctx, queue.DefaultConfig(), 1, "slow@map/*")
 
 	out := filepath.Join(t.TempDir(), "out")
 	cfg := testConfig(t, in, out, 0)
-	cfg.NATSURL = srv.URL()
+	cfg.NATSURL = url
 	cfg.Params.ChunkBytes = 64 << 10
 	done := make(chan error, 1)
 	go func() { _, err := Run(ctx, cfg); done <- err }()
@@ -55,7 +42,12 @@ func TestLeaseLostStopsRun(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(time.Second)
-	st, err := wq.State(ctx, spec.Job)
+	q, err := queue.Connect(ctx, queue.ConnConfig{URL: url, ConnectTimeout: 10 * time.Second}, "another-coordinator", queue.DefaultConfig(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	st, err := q.State(ctx, spec.Job)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
@@ -276,4 +278,30 @@ func TestBadConfigKeepsOutput(t *testing.T) {
 			t.Fatalf("%s: the complete output was removed", tt.name)
 		}
 	}
+}
+
+// outsideWorker starts a NATS server on loopback and one worker connected
+// to it over TCP, as a worker process elsewhere would be, injecting the
+// given fault rules; it returns the server's URL. The worker runs until
+// ctx ends; the server and connection close when the test ends.
+func outsideWorker(t *testing.T, ctx context.Context, qc queue.Config, slots int, rules string) string {
+	t.Helper()
+	srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	wq, err := queue.Connect(ctx, queue.ConnConfig{URL: srv.URL(), ConnectTimeout: 10 * time.Second}, "test-worker", qc, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wq.Close)
+	f, err := faults.Parse(rules, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWorker(wq, slots, slog.New(slog.DiscardHandler))
+	w.InjectFaults(f)
+	go w.Run(ctx)
+	return srv.URL()
 }
