@@ -176,7 +176,7 @@ func TestSampleServerConfig(t *testing.T) {
 	if err := state.Put(ctx, "spec", []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
-	if err := coord.Publish(ctx, "sample", "t1", []byte("hello")); err != nil {
+	if err := coord.Publish(ctx, "sample", "r1", "t1", []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
 	worker, err := Connect(ctx, conn("worker", "worker-pw"), "worker", qc, nil)
@@ -211,7 +211,7 @@ func TestSampleServerConfig(t *testing.T) {
 	stop()
 	pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
 	defer pcancel()
-	if err := worker.Publish(pctx, "sample", "forged", []byte("x")); err == nil {
+	if err := worker.Publish(pctx, "sample", "r1", "forged", []byte("x")); err == nil {
 		t.Error("a worker could publish a task")
 	}
 }

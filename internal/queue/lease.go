@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -31,7 +33,48 @@ type Lease struct {
 	Out    string `json:"out"`
 }
 
-// TakeLease makes l the job's coordinator until release is called.
+// Held is a lease taken by TakeLease.
+type Held struct {
+	kv      jetstream.KeyValue
+	holder  []byte
+	gone    atomic.Bool // lost: another coordinator's now
+	release func()
+}
+
+// Release stops refreshing the lease and deletes it, unless it was lost.
+// It may be called more than once.
+func (h *Held) Release() { h.release() }
+
+// Confirm reads the lease and returns nil when it is still this holder's,
+// or an error wrapping ErrJobBusy when another coordinator took it or the
+// job's state was reset. A coordinator confirms its lease before it
+// concludes a job, so that one which was frozen or cut off while another
+// took its job never writes the job's outcome. Errors reaching the server
+// are retried until ctx ends.
+func (h *Held) Confirm(ctx context.Context) error {
+	for {
+		e, err := h.kv.Get(ctx, LeaseKey)
+		switch {
+		case err == nil && bytes.Equal(e.Value(), h.holder):
+			return nil
+		case err == nil:
+			var other Lease
+			json.Unmarshal(e.Value(), &other)
+			h.gone.Store(true)
+			return fmt.Errorf("%w: the coordinator lease is held by %s writing %s", ErrJobBusy, other.Holder, other.Out)
+		case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrBucketNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+			h.gone.Store(true)
+			return fmt.Errorf("%w: the job's state was reset by another coordinator", ErrJobBusy)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("confirming the coordinator lease: %w", err)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// TakeLease makes l the job's coordinator until it is released.
 // The caller holds the lock of its output directory, so a lease naming the
 // same directory belongs to a coordinator that is gone: it is taken over
 // at once, whatever its age.
@@ -42,7 +85,7 @@ type Lease struct {
 // the lease goes on; if another coordinator holds it, or the job's state
 // is gone (another coordinator started the job afresh), lost is called
 // once with an error wrapping ErrJobBusy, and refreshing stops.
-func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost func(error)) (release func(), err error) {
+func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost func(error)) (*Held, error) {
 	kv := s.kv
 	holder, _ := json.Marshal(l)
 	var rev uint64
@@ -69,9 +112,9 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 	if err != nil {
 		return nil, fmt.Errorf("taking the coordinator lease: %w", err)
 	}
+	h := &Held{kv: kv, holder: holder}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
-	gone := false // the lease was lost; set before done is closed
 	go func() {
 		defer close(done)
 		t := time.NewTicker(leaseRefresh)
@@ -98,11 +141,11 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 				case gerr == nil:
 					var other Lease
 					json.Unmarshal(e.Value(), &other)
-					gone = true
+					h.gone.Store(true)
 					lost(fmt.Errorf("%w: the coordinator lease was taken by %s writing %s while this one could not refresh it", ErrJobBusy, other.Holder, other.Out))
 					return
 				case errors.Is(gerr, jetstream.ErrKeyNotFound), errors.Is(gerr, jetstream.ErrBucketNotFound), errors.Is(gerr, jetstream.ErrStreamNotFound):
-					gone = true
+					h.gone.Store(true)
 					lost(fmt.Errorf("%w: the job's state was reset by another coordinator while this one could not refresh its lease", ErrJobBusy))
 					return
 				default:
@@ -111,14 +154,15 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 			}
 		}
 	}()
-	return func() {
+	h.release = sync.OnceFunc(func() {
 		cancel()
 		<-done
-		if gone {
+		if h.gone.Load() {
 			return // another coordinator's now: not ours to delete
 		}
 		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer dcancel()
 		kv.Delete(dctx, LeaseKey, jetstream.LastRevision(rev))
-	}, nil
+	})
+	return h, nil
 }

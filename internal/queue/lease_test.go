@@ -43,7 +43,7 @@ func TestLeaseAcrossOutage(t *testing.T) {
 	var mu sync.Mutex
 	var lostErr error
 	lostCh := make(chan struct{})
-	release, err := st.TakeLease(ctx, Lease{Holder: "me", Out: "/out"}, slog.New(slog.DiscardHandler), func(err error) {
+	lease, err := st.TakeLease(ctx, Lease{Holder: "me", Out: "/out"}, slog.New(slog.DiscardHandler), func(err error) {
 		mu.Lock()
 		lostErr = err
 		mu.Unlock()
@@ -52,7 +52,7 @@ func TestLeaseAcrossOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer lease.Release()
 
 	// An outage longer than the refresh period.
 	srv.Shutdown()
@@ -81,6 +81,10 @@ func TestLeaseAcrossOutage(t *testing.T) {
 		t.Fatalf("lease revision %d, then %v (%v): refreshes do not succeed after the outage", e1.Revision(), e2, err)
 	}
 
+	if err := lease.Confirm(ctx); err != nil {
+		t.Fatalf("confirming a lease still held: %v", err)
+	}
+
 	// Another coordinator takes the job (as it may once the lease has
 	// expired during an outage).
 	other, _ := json.Marshal(Lease{Holder: "other", Out: "/elsewhere"})
@@ -96,5 +100,13 @@ func TestLeaseAcrossOutage(t *testing.T) {
 		}
 	case <-time.After(2 * leaseRefresh):
 		t.Fatal("the lease was taken by another coordinator and this one did not notice")
+	}
+	if err := lease.Confirm(ctx); !errors.Is(err, ErrJobBusy) {
+		t.Fatalf("confirming a lease another coordinator took: %v, want ErrJobBusy", err)
+	}
+	// Released, a lost lease is not deleted: it is the other's.
+	lease.Release()
+	if v, err := st.Get(ctx, LeaseKey); err != nil || string(v) != string(other) {
+		t.Fatalf("after release the lease is %q (%v), want the other coordinator's", v, err)
 	}
 }

@@ -154,21 +154,26 @@ func Retry(ctx context.Context, fn func(context.Context) error) error {
 	}
 }
 
-func subject(job string) string { return subjectPrefix + "." + job }
+// subject is where the tasks of one run of a job are published. A run
+// is one life of a job's state (its epoch): a coordinator purges only its
+// own run's tasks, never those of another coordinator that took the job
+// over while it was cut off.
+func subject(job, run string) string { return subjectPrefix + "." + job + "." + run }
 
-// Publish puts one task of job on the queue. id names the task for the
-// server's duplicate window, so that a re-publish soon after is dropped.
-func (q *Queue) Publish(ctx context.Context, job, id string, data []byte) error {
+// Publish puts one task of a job's run on the queue. id names the task
+// for the server's duplicate window, so that a re-publish soon after is
+// dropped.
+func (q *Queue) Publish(ctx context.Context, job, run, id string, data []byte) error {
 	return Retry(ctx, func(ctx context.Context) error {
-		_, err := q.js.Publish(ctx, subject(job), data, jetstream.WithMsgID(job+"."+id))
+		_, err := q.js.Publish(ctx, subject(job, run), data, jetstream.WithMsgID(job+"."+run+"."+id))
 		return err
 	})
 }
 
-// Purge removes every queued task of job.
-func (q *Queue) Purge(ctx context.Context, job string) error {
+// Purge removes every queued task of a job's run.
+func (q *Queue) Purge(ctx context.Context, job, run string) error {
 	return Retry(ctx, func(ctx context.Context) error {
-		return q.str.Purge(ctx, jetstream.WithPurgeSubject(subject(job)))
+		return q.str.Purge(ctx, jetstream.WithPurgeSubject(subject(job, run)))
 	})
 }
 

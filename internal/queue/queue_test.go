@@ -75,7 +75,7 @@ func TestServe(t *testing.T) {
 		return nil
 	}
 	for _, tt := range tests {
-		if err := q.Publish(ctx, "testjob", tt.task, []byte(tt.task)); err != nil {
+		if err := q.Publish(ctx, "testjob", "r1", tt.task, []byte(tt.task)); err != nil {
 			t.Fatal(err)
 		}
 	}

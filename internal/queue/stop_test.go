@@ -25,7 +25,7 @@ func TestServeStopsWithServerGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	if err := q.Publish(ctx, "job", "t1", []byte("t1")); err != nil {
+	if err := q.Publish(ctx, "job", "r1", "t1", []byte("t1")); err != nil {
 		t.Fatal(err)
 	}
 	running, serverGone := make(chan struct{}), make(chan struct{})

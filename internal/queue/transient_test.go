@@ -84,7 +84,7 @@ func TestTransientRetry(t *testing.T) {
 		return nil
 	}
 	for _, task := range []string{"brief", "stays"} {
-		if err := q.Publish(ctx, "job", task, []byte(task)); err != nil {
+		if err := q.Publish(ctx, "job", "r1", task, []byte(task)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -24,12 +24,18 @@ type coordinator struct {
 	q     taskQueue
 	state stageState
 	reset stateReset
+	lease confirmer
 	// mapRan is set when the map stage put tasks on the queue in this run.
 	mapRan bool
 	spec   *job.Spec
 	plan   *job.Plan
 	prog   *progress
 	life   string // random, new for every start of the coordinator
+}
+
+// confirmer confirms that this coordinator still holds the job's lease.
+type confirmer interface {
+	Confirm(ctx context.Context) error
 }
 
 // stageOutcome is what one stage produced.
@@ -123,6 +129,11 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		} else {
 			man.Warnings = append(man.Warnings, fmt.Sprintf("%d map tasks failed; their chunks are missing: run the same command again to retry them (no _SUCCESS until then)", n))
 		}
+	}
+	// A coordinator that lost its job to another while it was frozen or
+	// cut off must not conclude it.
+	if err := c.lease.Confirm(ctx); err != nil {
+		return nil, err
 	}
 	// Every task is finished: the temporary files of writers that were
 	// killed (a worker dying mid-write) can go.

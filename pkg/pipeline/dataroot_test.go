@@ -148,7 +148,7 @@ func TestWorkerRefusesForgedJob(t *testing.T) {
 				t.Fatal(err)
 			}
 			task, _ := json.Marshal(Task{Job: name, Epoch: "e1", Stage: StageMap, Index: 0})
-			if err := q.Publish(ctx, name, "t0", task); err != nil {
+			if err := q.Publish(ctx, name, "e1", "t0", task); err != nil {
 				t.Fatal(err)
 			}
 			for {

@@ -110,7 +110,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	// could not reach the server) stops this run: its cause is ErrJobBusy.
 	ctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
-	state, release, err := jobState(ctx, q, spec, holder, log, stopRun)
+	state, lease, err := jobState(ctx, q, spec, holder, log, stopRun)
 	if err == nil {
 		disks := []string{st.Root()}
 		if cfg.NATSURL == "" {
@@ -125,8 +125,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	release = sync.OnceFunc(release)
-	defer release()
+	defer lease.Release()
 	jobName := spec.Job
 	log.Info("job planned", "job", jobName, "epoch", spec.Epoch, "resumed", resumed, "inputs", len(plan.Inputs),
 		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
@@ -138,19 +137,29 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		defer stopWorkers()
 	}
 
-	c := &coordinator{cfg: cfg, log: log, st: st, q: q, state: state, reset: state, spec: spec, plan: plan,
+	c := &coordinator{cfg: cfg, log: log, st: st, q: q, state: state, reset: state, lease: lease, spec: spec, plan: plan,
 		prog: newProgress(cfg.Progress, cfg.Live), life: life}
 	man, err := c.execute(ctx, started)
 	if err != nil {
 		if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) || errors.Is(cause, ErrDiskFull) {
 			return nil, cause
 		}
+		// Tasks fail when another coordinator took the job (they belong
+		// to an epoch that is over): then that is the reason to give.
+		if ctx.Err() == nil {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			cerr := lease.Confirm(cctx)
+			cancel()
+			if errors.Is(cerr, ErrJobBusy) {
+				return nil, cerr
+			}
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("interrupted; run the same command again to resume: %w", ctx.Err())
 		}
 		return nil, err
 	}
-	release()
+	lease.Release()
 	if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) {
 		// The output is complete, but the job's state is another
 		// coordinator's now: not ours to delete.
@@ -399,12 +408,12 @@ func natsStore(cfg Config, st *storage.Dir) string {
 // jobState opens the job's state and takes the coordinator lease in it,
 // then clears the state when it belongs to another run. The lease comes
 // first: a running job's state is never cleared.
-func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.Lease, log *slog.Logger, lost func(error)) (*queue.State, func(), error) {
+func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.Lease, log *slog.Logger, lost func(error)) (*queue.State, *queue.Held, error) {
 	state, err := q.State(ctx, spec.Job)
 	if err != nil {
 		return nil, nil, err
 	}
-	release, err := state.TakeLease(ctx, holder, log, lost)
+	lease, err := state.TakeLease(ctx, holder, log, lost)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -413,33 +422,33 @@ func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.
 		if json.Unmarshal(v, &old) == nil && old.Epoch == spec.Epoch {
 			// The same epoch, resumed: keep its state, but tell workers
 			// where the output is now (it may have moved).
-			return state, release, putSpec(ctx, state, spec, release)
+			return state, lease, putSpec(ctx, state, spec, lease)
 		}
-		release()
+		lease.Release()
 		if err := q.DeleteState(ctx, spec.Job); err != nil {
 			return nil, nil, err
 		}
 		if state, err = q.State(ctx, spec.Job); err != nil {
 			return nil, nil, err
 		}
-		if release, err = state.TakeLease(ctx, holder, log, lost); err != nil {
+		if lease, err = state.TakeLease(ctx, holder, log, lost); err != nil {
 			return nil, nil, err
 		}
 	} else if !errors.Is(err, queue.ErrNotFound) {
-		release()
+		lease.Release()
 		return nil, nil, fmt.Errorf("job %s: %w", spec.Job, err)
 	}
-	return state, release, putSpec(ctx, state, spec, release)
+	return state, lease, putSpec(ctx, state, spec, lease)
 }
 
 // putSpec stores the spec workers read; on failure it releases the lease.
-func putSpec(ctx context.Context, state *queue.State, spec *job.Spec, release func()) error {
+func putSpec(ctx context.Context, state *queue.State, spec *job.Spec, lease *queue.Held) error {
 	data, err := json.Marshal(spec)
 	if err == nil {
 		err = state.Put(ctx, specKey, data)
 	}
 	if err != nil {
-		release()
+		lease.Release()
 		return fmt.Errorf("job %s: storing spec: %w", spec.Job, err)
 	}
 	return nil

@@ -14,9 +14,10 @@ import (
 
 // taskQueue is where the coordinator puts a stage's tasks.
 type taskQueue interface {
-	// Purge removes every queued task of job; Publish queues one.
-	Purge(ctx context.Context, job string) error
-	Publish(ctx context.Context, job, id string, data []byte) error
+	// Purge removes every queued task of a job's run (its epoch);
+	// Publish queues one.
+	Purge(ctx context.Context, job, run string) error
+	Publish(ctx context.Context, job, run, id string, data []byte) error
 	// WatchExhausted calls fn for each task the server stopped delivering.
 	WatchExhausted(ctx context.Context, fn func(queue.Exhausted)) (stop func(), err error)
 }
@@ -113,7 +114,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 	}
 	defer stopWatch()
 
-	if err := c.q.Purge(ctx, c.spec.Job); err != nil {
+	if err := c.q.Purge(ctx, c.spec.Job, c.spec.Epoch); err != nil {
 		return nil, err
 	}
 	for _, i := range indices {
@@ -124,7 +125,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		data, _ := json.Marshal(Task{Job: c.spec.Job, Epoch: c.spec.Epoch, Life: c.life, Stage: name, Index: i})
 		// The id dedups retried publishes within this coordinator's life
 		// only: a restarted coordinator must be able to publish again.
-		if err := c.q.Publish(ctx, c.spec.Job, c.life+"."+Task{Epoch: c.spec.Epoch, Stage: name, Index: i}.id(), data); err != nil {
+		if err := c.q.Publish(ctx, c.spec.Job, c.spec.Epoch, c.life+"."+Task{Epoch: c.spec.Epoch, Stage: name, Index: i}.id(), data); err != nil {
 			return nil, fmt.Errorf("%s stage: publishing task %d: %w", name, i, err)
 		}
 	}

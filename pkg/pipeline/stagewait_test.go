@@ -77,14 +77,14 @@ type fakeQueue struct {
 	exhausted func(queue.Exhausted)
 }
 
-func (q *fakeQueue) Purge(ctx context.Context, job string) error { return nil }
+func (q *fakeQueue) Purge(ctx context.Context, job, run string) error { return nil }
 
 func (q *fakeQueue) WatchExhausted(ctx context.Context, fn func(queue.Exhausted)) (func(), error) {
 	q.exhausted = fn
 	return func() {}, nil
 }
 
-func (q *fakeQueue) Publish(ctx context.Context, jobName, id string, data []byte) error {
+func (q *fakeQueue) Publish(ctx context.Context, jobName, run, id string, data []byte) error {
 	var t Task
 	if err := json.Unmarshal(data, &t); err != nil {
 		return err
