@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/report"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/pipeline"
 )
@@ -62,6 +63,12 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 			if cfg.Out == "" || len(args) == 0 {
 				fs.Usage()
 				return 2
+			}
+			for _, loc := range append([]string{cfg.Out}, args...) {
+				if _, err := storage.ParseLocation(loc); err != nil {
+					fmt.Fprintln(os.Stderr, "coordinator:", err)
+					return 2
+				}
 			}
 			log, err := newLogger(*level, os.Stderr)
 			if err != nil {

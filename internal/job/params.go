@@ -185,7 +185,7 @@ func (p Params) ShingleOptions() shingle.Options {
 
 // ReadOptions are the input-reading options.
 func (p Params) ReadOptions() formats.Options {
-	return formats.Options{IDField: p.IDField, TextField: p.TextField, MaxDocBytes: p.MaxDocBytes}
+	return formats.Options{IDField: p.IDField, TextField: p.TextField, MaxDocBytes: p.MaxDocBytes, Open: OpenInput}
 }
 
 // Spec is everything a worker needs to run a job's tasks.

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
 )
 
@@ -40,7 +42,11 @@ type Plan struct {
 // start with "_" or "." (markers, work areas and side files, as in Hadoop
 // and Spark), and so are such names among a pattern's matches; a file named
 // directly must be supported.
-func ExpandInputs(args []string) ([]Input, error) {
+//
+// An object-store URL (s3://bucket/prefix, gs://, azblob://) names an
+// object or, as a directory does, every object under the prefix, filtered
+// the same way.
+func ExpandInputs(ctx context.Context, args []string) ([]Input, error) {
 	var out []Input
 	seen := map[string]bool{}
 	add := func(path string, explicit bool) error {
@@ -67,6 +73,36 @@ func ExpandInputs(args []string) ([]Input, error) {
 		return nil
 	}
 	for _, arg := range args {
+		if storage.IsURL(arg) {
+			if l, err := storage.ParseLocation(arg); err != nil {
+				return nil, fmt.Errorf("input %s: %w", arg, err)
+			} else if !l.Local() {
+				objs, err := storage.ListObjects(ctx, arg, hidden)
+				if err != nil {
+					return nil, fmt.Errorf("input %s: %w", arg, err)
+				}
+				if len(objs) == 0 {
+					return nil, fmt.Errorf("input %s: no objects under this prefix", arg)
+				}
+				explicit := len(objs) == 1 && objs[0].URL == l.String()
+				for _, o := range objs {
+					kind, err := formats.DetectKind(o.URL)
+					if err != nil {
+						if explicit {
+							return nil, err
+						}
+						continue
+					}
+					if !seen[o.URL] {
+						seen[o.URL] = true
+						out = append(out, Input{Path: o.URL, Kind: kind, Size: o.Size})
+					}
+				}
+				continue
+			} else {
+				arg = l.Path
+			}
+		}
 		matches := []string{arg}
 		if hasMeta(arg) {
 			m, err := filepath.Glob(arg)
@@ -125,6 +161,11 @@ func ExpandInputs(args []string) ([]Input, error) {
 	return out, nil
 }
 
+// OpenInput opens an input file by local path or object-store URL.
+func OpenInput(ctx context.Context, path string) (formats.File, error) {
+	return storage.OpenFile(ctx, path)
+}
+
 // hidden reports whether a directory walk skips a name.
 func hidden(name string) bool { return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") }
 
@@ -146,7 +187,7 @@ const compressionEstimate = 4
 // uncompressed JSONL files are cut at line boundaries, small files are
 // packed together, and every other file is one piece. A compressed file
 // counts as compressionEstimate times its size.
-func MakePlan(inputs []Input, chunkBytes int64) (Plan, error) {
+func MakePlan(ctx context.Context, inputs []Input, chunkBytes int64) (Plan, error) {
 	plan := Plan{Inputs: inputs}
 	var cur Chunk
 	flush := func() {
@@ -157,7 +198,7 @@ func MakePlan(inputs []Input, chunkBytes int64) (Plan, error) {
 		}
 	}
 	for _, in := range inputs {
-		pieces, err := formats.Split(in.Path, in.Kind, chunkBytes)
+		pieces, err := formats.Split(ctx, OpenInput, in.Path, in.Kind, chunkBytes)
 		if err != nil {
 			// Unreadable now: planned whole, in a chunk of its own (its
 			// size is unknown), so that its map task tries again and,

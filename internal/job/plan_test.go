@@ -79,7 +79,7 @@ func TestExpandInputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ExpandInputs(tt.args)
+			got, err := ExpandInputs(context.Background(), tt.args)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
@@ -107,7 +107,7 @@ func TestExpandInputs(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ExpandInputs([]string{p("nope.jsonl")}); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := ExpandInputs(context.Background(), []string{p("nope.jsonl")}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want fs.ErrNotExist", err)
 	}
 }
@@ -200,11 +200,11 @@ func TestMakePlan(t *testing.T) {
 			for _, f := range tt.files {
 				args = append(args, p(f))
 			}
-			inputs, err := ExpandInputs(args)
+			inputs, err := ExpandInputs(context.Background(), args)
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan, err := MakePlan(inputs, tt.chunkBytes)
+			plan, err := MakePlan(context.Background(), inputs, tt.chunkBytes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -269,12 +269,12 @@ func TestMakePlan(t *testing.T) {
 			}
 		})
 	}
-	if plan, err := MakePlan(nil, 1024); err != nil || len(plan.Chunks) != 0 {
+	if plan, err := MakePlan(context.Background(), nil, 1024); err != nil || len(plan.Chunks) != 0 {
 		t.Errorf("no inputs: %+v, %v", plan, err)
 	}
 	// An input that cannot be read at planning is planned whole: its map
 	// task then lists it as an unreadable reject.
-	plan, err := MakePlan([]Input{{Path: p("gone.jsonl"), Kind: formats.KindJSONL}}, 1024)
+	plan, err := MakePlan(context.Background(), []Input{{Path: p("gone.jsonl"), Kind: formats.KindJSONL}}, 1024)
 	if err != nil || len(plan.Chunks) != 1 || len(plan.Chunks[0].Pieces) != 1 ||
 		plan.Chunks[0].Pieces[0] != (formats.Piece{Path: p("gone.jsonl"), Kind: formats.KindJSONL, End: -1, StartLine: 1}) {
 		t.Errorf("missing input: plan %+v, err %v; want one whole piece", plan, err)

@@ -183,12 +183,12 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 		p.ChunkBytes = 1024
 	}
 	spec := &job.Spec{Job: c.name, Epoch: "test", Out: st.Root(), Params: p}
-	inputs, err := job.ExpandInputs([]string{in})
+	inputs, err := job.ExpandInputs(context.Background(), []string{in})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &caseRun{}
-	if r.plan, err = job.MakePlan(inputs, p.ChunkBytes); err != nil {
+	if r.plan, err = job.MakePlan(context.Background(), inputs, p.ChunkBytes); err != nil {
 		t.Fatal(err)
 	}
 	byChunk := map[int]job.MapResult{}

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -187,8 +186,9 @@ func pieceBytes(p formats.Piece) int64 {
 	if p.End >= 0 {
 		return p.End - p.Start
 	}
-	if st, err := os.Stat(p.Path); err == nil {
-		return st.Size() - p.Start
+	if f, err := storage.OpenFile(context.Background(), p.Path); err == nil {
+		defer f.Close()
+		return f.Size() - p.Start
 	}
 	return 0
 }

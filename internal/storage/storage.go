@@ -1,5 +1,8 @@
-// Package storage keeps a job's files: a directory tree in which every file
-// appears whole or not at all (written under a temporary name, then renamed).
+// Package storage keeps a job's files, in a local directory or under an
+// object-store prefix (s3://, gs://, azblob://, through gocloud.dev/blob):
+// a tree of files each of which appears whole or not at all. Locally a
+// file is written under a temporary name, then renamed; on object storage
+// the upload itself is the commit (see blob.go).
 package storage
 
 import (
@@ -14,6 +17,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 )
 
 // TempMarker is part of the name of every file being written; readers and
@@ -59,9 +65,11 @@ type FS interface {
 	Remove(ctx context.Context, name string) error
 }
 
-// Dir is an FS rooted at a local directory.
+// Dir is an FS rooted at a local directory or an object-store prefix.
 type Dir struct {
-	root string
+	root   string
+	loc    Location
+	bucket *blob.Bucket // nil for a local directory
 	// Fsync makes Commit flush a file to disk before renaming it. Renaming
 	// alone already makes a file appear whole or not at all when a process
 	// dies; fsync adds durability across power loss, at a few milliseconds
@@ -78,13 +86,53 @@ func NewDir(root string) (*Dir, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	return &Dir{root: abs}, nil
+	return &Dir{root: abs, loc: Location{Path: abs}}, nil
 }
 
-// Root is the absolute path of the store's directory.
+// Open returns the store at a location: a local path or file:// URL (the
+// directory is created if needed), or an s3://, gs:// or azblob:// prefix,
+// whose bucket must be reachable. An unknown scheme gives an error
+// wrapping ErrScheme.
+func Open(ctx context.Context, location string) (*Dir, error) {
+	l, err := ParseLocation(location)
+	if err != nil {
+		return nil, err
+	}
+	if l.Local() {
+		return NewDir(l.Path)
+	}
+	b, err := openBucket(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := b.IsAccessible(ctx); err != nil || !ok {
+		b.Close()
+		if err == nil {
+			err = errors.New("no such bucket")
+		}
+		return nil, fmt.Errorf("storage: %s: %w", l, err)
+	}
+	return &Dir{root: l.String(), loc: l, bucket: b}, nil
+}
+
+// Close releases the store's connections.
+func (d *Dir) Close() error {
+	if d.bucket != nil {
+		return d.bucket.Close()
+	}
+	return nil
+}
+
+// Root is the store's absolute path, or its URL.
 func (d *Dir) Root() string { return d.root }
 
-// Path is the local path of name.
+// Local reports whether the store is a local directory.
+func (d *Dir) Local() bool { return d.bucket == nil }
+
+// key is the object key of name.
+func (d *Dir) key(name string) string { return d.loc.Join(name).Key }
+
+// Path is the local path of name; for a local store only.
 func (d *Dir) Path(name string) string {
 	return filepath.Join(d.root, filepath.FromSlash(name))
 }
@@ -102,14 +150,26 @@ func (d *Dir) Open(ctx context.Context, name string) (File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(d.Path(name))
+	if d.bucket != nil {
+		return openObject(ctx, d.bucket, d.key(name), name)
+	}
+	f, err := openLocal(d.Path(name))
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", name, err)
+	}
+	return f, nil
+}
+
+// openLocal opens a local file; its errors name the path.
+func openLocal(path string) (File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("storage: stat %s: %w", name, err)
+		return nil, err
 	}
 	return localFile{File: f, size: st.Size()}, nil
 }
@@ -126,6 +186,15 @@ type localWriter struct {
 func (d *Dir) Create(ctx context.Context, name string) (Writer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if d.bucket != nil {
+		uctx, cancel := context.WithCancel(ctx)
+		w, err := d.bucket.NewWriter(uctx, d.key(name), nil)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("storage: create %s: %w", name, err)
+		}
+		return &blobWriter{w: w, cancel: cancel, name: name}, nil
 	}
 	final := d.Path(name)
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
@@ -215,6 +284,16 @@ func (d *Dir) walkFiles(ctx context.Context, prefix string, fn func(path string,
 // name relative to the root), sorted. A missing directory lists nothing.
 func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
 	var names []string
+	if d.bucket != nil {
+		objs, err := listKeys(ctx, d.bucket, d.key(prefix))
+		if err != nil {
+			return nil, fmt.Errorf("storage: list %s: %w", prefix, err)
+		}
+		for _, o := range objs {
+			names = append(names, strings.TrimPrefix(strings.TrimPrefix(o.Key, d.loc.Key), "/"))
+		}
+		return names, nil
+	}
 	err := d.walkFiles(ctx, prefix, func(p string, e fs.DirEntry) error {
 		if strings.Contains(e.Name(), TempMarker) {
 			return nil
@@ -239,6 +318,9 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]string, error) {
 // Run it only when no writer is active under prefix; directories named in
 // skip (relative to the root) are not entered.
 func (d *Dir) RemoveTemporaries(ctx context.Context, prefix string, skip ...string) (int, error) {
+	if d.bucket != nil {
+		return 0, nil // uploads leave no temporary objects
+	}
 	n := 0
 	err := d.walkFiles(ctx, prefix, func(p string, e fs.DirEntry) error {
 		if !strings.Contains(e.Name(), TempMarker) {
@@ -261,7 +343,28 @@ func (d *Dir) Remove(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if d.bucket != nil {
+		return d.removeObjects(ctx, name)
+	}
 	if err := os.RemoveAll(d.Path(name)); err != nil {
+		return fmt.Errorf("storage: remove %s: %w", name, err)
+	}
+	return nil
+}
+
+// removeObjects deletes the object name and every object under name/.
+func (d *Dir) removeObjects(ctx context.Context, name string) error {
+	key := d.key(name)
+	objs, err := listKeys(ctx, d.bucket, key)
+	if err != nil {
+		return fmt.Errorf("storage: remove %s: %w", name, err)
+	}
+	for _, o := range objs {
+		if err := d.bucket.Delete(ctx, o.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			return fmt.Errorf("storage: remove %s: %w", o.Key, err)
+		}
+	}
+	if err := d.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return fmt.Errorf("storage: remove %s: %w", name, err)
 	}
 	return nil

@@ -1,21 +1,45 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/neardup/neardup/internal/s3test"
 )
 
-func TestCreateCommitAbortList(t *testing.T) {
+// stores runs f on a local store and on one in an S3 bucket (a test
+// server on loopback): both keep the same contract.
+func stores(t *testing.T, f func(t *testing.T, d *Dir)) {
+	t.Run("local", func(t *testing.T) {
+		d, err := Open(context.Background(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(t, d)
+	})
+	t.Run("s3", func(t *testing.T) {
+		s3test.Start(t, "bucket")
+		d, err := Open(context.Background(), "s3://bucket/jobs/out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		f(t, d)
+	})
+}
+
+func TestCreateCommitAbortList(t *testing.T) { stores(t, testCreateCommitAbortList) }
+
+func testCreateCommitAbortList(t *testing.T, d *Dir) {
 	ctx := context.Background()
-	d, err := NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	tests := []struct {
 		name   string
 		commit bool
@@ -59,6 +83,12 @@ func TestCreateCommitAbortList(t *testing.T) {
 	if err != nil || string(got) != "a/one.parquet" {
 		t.Fatalf("ReadFile = %q, %v", got, err)
 	}
+	if names, err := d.List(ctx, "missing"); err != nil || len(names) != 0 {
+		t.Fatalf("List(missing) = %v, %v", names, err)
+	}
+	if !d.Local() {
+		return
+	}
 	// No temporary file is left behind.
 	entries, _ := os.ReadDir(filepath.Join(d.Root(), "a"))
 	for _, e := range entries {
@@ -66,21 +96,99 @@ func TestCreateCommitAbortList(t *testing.T) {
 			t.Fatalf("left behind: %s", e.Name())
 		}
 	}
-	if names, err := d.List(ctx, "missing"); err != nil || len(names) != 0 {
-		t.Fatalf("List(missing) = %v, %v", names, err)
-	}
 }
 
 func TestCommitReplacesAtomically(t *testing.T) {
-	ctx := context.Background()
-	d, _ := NewDir(t.TempDir())
-	for _, content := range []string{"first", "second"} {
-		if err := WriteFile(ctx, d, "x", []byte(content)); err != nil {
+	stores(t, func(t *testing.T, d *Dir) {
+		ctx := context.Background()
+		for _, content := range []string{"first", "second"} {
+			if err := WriteFile(ctx, d, "x", []byte(content)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, _ := ReadFile(ctx, d, "x"); string(got) != "second" {
+			t.Fatalf("got %q", got)
+		}
+	})
+}
+
+// TestReadAtAndRemove reads a file of several read blocks at offsets that
+// cross block boundaries, sequentially and at random, then removes a
+// directory: nothing under it remains, and a file beside it does.
+func TestReadAtAndRemove(t *testing.T) {
+	stores(t, func(t *testing.T, d *Dir) {
+		ctx := context.Background()
+		data := make([]byte, 3*blobBlock+12345)
+		for i := range data {
+			data[i] = byte(i*7 + i>>11)
+		}
+		if err := WriteFile(ctx, d, "dir/big", data); err != nil {
 			t.Fatal(err)
 		}
+		if err := WriteFile(ctx, d, "dirx", []byte("beside")); err != nil {
+			t.Fatal(err)
+		}
+		f, err := d.Open(ctx, "dir/big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Size() != int64(len(data)) {
+			t.Fatalf("Size = %d, want %d", f.Size(), len(data))
+		}
+		for _, r := range []struct{ off, n int }{{0, 10}, {blobBlock - 5, 10}, {2*blobBlock - 1, blobBlock + 2}, {len(data) - 3, 3}, {7, 2 * blobBlock}} {
+			buf := make([]byte, r.n)
+			if n, err := f.ReadAt(buf, int64(r.off)); n != r.n || err != nil && err != io.EOF {
+				t.Fatalf("ReadAt(%d, %d) = %d, %v", r.off, r.n, n, err)
+			}
+			if !bytes.Equal(buf, data[r.off:r.off+r.n]) {
+				t.Fatalf("ReadAt(%d, %d) read other bytes", r.off, r.n)
+			}
+		}
+		if all, err := io.ReadAll(f); err != nil || !bytes.Equal(all, data) {
+			t.Fatalf("sequential read: %d bytes, %v", len(all), err)
+		}
+		f.Close()
+		if err := d.Remove(ctx, "dir"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Open(ctx, "dir/big"); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("after Remove: %v, want not exist", err)
+		}
+		if got, err := ReadFile(ctx, d, "dirx"); err != nil || string(got) != "beside" {
+			t.Fatalf("a file beside the removed directory: %q, %v", got, err)
+		}
+	})
+}
+
+// TestParseLocation checks paths, file URLs, object-store URLs and that an
+// unknown scheme is refused rather than taken for a local folder.
+func TestParseLocation(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Location
+		wantErr error
+	}{
+		{in: "out", want: Location{Path: "out"}},
+		{in: "/data/out", want: Location{Path: "/data/out"}},
+		{in: "file:///data/out", want: Location{Path: "/data/out"}},
+		{in: "s3://bucket/a/b/", want: Location{Scheme: "s3", Bucket: "bucket", Key: "a/b"}},
+		{in: "s3://bucket", want: Location{Scheme: "s3", Bucket: "bucket"}},
+		{in: "gs://b/x?y=1", want: Location{Scheme: "gs", Bucket: "b", Key: "x", Query: "y=1"}},
+		{in: "azblob://c/p", want: Location{Scheme: "azblob", Bucket: "c", Key: "p"}},
+		{in: "s4://bucket/out", wantErr: ErrScheme},
+		{in: "hdfs://nn/out", wantErr: ErrScheme},
 	}
-	if got, _ := ReadFile(ctx, d, "x"); string(got) != "second" {
-		t.Fatalf("got %q", got)
+	for _, tt := range tests {
+		got, err := ParseLocation(tt.in)
+		if tt.wantErr != nil {
+			if !errors.Is(err, tt.wantErr) {
+				t.Errorf("ParseLocation(%q) = %+v, %v; want %v", tt.in, got, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseLocation(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
 	}
 }
 

@@ -48,7 +48,7 @@ const supportedList = "wet (.warc.wet, .warc.wet.gz), warc (.warc, .warc.gz), " 
 // an unsupported name gives an error that names the file and lists the
 // supported kinds.
 func DetectKind(path string) (Kind, error) {
-	name := strings.ToLower(filepath.Base(path))
+	name := strings.ToLower(filepath.Base(fileName(path)))
 	for _, s := range suffixes {
 		if strings.HasSuffix(name, s.suffix) {
 			return s.kind, nil
@@ -63,6 +63,17 @@ func Compressed(path string) bool {
 	return compressionOf(path) != compressNone
 }
 
+// fileName is path without the query of an object-store URL
+// (s3://bucket/key?endpoint=...), whose options are not part of its name.
+func fileName(path string) string {
+	if strings.Contains(path, "://") {
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			return path[:i]
+		}
+	}
+	return path
+}
+
 // compression is the compression of a file, from its name.
 type compression int
 
@@ -74,7 +85,7 @@ const (
 
 // compressionOf returns the compression of a file from its name.
 func compressionOf(path string) compression {
-	name := strings.ToLower(path)
+	name := strings.ToLower(fileName(path))
 	switch {
 	case strings.HasSuffix(name, ".gz"):
 		return compressGzip

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -19,7 +18,7 @@ const parquetBatch = 256
 // text column, an optional string or integer id column and an optional
 // string url column, all top-level and not repeated. Reading goes column
 // chunk by column chunk, so other columns are never decoded.
-func (r *pieceReader) readParquet(f *os.File) (err error) {
+func (r *pieceReader) readParquet(f File) (err error) {
 	// parquet-go may panic on corrupt files; the panic is not ours to pass
 	// on to the pipeline.
 	defer func() {
@@ -27,14 +26,10 @@ func (r *pieceReader) readParquet(f *os.File) (err error) {
 			err = fmt.Errorf("%s: parquet reader failed: %v", r.path, p)
 		}
 	}()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if err := checkParquetFooter(f, fi.Size()); err != nil {
+	if err := checkParquetFooter(f, f.Size()); err != nil {
 		return fmt.Errorf("%s: not a readable parquet file: %w", r.path, err)
 	}
-	pf, err := parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	pf, err := parquet.OpenFile(f, f.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return fmt.Errorf("%s: not a readable parquet file: %w", r.path, err)
 	}

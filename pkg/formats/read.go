@@ -47,7 +47,42 @@ type Options struct {
 	IDField     string // JSONL and parquet id field, default "id"
 	TextField   string // JSONL and parquet text field, default "text"
 	MaxDocBytes int    // documents with more text bytes are rejected; 0 means no limit
+	// Open opens an input file by the path (or URL) of a piece; nil opens
+	// local files.
+	Open OpenFunc
 }
+
+// File is an open input file, readable sequentially and at offsets.
+type File interface {
+	io.Reader
+	io.ReaderAt
+	io.Closer
+	Size() int64
+}
+
+// OpenFunc opens an input file by path or URL.
+type OpenFunc func(ctx context.Context, path string) (File, error)
+
+// openLocal opens a local file.
+func openLocal(_ context.Context, path string) (File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err // *PathError names the file
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return localFile{File: f, size: st.Size()}, nil
+}
+
+type localFile struct {
+	*os.File
+	size int64
+}
+
+func (f localFile) Size() int64 { return f.size }
 
 // Size limits. With MaxDocBytes 0 no single record above
 // hardRecordLimit is held in memory: such records are rejected.
@@ -66,6 +101,9 @@ func (o Options) withDefaults() Options {
 		o.TextField = "text"
 	}
 	o.MaxDocBytes = min(max(o.MaxDocBytes, 0), maxDocBytesCap)
+	if o.Open == nil {
+		o.Open = openLocal
+	}
 	return o
 }
 
@@ -121,9 +159,9 @@ func Read(ctx context.Context, p Piece, o Options, emit func(Doc) error, reject 
 		return fmt.Errorf("%s: unsupported kind %q", p.Path, p.Kind)
 	}
 	r := &pieceReader{ctx: ctx, path: p.Path, o: o, emit: emit, reject: reject}
-	f, err := os.Open(p.Path)
+	f, err := o.Open(ctx, p.Path)
 	if err != nil {
-		return err // *PathError names the file
+		return err // names the file
 	}
 	defer f.Close()
 	switch p.Kind {
@@ -132,12 +170,10 @@ func Read(ctx context.Context, p Piece, o Options, emit func(Doc) error, reject 
 	case KindText:
 		return r.readText(f)
 	}
-	if p.Start > 0 {
-		if _, err := f.Seek(p.Start, io.SeekStart); err != nil {
-			return fmt.Errorf("%s: offset %d: %w", p.Path, p.Start, err)
-		}
+	if p.Start > f.Size() {
+		return fmt.Errorf("%s: offset %d is beyond the file's end (%d bytes)", p.Path, p.Start, f.Size())
 	}
-	return r.readStream(f, p)
+	return r.readStream(io.NewSectionReader(f, p.Start, f.Size()-p.Start), p)
 }
 
 // readStream reads a WET, WARC or JSONL piece from src, which is positioned

@@ -2,9 +2,9 @@ package formats
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Piece is a byte range of one input file: the unit a chunk is made of.
@@ -28,21 +28,25 @@ const splitBufSize = 1 << 20
 // JSONL file when target <= 0. A piece boundary never splits a record: each
 // record belongs to exactly one piece, and each piece starts at a line
 // start. The last piece of a file always has End=-1.
-func Split(path string, kind Kind, target int64) ([]Piece, error) {
-	f, err := os.Open(path)
+//
+// open opens the file (nil: a local file).
+func Split(ctx context.Context, open OpenFunc, path string, kind Kind, target int64) ([]Piece, error) {
+	whole := []Piece{{Path: path, Kind: kind, Start: 0, End: -1, StartLine: 1}}
+	if kind != KindJSONL || Compressed(path) || target <= 0 {
+		return whole, nil
+	}
+	if open == nil {
+		open = openLocal
+	}
+	f, err := open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("split: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("split: %w", err)
-	}
-	whole := []Piece{{Path: path, Kind: kind, Start: 0, End: -1, StartLine: 1}}
-	if kind != KindJSONL || Compressed(path) || target <= 0 || fi.Size() <= target {
+	if f.Size() <= target {
 		return whole, nil
 	}
-	pieces, err := splitLines(f, path, target)
+	pieces, err := splitLines(io.NewSectionReader(f, 0, f.Size()), path, target)
 	if err != nil {
 		return nil, fmt.Errorf("split %s: %w", path, err)
 	}

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -43,7 +44,7 @@ func TestSplitJSONL(t *testing.T) {
 			t.Fatalf("fixture too small: %d docs %d rejects", len(whole.docs), len(whole.rejects))
 		}
 		for _, target := range []int64{1, 7, 64, 100, 333, 1000, 4096, int64(len(data)) - 1, int64(len(data)), 1 << 30, 0} {
-			pieces, err := Split(path, KindJSONL, target)
+			pieces, err := Split(context.Background(), nil, path, KindJSONL, target)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,13 +113,13 @@ func TestSplitWhole(t *testing.T) {
 	for _, name := range []string{"a.jsonl.gz", "a.warc", "a.warc.wet.gz", "a.txt", "a.parquet"} {
 		path := writeFile(t, dir, name, big)
 		kind, _ := DetectKind(path)
-		pieces, err := Split(path, kind, 10)
+		pieces, err := Split(context.Background(), nil, path, kind, 10)
 		want := []Piece{{Path: path, Kind: kind, Start: 0, End: -1, StartLine: 1}}
 		if err != nil || !reflect.DeepEqual(pieces, want) {
 			t.Errorf("Split(%s) = %+v, %v; want %+v", name, pieces, err, want)
 		}
 	}
-	if _, err := Split(dir+"/missing.jsonl", KindJSONL, 10); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
+	if _, err := Split(context.Background(), nil, dir+"/missing.jsonl", KindJSONL, 10); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
 		t.Errorf("Split of a missing file: %v", err)
 	}
 }

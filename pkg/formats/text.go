@@ -2,21 +2,16 @@ package formats
 
 import (
 	"fmt"
-	"os"
 )
 
 // readText reads a .txt file as one document whose id is the path.
-func (r *pieceReader) readText(f *os.File) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if fi.Size() > r.textLimit() {
-		return r.rejectf(0, 0, "%s", r.tooLarge(fi.Size()))
+func (r *pieceReader) readText(f File) error {
+	if f.Size() > r.textLimit() {
+		return r.rejectf(0, 0, "%s", r.tooLarge(f.Size()))
 	}
 	// The size is a hint: read what is there, a little past it, to notice
 	// growth without trusting it.
-	text, tooLarge, err := readAllLimited(make([]byte, 0, fi.Size()+1), f, r.textLimit())
+	text, tooLarge, err := readAllLimited(make([]byte, 0, f.Size()+1), f, r.textLimit())
 	if err != nil {
 		return fmt.Errorf("%s: offset %d: %w", r.path, len(text), err)
 	}

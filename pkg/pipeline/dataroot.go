@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/neardup/neardup/internal/storage"
 )
 
 // DataRoots are the directories (or files) a worker may read and write.
@@ -20,9 +22,20 @@ type DataRoots struct {
 
 // ResolveRoots returns the roots at paths, each made absolute with its
 // symbolic links resolved. Every root must exist.
+//
+// A root may also be an object-store URL (s3://bucket/prefix?options):
+// it admits the objects under that prefix of that bucket, reached with the
+// same options (so a forged job cannot send the worker's credentials to
+// another endpoint).
 func ResolveRoots(paths []string) (DataRoots, error) {
 	var r DataRoots
 	for _, p := range paths {
+		if l, ok, err := objectLocation(p); err != nil {
+			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
+		} else if ok {
+			r.roots = append(r.roots, l.String())
+			continue
+		}
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
@@ -44,6 +57,12 @@ func ResolveRoots(paths []string) (DataRoots, error) {
 func jobDataRoots(paths []string) (DataRoots, error) {
 	var r DataRoots
 	for _, p := range paths {
+		if l, ok, err := objectLocation(p); err != nil {
+			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
+		} else if ok {
+			r.roots = append(r.roots, l.String())
+			continue
+		}
 		real, err := resolveOrParent(p)
 		if err != nil {
 			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
@@ -81,6 +100,16 @@ func (r DataRoots) String() string { return strings.Join(r.roots, ", ") }
 func (r DataRoots) Check(path string) error {
 	if r.Empty() {
 		return nil
+	}
+	if l, ok, err := objectLocation(path); err != nil {
+		return fmt.Errorf("path %s: %w", path, err)
+	} else if ok {
+		for _, root := range r.roots {
+			if rl, isObj, _ := objectLocation(root); isObj && objectWithin(rl, l) {
+				return nil
+			}
+		}
+		return fmt.Errorf("location %s is outside the worker's data roots (%s)", path, r)
 	}
 	real, err := resolveOrParent(path)
 	if err != nil {
@@ -129,6 +158,29 @@ func resolvePath(path string) (string, error) {
 			p = string(filepath.Separator)
 		}
 	}
+}
+
+// objectLocation parses path when it is an object-store URL (ok true); a
+// file:// URL or a plain path gives ok false.
+func objectLocation(path string) (storage.Location, bool, error) {
+	if !storage.IsURL(path) {
+		return storage.Location{}, false, nil
+	}
+	l, err := storage.ParseLocation(path)
+	if err != nil {
+		return storage.Location{}, false, err
+	}
+	return l, !l.Local(), nil
+}
+
+// objectWithin tells whether l lies under root: the same store, bucket and
+// options, and a key under root's key by whole elements (keys are cleaned
+// when parsed, so ".." cannot climb out).
+func objectWithin(root, l storage.Location) bool {
+	if root.Scheme != l.Scheme || root.Bucket != l.Bucket || root.Query != l.Query {
+		return false
+	}
+	return root.Key == "" || l.Key == root.Key || strings.HasPrefix(l.Key, root.Key+"/")
 }
 
 // within tells whether path is root or lies under it, comparing whole

@@ -84,7 +84,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	// Everything is checked before anything in the output is touched.
-	params, inputs, err := checkConfig(cfg)
+	params, inputs, err := checkConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,10 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	defer stopRun(nil)
 	state, lease, err := jobState(ctx, q, spec, holder, log, stopRun)
 	if err == nil {
-		disks := []string{st.Root()}
+		var disks []string
+		if st.Local() {
+			disks = append(disks, st.Root())
+		}
 		if cfg.NATSURL == "" {
 			disks = append(disks, natsStore(cfg, st))
 		}
@@ -187,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 
 // checkConfig resolves the parameters and the inputs (as absolute paths)
 // and checks the rest of the configuration.
-func checkConfig(cfg Config) (job.Params, []job.Input, error) {
+func checkConfig(ctx context.Context, cfg Config) (job.Params, []job.Input, error) {
 	if cfg.NATSURL == "" && cfg.Workers < 1 && cfg.Listen == "" {
 		return job.Params{}, nil, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
 	}
@@ -198,11 +201,14 @@ func checkConfig(cfg Config) (job.Params, []job.Input, error) {
 	if err := params.Resolve(); err != nil {
 		return job.Params{}, nil, err
 	}
-	inputs, err := job.ExpandInputs(cfg.Inputs)
+	inputs, err := job.ExpandInputs(ctx, cfg.Inputs)
 	if err != nil {
 		return job.Params{}, nil, err
 	}
 	for i := range inputs {
+		if storage.IsURL(inputs[i].Path) {
+			continue
+		}
 		if abs, err := filepath.Abs(inputs[i].Path); err == nil {
 			inputs[i].Path = abs
 		}
@@ -214,7 +220,7 @@ func checkConfig(cfg Config) (job.Params, []job.Input, error) {
 // per output, released by the system if this process dies), refuses a
 // complete job, and clears the outputs under --overwrite.
 func openOutput(ctx context.Context, cfg Config) (*storage.Dir, func(), error) {
-	st, err := storage.NewDir(cfg.Out)
+	st, err := storage.Open(ctx, cfg.Out)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -320,7 +326,7 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, false, err
 	}
-	plan, err := job.MakePlan(inputs, params.ChunkBytes)
+	plan, err := job.MakePlan(ctx, inputs, params.ChunkBytes)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -397,12 +403,23 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 	return q, open, func() { q.Close(); srv.Shutdown() }, nil
 }
 
-// natsStore is the embedded server's store directory.
+// natsStore is the embedded server's store directory: --nats-store, or
+// the job's work area when the output is local. An output in object
+// storage cannot hold a JetStream store: the store then lives in the
+// user's cache directory, named after the output, so that the same
+// command run again on this machine resumes.
 func natsStore(cfg Config, st *storage.Dir) string {
 	if cfg.NATSStore != "" {
 		return cfg.NATSStore
 	}
-	return st.Path(job.NATSDir)
+	if st.Local() {
+		return st.Path(job.NATSDir)
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "neardup", "nats", strconv.FormatUint(xxhash.Sum64String(st.Root()), 16))
 }
 
 // jobState opens the job's state and takes the coordinator lease in it,

@@ -185,7 +185,7 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	if err := w.roots.Check(spec.Out); err != nil {
 		return nil, queue.Permanent(fmt.Errorf("job %s: output: %w", t.Job, err))
 	}
-	st, err := storage.NewDir(spec.Out)
+	st, err := storage.Open(ctx, spec.Out)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +194,7 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	w.jobs[t.cacheKey()] = j
 	w.order = append(w.order, t.cacheKey())
 	if len(w.order) > cachedJobs {
+		w.jobs[w.order[0]].st.Close()
 		delete(w.jobs, w.order[0])
 		w.order = w.order[1:]
 	}

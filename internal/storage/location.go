@@ -1,0 +1,117 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+)
+
+// ErrScheme is returned for a location that looks like a URL (scheme://)
+// whose scheme is not a storage neardup knows: it is a usage error, never
+// a local folder named "foo:".
+var ErrScheme = errors.New("unknown storage scheme")
+
+// blobSchemes are the object stores reached through gocloud.dev/blob.
+var blobSchemes = map[string]bool{"s3": true, "gs": true, "azblob": true}
+
+// Location is where a job's files or an input lives: a local path, or an
+// object-store prefix.
+type Location struct {
+	// Path is the local path (absolute or relative as given) when the
+	// location is local.
+	Path string
+	// Scheme, Bucket, Key and Query describe an object-store location:
+	// s3://Bucket/Key?Query. Key has no leading slash; Query holds the
+	// bucket's options (endpoint, region ...).
+	Scheme, Bucket, Key, Query string
+}
+
+// IsURL reports whether s has the form scheme://...
+func IsURL(s string) bool {
+	i := strings.Index(s, "://")
+	if i <= 0 {
+		return false
+	}
+	for _, c := range s[:i] {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseLocation parses a local path, a file:// URL or an s3://, gs:// or
+// azblob:// URL. Any other scheme:// gives an error wrapping ErrScheme.
+func ParseLocation(s string) (Location, error) {
+	if !IsURL(s) {
+		return Location{Path: s}, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return Location{}, fmt.Errorf("location %s: %w", s, err)
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch {
+	case scheme == "file":
+		if u.Host != "" && u.Host != "localhost" {
+			return Location{}, fmt.Errorf("location %s: a file:// URL names a path on this machine (file:///path)", s)
+		}
+		return Location{Path: u.Path}, nil
+	case blobSchemes[scheme]:
+		if u.Host == "" {
+			return Location{}, fmt.Errorf("location %s: no bucket", s)
+		}
+		return Location{Scheme: scheme, Bucket: u.Host, Key: strings.Trim(path.Clean("/"+u.Path), "/"), Query: u.RawQuery}, nil
+	}
+	return Location{}, fmt.Errorf("location %s: %w %q (known: s3, gs, azblob, file, or a local path)", s, ErrScheme, u.Scheme)
+}
+
+// Local reports whether l is a local path.
+func (l Location) Local() bool { return l.Scheme == "" }
+
+// String is the location as a path or URL; an object-store URL keeps its
+// query, which names the bucket's options.
+func (l Location) String() string {
+	if l.Local() {
+		return l.Path
+	}
+	s := l.Scheme + "://" + l.Bucket
+	if l.Key != "" {
+		s += "/" + l.Key
+	}
+	if l.Query != "" {
+		s += "?" + l.Query
+	}
+	return s
+}
+
+// Join returns the location of name (slash-separated) under l.
+func (l Location) Join(name string) Location {
+	if l.Local() {
+		l.Path = strings.TrimSuffix(l.Path, "/") + "/" + name
+		return l
+	}
+	l.Key = strings.Trim(path.Join(l.Key, name), "/")
+	return l
+}
+
+// bucketURL is the URL gocloud.dev opens the bucket with. An S3 bucket
+// reached through a custom endpoint (the URL's endpoint= or the
+// environment's AWS_ENDPOINT_URL[_S3]) is addressed path-style, as
+// S3-compatible servers (MinIO, Ceph, test servers) expect, unless the
+// URL says use_path_style=false.
+func (l Location) bucketURL() (string, error) {
+	q, err := url.ParseQuery(l.Query)
+	if err != nil {
+		return "", fmt.Errorf("location %s: %w", l, err)
+	}
+	if l.Scheme == "s3" && q.Get("use_path_style") == "" && q.Get("s3ForcePathStyle") == "" &&
+		(q.Get("endpoint") != "" || os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_S3") != "") {
+		q.Set("use_path_style", "true")
+	}
+	u := url.URL{Scheme: l.Scheme, Host: l.Bucket, RawQuery: q.Encode()}
+	return u.String(), nil
+}
