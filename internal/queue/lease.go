@@ -125,13 +125,26 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 				return
 			case <-t.C:
 				uctx, ucancel := context.WithTimeout(lctx, leaseRefresh)
-				r, err := kv.Update(uctx, LeaseKey, holder, rev)
-				if err == nil {
-					rev = r
-					ucancel()
-					continue
-				}
+				// Read before writing: a revision is a position in the
+				// bucket's stream, and a bucket deleted and made again by
+				// another coordinator counts from 1 again, so an update
+				// on an old revision alone could overwrite that
+				// coordinator's lease.
 				e, gerr := kv.Get(uctx, LeaseKey)
+				if gerr == nil && bytes.Equal(e.Value(), holder) {
+					r, err := kv.Update(uctx, LeaseKey, holder, rev)
+					if err == nil {
+						rev = r
+						ucancel()
+						continue
+					}
+					// The write failed: read again, to tell a lost reply
+					// from a lease taken meanwhile.
+					e, gerr = kv.Get(uctx, LeaseKey)
+					if gerr != nil {
+						gerr = fmt.Errorf("%w (after the update failed: %v)", gerr, err)
+					}
+				}
 				ucancel()
 				switch {
 				case gerr == nil && bytes.Equal(e.Value(), holder):
@@ -149,7 +162,7 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 					lost(fmt.Errorf("%w: the job's state was reset by another coordinator while this one could not refresh its lease", ErrJobBusy))
 					return
 				default:
-					log.Warn("could not refresh the coordinator lease", "err", err, "reading it", gerr)
+					log.Warn("could not refresh the coordinator lease", "err", gerr)
 				}
 			}
 		}
