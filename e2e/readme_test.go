@@ -48,17 +48,7 @@ func readmeBlocks(t *testing.T, lang string) []string {
 // directory that sees the repository's testdata, and returns that directory.
 func sampleJob(t *testing.T) (dir, out string) {
 	t.Helper()
-	var args []string
-	for _, b := range readmeBlocks(t, "sh") {
-		for _, line := range strings.Split(b, "\n") {
-			if rest, ok := strings.CutPrefix(line, "go run ./cmd/coordinator "); ok {
-				args = strings.Fields(rest)
-			}
-		}
-	}
-	if args == nil {
-		t.Fatal("README.md has no `go run ./cmd/coordinator ...` command in a ```sh block")
-	}
+	args := sampleArgs(t)
 	dir = t.TempDir()
 	wd, _ := os.Getwd()
 	if err := os.Symlink(filepath.Join(wd, "..", "testdata"), filepath.Join(dir, "testdata")); err != nil {
@@ -80,6 +70,23 @@ func sampleJob(t *testing.T) (dir, out string) {
 		t.Fatalf("README sample command wrote no _SUCCESS in %s\n%s", out, log.String())
 	}
 	return dir, out
+}
+
+// sampleArgs are the arguments of the README's sample command.
+func sampleArgs(t *testing.T) []string {
+	t.Helper()
+	var args []string
+	for _, b := range readmeBlocks(t, "sh") {
+		for _, line := range strings.Split(b, "\n") {
+			if rest, ok := strings.CutPrefix(line, "go run ./cmd/coordinator "); ok {
+				args = strings.Fields(rest)
+			}
+		}
+	}
+	if args == nil {
+		t.Fatal("README.md has no `go run ./cmd/coordinator ...` command in a ```sh block")
+	}
+	return args
 }
 
 // TestSampleOutputs runs the README's sample job, reads every output file
