@@ -23,7 +23,7 @@ var jobArgs = []string{"--chunk-bytes", "200000", "--partitions", "4", "--quiet"
 func corpusAndReference(t *testing.T) (in, ref string) {
 	t.Helper()
 	in = t.TempDir()
-	run(t, "gencorpus", "-prose", "../testdata/prose", "-n", "800", "-seed", "17", "-format", "jsonl", "-files", "4", "-out", in)
+	run(t, "gencorpus", "-n", "800", "-seed", "17", "-format", "jsonl", "-files", "4", "-out", in)
 	ref = filepath.Join(t.TempDir(), "ref")
 	run(t, "coordinator", append(append([]string{"--out", ref, "--workers", "2"}, jobArgs...), in)...)
 	return in, ref

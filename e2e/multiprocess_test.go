@@ -17,7 +17,7 @@ import (
 // pairs and clusters as an embedded run.
 func TestMultiProcess(t *testing.T) {
 	in := t.TempDir()
-	run(t, "gencorpus", "-prose", "../testdata/prose", "-n", "800", "-seed", "11", "-format", "jsonl", "-files", "4", "-out", in)
+	run(t, "gencorpus", "-n", "800", "-seed", "11", "-format", "jsonl", "-files", "4", "-out", in)
 
 	srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
 	if err != nil {

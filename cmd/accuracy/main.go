@@ -39,7 +39,7 @@ func run(args []string) int {
 	n := fs.Int("n", 20000, "documents in the generated corpus")
 	seed := fs.Uint64("seed", 1, "corpus seed")
 	pages := fs.Int("template-pages", -1, fmt.Sprintf("pages of the template family (-1: %d, at most n/10)", corpus.DefaultTemplatePages))
-	prose := fs.String("prose", "testdata/prose", "directory of .txt prose files")
+	prose := fs.String("prose", "", "directory of .txt prose files (default: the built-in prose, internal/corpus/prose)")
 	corpusDir := fs.String("corpus-dir", "", "write the corpus here and keep it (default: a temporary directory)")
 	outDir := fs.String("out", "", "write the job outputs here, one directory per run, and keep them (default: temporary)")
 	thresholds := fs.String("thresholds", "0.8,0.5", "comma-separated thresholds, one job each")

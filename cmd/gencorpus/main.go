@@ -34,7 +34,7 @@ func run() error {
 		gz      = flag.Bool("gzip", false, "gzip the data files (WARC/WET: one gzip member per record)")
 		name    = flag.String("name", "", "data file stem (default part-0000...; with one file, NAME.EXT)")
 		truth   = flag.String("truth", "_truth.jsonl", "ground-truth file name inside -out (ending in .gz: gzipped; empty: none); a leading _ keeps it out of neardup's directory inputs")
-		prose   = flag.String("prose", "testdata/prose", "directory of .txt prose files")
+		prose   = flag.String("prose", "", "directory of .txt prose files (default: the prose built into gencorpus, the same as internal/corpus/prose)")
 		dup     = flag.Float64("dup", def.DupFraction, "fraction of documents in planted near-duplicate families")
 		exact   = flag.Float64("exact", def.ExactFraction, "fraction of documents that are exact copies")
 		short   = flag.Float64("short", def.ShortFraction, "fraction of short (5-30 word) documents")
@@ -58,7 +58,7 @@ func run() error {
 	}
 
 	start := time.Now()
-	pool, err := corpus.LoadPool(*prose)
+	pool, err := corpus.PoolFrom(*prose)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,6 @@ func TestAccuracy(t *testing.T) {
 	cfg.TemplatePages = 300
 	rep, err := Measure(context.Background(), Options{
 		Corpus:     cfg,
-		ProseDir:   "../../testdata/prose",
 		Thresholds: []float64{0.8, 0.5},
 		Methods:    []string{"minhash"},
 		Params:     pipeline.DefaultParams(),

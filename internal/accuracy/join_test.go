@@ -66,7 +66,7 @@ func TestJoinMatchesBruteForce(t *testing.T) {
 		universe := []int{30, 200, 2000}[seed%3]
 		cases = append(cases, corpusCase{fmt.Sprintf("random-%d-u%d", seed, universe), randomSets(r, 400, universe)})
 	}
-	pool, err := corpus.LoadPool("../../testdata/prose")
+	pool, err := corpus.BundledPool()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestJoinEdgeCases(t *testing.T) {
 //
 //	go test -run '^$' -bench Join20k -benchtime 1x -cpu 1 ./internal/accuracy
 func BenchmarkJoin20k(b *testing.B) {
-	pool, err := corpus.LoadPool("../../testdata/prose")
+	pool, err := corpus.BundledPool()
 	if err != nil {
 		b.Fatal(err)
 	}

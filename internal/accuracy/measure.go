@@ -28,7 +28,8 @@ const TruthFile = "_truth.jsonl"
 type Options struct {
 	// Corpus is the generated corpus, e.g. corpus.AccuracyConfig(n, seed).
 	Corpus corpus.Config
-	// ProseDir holds the prose the corpus is built from.
+	// ProseDir holds the prose the corpus is built from (empty: the
+	// prose built into package corpus).
 	ProseDir string
 	// CorpusDir receives the corpus (JSONL and TruthFile); empty means a
 	// temporary directory, removed at the end.
@@ -118,7 +119,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		rep.Corpus.Dir = dir
 	}
 	start := time.Now()
-	pool, err := corpus.LoadPool(o.ProseDir)
+	pool, err := corpus.PoolFrom(o.ProseDir)
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,20 @@ func Main(prog string, args []string, cmds []Command, stderr io.Writer) int {
 	return run(ctx, fs.Args())
 }
 
+// CheckArgs parses args as Main would for cmds, flags only, without
+// running the command: the error names an unknown flag or a bad value. It
+// is for command lines written down elsewhere, such as the services of
+// docker-compose.yml that a test cannot run.
+func CheckArgs(cmds []Command, args []string) error {
+	cmd, rest := pick(cmds, args)
+	fs := newFlagSet(cmd, io.Discard)
+	cmd.Setup(fs)
+	if err := fs.Parse(rest); err != nil {
+		return fmt.Errorf("%v: %w", args, err)
+	}
+	return nil
+}
+
 // newFlagSet returns a FlagSet for cmd that reports errors to stderr.
 func newFlagSet(cmd Command, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)

@@ -58,6 +58,29 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// TestCheckArgs parses command lines without running them.
+func TestCheckArgs(t *testing.T) {
+	tests := []struct {
+		cmds    []Command
+		args    []string
+		wantErr string
+	}{
+		{Coordinator(), []string{"--nats", "nats://nats:4222", "--out", "s3://b/out?region=x", "/data/in"}, ""},
+		{Coordinator(), []string{"params", "--threshold", "0.7"}, ""},
+		{Coordinator(), []string{"params", "--out", "x"}, "not defined: -out"},
+		{Coordinator(), []string{"--output", "/data/out", "/data/in"}, "not defined: -output"},
+		{Coordinator(), []string{"--threshold", "high"}, "invalid value"},
+		{Worker(), []string{"--nats", "nats://nats:4222", "--slots", "2"}, ""},
+		{Worker(), []string{"--nats", "nats://nats:4222", "--threads", "2"}, "not defined: -threads"},
+	}
+	for _, tt := range tests {
+		err := CheckArgs(tt.cmds, tt.args)
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("CheckArgs(%q) = %v, want %q", tt.args, err, tt.wantErr)
+		}
+	}
+}
+
 // TestFlagsShared checks that a job parameter and a queue setting are
 // registered once, with the same name and default, for the coordinator's
 // job and compare commands and, for the queue, the worker.

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,15 +16,12 @@ import (
 	"unicode"
 )
 
-// proseDir is the bundled prose, relative to this package.
-const proseDir = "../../testdata/prose"
-
-// testPool loads the bundled prose.
+// testPool returns the Pool of the bundled prose.
 func testPool(t testing.TB) *Pool {
 	t.Helper()
-	p, err := LoadPool(proseDir)
+	p, err := BundledPool()
 	if err != nil {
-		t.Fatalf("LoadPool: %v", err)
+		t.Fatalf("BundledPool: %v", err)
 	}
 	return p
 }
@@ -135,6 +134,24 @@ func TestPool(t *testing.T) {
 	}
 	if _, err := LoadPool(t.TempDir()); err == nil {
 		t.Error("LoadPool of an empty directory succeeded")
+	}
+}
+
+// TestBundledPoolIsTheDirectory checks that the prose built into the
+// package is every .txt file of BundledProseDir, so BundledPool and
+// LoadPool of the directory give the same Pool (and the same corpora).
+func TestBundledPoolIsTheDirectory(t *testing.T) {
+	fromDir, err := LoadPool(BundledProseDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(testPool(t), fromDir) {
+		t.Fatalf("BundledPool differs from LoadPool(%q): the embed pattern misses a file", BundledProseDir)
+	}
+	onDisk, _ := filepath.Glob(filepath.Join(BundledProseDir, "*.txt"))
+	embedded, _ := fs.Glob(bundled, BundledProseDir+"/*.txt")
+	if len(onDisk) == 0 || len(onDisk) != len(embedded) {
+		t.Fatalf("%d .txt files in %s, %d embedded", len(onDisk), BundledProseDir, len(embedded))
 	}
 }
 

@@ -1,19 +1,19 @@
 // Package corpus generates deterministic synthetic web corpora with planted
 // near-duplicates, for testing and benchmarking near-duplicate detection.
 //
-// Documents are built from a Pool of real English sentences (see
-// testdata/prose in this repository). A regular document is 10 to 40
-// sentences drawn at random from the whole pool and grouped into paragraphs,
-// so two unrelated documents share almost no word 5-gram shingles. A
-// configurable fraction of documents (30% by default) form planted
-// families: a base document plus 1 to 7 copies. A copy is either an exact,
-// byte-identical copy (5% of all documents by default) or a near copy with
-// a random, non-empty mix of mutations: word substitutions, insertions and
-// deletions (each touching 0.1% to 0.5% of the words, at least one word),
-// one moved sentence or paragraph, and an added navigation header and
-// copyright footer. With the defaults, about 99% of base-to-copy pairs and
-// 90% of copy-to-copy pairs have a word 5-gram Jaccard similarity above
-// 0.8, while unrelated documents stay below 0.15. There are also short
+// Documents are built from a Pool of real English sentences (the prose in
+// this package's prose/ directory is built in: BundledPool). A regular
+// document is 10 to 40 sentences drawn at random from the whole pool and
+// grouped into paragraphs, so two unrelated documents share almost no word
+// 5-gram shingles. A configurable fraction of documents (30% by default)
+// form planted families: a base document plus 1 to 7 copies. A copy is
+// either an exact, byte-identical copy (5% of all documents by default) or a
+// near copy with a random, non-empty mix of mutations: word substitutions,
+// insertions and deletions (each touching 0.1% to 0.5% of the words, at
+// least one word), one moved sentence or paragraph, and an added navigation
+// header and copyright footer. With the defaults, about 99% of base-to-copy
+// pairs and 90% of copy-to-copy pairs have a word 5-gram Jaccard similarity
+// above 0.8, while unrelated documents stay below 0.15. There are also short
 // documents (one 5 to 30 word fragment of a sentence) and a few empty or
 // punctuation-only ones. Copies are scattered across the corpus, never next
 // to another member of their family.

@@ -1,11 +1,13 @@
 package corpus
 
 import (
+	"embed"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -30,11 +32,51 @@ type Pool struct {
 	vocab     []string
 }
 
+// bundled holds the prose that ships with neardup (see prose/README.md),
+// built into every program that imports this package, so that cmd/gencorpus
+// needs no files beside it (in a container image, say).
+//
+//go:embed prose/*.txt
+var bundled embed.FS
+
+// BundledProseDir is the directory, relative to this package, that the
+// bundled prose is embedded from. LoadPool of it builds the same Pool as
+// BundledPool.
+const BundledProseDir = "prose"
+
+// bundledPool builds the Pool of the bundled prose once.
+var bundledPool = sync.OnceValues(func() (*Pool, error) {
+	sub, err := fs.Sub(bundled, BundledProseDir)
+	if err != nil {
+		return nil, fmt.Errorf("bundled prose: %w", err)
+	}
+	return loadPool(sub, "(bundled)")
+})
+
+// BundledPool returns the Pool of the prose built into this package: the
+// same sentences, in the same order, as LoadPool of BundledProseDir, so a
+// corpus generated from either is byte-identical. The Pool is built on the
+// first call and shared (a Pool is read-only).
+func BundledPool() (*Pool, error) { return bundledPool() }
+
+// PoolFrom returns LoadPool(dir), or BundledPool when dir is empty: what a
+// command's -prose flag means.
+func PoolFrom(dir string) (*Pool, error) {
+	if dir == "" {
+		return BundledPool()
+	}
+	return LoadPool(dir)
+}
+
 // LoadPool reads every *.txt file in dir, in lexical file-name order, and
 // builds a Pool from their sentences. The order matters: it makes the pool,
 // and therefore every generated corpus, a pure function of the files.
-func LoadPool(dir string) (*Pool, error) {
-	entries, err := os.ReadDir(dir)
+func LoadPool(dir string) (*Pool, error) { return loadPool(os.DirFS(dir), dir) }
+
+// loadPool builds a Pool from the *.txt files at the root of fsys, in
+// lexical file-name order; dir names fsys in errors.
+func loadPool(fsys fs.FS, dir string) (*Pool, error) {
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("read prose directory %q: %w", dir, err)
 	}
@@ -43,10 +85,9 @@ func LoadPool(dir string) (*Pool, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".txt") {
 			continue
 		}
-		path := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(path)
+		b, err := fs.ReadFile(fsys, e.Name())
 		if err != nil {
-			return nil, fmt.Errorf("read prose file: %w", err)
+			return nil, fmt.Errorf("read prose file %q in %q: %w", e.Name(), dir, err)
 		}
 		texts = append(texts, string(b))
 	}

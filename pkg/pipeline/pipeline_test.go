@@ -24,7 +24,7 @@ import (
 // returns its directory and the generator.
 func genCorpus(t testing.TB, n int, seed uint64, files int) (string, *corpus.Generator) {
 	t.Helper()
-	pool, err := corpus.LoadPool("../../testdata/prose")
+	pool, err := corpus.BundledPool()
 	if err != nil {
 		t.Fatal(err)
 	}

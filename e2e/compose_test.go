@@ -1,0 +1,611 @@
+package e2e
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/neardup/neardup/internal/cli"
+)
+
+// composeProject is the part of the Compose file format TestComposeFile
+// models. It is decoded strictly: a key it does not know fails the test,
+// which must then learn what the key means before the file may use it.
+type composeProject struct {
+	Services map[string]composeService `yaml:"services"`
+	Volumes  map[string]any            `yaml:"volumes"`
+}
+
+// composeService is one service. Entrypoint and command are taken in the
+// list form only (the string form would need Compose's shell splitting).
+type composeService struct {
+	Image       string            `yaml:"image"`
+	Build       string            `yaml:"build"`
+	Entrypoint  []string          `yaml:"entrypoint"`
+	Command     []string          `yaml:"command"`
+	Environment map[string]string `yaml:"environment"`
+	Volumes     []string          `yaml:"volumes"`
+	DependsOn   dependsOn         `yaml:"depends_on"`
+	Profiles    []string          `yaml:"profiles"`
+	Deploy      struct {
+		Replicas *int `yaml:"replicas"`
+	} `yaml:"deploy"`
+	StopSignal      string `yaml:"stop_signal"`
+	StopGracePeriod string `yaml:"stop_grace_period"`
+}
+
+// dependsOn is depends_on in either form, a list of services or a map of
+// service to {condition: ...}: the services, each with its condition.
+type dependsOn map[string]string
+
+// UnmarshalYAML decodes either form of depends_on.
+func (d *dependsOn) UnmarshalYAML(n *yaml.Node) error {
+	*d = dependsOn{}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		var names []string
+		if err := n.Decode(&names); err != nil {
+			return fmt.Errorf("depends_on: %w", err)
+		}
+		for _, s := range names {
+			(*d)[s] = "service_started"
+		}
+	case yaml.MappingNode:
+		var m map[string]map[string]string
+		if err := n.Decode(&m); err != nil {
+			return fmt.Errorf("depends_on: %w", err)
+		}
+		for s, opts := range m {
+			for k := range opts {
+				if k != "condition" {
+					return fmt.Errorf("line %d: depends_on.%s.%s is not modelled", n.Line, s, k)
+				}
+			}
+			(*d)[s] = opts["condition"]
+		}
+	default:
+		return fmt.Errorf("line %d: depends_on is neither a list nor a map", n.Line)
+	}
+	return nil
+}
+
+// readCompose decodes ../docker-compose.yml.
+func readCompose(t *testing.T) composeProject {
+	t.Helper()
+	f, err := os.Open("../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := decodeCompose(f)
+	if err != nil {
+		t.Fatalf("docker-compose.yml: %v", err)
+	}
+	if len(p.Services) == 0 {
+		t.Fatal("docker-compose.yml has no services")
+	}
+	return p
+}
+
+// decodeCompose decodes a Compose file strictly.
+func decodeCompose(r io.Reader) (composeProject, error) {
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	var p composeProject
+	if err := dec.Decode(&p); err != nil {
+		return p, fmt.Errorf("decode: %w", err)
+	}
+	return p, nil
+}
+
+// TestComposeModel checks what the model of the Compose file accepts: a
+// key or a form it does not model is an error, not silently ignored.
+func TestComposeModel(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, wantErr string }{
+		{"depends_on list", "services: {a: {image: x, depends_on: [b]}}", ""},
+		{"depends_on map", "services: {a: {image: x, depends_on: {b: {condition: service_healthy}}}}", ""},
+		{"merge key", "services: {a: &a {build: ., command: [y]}, b: {<<: *a, profiles: [p]}}", ""},
+		{"depends_on option", "services: {a: {image: x, depends_on: {b: {condition: service_started, restart: true}}}}", "not modelled"},
+		{"unknown service key", "services: {a: {image: x, user: nobody}}", "field user not found"},
+		{"unknown top-level key", "services: {a: {image: x}}\nnetworks: {n: {}}", "field networks not found"},
+		{"string command", "services: {a: {image: x, command: run it}}", "cannot unmarshal"},
+		{"long build", "services: {a: {build: {context: .}}}", "cannot unmarshal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := decodeCompose(strings.NewReader(tc.yaml))
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("decode: %v, want error %q", err, tc.wantErr)
+			}
+			if tc.name == "merge key" && (p.Services["b"].Build != "." || len(p.Services["b"].Profiles) != 1) {
+				t.Errorf("b after the merge: %+v", p.Services["b"])
+			}
+		})
+	}
+}
+
+// composeUp is a `docker compose [--profile P]... up [flags] [SERVICE...]`
+// command of the README, with the shell lines before it in its block.
+type composeUp struct {
+	line     string
+	setup    []string
+	profiles []string
+	targets  []string
+	exitFrom string
+	scale    map[string]int
+}
+
+// readmeComposeUps returns the README's `docker compose ... up` commands.
+func readmeComposeUps(t *testing.T) []composeUp {
+	t.Helper()
+	var ups []composeUp
+	for _, b := range readmeBlocks(t, "sh") {
+		lines := strings.Split(strings.TrimSpace(b), "\n")
+		for i, line := range lines {
+			line, _, _ = strings.Cut(line, " #")
+			f := strings.Fields(line)
+			if len(f) < 3 || f[0] != "docker" || f[1] != "compose" || !slices.Contains(f, "up") {
+				continue
+			}
+			up := parseComposeUp(t, f[2:])
+			up.line, up.setup = line, lines[:i]
+			ups = append(ups, up)
+		}
+	}
+	if len(ups) == 0 {
+		t.Fatal("README.md has no `docker compose ... up` command in a ```sh block")
+	}
+	return ups
+}
+
+// parseComposeUp reads the arguments after `docker compose`. A flag it
+// does not know fails the test.
+func parseComposeUp(t *testing.T, args []string) composeUp {
+	t.Helper()
+	up := composeUp{scale: map[string]int{}}
+	seenUp := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		value := func() string {
+			if i++; i == len(args) {
+				t.Fatalf("docker compose %s: %s needs a value", strings.Join(args, " "), a)
+			}
+			return args[i]
+		}
+		switch {
+		case !seenUp && a == "--profile":
+			up.profiles = append(up.profiles, value())
+		case !seenUp && a == "up":
+			seenUp = true
+		case seenUp && (a == "--build" || a == "--abort-on-container-exit"):
+		case seenUp && a == "--exit-code-from":
+			up.exitFrom = value()
+		case seenUp && a == "--scale":
+			name, n, _ := strings.Cut(value(), "=")
+			k, err := strconv.Atoi(n)
+			if err != nil {
+				t.Fatalf("docker compose %s: --scale %s=%s: %v", strings.Join(args, " "), name, n, err)
+			}
+			up.scale[name] = k
+		case seenUp && !strings.HasPrefix(a, "-"):
+			up.targets = append(up.targets, a)
+		default:
+			t.Fatalf("docker compose %s: the test does not model %s", strings.Join(args, " "), a)
+		}
+	}
+	if up.exitFrom == "" {
+		t.Fatalf("docker compose %s: without --exit-code-from the test does not know which service's exit ends the run", strings.Join(args, " "))
+	}
+	return up
+}
+
+// services returns the services up starts, each after those it depends
+// on: its targets (or every service its profiles enable) and their
+// dependencies.
+func (up composeUp) services(t *testing.T, p composeProject) []string {
+	t.Helper()
+	targets := up.targets
+	if len(targets) == 0 {
+		for name, svc := range p.Services {
+			if len(svc.Profiles) == 0 || slices.ContainsFunc(svc.Profiles, func(s string) bool { return slices.Contains(up.profiles, s) }) {
+				targets = append(targets, name)
+			}
+		}
+		slices.Sort(targets)
+	}
+	var order []string
+	var visit func(name string, path []string)
+	visit = func(name string, path []string) {
+		if slices.Contains(path, name) {
+			t.Fatalf("depends_on cycle: %v", append(path, name))
+		}
+		if slices.Contains(order, name) {
+			return
+		}
+		svc, ok := p.Services[name]
+		if !ok {
+			t.Fatalf("no service %q (in %v)", name, path)
+		}
+		deps := make([]string, 0, len(svc.DependsOn))
+		for d := range svc.DependsOn {
+			deps = append(deps, d)
+		}
+		slices.Sort(deps)
+		for _, d := range deps {
+			visit(d, append(path, name))
+		}
+		order = append(order, name)
+	}
+	for _, name := range targets {
+		visit(name, nil)
+	}
+	return order
+}
+
+// mount is a volume of a service: the container path and where the test
+// keeps its files.
+type mount struct{ target, host string }
+
+// composeRun holds what a run of the file maps: the project directory
+// (where ./ bind mounts start), the named volumes and the NATS address.
+type composeRun struct {
+	project  string
+	named    map[string]string
+	natsFrom string // host:port of the NATS service, as the others name it
+	natsTo   string // the test server's host:port
+}
+
+// mounts maps the volumes of service name.
+func (r *composeRun) mounts(t *testing.T, p composeProject, name string) []mount {
+	t.Helper()
+	var ms []mount
+	for _, v := range p.Services[name].Volumes {
+		parts := strings.Split(v, ":")
+		if len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[1], "/") {
+			t.Fatalf("service %s: volume %q: want SOURCE:/PATH[:MODE]", name, v)
+		}
+		src := parts[0]
+		switch {
+		case src == "." || strings.HasPrefix(src, "./"):
+			src = filepath.Join(r.project, filepath.FromSlash(src))
+		case p.Volumes != nil && hasKey(p.Volumes, src):
+			if r.named[src] == "" {
+				r.named[src] = t.TempDir()
+			}
+			src = r.named[src]
+		default:
+			t.Fatalf("service %s: volume %q is neither ./PATH nor a volume the file declares", name, v)
+		}
+		ms = append(ms, mount{parts[1], src})
+	}
+	return ms
+}
+
+// hasKey reports whether m has key k.
+func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
+
+// hostPath maps the container path p through ms, the longest mount first.
+func hostPath(ms []mount, p string) (string, bool) {
+	best := -1
+	for i, m := range ms {
+		if (p == m.target || strings.HasPrefix(p, strings.TrimSuffix(m.target, "/")+"/")) && (best < 0 || len(m.target) > len(ms[best].target)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	return filepath.Join(ms[best].host, filepath.FromSlash(strings.TrimPrefix(p, ms[best].target))), true
+}
+
+// arg applies the two substitutions the test makes to an argument of
+// service name: the NATS service's address becomes the test server's,
+// and a container path becomes where its volume lives.
+func (r *composeRun) arg(t *testing.T, name string, ms []mount, a string) string {
+	t.Helper()
+	if strings.Contains(a, "$") {
+		t.Fatalf("service %s: %q: the test does not model Compose's variable interpolation", name, a)
+	}
+	if r.natsFrom != "" {
+		a = strings.ReplaceAll(a, "//"+r.natsFrom, "//"+r.natsTo)
+	}
+	if host, _, ok := strings.Cut(r.natsFrom, ":"); ok && strings.Contains(a, "//"+host+":") {
+		t.Fatalf("service %s: %q names the NATS service on a port it does not serve (%s)", name, a, r.natsFrom)
+	}
+	flagPart, value := "", a
+	if strings.HasPrefix(a, "-") {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			flagPart, value = k+"=", v
+		} else {
+			return a
+		}
+	}
+	if !strings.HasPrefix(value, "/") {
+		return a
+	}
+	host, ok := hostPath(ms, value)
+	if !ok {
+		t.Fatalf("service %s: %s is in no volume of the service", name, value)
+	}
+	return flagPart + host
+}
+
+// startNATS runs the nats service in this process: nats-server's own flag
+// parser reads its command, of which only the flags listed here are
+// emulated (another fails the test), on a loopback port.
+func (r *composeRun) startNATS(t *testing.T, p composeProject, name string) {
+	t.Helper()
+	svc := p.Services[name]
+	if tag := strings.TrimPrefix(svc.Image, "nats:"); tag != server.VERSION {
+		t.Errorf("service %s runs %s, but neardup embeds nats-server %s", name, svc.Image, server.VERSION)
+	}
+	if svc.Entrypoint != nil {
+		t.Fatalf("service %s: an entrypoint for the nats image is not modelled", name)
+	}
+	fs := flag.NewFlagSet("nats-server", flag.ContinueOnError)
+	var usage strings.Builder
+	fs.SetOutput(&usage)
+	nop := func() {}
+	opts, err := server.ConfigureOptions(fs, svc.Command, nop, nop, nop)
+	if err != nil {
+		t.Fatalf("service %s: nats-server %q: %v\n%s", name, svc.Command, err, usage.String())
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains([]string{"js", "jetstream", "sd", "store_dir"}, f.Name) {
+			t.Fatalf("service %s: the test does not emulate nats-server -%s", name, f.Name)
+		}
+	})
+	if !opts.JetStream {
+		t.Fatalf("service %s: %q does not enable JetStream, which neardup needs", name, svc.Command)
+	}
+	store := t.TempDir() // nats-server's default, a temporary directory
+	if opts.StoreDir != "" {
+		var ok bool
+		if store, ok = hostPath(r.mounts(t, p, name), opts.StoreDir); !ok {
+			t.Fatalf("service %s: store %s is in no volume", name, opts.StoreDir)
+		}
+	}
+	opts.StoreDir, opts.Host, opts.Port, opts.NoSigs, opts.NoLog = store, "127.0.0.1", server.RANDOM_PORT, true, true
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatalf("service %s: %v", name, err)
+	}
+	go srv.Start()
+	t.Cleanup(func() {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	})
+	if !srv.ReadyForConnections(30 * time.Second) {
+		t.Fatalf("service %s: not ready after 30s", name)
+	}
+	u, err := url.Parse(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.natsFrom, r.natsTo = fmt.Sprintf("%s:%d", name, server.DEFAULT_PORT), u.Host
+}
+
+// cliCommands are the commands of each neardup program.
+var cliCommands = map[string][]cli.Command{"coordinator": cli.Coordinator(), "worker": cli.Worker()}
+
+// neardupArgs returns the program a service built from the Dockerfile
+// runs, its commands and its arguments (entrypoint, then command).
+func neardupArgs(t *testing.T, ib imageBuild, name string, svc composeService) (string, []cli.Command, []string) {
+	t.Helper()
+	if svc.Build != "." || len(svc.Entrypoint) == 0 {
+		t.Fatalf("service %s: want build: . and an entrypoint naming a command of the image", name)
+	}
+	prog := ib.binary(svc.Entrypoint[0])
+	cmds, ok := cliCommands[prog]
+	if !ok {
+		t.Fatalf("service %s: entrypoint %s is not a neardup program the image has (%s%v)", name, svc.Entrypoint[0], ib.binDir, ib.commands)
+	}
+	return prog, cmds, append(slices.Clone(svc.Entrypoint[1:]), svc.Command...)
+}
+
+// TestComposeFile reads docker-compose.yml with a YAML library and runs
+// the README's `docker compose up` command with its services as local
+// processes: the nats service as a nats-server in this process on a
+// loopback port (its store in a temporary directory), every other service
+// as the built program its entrypoint names in the image, with its
+// command's arguments, as many replicas as deploy.replicas or --scale say.
+// Only the NATS address and the volumes' container paths are substituted,
+// so a renamed flag fails the test. The run must end with the
+// --exit-code-from service exiting 0, no other one exiting first, and the
+// same results as an embedded run of the same job.
+//
+// Services under a profile do not run: the s3 profile needs object
+// storage, which this version of neardup does not have yet (the main line
+// will run them against its S3 test server). Their neardup commands are
+// parsed all the same.
+func TestComposeFile(t *testing.T) {
+	p := readCompose(t)
+	ib := readDockerfile(t)
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, svc := range p.Services {
+		if svc.Build != "" {
+			prog, cmds, args := neardupArgs(t, ib, name, svc)
+			if err := cli.CheckArgs(cmds, args); err != nil {
+				t.Errorf("service %s: %s %v", name, prog, err)
+			}
+		}
+		if n := svc.Deploy.Replicas; n != nil && !strings.Contains(string(readme), fmt.Sprintf("`deploy.replicas: %d`", *n)) {
+			t.Errorf("service %s has deploy.replicas: %d, which README.md does not say (as `deploy.replicas: %d`)", name, *n, *n)
+		}
+	}
+	for _, up := range readmeComposeUps(t) {
+		t.Run(up.line, func(t *testing.T) { runComposeUp(t, p, ib, up) })
+	}
+}
+
+// runComposeUp runs one `docker compose up` command as TestComposeFile
+// describes.
+func runComposeUp(t *testing.T, p composeProject, ib imageBuild, up composeUp) {
+	order := up.services(t, p)
+	for _, name := range order {
+		if prof := p.Services[name].Profiles; len(prof) > 0 {
+			t.Skipf("service %s is in profile %v: not run yet (the s3 profile needs object storage; the main line will run it against its S3 test server)", name, prof)
+		}
+	}
+	r := &composeRun{project: t.TempDir(), named: map[string]string{}}
+	testdata, err := filepath.Abs("../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(testdata, filepath.Join(r.project, "testdata")); err != nil {
+		t.Fatal(err)
+	}
+	setup := exec.Command("sh", "-ec", strings.Join(up.setup, "\n"))
+	setup.Dir = r.project
+	if b, err := setup.CombinedOutput(); err != nil {
+		t.Fatalf("the README's lines before %q: %v\n%s", up.line, err, b)
+	}
+
+	type exit struct {
+		name string
+		p    *proc
+		err  error
+	}
+	exits := make(chan exit, 64)
+	running := map[*proc]string{}
+	var target []string // the --exit-code-from service's arguments
+	for _, name := range order {
+		svc := p.Services[name]
+		if strings.HasPrefix(svc.Image, "nats:") {
+			r.startNATS(t, p, name)
+			continue
+		}
+		if svc.Build == "" {
+			t.Fatalf("service %s: image %s: the test cannot run it", name, svc.Image)
+		}
+		prog, _, raw := neardupArgs(t, ib, name, svc)
+		ms := r.mounts(t, p, name)
+		args := make([]string, len(raw))
+		for i, a := range raw {
+			args[i] = r.arg(t, name, ms, a)
+		}
+		var env []string
+		for k, v := range svc.Environment {
+			env = append(env, k+"="+v)
+		}
+		n := 1
+		if svc.Deploy.Replicas != nil {
+			n = *svc.Deploy.Replicas
+		}
+		if k, ok := up.scale[name]; ok {
+			n = k
+		}
+		if name == up.exitFrom {
+			if n != 1 {
+				t.Fatalf("--exit-code-from %s, a service with %d replicas", name, n)
+			}
+			target = args
+		}
+		t.Logf("service %s (%d): %s %q", name, n, prog, args)
+		for range n {
+			pr := start(t, env, prog, args...)
+			running[pr] = name
+			go func() {
+				err := <-pr.done
+				pr.done <- err
+				exits <- exit{name, pr, err}
+			}()
+		}
+	}
+	if target == nil {
+		t.Fatalf("--exit-code-from %s: a service the command does not start", up.exitFrom)
+	}
+
+	// The run: nothing but the --exit-code-from service may exit, and it
+	// must exit 0.
+	timeout := time.After(3 * time.Minute)
+	for done := false; !done; {
+		select {
+		case e := <-exits:
+			delete(running, e.p)
+			if e.name != up.exitFrom {
+				t.Fatalf("service %s exited (%v) while %s ran:\n%s", e.name, e.err, up.exitFrom, e.p.output())
+			}
+			if e.err != nil {
+				t.Fatalf("service %s exited with %v:\n%s", e.name, e.err, e.p.output())
+			}
+			done = true
+		case <-timeout:
+			t.Fatalf("%s did not exit within 3 minutes", up.exitFrom)
+		}
+	}
+	// Then Compose stops the others with their stop_signal and waits up to
+	// their stop_grace_period.
+	stopBy := time.Now()
+	for pr, name := range running {
+		svc := p.Services[name]
+		pr.cmd.Process.Signal(stopSignal(t, name, svc.StopSignal))
+		grace := 10 * time.Second
+		if svc.StopGracePeriod != "" {
+			if grace, err = time.ParseDuration(svc.StopGracePeriod); err != nil {
+				t.Fatalf("service %s: stop_grace_period: %v", name, err)
+			}
+		}
+		if by := time.Now().Add(grace); by.After(stopBy) {
+			stopBy = by
+		}
+	}
+	for len(running) > 0 {
+		select {
+		case e := <-exits:
+			delete(running, e.p)
+			if e.err != nil {
+				t.Errorf("service %s exited with %v when stopped:\n%s", e.name, e.err, e.p.output())
+			}
+		case <-time.After(time.Until(stopBy)):
+			t.Fatalf("%d processes still running after their stop_grace_period", len(running))
+		}
+	}
+
+	// The same job, embedded: the target's arguments without --nats, into
+	// another directory, with two in-process workers.
+	out, ref := "", filepath.Join(t.TempDir(), "ref")
+	refArgs := []string{"--workers", "2"}
+	for i := 0; i < len(target); i++ {
+		switch target[i] {
+		case "--nats":
+			i++
+		case "--out":
+			i++
+			out = target[i]
+			refArgs = append(refArgs, "--out", ref)
+		default:
+			refArgs = append(refArgs, target[i])
+		}
+	}
+	if out == "" {
+		t.Fatalf("service %s: no --out", up.exitFrom)
+	}
+	run(t, "coordinator", refArgs...)
+	sameResults(t, ref, out)
+}
+
+// stopSignal is the signal a stop_signal value names (SIGTERM if empty).
+func stopSignal(t *testing.T, name, s string) syscall.Signal {
+	t.Helper()
+	sig, ok := map[string]syscall.Signal{"": syscall.SIGTERM, "SIGTERM": syscall.SIGTERM, "SIGINT": syscall.SIGINT, "SIGQUIT": syscall.SIGQUIT}[s]
+	if !ok {
+		t.Fatalf("service %s: stop_signal %q is not modelled", name, s)
+	}
+	return sig
+}
