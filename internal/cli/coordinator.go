@@ -68,8 +68,12 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 				fmt.Fprintln(os.Stderr, "coordinator:", err)
 				return 2
 			}
-			if err := conn.Check(); err != nil {
+			if err := errors.Join(conn.Check(), qc.Check()); err != nil {
 				fmt.Fprintln(os.Stderr, "coordinator:", err)
+				return 2
+			}
+			if conn.URL == "" && qc.Replicas > 1 {
+				fmt.Fprintf(os.Stderr, "coordinator: --replicas %d needs --nats naming a JetStream cluster: the embedded server is a single server\n", qc.Replicas)
 				return 2
 			}
 			cfg.NATSURL, cfg.Conn = conn.URL, conn

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -39,7 +40,7 @@ func workerSetup(fs *flag.FlagSet) func(context.Context, []string) int {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			return 2
 		}
-		if err := conn.Check(); err != nil {
+		if err := errors.Join(conn.Check(), qc.Check()); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			return 2
 		}
