@@ -46,7 +46,7 @@ func TestExitCodes(t *testing.T) {
 		{"coordinator", Coordinator(), []string{"--out", "x", "--connect-timeout", "x", "in.jsonl"}, 2, "invalid value"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--replicas", "0"}, 2, ""},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--replicas", "6"}, 2, ""},
-		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--replicas", "3", "--connect-timeout", "300ms", "--data-root", "."}, 1, ""},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1,nats://127.0.0.1:2", "--replicas", "3", "--connect-timeout", "300ms", "--data-root", "."}, 1, ""},
 		{"coordinator", Coordinator(), []string{"--out", "x", "--replicas", "-1", "--nats", "nats://127.0.0.1:1", "in.jsonl"}, 2, ""},
 		// The embedded server is one server: it cannot keep 3 replicas.
 		{"coordinator", Coordinator(), []string{"--out", "x", "--replicas", "3", "in.jsonl"}, 2, ""},
