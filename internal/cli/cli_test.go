@@ -44,6 +44,12 @@ func TestExitCodes(t *testing.T) {
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--connect-timeout", "300ms", "--data-root", "."}, 1, ""},
 		{"coordinator", Coordinator(), []string{"--out", "x", "--nats-tls-ca", "/nonexistent/ca.pem", "in.jsonl"}, 2, ""},
 		{"coordinator", Coordinator(), []string{"--out", "x", "--connect-timeout", "x", "in.jsonl"}, 2, "invalid value"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--replicas", "0"}, 2, ""},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--replicas", "6"}, 2, ""},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1,nats://127.0.0.1:2", "--replicas", "3", "--connect-timeout", "300ms", "--data-root", "."}, 1, ""},
+		{"coordinator", Coordinator(), []string{"--out", "x", "--replicas", "-1", "--nats", "nats://127.0.0.1:1", "in.jsonl"}, 2, ""},
+		// The embedded server is one server: it cannot keep 3 replicas.
+		{"coordinator", Coordinator(), []string{"--out", "x", "--replicas", "3", "in.jsonl"}, 2, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.prog+" "+strings.Join(tt.args, " "), func(t *testing.T) {
@@ -94,12 +100,12 @@ func TestFlagsShared(t *testing.T) {
 		return out
 	}
 	job, compare, worker := names(Coordinator()[0]), names(Coordinator()[1]), names(Worker()[0])
-	for _, f := range []string{"threshold", "perms", "max-bucket", "max-cluster-pairs", "sketch", "ack-wait", "max-deliver"} {
+	for _, f := range []string{"threshold", "perms", "max-bucket", "max-cluster-pairs", "sketch", "ack-wait", "max-deliver", "replicas"} {
 		if job[f] == "" || job[f] != compare[f] {
 			t.Errorf("--%s: job default %q, compare default %q", f, job[f], compare[f])
 		}
 	}
-	for _, f := range []string{"ack-wait", "max-deliver", "nats", "nats-creds", "nats-nkey", "nats-tls-ca", "nats-tls-cert", "nats-tls-key", "connect-timeout"} {
+	for _, f := range []string{"ack-wait", "max-deliver", "replicas", "nats", "nats-creds", "nats-nkey", "nats-tls-ca", "nats-tls-cert", "nats-tls-key", "connect-timeout"} {
 		if _, ok := worker[f]; !ok {
 			t.Errorf("worker has no --%s", f)
 		}

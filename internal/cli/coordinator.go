@@ -45,7 +45,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 		cfg := pipeline.Config{}
 		fs.StringVar(&cfg.Out, "out", "", "output directory (required)")
 		conn := queue.DefaultConnConfig()
-		conn.RegisterFlags(fs, "NATS server URL; empty starts an embedded server with in-process workers", os.Getenv)
+		conn.RegisterFlags(fs, "NATS server URL, or several separated by commas (servers of one cluster); empty starts an embedded server with in-process workers", os.Getenv)
 		fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode; 0 with --listen: outside workers only)")
 		fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
 		fs.StringVar(&cfg.NATSStore, "nats-store", "", "embedded mode: the NATS server's store directory (default <out>/_work/nats); put it on another disk than --out if that one may fill up")
@@ -75,8 +75,12 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 				fmt.Fprintln(os.Stderr, "coordinator:", err)
 				return 2
 			}
-			if err := conn.Check(); err != nil {
+			if err := errors.Join(conn.Check(), qc.Check()); err != nil {
 				fmt.Fprintln(os.Stderr, "coordinator:", err)
+				return 2
+			}
+			if conn.URL == "" && qc.Replicas > 1 {
+				fmt.Fprintf(os.Stderr, "coordinator: --replicas %d needs --nats naming a JetStream cluster: the embedded server is a single server\n", qc.Replicas)
 				return 2
 			}
 			cfg.NATSURL, cfg.Conn = conn.URL, conn

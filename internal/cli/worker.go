@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -16,12 +17,12 @@ import (
 
 // Worker returns the worker's one command.
 func Worker() []Command {
-	return []Command{{Usage: "worker --nats URL [--slots N] [--data-root DIR]...", Summary: "run tasks of any job whose coordinator uses the same NATS server", Setup: workerSetup}}
+	return []Command{{Usage: "worker --nats URL[,URL...] [--slots N] [--data-root DIR]...", Summary: "run tasks of any job whose coordinator uses the same NATS server (or cluster)", Setup: workerSetup}}
 }
 
 func workerSetup(fs *flag.FlagSet) func(context.Context, []string) int {
 	conn := queue.DefaultConnConfig()
-	conn.RegisterFlags(fs, "NATS server URL (required)", os.Getenv)
+	conn.RegisterFlags(fs, "NATS server URL, or several separated by commas (servers of one cluster; required)", os.Getenv)
 	slots := fs.Int("slots", runtime.NumCPU(), "tasks run at once")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	var roots stringList
@@ -39,7 +40,7 @@ func workerSetup(fs *flag.FlagSet) func(context.Context, []string) int {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			return 2
 		}
-		if err := conn.Check(); err != nil {
+		if err := errors.Join(conn.Check(), qc.Check()); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			return 2
 		}

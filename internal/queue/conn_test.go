@@ -215,3 +215,47 @@ func TestSampleServerConfig(t *testing.T) {
 		t.Error("a worker could publish a task")
 	}
 }
+
+// TestConnectURLList checks that --nats takes several servers separated
+// by commas: the client connects to one that is up whichever it tries
+// first, and with none up the error names them all, without passwords.
+func TestConnectURLList(t *testing.T) {
+	srv, err := StartEmbedded(t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	dead := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return "nats://u:hunter2@" + l.Addr().String()
+	}
+	down1, down2 := dead(), dead()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	q, err := Connect(ctx, ConnConfig{URL: down1 + ", " + srv.URL() + "," + down2, ConnectTimeout: 10 * time.Second}, "test", DefaultConfig(), nil)
+	if err != nil {
+		t.Fatalf("one server of three up: %v", err)
+	}
+	if got := q.nc.ConnectedUrl(); got != srv.URL() {
+		t.Errorf("connected to %s, want %s", got, srv.URL())
+	}
+	q.Close()
+
+	_, err = Connect(ctx, ConnConfig{URL: down1 + "," + down2, ConnectTimeout: 1500 * time.Millisecond}, "test", DefaultConfig(), nil)
+	if err == nil {
+		t.Fatal("connected to nothing")
+	}
+	for _, want := range []string{RedactURL(down1), RedactURL(down2), "connection refused"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q: %v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error shows the password: %v", err)
+	}
+}

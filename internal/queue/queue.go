@@ -35,6 +35,10 @@ type Config struct {
 	// a timeout), with back-off, before it counts as a failed delivery:
 	// long enough to outlast a brief spell.
 	TransientRetry time.Duration
+	// Replicas is how many servers of a JetStream cluster keep the task
+	// stream and every job's state bucket: 1 on a single server, 3 on a
+	// cluster of three or more. 0 counts as 1.
+	Replicas int
 }
 
 // RegisterFlags registers the delivery rules' flags. The coordinator and
@@ -44,11 +48,63 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.AckWait, "ack-wait", c.AckWait, "redeliver a task whose worker sent no heartbeat for this long (coordinator and workers: the same)")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", c.MaxDeliver, "deliveries of a task before it fails (coordinator and workers: the same)")
 	fs.DurationVar(&c.TransientRetry, "transient-retry", c.TransientRetry, "how long a task failing with a transient storage error (full disk, I/O error, timeout) is retried with back-off before the delivery counts as failed")
+	fs.IntVar(&c.Replicas, "replicas", c.Replicas, fmt.Sprintf("servers of a JetStream cluster that keep the task stream and the job state, 1 to %d (1 on a single server, 3 on a cluster of three; coordinator and workers: the same)", maxReplicas))
 }
 
 // DefaultConfig is the delivery rule used unless told otherwise.
 func DefaultConfig() Config {
-	return Config{AckWait: 30 * time.Second, MaxDeliver: 4, TransientRetry: 3 * time.Minute}
+	return Config{AckWait: 30 * time.Second, MaxDeliver: 4, TransientRetry: 3 * time.Minute, Replicas: 1}
+}
+
+// maxReplicas is the most copies of a stream JetStream keeps.
+const maxReplicas = 5
+
+// Check reports a usage error in the rules: a replica count JetStream
+// does not allow.
+func (c Config) Check() error {
+	if c.Replicas < 1 || c.Replicas > maxReplicas {
+		return fmt.Errorf("--replicas %d: must be 1 to %d", c.Replicas, maxReplicas)
+	}
+	return nil
+}
+
+// replicas is the replica count to create streams with.
+func (c Config) replicas() int { return max(c.Replicas, 1) }
+
+// errCodeReplicasNotSupported is the JetStream error of a stream with more
+// than one replica on a server that is not part of a cluster.
+const errCodeReplicasNotSupported jetstream.ErrorCode = 10074
+
+// createErr explains the error of creating or updating a stream (what
+// names it) with cfg. An error that no retry mends, a server that is not
+// part of a cluster while replicas are asked for, is marked Permanent.
+func createErr(what string, cfg Config, err error) error {
+	var api *jetstream.APIError
+	if errors.As(err, &api) && api.ErrorCode == errCodeReplicasNotSupported {
+		return Permanent(fmt.Errorf("%s: --replicas %d needs a JetStream cluster of at least %d servers, and this server is not part of one (use --replicas 1): %w",
+			what, cfg.replicas(), cfg.replicas(), err))
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// sameReplicas checks that stream (which what describes), if it exists,
+// has the replicas cfg asks for. A client does not scale a stream that
+// others share: one worker started with another --replicas would change
+// it for every job. The error says how to do it on purpose.
+func (q *Queue) sameReplicas(ctx context.Context, stream, what string) error {
+	str, err := q.js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	have, want := max(str.CachedInfo().Config.Replicas, 1), q.cfg.replicas()
+	if have == want {
+		return nil
+	}
+	return Permanent(fmt.Errorf("%s has %d replica(s), but --replicas is %d: give every coordinator and worker --replicas %d, or change it on the server first (nats stream edit %s --replicas %d)",
+		what, have, want, have, stream, want))
 }
 
 // permanent marks an error that no retry can mend.
@@ -105,15 +161,20 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	q := &Queue{nc: nc, js: js, cfg: cfg}
+	what := "stream " + StreamName
 	err = Retry(ctx, func(ctx context.Context) error {
+		if err := q.sameReplicas(ctx, StreamName, what); err != nil {
+			return err
+		}
 		str, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:      StreamName,
 			Subjects:  []string{subjectPrefix + ".>"},
 			Retention: jetstream.WorkQueuePolicy,
 			Storage:   jetstream.FileStorage,
+			Replicas:  cfg.replicas(),
 		})
 		if err != nil {
-			return fmt.Errorf("stream %s: %w", StreamName, err)
+			return createErr(what, cfg, err)
 		}
 		cons, err := str.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 			Durable:       ConsumerName,
@@ -135,7 +196,9 @@ func open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 }
 
 // Retry calls fn with short deadlines until it succeeds or ctx ends: the
-// way to reach a server that may be restarting or electing a leader.
+// way to reach a server that may be restarting or electing a leader. An
+// error that fn marks with Permanent ends it at once; Retry returns the
+// error Permanent wrapped.
 func Retry(ctx context.Context, fn func(context.Context) error) error {
 	var last error
 	for attempt := 0; ; attempt++ {
@@ -144,6 +207,9 @@ func Retry(ctx context.Context, fn func(context.Context) error) error {
 		cancel()
 		if err == nil {
 			return nil
+		}
+		if p, ok := errors.AsType[permanent](err); ok {
+			return p.err
 		}
 		last = err
 		select {

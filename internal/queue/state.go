@@ -26,14 +26,24 @@ type State struct {
 
 // State opens (creating if needed) the state of job.
 func (q *Queue) State(ctx context.Context, job string) (*State, error) {
+	bucket := "neardup-" + job
+	what := "state bucket " + bucket
 	var kv jetstream.KeyValue
 	err := Retry(ctx, func(ctx context.Context) error {
+		// A bucket is the stream KV_<bucket>.
+		if err := q.sameReplicas(ctx, "KV_"+bucket, what); err != nil {
+			return err
+		}
 		var err error
 		kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:  "neardup-" + job,
-			Storage: jetstream.FileStorage,
+			Bucket:   bucket,
+			Storage:  jetstream.FileStorage,
+			Replicas: q.cfg.replicas(),
 		})
-		return err
+		if err != nil {
+			return createErr(what, q.cfg, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue: state of job %s: %w", job, err)
