@@ -29,6 +29,14 @@ const (
 func BandFile(part, chunk int) string {
 	return fmt.Sprintf("%s/part=%05d/chunk-%06d.parquet", BandsDir, part, chunk)
 }
+
+// BandRunFile names run r >= 1 of a chunk's band records in a partition:
+// a chunk holding more text than ChunkBytes (a compressed file read whole)
+// writes its band records in runs of about ChunkBytes of text, so that its
+// map task's memory does not grow with the file. Run 0 is BandFile.
+func BandRunFile(part, chunk, run int) string {
+	return fmt.Sprintf("%s/part=%05d/chunk-%06d-run%04d.parquet", BandsDir, part, chunk, run)
+}
 func DocFile(chunk int) string    { return fmt.Sprintf("%s/chunk-%06d.parquet", DocsDir, chunk) }
 func RejectFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", RejectsDir, chunk) }
 func SigFile(chunk int) string    { return fmt.Sprintf("%s/sigs/chunk-%06d.sig", WorkDir, chunk) }

@@ -31,7 +31,10 @@ type MapResult struct {
 	SigFile       pqfile.Info         `json:"sig_file"`
 	RejectFile    *pqfile.Info        `json:"reject_file,omitempty"`
 	BandFiles     map[int]pqfile.Info `json:"band_files"`
-	Seconds       float64             `json:"seconds"`
+	// BandRuns lists, by partition, the band files of runs after the
+	// first (BandRunFile), for chunks with more text than ChunkBytes.
+	BandRuns map[int][]pqfile.Info `json:"band_runs,omitempty"`
+	Seconds  float64               `json:"seconds"`
 }
 
 // ReduceResult is what a reduce task reports.

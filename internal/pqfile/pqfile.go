@@ -60,6 +60,9 @@ type Options struct {
 	// Raw stores pages uncompressed: for hashes and signatures, which
 	// do not compress, it saves the time of trying.
 	Raw bool
+	// RowGroupRows bounds the rows of a row group, which a writer holds
+	// in memory (default 1<<20).
+	RowGroupRows int
 }
 
 // Sorted is shorthand for Options{SortedBy: cols}.
@@ -67,14 +70,55 @@ func Sorted(cols ...string) Options { return Options{SortedBy: cols} }
 
 // Write writes rows to name.
 func Write[T any](ctx context.Context, s storage.Creator, name string, rows []T, o Options) (Info, error) {
-	w, err := s.Create(ctx, name)
+	w, err := Create[T](ctx, s, name, o)
 	if err != nil {
 		return Info{}, err
+	}
+	for start := 0; start < len(rows); start += maxRowsPerGroup {
+		if err := ctx.Err(); err != nil {
+			w.Abort()
+			return Info{}, err
+		}
+		if err := w.write(rows[start:min(start+maxRowsPerGroup, len(rows))]); err != nil {
+			w.Abort()
+			return Info{}, err
+		}
+	}
+	return w.Commit()
+}
+
+// writerBatch is how many rows a Writer hands the Parquet encoder at once.
+// The encoder cuts pages where it is handed rows, so a file's bytes depend
+// on this batching: a Writer batches by itself, never by its caller.
+const writerBatch = 1 << 14
+
+// Writer writes a file row batch by row batch: memory holds one row group
+// (RowGroupRows rows at most) whatever the file's size. The file's bytes
+// do not depend on how its caller batches its rows.
+type Writer[T any] struct {
+	ctx  context.Context
+	name string
+	w    storage.Writer
+	hw   *Summer
+	pw   *parquet.GenericWriter[T]
+	rows int64
+	buf  []T // rows not yet handed to the encoder
+}
+
+// Create starts writing name.
+func Create[T any](ctx context.Context, s storage.Creator, name string, o Options) (*Writer[T], error) {
+	w, err := s.Create(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	groupRows := o.RowGroupRows
+	if groupRows <= 0 {
+		groupRows = maxRowsPerGroup
 	}
 	hw := NewSummer(w)
 	opts := []parquet.WriterOption{
 		parquet.Compression(&parquet.Zstd),
-		parquet.MaxRowsPerRowGroup(maxRowsPerGroup),
+		parquet.MaxRowsPerRowGroup(int64(groupRows)),
 		parquet.CreatedBy("neardup", "", ""),
 	}
 	if o.Raw {
@@ -87,27 +131,59 @@ func Write[T any](ctx context.Context, s storage.Creator, name string, rows []T,
 		}
 		opts = append(opts, parquet.SortingWriterConfig(parquet.SortingColumns(cols...)))
 	}
-	pw := parquet.NewGenericWriter[T](hw, opts...)
-	for start := 0; start < len(rows); start += maxRowsPerGroup {
-		if err := ctx.Err(); err != nil {
-			w.Abort()
+	return &Writer[T]{ctx: ctx, name: name, w: w, hw: hw, pw: parquet.NewGenericWriter[T](hw, opts...)}, nil
+}
+
+// Write appends rows. The file's bytes depend on its rows only: a file
+// of up to writerBatch rows is the one Write makes of them.
+func (w *Writer[T]) Write(rows []T) error {
+	for len(rows) > 0 {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		n := min(writerBatch-len(w.buf), len(rows))
+		w.buf = append(w.buf, rows[:n]...)
+		rows = rows[n:]
+		if len(w.buf) == writerBatch {
+			if err := w.write(w.buf); err != nil {
+				return err
+			}
+			w.buf = w.buf[:0]
+		}
+	}
+	return nil
+}
+
+// write hands rows to the encoder.
+func (w *Writer[T]) write(rows []T) error {
+	if _, err := w.pw.Write(rows); err != nil {
+		return fmt.Errorf("pqfile: write %s: %w", w.name, err)
+	}
+	w.rows += int64(len(rows))
+	return nil
+}
+
+// Commit completes the file; it appears whole under its name.
+func (w *Writer[T]) Commit() (Info, error) {
+	if len(w.buf) > 0 {
+		if err := w.write(w.buf); err != nil {
+			w.w.Abort()
 			return Info{}, err
 		}
-		end := min(start+maxRowsPerGroup, len(rows))
-		if _, err := pw.Write(rows[start:end]); err != nil {
-			w.Abort()
-			return Info{}, fmt.Errorf("pqfile: write %s: %w", name, err)
-		}
+		w.buf = nil
 	}
-	if err := pw.Close(); err != nil {
-		w.Abort()
-		return Info{}, fmt.Errorf("pqfile: close %s: %w", name, err)
+	if err := w.pw.Close(); err != nil {
+		w.w.Abort()
+		return Info{}, fmt.Errorf("pqfile: close %s: %w", w.name, err)
 	}
-	if err := w.Commit(); err != nil {
+	if err := w.w.Commit(); err != nil {
 		return Info{}, err
 	}
-	return hw.Info(name, int64(len(rows))), nil
+	return w.hw.Info(w.name, w.rows), nil
 }
+
+// Abort discards the file.
+func (w *Writer[T]) Abort() { w.w.Abort() }
 
 // ErrCorrupt marks a file that does not match what its writer recorded.
 var ErrCorrupt = errors.New("file does not match its recorded checksum or row count")

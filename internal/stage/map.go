@@ -56,10 +56,19 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 		return nil, err
 	}
 	defer sigs.abort()
+	// Documents go to their file as they are read, and band records in
+	// runs of about ChunkBytes of text: a chunk that is a whole compressed
+	// file holds many times that, and memory must not grow with it.
+	docs, err := pqfile.Create[records.DocRecord](ctx, st, job.DocFile(chunk.Index), pqfile.Options{SortedBy: []string{"doc"}, RowGroupRows: docGroupRows})
+	if err != nil {
+		return nil, err
+	}
+	defer docs.Abort()
+	runs := &bandRuns{st: st, chunk: chunk.Index, parts: make([][]records.BandRecord, p.Partitions), res: res}
 	var (
-		docs    []records.DocRecord
+		ndocs   int
+		row     [1]records.DocRecord // the document being written
 		rejects []records.RejectRecord
-		parts   = make([][]records.BandRecord, p.Partitions)
 		hashes  []uint64
 		keys    []uint64
 		setBuf  []byte
@@ -69,10 +78,11 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	)
 	for _, piece := range chunk.Pieces {
 		emit := func(d formats.Doc) error {
-			if len(docs) >= 1<<32-1 {
+			if ndocs >= 1<<32-1 {
 				return fmt.Errorf("chunk %d holds more than 2^32-1 documents: lower --chunk-bytes", chunk.Index)
 			}
-			ord := job.Ordinal(chunk.Index, len(docs))
+			ord := job.Ordinal(chunk.Index, ndocs)
+			ndocs++
 			var tokens int
 			hashes, tokens = sh.Hashes(hashes[:0], d.Text)
 			var sig []byte
@@ -89,10 +99,13 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			if len(set) > 0 && !sg.counts() {
 				sig, keys = sg.sign(set, keys[:0])
 			}
-			docs = append(docs, records.DocRecord{
+			row[0] = records.DocRecord{
 				Doc: ord, ID: d.ID, URL: d.URL, File: piece.Path, Offset: d.Offset, Line: d.Line,
 				Bytes: int64(len(d.Text)), Tokens: int32(min(tokens, 1<<31-1)), Shingles: int32(len(set)),
-			})
+			}
+			if err := docs.Write(row[:]); err != nil {
+				return err
+			}
 			res.TextBytes += int64(len(d.Text))
 			res.Shingles += int64(len(set))
 			if len(set) == 0 {
@@ -106,9 +119,14 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			fp := xxh3.Hash128(fpBuf)
 			for b, k := range keys {
 				part := bands.Partition(k, p.Partitions)
-				parts[part] = append(parts[part], records.BandRecord{
+				runs.parts[part] = append(runs.parts[part], records.BandRecord{
 					Band: int32(b), Key: int64(k), Doc: ord, FPHi: int64(fp.Hi), FPLo: int64(fp.Lo),
 				})
+			}
+			if runs.text += int64(len(d.Text)); runs.text >= p.ChunkBytes {
+				if err := runs.flush(ctx); err != nil {
+					return err
+				}
 			}
 			rec := sigfile.Record{ID: d.ID, Sig: sig}
 			if p.Verify == "exact" {
@@ -148,22 +166,13 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			}
 		}
 	}
-	res.Docs = int64(len(docs))
+	res.Docs = int64(ndocs)
 	res.Rejected = int64(len(rejects))
 
-	for part, recs := range parts {
-		if len(recs) == 0 {
-			continue
-		}
-		slices.SortFunc(recs, compareBand)
-		info, err := pqfile.Write(ctx, st, job.BandFile(part, chunk.Index), recs, pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true})
-		if err != nil {
-			return nil, err
-		}
-		res.BandFiles[part] = info
-		res.BandRecords += int64(len(recs))
+	if err := runs.flush(ctx); err != nil {
+		return nil, err
 	}
-	if res.DocFile, err = pqfile.Write(ctx, st, job.DocFile(chunk.Index), docs, pqfile.Sorted("doc")); err != nil {
+	if res.DocFile, err = docs.Commit(); err != nil {
 		return nil, err
 	}
 	if res.SigFile, err = sigs.commit(); err != nil {
@@ -178,6 +187,57 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// docGroupRows bounds the rows of a row group of a chunk's document file,
+// which its writer holds in memory.
+const docGroupRows = 1 << 16
+
+// bandRuns holds a chunk's band records until about ChunkBytes of text
+// has been read, then writes them, sorted, as a run: one file per
+// partition (BandFile for the first run, BandRunFile after).
+type bandRuns struct {
+	st    storage.Creator
+	chunk int
+	parts [][]records.BandRecord
+	res   *job.MapResult
+	run   int
+	text  int64 // of the documents in parts
+}
+
+// flush writes the records held as the next run.
+func (r *bandRuns) flush(ctx context.Context) error {
+	written := false
+	for part, recs := range r.parts {
+		if len(recs) == 0 {
+			continue
+		}
+		slices.SortFunc(recs, compareBand)
+		name := job.BandFile(part, r.chunk)
+		if r.run > 0 {
+			name = job.BandRunFile(part, r.chunk, r.run)
+		}
+		info, err := pqfile.Write(ctx, r.st, name, recs, pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true})
+		if err != nil {
+			return err
+		}
+		if r.run == 0 {
+			r.res.BandFiles[part] = info
+		} else {
+			if r.res.BandRuns == nil {
+				r.res.BandRuns = map[int][]pqfile.Info{}
+			}
+			r.res.BandRuns[part] = append(r.res.BandRuns[part], info)
+		}
+		r.res.BandRecords += int64(len(recs))
+		r.parts[part] = recs[:0]
+		written = true
+	}
+	if written {
+		r.run++
+	}
+	r.text = 0
+	return nil
 }
 
 // pieceBytes is the size of a piece in its file (0 when it cannot be

@@ -29,16 +29,18 @@ func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []j
 	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}}
 	m := &merger{}
 	for _, mr := range maps {
-		info, ok := mr.BandFiles[part]
-		if !ok {
-			continue
+		files := mr.BandRuns[part]
+		if info, ok := mr.BandFiles[part]; ok {
+			files = append([]pqfile.Info{info}, files...)
 		}
-		recs, err := readBandFile(ctx, st, info)
-		if err != nil {
-			return nil, fmt.Errorf("reduce partition %d: %w", part, err)
-		}
-		if err := m.add(info.Name, recs); err != nil {
-			return nil, fmt.Errorf("reduce partition %d: %w", part, err)
+		for _, info := range files {
+			recs, err := readBandFile(ctx, st, info)
+			if err != nil {
+				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
+			}
+			if err := m.add(info.Name, recs); err != nil {
+				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
+			}
 		}
 	}
 
