@@ -26,9 +26,10 @@ type sigEntry struct {
 }
 
 // Verify checks every candidate pair and every exact-group claim whose
-// first document is in chunk: a sort-merge join of the edges with the
-// signatures of the chunks they touch, one chunk at a time, so memory is
-// bounded by two chunks' worth of the documents that take part in edges.
+// first document is in chunk: the edges in (a, b) order, in windows of at
+// most verifyWindowDocs documents whose signatures are read by random
+// access to their chunks' signature files, so memory is bounded by the
+// window, not by the chunk (a whole compressed file is one chunk).
 //
 // A candidate pair is first judged by its signatures: with MinHash and
 // exact verification, a pair with fewer equal values than prefilterMatches
@@ -40,6 +41,11 @@ type sigEntry struct {
 // are written to the work area; the cluster stage expands them into
 // pairs/.
 func Verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult) (*job.VerifyResult, error) {
+	return verify(ctx, st, spec, chunk, reduces, maps, verifyWindowDocs)
+}
+
+// verify is Verify with windows of window documents.
+func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult, window int) (*job.VerifyResult, error) {
 	start := time.Now()
 	p := spec.Params
 	res := &job.VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
@@ -55,51 +61,34 @@ func Verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
 	}
-	// Order by the chunk of b, then (a, b): one pass per neighbouring chunk.
-	// A pair found in several partitions is checked once.
-	slices.SortFunc(edges, func(x, y records.Candidate) int {
-		if c := cmp.Compare(job.ChunkOf(x.B), job.ChunkOf(y.B)); c != 0 {
-			return c
-		}
-		return compareEdge(x, y)
-	})
+	// Order by (a, b); a pair found in several partitions is checked once.
+	slices.SortFunc(edges, compareEdge)
 	edges = slices.CompactFunc(edges, func(x, y records.Candidate) bool { return x.A == y.A && x.B == y.B })
 
-	need := map[int64]bool{}
-	for _, e := range edges {
-		need[e.A] = true
-		if job.ChunkOf(e.B) == chunk {
-			need[e.B] = true
-		}
-	}
-	home, err := loadSigs(ctx, st, p, maps, chunk, need)
-	if err != nil {
-		return nil, err
-	}
 	minMatches := -1 // no pre-filter
 	if p.Method == "minhash" && p.Verify == "exact" {
 		minMatches = prefilterMatches(p.Threshold, p.K, prefilterRisk)
 	}
+	sigs := &sigSource{st: st, maps: maps, readers: map[int]*sigReader{}}
+	defer sigs.close()
 	var pairs []records.Pair
 	var members []records.ExactMember
+	// Windows of edges whose documents number at most verifyWindowDocs:
+	// only one window's signatures and shingle sets are held, whatever
+	// the size of the chunk (a whole compressed file is one chunk).
 	for lo := 0; lo < len(edges); {
-		other := job.ChunkOf(edges[lo].B)
+		need := map[int64]bool{}
 		hi := lo
-		for hi < len(edges) && job.ChunkOf(edges[hi].B) == other {
+		for hi < len(edges) && (len(need) < window || need[edges[hi].A] && need[edges[hi].B]) {
+			need[edges[hi].A], need[edges[hi].B] = true, true
 			hi++
 		}
-		far := home
-		if other != chunk {
-			need := map[int64]bool{}
-			for _, e := range edges[lo:hi] {
-				need[e.B] = true
-			}
-			if far, err = loadSigs(ctx, st, p, maps, other, need); err != nil {
-				return nil, err
-			}
+		sig, err := sigs.load(ctx, p, need)
+		if err != nil {
+			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
 		for _, e := range edges[lo:hi] {
-			a, b := home[e.A], far[e.B]
+			a, b := sig[e.A], sig[e.B]
 			if a == nil || b == nil {
 				return nil, fmt.Errorf("verify chunk %d: no signature for document %d or %d", chunk, e.A, e.B)
 			}
@@ -175,28 +164,74 @@ func Verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	return res, nil
 }
 
-// loadSigs reads the signatures of the needed documents of one chunk, by
-// random access to the chunk's signature file.
-func loadSigs(ctx context.Context, st storage.FS, p job.Params, mapResults map[int]job.MapResult, chunk int, need map[int64]bool) (map[int64]*sigEntry, error) {
-	mr, ok := mapResults[chunk]
+// verifyWindowDocs bounds the documents whose signatures (and shingle
+// sets) a verify task holds at once.
+const verifyWindowDocs = 1 << 14
+
+// maxSigReaders bounds the signature files a verify task keeps open.
+const maxSigReaders = 64
+
+// sigSource reads documents' signatures by random access to their chunks'
+// signature files, keeping up to maxSigReaders of them open (with their
+// index, 8 bytes per document).
+type sigSource struct {
+	st      storage.FS
+	maps    map[int]job.MapResult
+	readers map[int]*sigReader
+}
+
+type sigReader struct {
+	f    storage.File
+	r    *sigfile.Reader
+	name string
+}
+
+func (s *sigSource) close() {
+	for _, r := range s.readers {
+		r.f.Close()
+	}
+}
+
+// reader opens the signature file of a chunk.
+func (s *sigSource) reader(ctx context.Context, chunk int) (*sigReader, error) {
+	if r := s.readers[chunk]; r != nil {
+		return r, nil
+	}
+	mr, ok := s.maps[chunk]
 	if !ok {
-		return nil, fmt.Errorf("verify: chunk %d has no map result", chunk)
+		return nil, fmt.Errorf("chunk %d has no map result", chunk)
 	}
-	f, err := st.Open(ctx, mr.SigFile.Name)
+	f, err := s.st.Open(ctx, mr.SigFile.Name)
 	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
+		return nil, err
 	}
-	defer f.Close()
 	if f.Size() != mr.SigFile.Bytes {
-		return nil, fmt.Errorf("verify: %s has %d bytes, its writer wrote %d: %w", mr.SigFile.Name, f.Size(), mr.SigFile.Bytes, sigfile.ErrCorrupt)
+		f.Close()
+		return nil, fmt.Errorf("%s has %d bytes, its writer wrote %d: %w", mr.SigFile.Name, f.Size(), mr.SigFile.Bytes, sigfile.ErrCorrupt)
 	}
 	r, err := sigfile.NewReader(f, f.Size())
 	if err != nil {
-		return nil, fmt.Errorf("verify: %s: %w", mr.SigFile.Name, err)
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", mr.SigFile.Name, err)
 	}
 	if int64(r.Len()) != mr.SigFile.Rows {
-		return nil, fmt.Errorf("verify: %s has %d slots, want %d: %w", mr.SigFile.Name, r.Len(), mr.SigFile.Rows, sigfile.ErrCorrupt)
+		f.Close()
+		return nil, fmt.Errorf("%s has %d slots, want %d: %w", mr.SigFile.Name, r.Len(), mr.SigFile.Rows, sigfile.ErrCorrupt)
 	}
+	if len(s.readers) >= maxSigReaders {
+		for c, old := range s.readers { // any one: order affects speed only
+			old.f.Close()
+			delete(s.readers, c)
+			break
+		}
+	}
+	sr := &sigReader{f: f, r: r, name: mr.SigFile.Name}
+	s.readers[chunk] = sr
+	return sr, nil
+}
+
+// load reads the signatures of the needed documents, in file order.
+func (s *sigSource) load(ctx context.Context, p job.Params, need map[int64]bool) (map[int64]*sigEntry, error) {
 	docs := slices.Sorted(maps.Keys(need))
 	out := make(map[int64]*sigEntry, len(need))
 	for i, doc := range docs {
@@ -205,12 +240,16 @@ func loadSigs(ctx context.Context, st storage.FS, p job.Params, mapResults map[i
 				return nil, err
 			}
 		}
-		rec, ok, err := r.Get(int(uint32(doc)))
+		sr, err := s.reader(ctx, job.ChunkOf(doc))
 		if err != nil {
-			return nil, fmt.Errorf("verify: %s: document %d: %w", mr.SigFile.Name, doc, err)
+			return nil, err
+		}
+		rec, ok, err := sr.r.Get(int(uint32(doc)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", sr.name, doc, err)
 		}
 		if !ok {
-			return nil, fmt.Errorf("verify: %s: document %d has no signature", mr.SigFile.Name, doc)
+			return nil, fmt.Errorf("%s: document %d has no signature", sr.name, doc)
 		}
 		e := &sigEntry{id: rec.ID}
 		if err := decodeSignature(p, rec.Sig, e); err != nil {

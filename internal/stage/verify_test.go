@@ -68,7 +68,9 @@ func edgesOf(t *testing.T, st storage.FS, part int, edges ...records.Candidate) 
 // TestVerifyEdges checks verification of hand-made candidates and claims:
 // what it keeps and counts, and that a claim whose sets differ (a
 // fingerprint collision), or an edge naming a document without a
-// signature, fails the task.
+// signature, fails the task. Each case runs with the task's window of
+// documents and with windows of one and two documents: the results are
+// the same.
 func TestVerifyEdges(t *testing.T) {
 	ctx := context.Background()
 	cand := func(a, b int64) records.Candidate { return records.Candidate{A: a, B: b, Band: 2} }
@@ -103,60 +105,62 @@ func TestVerifyEdges(t *testing.T) {
 			[][]records.Candidate{{cand(ordA, ordEmpty)}}, result{}, nil, "no signature"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			st := newStore(t)
-			p := resolved(t, func(p *job.Params) {
-				if tt.set != nil {
-					tt.set(p)
+		for _, window := range []int{verifyWindowDocs, 1, 2} {
+			t.Run(fmt.Sprintf("%s/window=%d", tt.name, window), func(t *testing.T) {
+				st := newStore(t)
+				p := resolved(t, func(p *job.Params) {
+					if tt.set != nil {
+						tt.set(p)
+					}
+				})
+				maps := mapVerifyDocs(t, st, p)
+				var reduces []job.ReduceResult
+				for part, edges := range tt.parts {
+					reduces = append(reduces, edgesOf(t, st, part, edges...))
 				}
-			})
-			maps := mapVerifyDocs(t, st, p)
-			var reduces []job.ReduceResult
-			for part, edges := range tt.parts {
-				reduces = append(reduces, edgesOf(t, st, part, edges...))
-			}
-			res, err := Verify(ctx, st, &job.Spec{Params: p}, 0, reduces, maps)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				res, err := verify(ctx, st, &job.Spec{Params: p}, 0, reduces, maps, window)
+				if tt.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+						t.Fatalf("err = %v, want %q", err, tt.wantErr)
+					}
+					return
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := result{res.Checked, res.Prefiltered, res.Exact, res.Verified, res.ExactMembers}
-			if got != tt.want {
-				t.Errorf("counts %+v, want %+v", got, tt.want)
-			}
-			var pairs []string
-			if res.File != nil {
-				rows, err := pqfile.Read[records.Pair](ctx, st, res.File.Name, res.File)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, r := range rows {
-					pairs = append(pairs, fmt.Sprintf("%s %s %.4f", r.AID, r.BID, r.Similarity))
+				got := result{res.Checked, res.Prefiltered, res.Exact, res.Verified, res.ExactMembers}
+				if got != tt.want {
+					t.Errorf("counts %+v, want %+v", got, tt.want)
 				}
-			}
-			if !slices.Equal(pairs, tt.pairs) {
-				t.Errorf("verified %v, want %v", pairs, tt.pairs)
-			}
-			var hist, rejected int64
-			for i := range res.VerifiedHist {
-				hist += res.VerifiedHist[i]
-				rejected += res.RejectedHist[i]
-			}
-			if hist != res.Verified || rejected != res.Checked-res.Prefiltered-res.Verified {
-				t.Errorf("histograms hold %d verified and %d rejected pairs", hist, rejected)
-			}
-			if res.MembersFile != nil {
-				rows, err := pqfile.Read[records.ExactMember](ctx, st, res.MembersFile.Name, res.MembersFile)
-				if err != nil || len(rows) != 1 || rows[0] != (records.ExactMember{Group: ordA, Doc: ordA2, GroupID: "a", ID: "a2"}) {
-					t.Errorf("members %+v (%v)", rows, err)
+				var pairs []string
+				if res.File != nil {
+					rows, err := pqfile.Read[records.Pair](ctx, st, res.File.Name, res.File)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, r := range rows {
+						pairs = append(pairs, fmt.Sprintf("%s %s %.4f", r.AID, r.BID, r.Similarity))
+					}
 				}
-			}
-		})
+				if !slices.Equal(pairs, tt.pairs) {
+					t.Errorf("verified %v, want %v", pairs, tt.pairs)
+				}
+				var hist, rejected int64
+				for i := range res.VerifiedHist {
+					hist += res.VerifiedHist[i]
+					rejected += res.RejectedHist[i]
+				}
+				if hist != res.Verified || rejected != res.Checked-res.Prefiltered-res.Verified {
+					t.Errorf("histograms hold %d verified and %d rejected pairs", hist, rejected)
+				}
+				if res.MembersFile != nil {
+					rows, err := pqfile.Read[records.ExactMember](ctx, st, res.MembersFile.Name, res.MembersFile)
+					if err != nil || len(rows) != 1 || rows[0] != (records.ExactMember{Group: ordA, Doc: ordA2, GroupID: "a", ID: "a2"}) {
+						t.Errorf("members %+v (%v)", rows, err)
+					}
+				}
+			})
+		}
 	}
 }
 
