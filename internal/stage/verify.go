@@ -1,7 +1,6 @@
 package stage
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -71,8 +70,14 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	}
 	sigs := &sigSource{st: st, maps: maps, readers: map[int]*sigReader{}}
 	defer sigs.close()
+	// Edges are judged in (a, b) order, so pairs and group members come out
+	// sorted and go to their files window by window.
 	var pairs []records.Pair
 	var members []records.ExactMember
+	pairFile := &lazyWriter[records.Pair]{st: st, name: job.VerifiedFile(chunk), o: pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: verifyGroupRows}}
+	memberFile := &lazyWriter[records.ExactMember]{st: st, name: job.MembersFile(chunk), o: pqfile.Options{SortedBy: []string{"group", "doc"}, RowGroupRows: verifyGroupRows}}
+	defer pairFile.abort()
+	defer memberFile.abort()
 	// Windows of edges whose documents number at most verifyWindowDocs:
 	// only one window's signatures and shingle sets are held, whatever
 	// the size of the chunk (a whole compressed file is one chunk).
@@ -130,39 +135,72 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			}
 			pairs = append(pairs, pair)
 		}
+		if err := pairFile.write(ctx, pairs); err != nil {
+			return nil, err
+		}
+		if err := memberFile.write(ctx, members); err != nil {
+			return nil, err
+		}
+		res.Verified += int64(len(pairs))
+		res.ExactMembers += int64(len(members))
+		pairs, members = pairs[:0], members[:0]
 		lo = hi
 	}
-	slices.SortFunc(pairs, func(x, y records.Pair) int {
-		if c := cmp.Compare(x.A, y.A); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.B, y.B)
-	})
-	slices.SortFunc(members, func(x, y records.ExactMember) int {
-		if c := cmp.Compare(x.Group, y.Group); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.Doc, y.Doc)
-	})
-	res.Verified = int64(len(pairs))
-	res.ExactMembers = int64(len(members))
-	if len(pairs) > 0 {
-		info, err := pqfile.Write(ctx, st, job.VerifiedFile(chunk), pairs, pqfile.Sorted("a", "b"))
-		if err != nil {
-			return nil, err
-		}
-		res.File = &info
+	var err error
+	if res.File, err = pairFile.commit(); err != nil {
+		return nil, err
 	}
-	if len(members) > 0 {
-		info, err := pqfile.Write(ctx, st, job.MembersFile(chunk), members, pqfile.Sorted("group", "doc"))
-		if err != nil {
-			return nil, err
-		}
-		res.MembersFile = &info
+	if res.MembersFile, err = memberFile.commit(); err != nil {
+		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
+
+// lazyWriter writes a Parquet file that exists only if it has rows.
+type lazyWriter[T any] struct {
+	st   storage.Creator
+	name string
+	o    pqfile.Options
+	w    *pqfile.Writer[T]
+}
+
+func (l *lazyWriter[T]) write(ctx context.Context, rows []T) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if l.w == nil {
+		w, err := pqfile.Create[T](ctx, l.st, l.name, l.o)
+		if err != nil {
+			return err
+		}
+		l.w = w
+	}
+	return l.w.Write(rows)
+}
+
+// commit completes the file: nil if it has no rows.
+func (l *lazyWriter[T]) commit() (*pqfile.Info, error) {
+	if l.w == nil {
+		return nil, nil
+	}
+	info, err := l.w.Commit()
+	l.w = nil
+	if err != nil {
+		return nil, err
+	}
+	return &info, nil
+}
+
+func (l *lazyWriter[T]) abort() {
+	if l.w != nil {
+		l.w.Abort()
+	}
+}
+
+// verifyGroupRows bounds the rows of a row group of a verify task's
+// files, which their writers hold in memory.
+const verifyGroupRows = 1 << 16
 
 // verifyWindowDocs bounds the documents whose signatures (and shingle
 // sets) a verify task holds at once.
