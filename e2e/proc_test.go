@@ -25,8 +25,14 @@ type proc struct {
 // start runs a built command with extra environment variables.
 func start(t *testing.T, env []string, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: command(name, args...), done: make(chan error, 1)}
-	p.cmd.Env = append(os.Environ(), env...)
+	return startCmd(t, command(name, args...), append(os.Environ(), env...))
+}
+
+// startCmd runs cmd with exactly the environment env.
+func startCmd(t *testing.T, cmd *exec.Cmd, env []string) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, done: make(chan error, 1)}
+	p.cmd.Env = env
 	r, w := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = w, w
 	if err := p.cmd.Start(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
@@ -24,13 +25,32 @@ type Server struct {
 	// Endpoint is the server's URL, http://127.0.0.1:port.
 	Endpoint string
 	backend  *s3mem.Backend
+
+	mu      sync.Mutex
+	key     Key  // the key Env gives
+	require bool // whether requests must be signed with key
 }
+
+// Key is an S3 access key: its ID and secret.
+type Key struct{ ID, Secret string }
 
 // Start runs a server with the given buckets until the test ends, and sets
 // the environment an AWS client reads (credentials, region, endpoint), so
 // that s3://bucket/... URLs reach it, in this process and in the commands
 // the test starts.
 func Start(t testing.TB, buckets ...string) *Server {
+	t.Helper()
+	s := Run(t, buckets...)
+	for k, v := range s.Env() {
+		t.Setenv(k, v)
+	}
+	return s
+}
+
+// Run runs a server with the given buckets until the test ends, like
+// Start, but leaves the environment alone: its clients are pointed at it
+// (Endpoint, Env) by the test.
+func Run(t testing.TB, buckets ...string) *Server {
 	t.Helper()
 	backend := s3mem.New()
 	for _, b := range buckets {
@@ -42,21 +62,52 @@ func Start(t testing.TB, buckets ...string) *Server {
 	if err != nil {
 		t.Fatalf("s3test: %v", err)
 	}
-	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: gofakes3.New(backend).Server()}}
+	s := &Server{backend: backend, key: Key{"neardup-test", "neardup-test-secret"}}
+	fake := gofakes3.New(backend).Server()
+	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.authorize(r); err != nil {
+			t.Logf("s3test: %s %s refused: %s: %s", r.Method, r.RequestURI, err.code, err.msg)
+			err.write(w)
+			return
+		}
+		fake.ServeHTTP(w, r)
+	})}}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	s := &Server{Endpoint: srv.URL, backend: backend}
-	for k, v := range s.Env() {
-		t.Setenv(k, v)
-	}
+	s.Endpoint = srv.URL
 	return s
+}
+
+// RequireKey makes the server accept only requests signed with key (AWS
+// Signature Version 4 in the Authorization header, checked as S3 does),
+// as a server with one user does: a request signed with another key, with
+// a wrong secret or not signed gets 403. Without it any request is served,
+// signed or not. Env gives key from then on.
+func (s *Server) RequireKey(key Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.key, s.require = key, true
+}
+
+// authorize checks the signature of r if the server requires a key.
+func (s *Server) authorize(r *http.Request) *s3Error {
+	s.mu.Lock()
+	key, require := s.key, s.require
+	s.mu.Unlock()
+	if !require {
+		return nil
+	}
+	return verifyV4(r, key)
 }
 
 // Env is the environment that points AWS clients at the server.
 func (s *Server) Env() map[string]string {
+	s.mu.Lock()
+	key := s.key
+	s.mu.Unlock()
 	return map[string]string{
-		"AWS_ACCESS_KEY_ID":     "neardup-test",
-		"AWS_SECRET_ACCESS_KEY": "neardup-test-secret",
+		"AWS_ACCESS_KEY_ID":     key.ID,
+		"AWS_SECRET_ACCESS_KEY": key.Secret,
 		"AWS_REGION":            "us-east-1",
 		"AWS_ENDPOINT_URL":      s.Endpoint,
 		// No profile or instance metadata lookups.
