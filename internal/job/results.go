@@ -31,10 +31,12 @@ type MapResult struct {
 	SigFile       pqfile.Info         `json:"sig_file"`
 	RejectFile    *pqfile.Info        `json:"reject_file,omitempty"`
 	BandFiles     map[int]pqfile.Info `json:"band_files"`
-	// BandRuns lists, by partition, the band files of runs after the
-	// first (BandRunFile), for chunks with more text than ChunkBytes.
-	BandRuns map[int][]pqfile.Info `json:"band_runs,omitempty"`
-	Seconds  float64               `json:"seconds"`
+	// BandRuns names, for a chunk with more text than ChunkBytes, the
+	// file (BandRunsFile, JSON: partition -> infos) listing the band files
+	// of its runs after the first (BandRunFile): kept out of the result,
+	// which travels in a NATS message of bounded size.
+	BandRuns *pqfile.Info `json:"band_runs,omitempty"`
+	Seconds  float64      `json:"seconds"`
 }
 
 // ReduceResult is what a reduce task reports.

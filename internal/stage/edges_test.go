@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -127,5 +128,25 @@ func TestEdgesCorrupt(t *testing.T) {
 	}
 	if _, err := readEdges(ctx, st, pqfile.Info{Name: "missing.edges"}, nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want fs.ErrNotExist", err)
+	}
+}
+
+// readEdges reads the edges of one chunk's range (through the stream the
+// verify stage merges) and appends them to dst.
+func readEdges(ctx context.Context, st storage.Opener, info pqfile.Info, dst []records.Candidate) ([]records.Candidate, error) {
+	s, err := openEdges(ctx, st, info)
+	if err != nil {
+		return nil, err
+	}
+	defer s.f.Close()
+	for {
+		ok, err := s.next()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", info.Name, err)
+		}
+		if !ok {
+			return dst, nil
+		}
+		dst = append(dst, s.cur)
 	}
 }

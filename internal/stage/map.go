@@ -5,11 +5,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/zeebo/xxh3"
 
 	"github.com/neardup/neardup/internal/job"
@@ -169,7 +171,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	res.Docs = int64(ndocs)
 	res.Rejected = int64(len(rejects))
 
-	if err := runs.flush(ctx); err != nil {
+	if err := runs.finish(ctx); err != nil {
 		return nil, err
 	}
 	if res.DocFile, err = docs.Commit(); err != nil {
@@ -202,7 +204,8 @@ type bandRuns struct {
 	parts [][]records.BandRecord
 	res   *job.MapResult
 	run   int
-	text  int64 // of the documents in parts
+	text  int64                 // of the documents in parts
+	later map[int][]pqfile.Info // files of runs after the first, by partition
 }
 
 // flush writes the records held as the next run.
@@ -224,10 +227,10 @@ func (r *bandRuns) flush(ctx context.Context) error {
 		if r.run == 0 {
 			r.res.BandFiles[part] = info
 		} else {
-			if r.res.BandRuns == nil {
-				r.res.BandRuns = map[int][]pqfile.Info{}
+			if r.later == nil {
+				r.later = map[int][]pqfile.Info{}
 			}
-			r.res.BandRuns[part] = append(r.res.BandRuns[part], info)
+			r.later[part] = append(r.later[part], info)
 		}
 		r.res.BandRecords += int64(len(recs))
 		r.parts[part] = recs[:0]
@@ -238,6 +241,43 @@ func (r *bandRuns) flush(ctx context.Context) error {
 	}
 	r.text = 0
 	return nil
+}
+
+// finish writes the last run and, if there were several, the list of the
+// later ones.
+func (r *bandRuns) finish(ctx context.Context) error {
+	if err := r.flush(ctx); err != nil {
+		return err
+	}
+	if len(r.later) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(r.later)
+	if err != nil {
+		return err
+	}
+	name := job.BandRunsFile(r.chunk)
+	if err := storage.WriteFile(ctx, r.st, name, data); err != nil {
+		return err
+	}
+	r.res.BandRuns = &pqfile.Info{Name: name, Rows: int64(len(r.later)), Checksum: xxhash.Sum64(data), Bytes: int64(len(data))}
+	return nil
+}
+
+// readBandRuns reads the list of a chunk's later band runs.
+func readBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map[int][]pqfile.Info, error) {
+	data, err := storage.ReadFile(ctx, st, info.Name)
+	if err != nil {
+		return nil, err
+	}
+	if sum := xxhash.Sum64(data); sum != info.Checksum || int64(len(data)) != info.Bytes {
+		return nil, fmt.Errorf("%s: checksum %x (%d bytes), want %x (%d bytes): %w", info.Name, sum, len(data), info.Checksum, info.Bytes, pqfile.ErrCorrupt)
+	}
+	var runs map[int][]pqfile.Info
+	if err := json.Unmarshal(data, &runs); err != nil {
+		return nil, fmt.Errorf("%s: %w", info.Name, err)
+	}
+	return runs, nil
 }
 
 // pieceBytes is the size of a piece in its file (0 when it cannot be

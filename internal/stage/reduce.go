@@ -29,7 +29,14 @@ func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []j
 	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}}
 	m := &merger{}
 	for _, mr := range maps {
-		files := mr.BandRuns[part]
+		var files []pqfile.Info
+		if mr.BandRuns != nil {
+			runs, err := readBandRuns(ctx, st, *mr.BandRuns)
+			if err != nil {
+				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
+			}
+			files = runs[part]
+		}
 		if info, ok := mr.BandFiles[part]; ok {
 			files = append([]pqfile.Info{info}, files...)
 		}

@@ -49,20 +49,19 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	p := spec.Params
 	res := &job.VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
 
-	var edges []records.Candidate
+	// The edges of the chunk, merged from every partition in (a, b)
+	// order; a pair found in several partitions is checked once.
+	var infos []pqfile.Info
 	for _, rr := range reduces {
-		info, ok := rr.EdgeFiles[chunk]
-		if !ok {
-			continue
-		}
-		var err error
-		if edges, err = readEdges(ctx, st, info, edges); err != nil {
-			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+		if info, ok := rr.EdgeFiles[chunk]; ok {
+			infos = append(infos, info)
 		}
 	}
-	// Order by (a, b); a pair found in several partitions is checked once.
-	slices.SortFunc(edges, compareEdge)
-	edges = slices.CompactFunc(edges, func(x, y records.Candidate) bool { return x.A == y.A && x.B == y.B })
+	merged, err := mergeEdges(ctx, st, infos)
+	if err != nil {
+		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+	}
+	defer merged.close()
 
 	minMatches := -1 // no pre-filter
 	if p.Method == "minhash" && p.Verify == "exact" {
@@ -79,20 +78,37 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	defer pairFile.abort()
 	defer memberFile.abort()
 	// Windows of edges whose documents number at most verifyWindowDocs:
-	// only one window's signatures and shingle sets are held, whatever
-	// the size of the chunk (a whole compressed file is one chunk).
-	for lo := 0; lo < len(edges); {
-		need := map[int64]bool{}
-		hi := lo
-		for hi < len(edges) && (len(need) < window || need[edges[hi].A] && need[edges[hi].B]) {
-			need[edges[hi].A], need[edges[hi].B] = true, true
-			hi++
+	// only one window's edges, signatures and shingle sets are held,
+	// whatever the size of the chunk (a whole compressed file is one
+	// chunk).
+	var (
+		edges []records.Candidate // the window's
+		need  = map[int64]bool{}
+		last  records.Candidate
+		seen  bool // last is set
+		more  = true
+	)
+	for more {
+		var e records.Candidate
+		e, more, err = merged.next()
+		if err != nil {
+			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
+		if more && seen && e.A == last.A && e.B == last.B {
+			continue // the same pair from another partition (or band)
+		}
+		last, seen = e, true
+		if more && (len(need) < window || need[e.A] && need[e.B]) {
+			edges = append(edges, e)
+			need[e.A], need[e.B] = true, true
+			continue
+		}
+		// The window is full (or the edges are over): judge it.
 		sig, err := sigs.load(ctx, p, need)
 		if err != nil {
 			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
-		for _, e := range edges[lo:hi] {
+		for _, e := range edges {
 			a, b := sig[e.A], sig[e.B]
 			if a == nil || b == nil {
 				return nil, fmt.Errorf("verify chunk %d: no signature for document %d or %d", chunk, e.A, e.B)
@@ -144,9 +160,12 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		res.Verified += int64(len(pairs))
 		res.ExactMembers += int64(len(members))
 		pairs, members = pairs[:0], members[:0]
-		lo = hi
+		edges, need = edges[:0], map[int64]bool{}
+		if more {
+			edges = append(edges, e)
+			need[e.A], need[e.B] = true, true
+		}
 	}
-	var err error
 	if res.File, err = pairFile.commit(); err != nil {
 		return nil, err
 	}
@@ -204,7 +223,7 @@ const verifyGroupRows = 1 << 16
 
 // verifyWindowDocs bounds the documents whose signatures (and shingle
 // sets) a verify task holds at once.
-const verifyWindowDocs = 1 << 14
+const verifyWindowDocs = 1 << 12
 
 // maxSigReaders bounds the signature files a verify task keeps open.
 const maxSigReaders = 64
