@@ -37,6 +37,7 @@ func BandFile(part, chunk int) string {
 func BandRunFile(part, chunk, run int) string {
 	return fmt.Sprintf("%s/part=%05d/chunk-%06d-run%04d.parquet", BandsDir, part, chunk, run)
 }
+
 // BandRunsFile lists the later runs of a chunk's band records.
 func BandRunsFile(chunk int) string {
 	return fmt.Sprintf("%s/bandruns/chunk-%06d.json", WorkDir, chunk)
