@@ -67,9 +67,42 @@ func Sorted(cols ...string) Options { return Options{SortedBy: cols} }
 
 // Write writes rows to name.
 func Write[T any](ctx context.Context, s storage.Creator, name string, rows []T, o Options) (Info, error) {
-	w, err := s.Create(ctx, name)
+	w, err := NewWriter[T](ctx, s, name, o)
 	if err != nil {
 		return Info{}, err
+	}
+	if err := w.Write(rows); err != nil {
+		w.Abort()
+		return Info{}, err
+	}
+	return w.Close()
+}
+
+// writeBatch is how many rows a Writer hands to parquet-go at a time. The
+// library splits every call into runs of 64 rows and decides where pages
+// end between runs, so batches of a multiple of 64 rows (dividing
+// maxRowsPerGroup) make a file written in pieces byte-identical to one
+// written in a single call.
+const writeBatch = 64 * 64
+
+// Writer writes a Parquet file of rows given a batch at a time, holding at
+// most one row group (and writeBatch rows) in memory: its file is
+// byte-identical to Write of all the rows at once.
+type Writer[T any] struct {
+	ctx  context.Context
+	name string
+	w    storage.Writer
+	hw   *Summer
+	pw   *parquet.GenericWriter[T]
+	buf  []T
+	rows int64
+}
+
+// NewWriter starts writing name; nothing is visible under it until Close.
+func NewWriter[T any](ctx context.Context, s storage.Creator, name string, o Options) (*Writer[T], error) {
+	w, err := s.Create(ctx, name)
+	if err != nil {
+		return nil, err
 	}
 	hw := NewSummer(w)
 	opts := []parquet.WriterOption{
@@ -87,27 +120,71 @@ func Write[T any](ctx context.Context, s storage.Creator, name string, rows []T,
 		}
 		opts = append(opts, parquet.SortingWriterConfig(parquet.SortingColumns(cols...)))
 	}
-	pw := parquet.NewGenericWriter[T](hw, opts...)
-	for start := 0; start < len(rows); start += maxRowsPerGroup {
-		if err := ctx.Err(); err != nil {
-			w.Abort()
+	return &Writer[T]{ctx: ctx, name: name, w: w, hw: hw, pw: parquet.NewGenericWriter[T](hw, opts...)}, nil
+}
+
+// Write adds rows to the file.
+func (w *Writer[T]) Write(rows []T) error {
+	w.rows += int64(len(rows))
+	if len(w.buf) > 0 {
+		n := min(len(rows), writeBatch-len(w.buf))
+		w.buf = append(w.buf, rows[:n]...)
+		rows = rows[n:]
+		if len(w.buf) < writeBatch {
+			return nil
+		}
+		if err := w.flush(w.buf); err != nil {
+			return err
+		}
+		w.buf = w.buf[:0]
+	}
+	// Whole batches go straight through; the rest waits for more rows.
+	whole := len(rows) / writeBatch * writeBatch
+	for start := 0; start < whole; start += maxRowsPerGroup {
+		if err := w.flush(rows[start:min(start+maxRowsPerGroup, whole)]); err != nil {
+			return err
+		}
+	}
+	if rest := rows[whole:]; len(rest) > 0 {
+		if w.buf == nil {
+			w.buf = make([]T, 0, writeBatch)
+		}
+		w.buf = append(w.buf, rest...)
+	}
+	return nil
+}
+
+func (w *Writer[T]) flush(rows []T) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := w.pw.Write(rows); err != nil {
+		return fmt.Errorf("pqfile: write %s: %w", w.name, err)
+	}
+	return nil
+}
+
+// Close writes the rest of the file and commits it.
+func (w *Writer[T]) Close() (Info, error) {
+	if len(w.buf) > 0 {
+		if err := w.flush(w.buf); err != nil {
+			w.w.Abort()
 			return Info{}, err
 		}
-		end := min(start+maxRowsPerGroup, len(rows))
-		if _, err := pw.Write(rows[start:end]); err != nil {
-			w.Abort()
-			return Info{}, fmt.Errorf("pqfile: write %s: %w", name, err)
-		}
+		w.buf = w.buf[:0]
 	}
-	if err := pw.Close(); err != nil {
-		w.Abort()
-		return Info{}, fmt.Errorf("pqfile: close %s: %w", name, err)
+	if err := w.pw.Close(); err != nil {
+		w.w.Abort()
+		return Info{}, fmt.Errorf("pqfile: close %s: %w", w.name, err)
 	}
-	if err := w.Commit(); err != nil {
+	if err := w.w.Commit(); err != nil {
 		return Info{}, err
 	}
-	return hw.Info(name, int64(len(rows))), nil
+	return w.hw.Info(w.name, w.rows), nil
 }
+
+// Abort discards the file.
+func (w *Writer[T]) Abort() error { return w.w.Abort() }
 
 // ErrCorrupt marks a file that does not match what its writer recorded.
 var ErrCorrupt = errors.New("file does not match its recorded checksum or row count")
