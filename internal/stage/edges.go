@@ -24,16 +24,22 @@ const edgeRecord = 20
 // writeEdges writes edges, sorted by the chunk of their first document,
 // to name, and returns each chunk's range.
 func writeEdges(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]pqfile.Info, error) {
+	return writeRuns(ctx, st, name, edges, job.ChunkOf)
+}
+
+// writeRuns writes edges, sorted by key of their first document, to name
+// as one run per key, and returns each key's range.
+func writeRuns(ctx context.Context, st storage.Creator, name string, edges []records.Candidate, key func(int64) int) (map[int]pqfile.Info, error) {
 	out := map[int]pqfile.Info{}
 	if len(edges) == 0 {
 		return out, nil
 	}
 	buf := make([]byte, 0, edgeRecord*len(edges))
 	for lo := 0; lo < len(edges); {
-		c := job.ChunkOf(edges[lo].A)
+		c := key(edges[lo].A)
 		hi := lo
 		start := len(buf)
-		for hi < len(edges) && job.ChunkOf(edges[hi].A) == c {
+		for hi < len(edges) && key(edges[hi].A) == c {
 			e := edges[hi]
 			buf = binary.LittleEndian.AppendUint64(buf, uint64(e.A))
 			buf = binary.LittleEndian.AppendUint64(buf, uint64(e.B))
@@ -41,7 +47,7 @@ func writeEdges(ctx context.Context, st storage.Creator, name string, edges []re
 			hi++
 		}
 		if _, dup := out[c]; dup {
-			return nil, fmt.Errorf("%s: the edges of chunk %d are not contiguous", name, c)
+			return nil, fmt.Errorf("%s: the edges of run %d are not contiguous", name, c)
 		}
 		out[c] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: xxhash.Sum64(buf[start:]), Bytes: int64(len(buf) - start), Offset: int64(start)}
 		lo = hi

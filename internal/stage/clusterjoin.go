@@ -1,0 +1,368 @@
+package stage
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// Once every document has its label, two steps bring each component's
+// documents together, partitioned by label:
+//
+//   - nodes (by document partition) joins the partition's labels with
+//     its chunks' document files, exact groups and verified pairs, and
+//     sends each row to the partition of its label;
+//   - components (by label partition) takes each component whole: it
+//     chooses the kept document, counts the complete pairs, writes its
+//     sorted runs of clusters.parquet and duplicates.parquet, and tells
+//     each verify chunk what expanding its pairs needs from elsewhere
+//     (lookupRow).
+//
+// Neither holds more than one partition's documents.
+
+// compRow is one row the nodes step sends to the components step: a
+// document of the component Label, a member of one of its exact groups,
+// or one of its verified pairs of representatives.
+type compRow struct {
+	Label  int64  `parquet:"label"`
+	Kind   int32  `parquet:"kind"`
+	A      int64  `parquet:"a"` // the document; the group's representative; the pair's first
+	B      int64  `parquet:"b"` // the member; the pair's second
+	ID     string `parquet:"id"`
+	URL    string `parquet:"url"`
+	Tokens int32  `parquet:"tokens"`
+}
+
+// The kinds of compRow, in the order a component's rows are sorted.
+const (
+	rowDoc int32 = iota
+	rowMember
+	rowPair
+)
+
+func compareCompRows(x, y compRow) int {
+	return cmp.Or(cmp.Compare(x.Label, y.Label), cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
+}
+
+// lookupRow is what the output task of verify chunk Chunk needs to expand
+// its pairs: the bounded cluster and kept document of a document
+// (lookupKept: a pair's first document or a group's representative), or
+// a member of the exact group of a pair's second document when that
+// group is in another chunk's file (lookupMember).
+type lookupRow struct {
+	Chunk   int32  `parquet:"chunk"`
+	Kind    int32  `parquet:"kind"`
+	Node    int64  `parquet:"node"`
+	Cluster int64  `parquet:"cluster"` // lookupKept
+	Doc     int64  `parquet:"doc"`     // the kept document; the member
+	ID      string `parquet:"id"`      // the member's id
+}
+
+// The kinds of lookupRow.
+const (
+	lookupKept int32 = iota
+	lookupMember
+)
+
+// nodesResult is what a task of the nodes step reports.
+type nodesResult struct {
+	Runs map[int]pqfile.Info `json:"runs,omitempty"` // by label partition
+	Rows int64               `json:"rows"`
+}
+
+// nodesTask sends the partition's documents (with their ids, urls and
+// lengths), group members and verified pairs to the partitions of their
+// components' labels.
+func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*nodesResult, error) {
+	var labels []records.Candidate // (document, label), by document
+	if part < len(s.Labels) && s.Labels[part] != nil {
+		var err error
+		if labels, err = readEdges(ctx, st, *s.Labels[part], nil); err != nil {
+			return nil, fmt.Errorf("clusters: %w", err)
+		}
+	}
+	find := func(doc int64) (int, bool) {
+		return slices.BinarySearchFunc(labels, doc, func(e records.Candidate, d int64) int { return cmp.Compare(e.A, d) })
+	}
+	label := func(doc int64) (int64, error) {
+		i, ok := find(doc)
+		if !ok {
+			return 0, fmt.Errorf("clusters: document %d of a verified pair or group has no label", doc)
+		}
+		return labels[i].B, nil
+	}
+
+	rows := make([]compRow, len(labels))
+	chunks := map[int]bool{}
+	for i, l := range labels {
+		rows[i] = compRow{Label: l.B, Kind: rowDoc, A: l.A}
+		chunks[job.ChunkOf(l.A)] = true
+	}
+	for _, c := range slices.Sorted(maps.Keys(chunks)) {
+		info, ok := s.Docs[c]
+		if !ok {
+			return nil, fmt.Errorf("clusters: chunk %d has no map result", c)
+		}
+		err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []records.DocRecord) error {
+			for _, d := range docs {
+				if i, ok := find(d.Doc); ok {
+					rows[i].ID, rows[i].URL, rows[i].Tokens = d.ID, d.URL, d.Tokens
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("clusters: %w", err)
+		}
+	}
+
+	for _, v := range s.Verifies {
+		if v.Chunk%s.Parts != part {
+			continue
+		}
+		err := v.read(ctx, st, func(p records.Pair) error {
+			l, err := label(p.A)
+			rows = append(rows, compRow{Label: l, Kind: rowPair, A: p.A, B: p.B})
+			return err
+		}, func(m records.ExactMember) error {
+			l, err := label(m.Group)
+			rows = append(rows, compRow{Label: l, Kind: rowMember, A: m.Group, B: m.Doc, ID: m.ID})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("clusters: %w", err)
+		}
+	}
+	slices.SortFunc(rows, func(x, y compRow) int {
+		if c := cmp.Compare(partOf(x.Label, s.Parts), partOf(y.Label, s.Parts)); c != 0 {
+			return c
+		}
+		return compareCompRows(x, y)
+	})
+	res := &nodesResult{Rows: int64(len(rows))}
+	var err error
+	res.Runs, err = writeParts(ctx, st, s.Name, part, rows, func(r compRow) int { return partOf(r.Label, s.Parts) },
+		pqfile.Sorted("label", "kind", "a", "b"))
+	return res, err
+}
+
+// writeParts writes rows, sorted by their destination partition dest, to
+// one file per destination, and returns the files by destination.
+func writeParts[T any](ctx context.Context, st storage.Creator, step string, task int, rows []T, dest func(T) int, o pqfile.Options) (map[int]pqfile.Info, error) {
+	out := map[int]pqfile.Info{}
+	for lo := 0; lo < len(rows); {
+		d := dest(rows[lo])
+		hi := lo + 1
+		for hi < len(rows) && dest(rows[hi]) == d {
+			hi++
+		}
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(step, task, fmt.Sprintf("to-%05d.parquet", d)), rows[lo:hi], o)
+		if err != nil {
+			return nil, err
+		}
+		out[d] = info
+		lo = hi
+	}
+	return out, nil
+}
+
+// readParts reads what every task of the previous step wrote for part.
+func readParts[T any](ctx context.Context, st storage.Opener, runs []map[int]pqfile.Info, part int, fn func([]T) error) error {
+	for _, r := range runs {
+		info, ok := r[part]
+		if !ok {
+			continue
+		}
+		if err := pqfile.Stream(ctx, st, info.Name, &info, 4096, fn); err != nil {
+			return fmt.Errorf("clusters: %w", err)
+		}
+	}
+	return nil
+}
+
+// componentsResult is what a task of the components step reports: its
+// share of the stage's statistics (Bounded without the pairs listed,
+// which the output step counts) and its files.
+type componentsResult struct {
+	Stats ClusterStats `json:"stats"`
+	// BoundedPairs is the complete pairs of the bounded clusters.
+	BoundedPairs int64               `json:"bounded_pairs"`
+	Clusters     *pqfile.Info        `json:"clusters,omitempty"`
+	Duplicates   *pqfile.Info        `json:"duplicates,omitempty"`
+	Lookups      map[int]pqfile.Info `json:"lookups,omitempty"` // by verify chunk partition
+}
+
+// component is one component's rows, in compRow order.
+type component struct {
+	label   int64
+	docs    []compRow // by document
+	members []compRow // by representative, then member
+	pairs   []compRow // by (a, b)
+}
+
+// componentsTask takes the components whose labels are in the partition
+// whole (see the comment above compRow).
+func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep, part int) (*componentsResult, error) {
+	var rows []compRow
+	err := readParts(ctx, st, s.Runs, part, func(b []compRow) error {
+		rows = append(rows, b...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(rows, compareCompRows)
+
+	res := &componentsResult{Stats: ClusterStats{SizeHist: make([]int64, sizeBins), Top: []ClusterSummary{}}}
+	var clusters []records.ClusterRecord
+	var dups []records.Duplicate
+	var lookups []lookupRow
+	for lo := 0; lo < len(rows); {
+		c := component{label: rows[lo].Label}
+		hi := lo
+		for ; hi < len(rows) && rows[hi].Label == c.label; hi++ {
+			switch r := rows[hi]; r.Kind {
+			case rowDoc:
+				c.docs = append(c.docs, r)
+			case rowMember:
+				c.members = append(c.members, r)
+			default:
+				c.pairs = append(c.pairs, r)
+			}
+		}
+		lo = hi
+		if len(c.docs) < 2 || c.docs[0].A != c.label {
+			return nil, fmt.Errorf("clusters: component %d has %d documents, the first %v", c.label, len(c.docs), c.docs[:min(len(c.docs), 1)])
+		}
+
+		k := chooseKept(c.docs, p.Keep)
+		kept := c.docs[k]
+		size := int32(len(c.docs))
+		for i, d := range c.docs {
+			clusters = append(clusters, records.ClusterRecord{Doc: d.A, ID: d.ID, Cluster: c.label, ClusterSize: size, Keep: i == k})
+			if i != k {
+				dups = append(dups, records.Duplicate{Doc: d.A, ID: d.ID, URL: d.URL, Cluster: c.label, KeptDoc: kept.A, KeptID: kept.ID})
+			}
+		}
+		cs := &res.Stats
+		cs.Clusters++
+		cs.Clustered += int64(size)
+		cs.Duplicates += int64(size) - 1
+		cs.Largest = max(cs.Largest, int64(size))
+		cs.SizeHist[min(int(size)-2, sizeBins-1)]++
+		cs.Top = insertTop(cs.Top, summary(c.label, c.docs, k))
+
+		// Exact groups, by representative: [lo, hi) of c.members.
+		groups := map[int64][2]int{}
+		for glo := 0; glo < len(c.members); {
+			ghi := glo
+			for ghi < len(c.members) && c.members[ghi].A == c.members[glo].A {
+				ghi++
+			}
+			groups[c.members[glo].A] = [2]int{glo, ghi}
+			glo = ghi
+		}
+		groupSize := func(rep int64) int64 {
+			g := groups[rep]
+			return int64(g[1]-g[0]) + 1
+		}
+		var total int64
+		for rep := range groups {
+			g := groupSize(rep)
+			total += g * (g - 1) / 2
+		}
+		for _, pr := range c.pairs {
+			total += groupSize(pr.A) * groupSize(pr.B)
+		}
+		cs.CompletePairs += total
+
+		bounded := total > p.MaxClusterPairs
+		if bounded {
+			cs.BoundedClusters++
+			res.BoundedPairs += total
+			cs.Bounded = insertBounded(cs.Bounded, BoundedCluster{Cluster: c.label, Size: int64(size), KeptID: kept.ID, Pairs: total})
+		}
+		keptRow := func(doc int64) lookupRow {
+			return lookupRow{Chunk: int32(job.ChunkOf(doc)), Kind: lookupKept, Node: doc, Cluster: c.label, Doc: kept.A}
+		}
+		for _, pr := range c.pairs {
+			if bounded {
+				lookups = append(lookups, keptRow(pr.A))
+			}
+			// The group of b is in the file of a's chunk only when b is.
+			if g, ok := groups[pr.B]; ok && job.ChunkOf(pr.B) != job.ChunkOf(pr.A) {
+				for _, m := range c.members[g[0]:g[1]] {
+					lookups = append(lookups, lookupRow{Chunk: int32(job.ChunkOf(pr.A)), Kind: lookupMember, Node: pr.B, Doc: m.B, ID: m.ID})
+				}
+			}
+		}
+		if bounded {
+			for rep := range groups {
+				lookups = append(lookups, keptRow(rep))
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	slices.SortFunc(dups, func(a, b records.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
+	if len(clusters) > 0 {
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "clusters.parquet"), clusters, pqfile.Sorted("cluster", "doc"))
+		if err != nil {
+			return nil, err
+		}
+		res.Clusters = &info
+	}
+	if len(dups) > 0 {
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "duplicates.parquet"), dups, pqfile.Sorted("doc"))
+		if err != nil {
+			return nil, err
+		}
+		res.Duplicates = &info
+	}
+	dest := func(r lookupRow) int { return int(r.Chunk) % s.Parts }
+	slices.SortFunc(lookups, func(x, y lookupRow) int {
+		return cmp.Or(cmp.Compare(dest(x), dest(y)), cmp.Compare(x.Chunk, y.Chunk), cmp.Compare(x.Kind, y.Kind),
+			cmp.Compare(x.Node, y.Node), cmp.Compare(x.Doc, y.Doc))
+	})
+	lookups = slices.Compact(lookups)
+	res.Lookups, err = writeParts(ctx, st, s.Name, part, lookups, dest, pqfile.Sorted("chunk", "kind", "node", "doc"))
+	return res, err
+}
+
+// summary describes a component for the manifest's largest clusters.
+func summary(label int64, docs []compRow, kept int) ClusterSummary {
+	s := ClusterSummary{Cluster: label, Size: len(docs), KeptID: docs[kept].ID, KeptURL: docs[kept].URL}
+	for _, d := range docs[:min(len(docs), 5)] {
+		s.Members = append(s.Members, d.ID)
+	}
+	return s
+}
+
+// insertTop keeps the topClusters largest clusters, largest first, ties
+// by cluster id.
+func insertTop(list []ClusterSummary, s ClusterSummary) []ClusterSummary {
+	list = append(list, s)
+	slices.SortFunc(list, func(x, y ClusterSummary) int {
+		return cmp.Or(cmp.Compare(y.Size, x.Size), cmp.Compare(x.Cluster, y.Cluster))
+	})
+	return list[:min(len(list), topClusters)]
+}
+
+// insertBounded keeps the topClusters bounded clusters with the most
+// pairs, ties by cluster id.
+func insertBounded(list []BoundedCluster, b BoundedCluster) []BoundedCluster {
+	list = append(list, b)
+	slices.SortFunc(list, func(x, y BoundedCluster) int {
+		return cmp.Or(cmp.Compare(y.Pairs, x.Pairs), cmp.Compare(x.Cluster, y.Cluster))
+	})
+	return list[:min(len(list), topClusters)]
+}
