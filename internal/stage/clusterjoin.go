@@ -315,14 +315,14 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 
 	slices.SortFunc(dups, func(a, b records.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
 	if len(clusters) > 0 {
-		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "clusters.parquet"), clusters, pqfile.Sorted("cluster", "doc"))
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "cluster-rows.parquet"), clusters, pqfile.Sorted("cluster", "doc"))
 		if err != nil {
 			return nil, err
 		}
 		res.Clusters = &info
 	}
 	if len(dups) > 0 {
-		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "duplicates.parquet"), dups, pqfile.Sorted("doc"))
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "duplicate-rows.parquet"), dups, pqfile.Sorted("doc"))
 		if err != nil {
 			return nil, err
 		}
