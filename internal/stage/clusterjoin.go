@@ -3,6 +3,7 @@ package stage
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -31,13 +32,27 @@ import (
 // document of the component Label, a member of one of its exact groups,
 // or one of its verified pairs of representatives.
 type compRow struct {
-	Label  int64  `parquet:"label"`
-	Kind   int32  `parquet:"kind"`
-	A      int64  `parquet:"a"` // the document; the group's representative; the pair's first
-	B      int64  `parquet:"b"` // the member; the pair's second
-	ID     string `parquet:"id"`
-	URL    string `parquet:"url"`
-	Tokens int32  `parquet:"tokens"`
+	Label  int64
+	Kind   int32
+	A      int64 // the document; the group's representative; the pair's first
+	B      int64 // the member; the pair's second
+	ID     string
+	URL    string
+	Tokens int32
+}
+
+func appendCompRow(b []byte, r compRow) []byte {
+	for _, v := range []int64{r.Label, int64(r.Kind), r.A, r.B, int64(r.Tokens)} {
+		b = binary.AppendVarint(b, v)
+	}
+	return appendString(appendString(b, r.ID), r.URL)
+}
+
+func decodeCompRow(b []byte) (compRow, int) {
+	d := rowDecoder{b: b}
+	r := compRow{Label: d.int(), Kind: int32(d.int()), A: d.int(), B: d.int(), Tokens: int32(d.int())}
+	r.ID, r.URL = d.string(), d.string()
+	return r, d.used()
 }
 
 // The kinds of compRow, in the order a component's rows are sorted.
@@ -57,12 +72,26 @@ func compareCompRows(x, y compRow) int {
 // a member of the exact group of a pair's second document when that
 // group is in another chunk's file (lookupMember).
 type lookupRow struct {
-	Chunk   int32  `parquet:"chunk"`
-	Kind    int32  `parquet:"kind"`
-	Node    int64  `parquet:"node"`
-	Cluster int64  `parquet:"cluster"` // lookupKept
-	Doc     int64  `parquet:"doc"`     // the kept document; the member
-	ID      string `parquet:"id"`      // the member's id
+	Chunk   int32
+	Kind    int32
+	Node    int64
+	Cluster int64  // lookupKept
+	Doc     int64  // the kept document; the member
+	ID      string // the member's id
+}
+
+func appendLookupRow(b []byte, r lookupRow) []byte {
+	for _, v := range []int64{int64(r.Chunk), int64(r.Kind), r.Node, r.Cluster, r.Doc} {
+		b = binary.AppendVarint(b, v)
+	}
+	return appendString(b, r.ID)
+}
+
+func decodeLookupRow(b []byte) (lookupRow, int) {
+	d := rowDecoder{b: b}
+	r := lookupRow{Chunk: int32(d.int()), Kind: int32(d.int()), Node: d.int(), Cluster: d.int(), Doc: d.int()}
+	r.ID = d.string()
+	return r, d.used()
 }
 
 // The kinds of lookupRow.
@@ -70,6 +99,15 @@ const (
 	lookupKept int32 = iota
 	lookupMember
 )
+
+// docInfo is what the cluster stage reads of a records.DocRecord: only
+// these columns are decoded.
+type docInfo struct {
+	Doc    int64  `parquet:"doc"`
+	ID     string `parquet:"id"`
+	URL    string `parquet:"url"`
+	Tokens int32  `parquet:"tokens"`
+}
 
 // nodesResult is what a task of the nodes step reports.
 type nodesResult struct {
@@ -110,7 +148,7 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 		if !ok {
 			return nil, fmt.Errorf("clusters: chunk %d has no map result", c)
 		}
-		err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []records.DocRecord) error {
+		err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []docInfo) error {
 			for _, d := range docs {
 				if i, ok := find(d.Doc); ok {
 					rows[i].ID, rows[i].URL, rows[i].Tokens = d.ID, d.URL, d.Tokens
@@ -127,11 +165,11 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 		if v.Chunk%s.Parts != part {
 			continue
 		}
-		err := v.read(ctx, st, func(p records.Pair) error {
+		err := readVerified(ctx, st, v, func(p pairEnds) error {
 			l, err := label(p.A)
 			rows = append(rows, compRow{Label: l, Kind: rowPair, A: p.A, B: p.B})
 			return err
-		}, func(m records.ExactMember) error {
+		}, func(m memberOf) error {
 			l, err := label(m.Group)
 			rows = append(rows, compRow{Label: l, Kind: rowMember, A: m.Group, B: m.Doc, ID: m.ID})
 			return err
@@ -148,43 +186,29 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 	})
 	res := &nodesResult{Rows: int64(len(rows))}
 	var err error
-	res.Runs, err = writeParts(ctx, st, s.Name, part, rows, func(r compRow) int { return partOf(r.Label, s.Parts) },
-		pqfile.Sorted("label", "kind", "a", "b"))
+	res.Runs, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "rows"), rows,
+		func(r compRow) int { return partOf(r.Label, s.Parts) }, appendCompRow)
 	return res, err
 }
 
-// writeParts writes rows, sorted by their destination partition dest, to
-// one file per destination, and returns the files by destination.
-func writeParts[T any](ctx context.Context, st storage.Creator, step string, task int, rows []T, dest func(T) int, o pqfile.Options) (map[int]pqfile.Info, error) {
-	out := map[int]pqfile.Info{}
-	for lo := 0; lo < len(rows); {
-		d := dest(rows[lo])
-		hi := lo + 1
-		for hi < len(rows) && dest(rows[hi]) == d {
-			hi++
-		}
-		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(step, task, fmt.Sprintf("to-%05d.parquet", d)), rows[lo:hi], o)
-		if err != nil {
-			return nil, err
-		}
-		out[d] = info
-		lo = hi
-	}
-	return out, nil
-}
+// workFile describes a file that one step passes to the next, sorted by
+// cols: read soon and once, it is not worth compressing.
+func workFile(cols ...string) pqfile.Options { return pqfile.Options{SortedBy: cols, Raw: true} }
 
-// readParts reads what every task of the previous step wrote for part.
-func readParts[T any](ctx context.Context, st storage.Opener, runs []map[int]pqfile.Info, part int, fn func([]T) error) error {
+// readParts appends what every task of the previous step wrote for part
+// to dst.
+func readParts[T any](ctx context.Context, st storage.Opener, runs []map[int]pqfile.Info, part int, dec func([]byte) (T, int), dst []T) ([]T, error) {
 	for _, r := range runs {
 		info, ok := r[part]
 		if !ok {
 			continue
 		}
-		if err := pqfile.Stream(ctx, st, info.Name, &info, 4096, fn); err != nil {
-			return fmt.Errorf("clusters: %w", err)
+		var err error
+		if dst, err = readRunFile(ctx, st, info, dec, dst); err != nil {
+			return nil, fmt.Errorf("clusters: %w", err)
 		}
 	}
-	return nil
+	return dst, nil
 }
 
 // componentsResult is what a task of the components step reports: its
@@ -210,11 +234,7 @@ type component struct {
 // componentsTask takes the components whose labels are in the partition
 // whole (see the comment above compRow).
 func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep, part int) (*componentsResult, error) {
-	var rows []compRow
-	err := readParts(ctx, st, s.Runs, part, func(b []compRow) error {
-		rows = append(rows, b...)
-		return nil
-	})
+	rows, err := readParts(ctx, st, s.Runs, part, decodeCompRow, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -315,14 +335,14 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 
 	slices.SortFunc(dups, func(a, b records.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
 	if len(clusters) > 0 {
-		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "cluster-rows.parquet"), clusters, pqfile.Sorted("cluster", "doc"))
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "cluster-rows.parquet"), clusters, workFile("cluster", "doc"))
 		if err != nil {
 			return nil, err
 		}
 		res.Clusters = &info
 	}
 	if len(dups) > 0 {
-		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "duplicate-rows.parquet"), dups, pqfile.Sorted("doc"))
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "duplicate-rows.parquet"), dups, workFile("doc"))
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +354,7 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 			cmp.Compare(x.Node, y.Node), cmp.Compare(x.Doc, y.Doc))
 	})
 	lookups = slices.Compact(lookups)
-	res.Lookups, err = writeParts(ctx, st, s.Name, part, lookups, dest, pqfile.Sorted("chunk", "kind", "node", "doc"))
+	res.Lookups, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "lookups"), lookups, dest, appendLookupRow)
 	return res, err
 }
 

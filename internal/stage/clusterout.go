@@ -55,22 +55,20 @@ func outputTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep
 // with what the components step sent it.
 func expandTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep, v verifyFiles) (*outputResult, error) {
 	x := &expander{groups: map[int64][]groupMember{}, repIDs: map[int64]string{}, bounded: map[int64]keptDoc{}, params: p}
-	err := readParts(ctx, st, s.Runs, v.Chunk%s.Parts, func(rows []lookupRow) error {
-		for _, r := range rows {
-			switch {
-			case int(r.Chunk) != v.Chunk:
-			case r.Kind == lookupKept:
-				x.bounded[r.Node] = keptDoc{cluster: r.Cluster, doc: r.Doc}
-			default:
-				x.groups[r.Node] = append(x.groups[r.Node], groupMember{doc: r.Doc, id: r.ID})
-			}
-		}
-		return nil
-	})
+	lookups, err := readParts(ctx, st, s.Runs, v.Chunk%s.Parts, decodeLookupRow, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pairs: %w", err)
 	}
-	err = v.read(ctx, st, nil, func(r records.ExactMember) error {
+	for _, r := range lookups {
+		switch {
+		case int(r.Chunk) != v.Chunk:
+		case r.Kind == lookupKept:
+			x.bounded[r.Node] = keptDoc{cluster: r.Cluster, doc: r.Doc}
+		default:
+			x.groups[r.Node] = append(x.groups[r.Node], groupMember{doc: r.Doc, id: r.ID})
+		}
+	}
+	err = readVerified[pairEnds](ctx, st, v, nil, func(r records.ExactMember) error {
 		if len(x.reps) == 0 || x.reps[len(x.reps)-1] != r.Group {
 			x.reps = append(x.reps, r.Group)
 			x.repIDs[r.Group] = r.GroupID
@@ -125,7 +123,7 @@ func writeExact(ctx context.Context, st storage.FS, verifies []verifyFiles) (*ou
 		return w.Write(rows)
 	}
 	for _, v := range verifies {
-		err := v.read(ctx, st, nil, func(m records.ExactMember) error {
+		err := readVerified[pairEnds](ctx, st, v, nil, func(m records.ExactMember) error {
 			if len(group) > 0 && group[0].Group != m.Group {
 				if m.Group < group[0].Group {
 					return fmt.Errorf("%s: group %d after group %d", v.Members.Name, m.Group, group[0].Group)

@@ -10,7 +10,6 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/records"
 )
 
 // ClusterStepPrefix starts the name of every step of the cluster stage: a
@@ -61,9 +60,11 @@ type verifyFiles struct {
 	Members *pqfile.Info `json:"members,omitempty"`
 }
 
-// read streams the verified pairs of the verify task to pair and its
-// confirmed group members to member, each if not nil.
-func (v verifyFiles) read(ctx context.Context, st storage.Opener, pair func(records.Pair) error, member func(records.ExactMember) error) error {
+// readVerified streams the verified pairs of verify task v to pair and its
+// confirmed group members to member, each if not nil, as rows of P (of
+// records.Pair's columns) and M (of records.ExactMember's): only the
+// columns they name are decoded.
+func readVerified[P, M any](ctx context.Context, st storage.Opener, v verifyFiles, pair func(P) error, member func(M) error) error {
 	if v.Pairs != nil && pair != nil {
 		if err := streamRows(ctx, st, v.Pairs, pair); err != nil {
 			return err
@@ -85,6 +86,19 @@ func streamRows[T any](ctx context.Context, st storage.Opener, info *pqfile.Info
 		}
 		return nil
 	})
+}
+
+// pairEnds is what a cluster step reads of a verified pair.
+type pairEnds struct {
+	A int64 `parquet:"a"`
+	B int64 `parquet:"b"`
+}
+
+// memberOf is what a cluster step reads of a group member.
+type memberOf struct {
+	Group int64  `parquet:"group"`
+	Doc   int64  `parquet:"doc"`
+	ID    string `parquet:"id"`
 }
 
 // ClusterTask runs task index of the cluster step named step (see

@@ -82,10 +82,10 @@ func contractTask(ctx context.Context, st storage.FS, s *clusterStep, part int) 
 		if v.Chunk%s.Parts != part {
 			continue
 		}
-		err := v.read(ctx, st, func(r records.Pair) error {
+		err := readVerified(ctx, st, v, func(r pairEnds) error {
 			uf.Union(r.A, r.B)
 			return nil
-		}, func(r records.ExactMember) error {
+		}, func(r memberOf) error {
 			uf.Union(r.Group, r.Doc)
 			return nil
 		})
