@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -418,6 +419,104 @@ func TestClusterMatchesReference(t *testing.T) {
 				}
 			}
 			t.Logf("%d clusters, %d duplicates, %d exact groups, %d pairs listed, %d bounded", want.Clusters, want.Duplicates, want.ExactGroups, want.PairsListed, want.BoundedClusters)
+		})
+	}
+}
+
+// TestClusterSampleMatchesReference runs the stages on the bundled sample
+// (testdata/sample, as the README's first command does, and again cut
+// into small chunks so that the cluster steps have several partitions),
+// then the cluster stage as tasks and the single-process union-find it
+// replaced, and checks byte-identical outputs and equal statistics.
+func TestClusterSampleMatchesReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("maps the whole sample")
+	}
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name       string
+		chunkBytes int64
+		partitions int
+	}{
+		{"defaults", 0, 0},
+		{"small chunks", 256 << 10, 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := job.DefaultParams()
+			if tt.chunkBytes > 0 {
+				p.ChunkBytes, p.Partitions = tt.chunkBytes, tt.partitions
+			}
+			if err := p.Resolve(); err != nil {
+				t.Fatal(err)
+			}
+			ref := newStore(t)
+			inputs, err := job.ExpandInputs(ctx, []string{"../../testdata/sample"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := job.MakePlan(ctx, inputs, p.ChunkBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := &job.Spec{Job: "sample", Epoch: "test", Out: ref.Root(), Params: p}
+			byChunk := map[int]job.MapResult{}
+			var mapList []job.MapResult
+			for _, ch := range plan.Chunks {
+				mr, err := Map(ctx, ref, spec, ch)
+				if err != nil {
+					t.Fatalf("map chunk %d: %v", ch.Index, err)
+				}
+				byChunk[ch.Index] = *mr
+				mapList = append(mapList, *mr)
+			}
+			var reduces []job.ReduceResult
+			chunks := map[int]bool{}
+			for part := range p.Partitions {
+				rr, err := Reduce(ctx, ref, p, part, mapList)
+				if err != nil {
+					t.Fatal(err)
+				}
+				reduces = append(reduces, *rr)
+				for c := range rr.EdgeFiles {
+					chunks[c] = true
+				}
+			}
+			var verifies []job.VerifyResult
+			for _, c := range slices.Sorted(maps.Keys(chunks)) {
+				vr, err := Verify(ctx, ref, spec, c, reduces, byChunk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				verifies = append(verifies, *vr)
+			}
+			tasks := copyStore(t, ref)
+			want, err := referenceCluster(ctx, ref, p, verifies, byChunk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Cluster(ctx, tasks, p, verifies, byChunk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d chunks, %d partitions: %d clusters, %d pairs listed, %d rounds", len(plan.Chunks), min(p.Partitions, len(byChunk)), got.Clusters, got.PairsListed, got.Rounds)
+			got.Rounds = 0
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("stats\n%+v\nwant\n%+v", got, want)
+			}
+			if want.Clusters < 100 || len(verifies) != len(chunks) {
+				t.Fatalf("%d clusters: the sample is not what this test expects", want.Clusters)
+			}
+			names, err := ref.List(ctx, job.PairsDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range append([]string{job.ClustersFile, job.DuplicatesFile, job.ExactFile}, names...) {
+				a, errA := os.ReadFile(ref.Path(name))
+				b, errB := os.ReadFile(tasks.Path(name))
+				if errA != nil || errB != nil || !bytes.Equal(a, b) {
+					t.Errorf("%s differs (%d and %d bytes; %v, %v)", name, len(a), len(b), errA, errB)
+				}
+			}
 		})
 	}
 }
