@@ -231,6 +231,67 @@ type component struct {
 	pairs   []compRow // by (a, b)
 }
 
+// groups returns the component's exact groups, by representative: the
+// range of its members in c.members.
+func (c *component) groups() map[int64][2]int {
+	groups := map[int64][2]int{}
+	for lo := 0; lo < len(c.members); {
+		hi := lo
+		for hi < len(c.members) && c.members[hi].A == c.members[lo].A {
+			hi++
+		}
+		groups[c.members[lo].A] = [2]int{lo, hi}
+		lo = hi
+	}
+	return groups
+}
+
+// completePairs counts the pairs of the component once its groups are
+// expanded: those inside each group, and each verified pair of
+// representatives times the sizes of their groups.
+func (c *component) completePairs(groups map[int64][2]int) int64 {
+	size := func(rep int64) int64 {
+		g := groups[rep]
+		return int64(g[1]-g[0]) + 1
+	}
+	var total int64
+	for rep := range groups {
+		g := size(rep)
+		total += g * (g - 1) / 2
+	}
+	for _, pr := range c.pairs {
+		total += size(pr.A) * size(pr.B)
+	}
+	return total
+}
+
+// lookups appends to dst what the verify chunks of the component's pairs
+// and groups need to expand them: in a bounded cluster, its kept document
+// for each pair's first document and each representative; and the members
+// of the group of a pair's second document that is in another chunk.
+func (c *component) lookups(dst []lookupRow, groups map[int64][2]int, bounded bool, kept int64) []lookupRow {
+	keptRow := func(doc int64) lookupRow {
+		return lookupRow{Chunk: int32(job.ChunkOf(doc)), Kind: lookupKept, Node: doc, Cluster: c.label, Doc: kept}
+	}
+	for _, pr := range c.pairs {
+		if bounded {
+			dst = append(dst, keptRow(pr.A))
+		}
+		// The group of b is in the file of a's chunk only when b is.
+		if g, ok := groups[pr.B]; ok && job.ChunkOf(pr.B) != job.ChunkOf(pr.A) {
+			for _, m := range c.members[g[0]:g[1]] {
+				dst = append(dst, lookupRow{Chunk: int32(job.ChunkOf(pr.A)), Kind: lookupMember, Node: pr.B, Doc: m.B, ID: m.ID})
+			}
+		}
+	}
+	if bounded {
+		for rep := range groups {
+			dst = append(dst, keptRow(rep))
+		}
+	}
+	return dst
+}
+
 // componentsTask takes the components whose labels are in the partition
 // whole (see the comment above compRow).
 func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep, part int) (*componentsResult, error) {
@@ -279,55 +340,16 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 		cs.SizeHist[min(int(size)-2, sizeBins-1)]++
 		cs.Top = insertTop(cs.Top, summary(c.label, c.docs, k))
 
-		// Exact groups, by representative: [lo, hi) of c.members.
-		groups := map[int64][2]int{}
-		for glo := 0; glo < len(c.members); {
-			ghi := glo
-			for ghi < len(c.members) && c.members[ghi].A == c.members[glo].A {
-				ghi++
-			}
-			groups[c.members[glo].A] = [2]int{glo, ghi}
-			glo = ghi
-		}
-		groupSize := func(rep int64) int64 {
-			g := groups[rep]
-			return int64(g[1]-g[0]) + 1
-		}
-		var total int64
-		for rep := range groups {
-			g := groupSize(rep)
-			total += g * (g - 1) / 2
-		}
-		for _, pr := range c.pairs {
-			total += groupSize(pr.A) * groupSize(pr.B)
-		}
+		groups := c.groups()
+		total := c.completePairs(groups)
 		cs.CompletePairs += total
-
 		bounded := total > p.MaxClusterPairs
 		if bounded {
 			cs.BoundedClusters++
 			res.BoundedPairs += total
 			cs.Bounded = insertBounded(cs.Bounded, BoundedCluster{Cluster: c.label, Size: int64(size), KeptID: kept.ID, Pairs: total})
 		}
-		keptRow := func(doc int64) lookupRow {
-			return lookupRow{Chunk: int32(job.ChunkOf(doc)), Kind: lookupKept, Node: doc, Cluster: c.label, Doc: kept.A}
-		}
-		for _, pr := range c.pairs {
-			if bounded {
-				lookups = append(lookups, keptRow(pr.A))
-			}
-			// The group of b is in the file of a's chunk only when b is.
-			if g, ok := groups[pr.B]; ok && job.ChunkOf(pr.B) != job.ChunkOf(pr.A) {
-				for _, m := range c.members[g[0]:g[1]] {
-					lookups = append(lookups, lookupRow{Chunk: int32(job.ChunkOf(pr.A)), Kind: lookupMember, Node: pr.B, Doc: m.B, ID: m.ID})
-				}
-			}
-		}
-		if bounded {
-			for rep := range groups {
-				lookups = append(lookups, keptRow(rep))
-			}
-		}
+		lookups = c.lookups(lookups, groups, bounded, kept.A)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
