@@ -59,6 +59,18 @@ func MembersFile(chunk int) string {
 	return fmt.Sprintf("%s/members/chunk-%06d.parquet", WorkDir, chunk)
 }
 
+// ClusterDir holds the cluster stage's steps and what their tasks pass on.
+const ClusterDir = WorkDir + "/cluster"
+
+// ClusterStepFile describes one step of the cluster stage to its tasks.
+func ClusterStepFile(step string) string { return fmt.Sprintf("%s/%s.json", ClusterDir, step) }
+
+// ClusterTaskFile is a file written by a task of a cluster step; name
+// tells the files of one task apart.
+func ClusterTaskFile(step string, task int, name string) string {
+	return fmt.Sprintf("%s/%s/%05d.%s", ClusterDir, step, task, name)
+}
+
 // chunkOf is the chunk of a document ordinal.
 func ChunkOf(doc int64) int { return int(uint64(doc) >> 32) }
 

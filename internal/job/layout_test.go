@@ -19,6 +19,8 @@ func TestLayoutNames(t *testing.T) {
 		{PairFile(40), "pairs/chunk-000040.parquet"},
 		{VerifiedFile(1), "_work/verified/chunk-000001.parquet"},
 		{MembersFile(1), "_work/members/chunk-000001.parquet"},
+		{ClusterStepFile("cluster-ls-02"), "_work/cluster/cluster-ls-02.json"},
+		{ClusterTaskFile("cluster-ls-02", 3, "edges"), "_work/cluster/cluster-ls-02/00003.edges"},
 		{SpecFile, "_work/job.json"},
 		{PlanFile, "_work/plan.json"},
 		{MapStageFile, "_work/stage-map.json"},

@@ -61,7 +61,7 @@ type Options struct {
 	// do not compress, it saves the time of trying.
 	Raw bool
 	// RowGroupRows bounds the rows of a row group, which a writer holds
-	// in memory (default 1<<20).
+	// in memory (default 1<<20); it must be a multiple of 64 rows.
 	RowGroupRows int
 }
 
@@ -70,50 +70,49 @@ func Sorted(cols ...string) Options { return Options{SortedBy: cols} }
 
 // Write writes rows to name.
 func Write[T any](ctx context.Context, s storage.Creator, name string, rows []T, o Options) (Info, error) {
-	w, err := Create[T](ctx, s, name, o)
+	w, err := NewWriter[T](ctx, s, name, o)
 	if err != nil {
 		return Info{}, err
 	}
-	for start := 0; start < len(rows); start += maxRowsPerGroup {
-		if err := ctx.Err(); err != nil {
-			w.Abort()
-			return Info{}, err
-		}
-		if err := w.write(rows[start:min(start+maxRowsPerGroup, len(rows))]); err != nil {
-			w.Abort()
-			return Info{}, err
-		}
+	if err := w.Write(rows); err != nil {
+		w.Abort()
+		return Info{}, err
 	}
-	return w.Commit()
+	return w.Close()
 }
 
-// writerBatch is how many rows a Writer hands the Parquet encoder at once.
-// The encoder cuts pages where it is handed rows, so a file's bytes depend
-// on this batching: a Writer batches by itself, never by its caller.
-const writerBatch = 1 << 14
+// writeBatch is how many rows a Writer hands to parquet-go at a time. The
+// library splits every call into runs of 64 rows and decides where pages
+// end between runs, so batches of a multiple of 64 rows (dividing
+// maxRowsPerGroup) make a file written in pieces byte-identical to one
+// written in a single call.
+const writeBatch = 64 * 64
 
-// Writer writes a file row batch by row batch: memory holds one row group
-// (RowGroupRows rows at most) whatever the file's size. The file's bytes
-// do not depend on how its caller batches its rows.
+// Writer writes a Parquet file of rows given a batch at a time, holding at
+// most one row group (and writeBatch rows) in memory: its file is
+// byte-identical to Write of all the rows at once.
 type Writer[T any] struct {
 	ctx  context.Context
 	name string
 	w    storage.Writer
 	hw   *Summer
 	pw   *parquet.GenericWriter[T]
+	buf  []T
 	rows int64
-	buf  []T // rows not yet handed to the encoder
 }
 
-// Create starts writing name.
-func Create[T any](ctx context.Context, s storage.Creator, name string, o Options) (*Writer[T], error) {
+// NewWriter starts writing name; nothing is visible under it until Close.
+func NewWriter[T any](ctx context.Context, s storage.Creator, name string, o Options) (*Writer[T], error) {
+	groupRows := o.RowGroupRows
+	if groupRows == 0 {
+		groupRows = maxRowsPerGroup
+	}
+	if groupRows < 0 || groupRows%64 != 0 {
+		return nil, fmt.Errorf("pqfile: %s: row groups of %d rows: not a positive multiple of 64", name, groupRows)
+	}
 	w, err := s.Create(ctx, name)
 	if err != nil {
 		return nil, err
-	}
-	groupRows := o.RowGroupRows
-	if groupRows <= 0 {
-		groupRows = maxRowsPerGroup
 	}
 	hw := NewSummer(w)
 	opts := []parquet.WriterOption{
@@ -134,43 +133,55 @@ func Create[T any](ctx context.Context, s storage.Creator, name string, o Option
 	return &Writer[T]{ctx: ctx, name: name, w: w, hw: hw, pw: parquet.NewGenericWriter[T](hw, opts...)}, nil
 }
 
-// Write appends rows. The file's bytes depend on its rows only: a file
-// of up to writerBatch rows is the one Write makes of them.
+// Write adds rows to the file.
 func (w *Writer[T]) Write(rows []T) error {
-	for len(rows) > 0 {
-		if err := w.ctx.Err(); err != nil {
-			return err
-		}
-		n := min(writerBatch-len(w.buf), len(rows))
+	w.rows += int64(len(rows))
+	if len(w.buf) > 0 {
+		n := min(len(rows), writeBatch-len(w.buf))
 		w.buf = append(w.buf, rows[:n]...)
 		rows = rows[n:]
-		if len(w.buf) == writerBatch {
-			if err := w.write(w.buf); err != nil {
-				return err
-			}
-			w.buf = w.buf[:0]
+		if len(w.buf) < writeBatch {
+			return nil
 		}
+		if err := w.flush(w.buf); err != nil {
+			return err
+		}
+		w.buf = w.buf[:0]
+	}
+	// Whole batches go straight through; the rest waits for more rows.
+	whole := len(rows) / writeBatch * writeBatch
+	for start := 0; start < whole; start += maxRowsPerGroup {
+		if err := w.flush(rows[start:min(start+maxRowsPerGroup, whole)]); err != nil {
+			return err
+		}
+	}
+	if rest := rows[whole:]; len(rest) > 0 {
+		if w.buf == nil {
+			w.buf = make([]T, 0, writeBatch)
+		}
+		w.buf = append(w.buf, rest...)
 	}
 	return nil
 }
 
-// write hands rows to the encoder.
-func (w *Writer[T]) write(rows []T) error {
+func (w *Writer[T]) flush(rows []T) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
 	if _, err := w.pw.Write(rows); err != nil {
 		return fmt.Errorf("pqfile: write %s: %w", w.name, err)
 	}
-	w.rows += int64(len(rows))
 	return nil
 }
 
-// Commit completes the file; it appears whole under its name.
-func (w *Writer[T]) Commit() (Info, error) {
+// Close writes the rest of the file and commits it.
+func (w *Writer[T]) Close() (Info, error) {
 	if len(w.buf) > 0 {
-		if err := w.write(w.buf); err != nil {
+		if err := w.flush(w.buf); err != nil {
 			w.w.Abort()
 			return Info{}, err
 		}
-		w.buf = nil
+		w.buf = w.buf[:0]
 	}
 	if err := w.pw.Close(); err != nil {
 		w.w.Abort()
@@ -183,7 +194,7 @@ func (w *Writer[T]) Commit() (Info, error) {
 }
 
 // Abort discards the file.
-func (w *Writer[T]) Abort() { w.w.Abort() }
+func (w *Writer[T]) Abort() error { return w.w.Abort() }
 
 // ErrCorrupt marks a file that does not match what its writer recorded.
 var ErrCorrupt = errors.New("file does not match its recorded checksum or row count")

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -67,64 +69,56 @@ func TestWriteReadCheck(t *testing.T) {
 	}
 }
 
-// TestWriterBatching writes the same rows through a Writer in batches of
-// several sizes: the files are byte-identical whatever the batching, and
-// identical to what Write makes of them when they fit in one of the
-// Writer's own batches; they read back whole.
-func TestWriterBatching(t *testing.T) {
+// TestWriterPiecesIdentical checks that a file written a few rows at a
+// time is byte-identical to the same rows written at once, and to
+// parquet-go given each row group in one call (how Write wrote before
+// Writer existed), across row-group boundaries.
+func TestWriterPiecesIdentical(t *testing.T) {
 	ctx := context.Background()
 	d, err := storage.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		rows, groupRows int
-		sameAsWrite     bool
-	}{
-		{rows: writerBatch, sameAsWrite: true},
-		{rows: 1000, groupRows: 300, sameAsWrite: true},
-		{rows: 5*writerBatch + 17},
-		{rows: 3*writerBatch + 1, groupRows: 20_000},
-	}
-	for _, tt := range tests {
-		rows := make([]row, tt.rows)
+	for _, n := range []int{0, 1, 63, 64, 65, writeBatch - 1, writeBatch + 1, 3*writeBatch + 17, maxRowsPerGroup + 4099} {
+		rows := make([]row, n)
+		rng := rand.New(rand.NewPCG(uint64(n), 1))
 		for i := range rows {
-			rows[i] = row{A: int64(i), S: strings.Repeat("x", i%37)}
+			rows[i] = row{A: int64(i), S: strings.Repeat("x", rng.IntN(40))}
 		}
-		o := Options{SortedBy: []string{"a"}, RowGroupRows: tt.groupRows}
-		var first []byte
-		for _, batch := range []int{1, 7, 4096, 65_537} {
-			w, err := Create[row](ctx, d, "batched.parquet", o)
-			if err != nil {
+		var want bytes.Buffer
+		pw := parquet.NewGenericWriter[row](&want, parquet.Compression(&parquet.Zstd), parquet.MaxRowsPerRowGroup(maxRowsPerGroup),
+			parquet.CreatedBy("neardup", "", ""), parquet.SortingWriterConfig(parquet.SortingColumns(parquet.Ascending("a"))))
+		for start := 0; start < n; start += maxRowsPerGroup {
+			if _, err := pw.Write(rows[start:min(start+maxRowsPerGroup, n)]); err != nil {
 				t.Fatal(err)
-			}
-			for start := 0; start < len(rows); start += batch {
-				if err := w.Write(rows[start:min(start+batch, len(rows))]); err != nil {
-					t.Fatal(err)
-				}
-			}
-			info, err := w.Commit()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := storage.ReadFile(ctx, d, "batched.parquet")
-			if first == nil {
-				first = got
-				back, err := Read[row](ctx, d, "batched.parquet", &info)
-				if err != nil || !slices.Equal(back, rows) {
-					t.Fatalf("%d rows: read back %d rows, %v", tt.rows, len(back), err)
-				}
-			} else if !bytes.Equal(got, first) {
-				t.Errorf("%d rows in groups of %d: batches of %d give another file", tt.rows, tt.groupRows, batch)
 			}
 		}
-		if tt.sameAsWrite {
-			if _, err := Write(ctx, d, "whole.parquet", rows, o); err != nil {
+		if err := pw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		whole, err := Write(ctx, d, "whole.parquet", rows, Sorted("a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := NewWriter[row](ctx, d, "pieces.parquet", Sorted("a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rest := rows; len(rest) > 0; {
+			k := min(len(rest), 1+rng.IntN(3*writeBatch))
+			if err := w.Write(rest[:k]); err != nil {
 				t.Fatal(err)
 			}
-			if whole, _ := storage.ReadFile(ctx, d, "whole.parquet"); !bytes.Equal(whole, first) {
-				t.Errorf("%d rows: the Writer's file differs from Write's", tt.rows)
-			}
+			rest = rest[k:]
+		}
+		pieces, err := w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.ReadFile(d.Path(whole.Name))
+		b, _ := os.ReadFile(d.Path(pieces.Name))
+		if !bytes.Equal(a, want.Bytes()) || !bytes.Equal(b, want.Bytes()) || whole != (Info{Name: whole.Name, Rows: int64(n), Checksum: pieces.Checksum, Bytes: pieces.Bytes}) {
+			t.Errorf("%d rows: Write %d bytes, Writer in pieces %d bytes, parquet-go %d bytes: not identical (%+v, %+v)", n, len(a), len(b), want.Len(), whole, pieces)
 		}
 	}
 }

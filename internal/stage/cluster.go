@@ -3,18 +3,13 @@ package stage
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
-	"maps"
-	"runtime"
 	"slices"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/internal/unionfind"
-	"github.com/neardup/neardup/pkg/records"
 )
 
 // ClusterStats counts what the cluster stage found.
@@ -38,6 +33,8 @@ type ClusterStats struct {
 	BoundedClusters int64            `json:"bounded_clusters"`
 	PairsNotListed  int64            `json:"pairs_not_listed"`
 	Bounded         []BoundedCluster `json:"bounded"` // the largest, by pairs
+	// Rounds is how many large-star rounds the components took.
+	Rounds int `json:"-"`
 }
 
 // ClusterSummary describes one cluster for the report.
@@ -51,13 +48,6 @@ type ClusterSummary struct {
 
 // topClusters is how many clusters the manifest lists.
 const topClusters = 10
-
-// memberInfo is what the cluster stage needs of a document.
-type memberInfo struct {
-	id     string
-	url    string
-	tokens int32
-}
 
 // groupMember is a document of an exact-duplicate group other than its
 // representative.
@@ -77,231 +67,228 @@ type BoundedCluster struct {
 	NotListed int64  `json:"not_listed"` // Pairs - Listed
 }
 
-// Cluster finds the connected components of the verified pairs and
-// exact-duplicate groups, chooses the document each cluster keeps, writes
-// clusters.parquet, duplicates.parquet and exact.parquet, and writes
-// pairs/ by expanding every verified pair of representatives to the
-// members of their groups and listing the pairs inside each group (see
-// writePairs). A cluster's id is its smallest ordinal.
+// sizeBins is the number of bins of ClusterStats.SizeHist.
+const sizeBins = 31
+
+// Cluster runs the cluster stage (see RunCluster) with every task in this
+// process, one after another.
 func Cluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult) (*ClusterStats, error) {
-	var npairs int64
-	for _, v := range verifies {
-		npairs += v.Verified + v.ExactMembers
-	}
-	uf := unionfind.New(int(min(npairs, 1<<24)))
+	return RunCluster(ctx, st, p, verifies, mapResults, InProcess{St: st, Params: p})
+}
 
-	// Exact-duplicate groups: representative -> other members, by ordinal.
-	groups := map[int64][]groupMember{}
-	repIDs := map[int64]string{}
-	for _, v := range verifies {
-		if v.MembersFile == nil {
-			continue
-		}
-		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []records.ExactMember) error {
-			for _, r := range rows {
-				groups[r.Group] = append(groups[r.Group], groupMember{doc: r.Doc, id: r.ID})
-				repIDs[r.Group] = r.GroupID
-				uf.Union(r.Group, r.Doc)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("clusters: %w", err)
-		}
-	}
-	groupSize := func(rep int64) int64 { return int64(len(groups[rep])) + 1 }
-
-	// Verified pairs of representatives, and how many pairs each stands
-	// for once its groups are expanded.
-	type weight struct{ a, n int64 }
-	weights := make([]weight, 0, npairs)
-	for _, v := range verifies {
-		if v.File == nil {
-			continue
-		}
-		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []records.Pair) error {
-			for _, r := range rows {
-				uf.Union(r.A, r.B)
-				weights = append(weights, weight{r.A, groupSize(r.A) * groupSize(r.B)})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("clusters: %w", err)
-		}
-	}
-	comps := uf.Components()
-	compOf := make(map[int64]int, uf.Len())
-	for i, c := range comps {
-		for _, d := range c {
-			compOf[d] = i
-		}
-	}
-	pairTotal := make([]int64, len(comps))
-	for rep := range groups {
-		g := groupSize(rep)
-		pairTotal[compOf[rep]] += g * (g - 1) / 2
-	}
-	for _, w := range weights {
-		pairTotal[compOf[w.a]] += w.n
-	}
-
-	// Read the members' ids, urls and lengths, one chunk's docs at a time.
-	members := make(map[int64]*memberInfo, uf.Len())
-	chunks := map[int]bool{}
-	for _, c := range comps {
-		for _, d := range c {
-			members[d] = &memberInfo{}
-			chunks[job.ChunkOf(d)] = true
-		}
-	}
-	for _, c := range slices.Sorted(maps.Keys(chunks)) {
-		mr, ok := mapResults[c]
-		if !ok {
-			return nil, fmt.Errorf("clusters: chunk %d has no map result", c)
-		}
-		err := pqfile.Stream(ctx, st, mr.DocFile.Name, &mr.DocFile, 4096, func(rows []records.DocRecord) error {
-			for _, r := range rows {
-				if m := members[r.Doc]; m != nil {
-					m.id, m.url, m.tokens = r.ID, r.URL, r.Tokens
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("clusters: %w", err)
-		}
-	}
-
-	stats := &ClusterStats{SizeHist: make([]int64, 31)}
-	kept := make([]int64, len(comps))
-	var clusters []records.ClusterRecord
-	var dups []records.Duplicate
-	for i, c := range comps {
-		k := chooseKept(c, members, p.Keep)
-		kept[i] = k
-		id := c[0]
-		size := int32(len(c))
-		stats.Clusters++
-		stats.Clustered += int64(size)
-		stats.Largest = max(stats.Largest, int64(size))
-		stats.SizeHist[min(int(size)-2, len(stats.SizeHist)-1)]++
-		stats.CompletePairs += pairTotal[i]
-		for _, d := range c {
-			m := members[d]
-			clusters = append(clusters, records.ClusterRecord{Doc: d, ID: m.id, Cluster: id, ClusterSize: size, Keep: d == k})
-			if d != k {
-				dups = append(dups, records.Duplicate{Doc: d, ID: m.id, URL: m.url, Cluster: id, KeptDoc: k, KeptID: members[k].id})
-			}
-		}
-	}
-	slices.SortFunc(dups, func(a, b records.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
-	stats.Top = summarize(comps, members, p.Keep)
-	stats.Duplicates = int64(len(dups))
-	if _, err := pqfile.Write(ctx, st, job.ClustersFile, clusters, pqfile.Sorted("cluster", "doc")); err != nil {
+// RunCluster drives the cluster stage, whose work is done by tasks that run
+// wherever run puts them (see ClusterTask); none of them holds more than a
+// partition's edges or documents, and this function only the tasks'
+// summaries. It finds the connected components of the verified pairs and
+// exact-duplicate groups (large-star / small-star rounds, see
+// components.go) until they are stars, brings each component together to
+// choose the document it keeps (see clusterjoin.go), and writes
+// clusters.parquet, duplicates.parquet and exact.parquet, merged from
+// sorted runs, and pairs/, by expanding every verified pair of
+// representatives to the members of their groups and listing the pairs
+// inside each group (see expander). A cluster's id is its smallest
+// ordinal. The outputs do not depend on how many tasks run where.
+func RunCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult, run TaskRunner) (*ClusterStats, error) {
+	// What an earlier run of the stage left is of no use.
+	if err := st.Remove(ctx, job.ClusterDir); err != nil {
 		return nil, err
 	}
-	if _, err := pqfile.Write(ctx, st, job.DuplicatesFile, dups, pqfile.Sorted("doc")); err != nil {
+	parts := max(1, min(p.Partitions, len(mapResults)))
+	var vf []verifyFiles
+	for _, v := range verifies {
+		vf = append(vf, verifyFiles{Chunk: v.Chunk, Pairs: v.File, Members: v.MembersFile})
+	}
+	slices.SortFunc(vf, func(x, y verifyFiles) int { return cmp.Compare(x.Chunk, y.Chunk) })
+	d := driver{st: st, run: run}
+	stats := &ClusterStats{SizeHist: make([]int64, sizeBins), Top: []ClusterSummary{}}
+
+	// The components, as labels.
+	labels, rounds, err := d.components(ctx, parts, vf)
+	if err != nil {
 		return nil, err
 	}
+	stats.Rounds = rounds
 
-	// exact.parquet: every document of an exact-duplicate group.
-	var exact []records.ExactRecord
-	for _, rep := range slices.Sorted(maps.Keys(groups)) {
-		g := groupSize(rep)
-		stats.ExactGroups++
-		stats.ExactDuplicates += g - 1
-		exact = append(exact, records.ExactRecord{Doc: rep, ID: repIDs[rep], Group: rep, GroupSize: int32(g)})
-		for _, m := range groups[rep] {
-			exact = append(exact, records.ExactRecord{Doc: m.doc, ID: m.id, Group: rep, GroupSize: int32(g)})
-		}
+	// The components, whole.
+	docs := make(map[int]pqfile.Info, len(mapResults))
+	for c, m := range mapResults {
+		docs[c] = m.DocFile
 	}
-	if _, err := pqfile.Write(ctx, st, job.ExactFile, exact, pqfile.Sorted("group", "doc")); err != nil {
+	joined, err := runStep[nodesResult](ctx, d, &clusterStep{Name: ClusterStepPrefix + stepNodes, Kind: stepNodes, Parts: parts, Tasks: parts, Verifies: vf, Docs: docs, Labels: labels})
+	if err != nil {
 		return nil, err
 	}
-
-	// Clusters whose complete pair list is too long list their kept
-	// document's pairs only.
-	bounded := map[int]int64{} // component -> its kept document
-	for i, n := range pairTotal {
-		if n > p.MaxClusterPairs {
-			bounded[i] = kept[i]
-		}
+	runs := make([]map[int]pqfile.Info, parts)
+	for i, r := range joined {
+		runs[i] = r.Runs
 	}
-	// pairs/ is written whole by this stage: files of an earlier run whose
-	// verify tasks do not exist now (the chunks holding pairs moved when a
-	// retried chunk brought new representatives) must not stay.
+	comps, err := runStep[componentsResult](ctx, d, &clusterStep{Name: ClusterStepPrefix + stepComponents, Kind: stepComponents, Parts: parts, Tasks: parts, Runs: runs})
+	if err != nil {
+		return nil, err
+	}
+	out := &clusterStep{Name: ClusterStepPrefix + stepOutput, Kind: stepOutput, Parts: parts, Tasks: len(vf) + 3, Verifies: vf}
+	var boundedPairs int64
+	runs = make([]map[int]pqfile.Info, parts)
+	for i, r := range comps {
+		stats.add(&r.Stats)
+		boundedPairs += r.BoundedPairs
+		runs[i] = r.Lookups
+		out.Clusters = append(out.Clusters, r.Clusters)
+		out.Duplicates = append(out.Duplicates, r.Duplicates)
+	}
+	out.Runs = runs
+	for _, b := range stats.Bounded {
+		out.Top = append(out.Top, b.Cluster)
+	}
+
+	// The outputs. pairs/ is written whole by this step: files of an
+	// earlier run whose verify tasks do not exist now (the chunks holding
+	// pairs moved when a retried chunk brought new representatives) must
+	// not stay.
 	if err := st.Remove(ctx, job.PairsDir); err != nil {
 		return nil, err
 	}
-	ex := &expander{groups: groups, repIDs: repIDs, compOf: compOf, bounded: bounded, params: p}
-	// One pairs/ file per verify task, written in parallel: the workers
-	// are idle now, and each file depends on its task's results only.
-	written := make([]expanded, len(verifies))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, v := range verifies {
-		g.Go(func() error {
-			var err error
-			written[i], err = ex.write(gctx, st, v)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	written, err := runStep[outputResult](ctx, d, out)
+	if err != nil {
 		return nil, err
 	}
-	keptListed := map[int]int64{}
+	var keptListed int64
 	for _, w := range written {
-		stats.PairsListed += w.listed
-		for c, n := range w.keptListed {
-			keptListed[c] += n
+		stats.PairsListed += w.Listed
+		keptListed += w.KeptListed
+		stats.ExactGroups += w.ExactGroups
+		stats.ExactDuplicates += w.ExactDuplicates
+		for i := range stats.Bounded {
+			stats.Bounded[i].Listed += w.Top[stats.Bounded[i].Cluster]
 		}
 	}
-	for _, i := range slices.Sorted(maps.Keys(bounded)) {
-		b := BoundedCluster{Cluster: comps[i][0], Size: int64(len(comps[i])), KeptID: members[kept[i]].id,
-			Pairs: pairTotal[i], Listed: keptListed[i]}
-		b.NotListed = b.Pairs - b.Listed
-		stats.BoundedClusters++
-		stats.PairsNotListed += b.NotListed
-		stats.Bounded = append(stats.Bounded, b)
+	for i := range stats.Bounded {
+		stats.Bounded[i].NotListed = stats.Bounded[i].Pairs - stats.Bounded[i].Listed
 	}
-	slices.SortStableFunc(stats.Bounded, func(x, y BoundedCluster) int { return cmp.Compare(y.Pairs, x.Pairs) })
-	stats.Bounded = stats.Bounded[:min(len(stats.Bounded), topClusters)]
+	stats.PairsNotListed = boundedPairs - keptListed
 	return stats, nil
 }
 
-// chooseKept picks the document a cluster keeps: the smallest ordinal (the
-// first in input order), or with keep "longest" the one with the most
-// tokens, ties going to the smallest ordinal.
-func chooseKept(members []int64, info map[int64]*memberInfo, keep string) int64 {
-	kept := members[0]
+// add adds the statistics of some of the clusters to s's.
+func (s *ClusterStats) add(o *ClusterStats) {
+	s.Clusters += o.Clusters
+	s.Clustered += o.Clustered
+	s.Duplicates += o.Duplicates
+	s.Largest = max(s.Largest, o.Largest)
+	for i, n := range o.SizeHist {
+		s.SizeHist[i] += n
+	}
+	for _, t := range o.Top {
+		s.Top = insertTop(s.Top, t)
+	}
+	s.CompletePairs += o.CompletePairs
+	s.BoundedClusters += o.BoundedClusters
+	for _, b := range o.Bounded {
+		s.Bounded = insertBounded(s.Bounded, b)
+	}
+}
+
+// components runs the steps that label every document of a verified pair
+// or exact group with its component's smallest ordinal, and returns each
+// partition's labels and the number of large-star rounds.
+func (d driver) components(ctx context.Context, parts int, vf []verifyFiles) ([]*pqfile.Info, int, error) {
+	contracted, err := runStep[roundResult](ctx, d, &clusterStep{Name: ClusterStepPrefix + stepContract, Kind: stepContract, Parts: parts, Tasks: parts, Verifies: vf})
+	if err != nil {
+		return nil, 0, err
+	}
+	var nodes int64
+	runs := make([]map[int]pqfile.Info, parts)
+	for i, r := range contracted {
+		nodes += r.Nodes
+		runs[i] = r.Runs
+	}
+	return d.rounds(ctx, parts, runs, nodes)
+}
+
+// rounds runs large-star and small-star steps, from the edges of runs
+// (both directions, by partition of the first node) of a graph of at most
+// nodes nodes, until every component is a star. It returns each
+// partition's labels and the number of large-star rounds.
+func (d driver) rounds(ctx context.Context, parts int, runs []map[int]pqfile.Info, nodes int64) ([]*pqfile.Info, int, error) {
+	for round := 1; ; round++ {
+		if round > maxRounds(nodes) {
+			return nil, 0, fmt.Errorf("clusters: the components of %d documents are not stars after %d rounds", nodes, round-1)
+		}
+		step := func(kind string) *clusterStep {
+			return &clusterStep{Name: fmt.Sprintf("%s%s-%02d", ClusterStepPrefix, kind, round), Kind: kind, Parts: parts, Tasks: parts, Runs: runs}
+		}
+		large, err := runStep[roundResult](ctx, d, step(stepLargeStar))
+		if err != nil {
+			return nil, 0, err
+		}
+		var notStar int64
+		runs = make([]map[int]pqfile.Info, parts)
+		for i, r := range large {
+			notStar += r.NotStar
+			runs[i] = r.Runs
+		}
+		if notStar == 0 {
+			labels := make([]*pqfile.Info, parts)
+			for i, r := range large {
+				labels[i] = r.Labels
+			}
+			return labels, round, nil
+		}
+		small, err := runStep[roundResult](ctx, d, step(stepSmallStar))
+		if err != nil {
+			return nil, 0, err
+		}
+		runs = make([]map[int]pqfile.Info, parts)
+		for i, r := range small {
+			runs[i] = r.Runs
+		}
+	}
+}
+
+// driver runs the steps of the cluster stage.
+type driver struct {
+	st  storage.FS
+	run TaskRunner
+}
+
+// runStep describes step s to its tasks, runs them and decodes their
+// results.
+func runStep[T any](ctx context.Context, d driver, s *clusterStep) ([]T, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	if err := storage.WriteFile(ctx, d.st, job.ClusterStepFile(s.Name), data); err != nil {
+		return nil, err
+	}
+	raw, err := d.run.RunTasks(ctx, s.Name, s.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) != s.Tasks {
+		return nil, fmt.Errorf("%s: %d results of %d tasks", s.Name, len(raw), s.Tasks)
+	}
+	out := make([]T, len(raw))
+	for i, b := range raw {
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			return nil, fmt.Errorf("%s: result of task %d: %w", s.Name, i, err)
+		}
+	}
+	return out, nil
+}
+
+// chooseKept picks the document a cluster keeps, given its documents in
+// ordinal order: the first, or with keep "longest" the one with the most
+// tokens, ties going to the smallest ordinal. It returns its index.
+func chooseKept(docs []compRow, keep string) int {
+	kept := 0
 	if keep != "longest" {
 		return kept
 	}
-	for _, d := range members[1:] {
-		if info[d].tokens > info[kept].tokens {
-			kept = d
+	for i, d := range docs {
+		if d.Tokens > docs[kept].Tokens {
+			kept = i
 		}
 	}
 	return kept
-}
-
-// summarize lists the largest clusters (ties: smallest cluster id first).
-func summarize(comps [][]int64, members map[int64]*memberInfo, keep string) []ClusterSummary {
-	order := make([]int, len(comps))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(comps[b]), len(comps[a])) })
-	top := []ClusterSummary{}
-	for _, i := range order[:min(len(order), topClusters)] {
-		c := comps[i]
-		kept := members[chooseKept(c, members, keep)]
-		s := ClusterSummary{Cluster: c[0], Size: len(c), KeptID: kept.id, KeptURL: kept.url}
-		for _, d := range c[:min(len(c), 5)] {
-			s.Members = append(s.Members, members[d].id)
-		}
-		top = append(top, s)
-	}
-	return top
 }

@@ -13,8 +13,7 @@ import (
 )
 
 func TestChooseKept(t *testing.T) {
-	info := map[int64]*memberInfo{1: {tokens: 10}, 5: {tokens: 30}, 9: {tokens: 30}, 12: {tokens: 2}}
-	members := []int64{1, 5, 9, 12}
+	docs := []compRow{{A: 1, Tokens: 10}, {A: 5, Tokens: 30}, {A: 9, Tokens: 30}, {A: 12, Tokens: 2}}
 	tests := []struct {
 		keep string
 		want int64
@@ -23,7 +22,7 @@ func TestChooseKept(t *testing.T) {
 		{"longest", 5}, // 5 and 9 tie: the first wins
 	}
 	for _, tt := range tests {
-		if got := chooseKept(members, info, tt.keep); got != tt.want {
+		if got := docs[chooseKept(docs, tt.keep)].A; got != tt.want {
 			t.Errorf("chooseKept(%s) = %d, want %d", tt.keep, got, tt.want)
 		}
 	}

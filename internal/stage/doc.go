@@ -9,8 +9,13 @@
 //     groups.
 //   - Verify checks the candidates and claims of one chunk against the
 //     signatures and shingle sets.
-//   - Cluster joins the verified pairs and exact groups into clusters and
-//     writes pairs/, exact.parquet, clusters.parquet and duplicates.parquet.
+//   - The cluster stage joins the verified pairs and exact groups into
+//     clusters and writes pairs/, exact.parquet, clusters.parquet and
+//     duplicates.parquet. It runs as steps of tasks (ClusterTask), each
+//     over one partition of the documents, driven by RunCluster: rounds
+//     of large-star and small-star until the connected components are
+//     stars, then the components brought together by label, then the
+//     outputs.
 //
 // Every stage is idempotent: run again on the same inputs, it writes the
 // same files.

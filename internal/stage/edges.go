@@ -21,38 +21,149 @@ import (
 // 20-byte little-endian records (a, b, band) grouped by the chunk of a.
 // Each chunk's range is checked against the offset, size, row count and
 // xxhash its writer recorded. A few of them are read per verify task, so
-// they skip Parquet's per-file cost.
+// they skip Parquet's per-file cost. The cluster stage's rounds use the
+// same records, grouped by partition (see writeRuns).
 const edgeRecord = 20
 
 // writeEdges writes edges, sorted by the chunk of their first document,
 // to name, and returns each chunk's range.
 func writeEdges(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]pqfile.Info, error) {
+	return writeRuns(ctx, st, name, edges, job.ChunkOf)
+}
+
+// writeRuns writes edges, sorted by key of their first document, to name
+// as one run per key, and returns each key's range.
+func writeRuns(ctx context.Context, st storage.Creator, name string, edges []records.Candidate, key func(int64) int) (map[int]pqfile.Info, error) {
+	return writeRunFile(ctx, st, name, edges, func(e records.Candidate) int { return key(e.A) }, appendEdge)
+}
+
+func appendEdge(buf []byte, e records.Candidate) []byte {
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(e.A))
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(e.B))
+	return binary.LittleEndian.AppendUint32(buf, uint32(e.Band))
+}
+
+func decodeEdge(b []byte) (records.Candidate, int) {
+	if len(b) < edgeRecord {
+		return records.Candidate{}, 0
+	}
+	return records.Candidate{
+		A:    int64(binary.LittleEndian.Uint64(b)),
+		B:    int64(binary.LittleEndian.Uint64(b[8:])),
+		Band: int32(binary.LittleEndian.Uint32(b[16:])),
+	}, edgeRecord
+}
+
+// readEdges appends the edges of one chunk's range to dst.
+func readEdges(ctx context.Context, st storage.Opener, info pqfile.Info, dst []records.Candidate) ([]records.Candidate, error) {
+	if info.Bytes != edgeRecord*info.Rows {
+		return nil, fmt.Errorf("%s: range %d+%d does not hold %d rows: %w", info.Name, info.Offset, info.Bytes, info.Rows, pqfile.ErrCorrupt)
+	}
+	return readRunFile(ctx, st, info, decodeEdge, dst)
+}
+
+// writeRunFile writes rows, sorted by key, to name as one run per key, each
+// row encoded by enc, and returns each key's range: its offset, size, row
+// count and xxhash, which readRunFile checks.
+func writeRunFile[T any](ctx context.Context, st storage.Creator, name string, rows []T, key func(T) int, enc func([]byte, T) []byte) (map[int]pqfile.Info, error) {
 	out := map[int]pqfile.Info{}
-	if len(edges) == 0 {
+	if len(rows) == 0 {
 		return out, nil
 	}
-	buf := make([]byte, 0, edgeRecord*len(edges))
-	for lo := 0; lo < len(edges); {
-		c := job.ChunkOf(edges[lo].A)
+	var buf []byte
+	for lo := 0; lo < len(rows); {
+		k := key(rows[lo])
 		hi := lo
 		start := len(buf)
-		for hi < len(edges) && job.ChunkOf(edges[hi].A) == c {
-			e := edges[hi]
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(e.A))
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(e.B))
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(e.Band))
-			hi++
+		for ; hi < len(rows) && key(rows[hi]) == k; hi++ {
+			buf = enc(buf, rows[hi])
 		}
-		if _, dup := out[c]; dup {
-			return nil, fmt.Errorf("%s: the edges of chunk %d are not contiguous", name, c)
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("%s: the rows of run %d are not contiguous", name, k)
 		}
-		out[c] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: xxhash.Sum64(buf[start:]), Bytes: int64(len(buf) - start), Offset: int64(start)}
+		out[k] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: xxhash.Sum64(buf[start:]), Bytes: int64(len(buf) - start), Offset: int64(start)}
 		lo = hi
 	}
 	if err := storage.WriteFile(ctx, st, name, buf); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// readRunFile appends the rows of one run to dst, each decoded by dec,
+// which returns the bytes it used (0 for bytes that are no row).
+func readRunFile[T any](ctx context.Context, st storage.Opener, info pqfile.Info, dec func([]byte) (T, int), dst []T) ([]T, error) {
+	f, err := st.Open(ctx, info.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if info.Offset < 0 || info.Bytes < 0 || info.Offset+info.Bytes > f.Size() {
+		return nil, fmt.Errorf("%s: range %d+%d of %d rows does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, info.Rows, f.Size(), pqfile.ErrCorrupt)
+	}
+	buf := make([]byte, info.Bytes)
+	if _, err := f.ReadAt(buf, info.Offset); err != nil {
+		return nil, fmt.Errorf("%s: %w", info.Name, err)
+	}
+	if sum := xxhash.Sum64(buf); sum != info.Checksum {
+		return nil, fmt.Errorf("%s: range %d+%d has checksum %x, want %x: %w", info.Name, info.Offset, info.Bytes, sum, info.Checksum, pqfile.ErrCorrupt)
+	}
+	var rows int64
+	for b := buf; len(b) > 0; rows++ {
+		r, n := dec(b)
+		if n <= 0 {
+			return nil, fmt.Errorf("%s: range %d+%d: row %d does not decode: %w", info.Name, info.Offset, info.Bytes, rows, pqfile.ErrCorrupt)
+		}
+		dst = append(dst, r)
+		b = b[n:]
+	}
+	if rows != info.Rows {
+		return nil, fmt.Errorf("%s: range %d+%d holds %d rows, want %d: %w", info.Name, info.Offset, info.Bytes, rows, info.Rows, pqfile.ErrCorrupt)
+	}
+	return dst, nil
+}
+
+// appendString appends s, its length first.
+func appendString(buf []byte, s string) []byte {
+	return append(binary.AppendUvarint(buf, uint64(len(s))), s...)
+}
+
+// rowDecoder reads the fields appended by binary.AppendVarint and
+// appendString; a field that does not decode leaves it failed.
+type rowDecoder struct {
+	b      []byte
+	n      int
+	failed bool
+}
+
+func (d *rowDecoder) int() int64 {
+	v, n := binary.Varint(d.b[d.n:])
+	if n <= 0 {
+		d.failed = true
+		return 0
+	}
+	d.n += n
+	return v
+}
+
+func (d *rowDecoder) string() string {
+	l, n := binary.Uvarint(d.b[d.n:])
+	if n <= 0 || l > uint64(len(d.b)-d.n-n) {
+		d.failed = true
+		return ""
+	}
+	d.n += n
+	s := string(d.b[d.n : d.n+int(l)])
+	d.n += int(l)
+	return s
+}
+
+// used is the bytes read, 0 if a field did not decode.
+func (d *rowDecoder) used() int {
+	if d.failed {
+		return 0
+	}
+	return d.n
 }
 
 // edgeStream reads one chunk's edge range of an edge file sequentially.

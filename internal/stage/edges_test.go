@@ -3,7 +3,6 @@ package stage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -124,29 +123,16 @@ func TestEdgesCorrupt(t *testing.T) {
 			if !errors.Is(err, pqfile.ErrCorrupt) {
 				t.Fatalf("err = %v (read %v), want ErrCorrupt", err, got)
 			}
+			// The verify stage's streaming merge refuses it too.
+			if m, err := mergeEdges(ctx, st, []pqfile.Info{tt.info}); !errors.Is(err, pqfile.ErrCorrupt) {
+				if err == nil {
+					m.close()
+				}
+				t.Fatalf("mergeEdges: err = %v, want ErrCorrupt", err)
+			}
 		})
 	}
 	if _, err := readEdges(ctx, st, pqfile.Info{Name: "missing.edges"}, nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want fs.ErrNotExist", err)
-	}
-}
-
-// readEdges reads the edges of one chunk's range (through the stream the
-// verify stage merges) and appends them to dst.
-func readEdges(ctx context.Context, st storage.Opener, info pqfile.Info, dst []records.Candidate) ([]records.Candidate, error) {
-	s, err := openEdges(ctx, st, info)
-	if err != nil {
-		return nil, err
-	}
-	defer s.f.Close()
-	for {
-		ok, err := s.next()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", info.Name, err)
-		}
-		if !ok {
-			return dst, nil
-		}
-		dst = append(dst, s.cur)
 	}
 }

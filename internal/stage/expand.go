@@ -20,20 +20,26 @@ import (
 // pairs of the kept document are written. Each pair is written once, in
 // the file of the verify task that found it, sorted by (a, b).
 //
-// An expander is read-only once built: write may run concurrently.
+// An expander serves one verify task: it holds the exact groups its pairs
+// and groups name, and where the first document of a pair or a group's
+// representative is in a bounded cluster, that cluster and its kept
+// document.
 type expander struct {
+	reps    []int64 // the representatives of the task's groups, ascending
 	groups  map[int64][]groupMember
 	repIDs  map[int64]string
-	compOf  map[int64]int
-	bounded map[int]int64
+	bounded map[int64]keptDoc
 	params  job.Params
 }
+
+// keptDoc is a bounded cluster and its kept document.
+type keptDoc struct{ cluster, doc int64 }
 
 // expanded is what one pairs/ file holds: its pairs, and those of kept
 // documents of bounded clusters, by cluster.
 type expanded struct {
 	listed     int64
-	keptListed map[int]int64
+	keptListed map[int64]int64
 }
 
 // identical is the pair row of two documents with the same shingle set:
@@ -55,15 +61,16 @@ func (x *expander) group(rep int64, repID string) []groupMember {
 	return append([]groupMember{{doc: rep, id: repID}}, x.groups[rep]...)
 }
 
-func (x *expander) write(ctx context.Context, st storage.FS, v job.VerifyResult) (expanded, error) {
-	res := expanded{keptListed: map[int]int64{}}
+func (x *expander) write(ctx context.Context, st storage.FS, v verifyFiles) (expanded, error) {
+	res := expanded{keptListed: map[int64]int64{}}
 	var out []records.Pair
-	emit := func(comp int, a, b groupMember, tmpl records.Pair) {
-		if k, ok := x.bounded[comp]; ok {
-			if a.doc != k && b.doc != k {
+	// first is the pair's first document, or the group's representative.
+	emit := func(first int64, a, b groupMember, tmpl records.Pair) {
+		if k, ok := x.bounded[first]; ok {
+			if a.doc != k.doc && b.doc != k.doc {
 				return
 			}
-			res.keptListed[comp]++
+			res.keptListed[k.cluster]++
 		}
 		if a.doc > b.doc {
 			a, b = b, a
@@ -71,18 +78,17 @@ func (x *expander) write(ctx context.Context, st storage.FS, v job.VerifyResult)
 		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID = a.doc, b.doc, a.id, b.id
 		out = append(out, tmpl)
 	}
-	if v.File != nil {
-		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []records.Pair) error {
+	if v.Pairs != nil {
+		err := pqfile.Stream(ctx, st, v.Pairs.Name, v.Pairs, 4096, func(rows []records.Pair) error {
 			for _, r := range rows {
-				comp := x.compOf[r.A]
 				ga, gb := x.group(r.A, r.AID), x.group(r.B, r.BID)
-				if k, ok := x.bounded[comp]; ok {
+				if k, ok := x.bounded[r.A]; ok {
 					// Only the kept document's pairs: skip the product.
-					ga, gb = onlyKept(ga, gb, k)
+					ga, gb = onlyKept(ga, gb, k.doc)
 				}
 				for _, a := range ga {
 					for _, b := range gb {
-						emit(comp, a, b, r)
+						emit(r.A, a, b, r)
 					}
 				}
 			}
@@ -92,41 +98,25 @@ func (x *expander) write(ctx context.Context, st storage.FS, v job.VerifyResult)
 			return res, fmt.Errorf("pairs: %w", err)
 		}
 	}
-	if v.MembersFile != nil {
-		var reps []int64
-		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []records.ExactMember) error {
-			for _, r := range rows {
-				if len(reps) == 0 || reps[len(reps)-1] != r.Group {
-					reps = append(reps, r.Group)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return res, fmt.Errorf("pairs: %w", err)
-		}
-
-		for _, rep := range reps {
-			comp := x.compOf[rep]
-			g := x.group(rep, x.repIDs[rep])
-			tmpl := x.identical()
-			if k, ok := x.bounded[comp]; ok {
-				// Only the kept document's pairs: skip the square.
-				for _, a := range g {
-					if a.doc == k {
-						for _, b := range g {
-							if b.doc != k {
-								emit(comp, a, b, tmpl)
-							}
+	for _, rep := range x.reps {
+		g := x.group(rep, x.repIDs[rep])
+		tmpl := x.identical()
+		if k, ok := x.bounded[rep]; ok {
+			// Only the kept document's pairs: skip the square.
+			for _, a := range g {
+				if a.doc == k.doc {
+					for _, b := range g {
+						if b.doc != k.doc {
+							emit(rep, a, b, tmpl)
 						}
 					}
 				}
-				continue
 			}
-			for i, a := range g {
-				for _, b := range g[i+1:] {
-					emit(comp, a, b, tmpl)
-				}
+			continue
+		}
+		for i, a := range g {
+			for _, b := range g[i+1:] {
+				emit(rep, a, b, tmpl)
 			}
 		}
 	}

@@ -61,7 +61,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	// Documents go to their file as they are read, and band records in
 	// runs of about ChunkBytes of text: a chunk that is a whole compressed
 	// file holds many times that, and memory must not grow with it.
-	docs, err := pqfile.Create[records.DocRecord](ctx, st, job.DocFile(chunk.Index), pqfile.Options{SortedBy: []string{"doc"}, RowGroupRows: docGroupRows})
+	docs, err := pqfile.NewWriter[records.DocRecord](ctx, st, job.DocFile(chunk.Index), pqfile.Options{SortedBy: []string{"doc"}, RowGroupRows: docGroupRows})
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	if err := runs.finish(ctx); err != nil {
 		return nil, err
 	}
-	if res.DocFile, err = docs.Commit(); err != nil {
+	if res.DocFile, err = docs.Close(); err != nil {
 		return nil, err
 	}
 	if res.SigFile, err = sigs.commit(); err != nil {

@@ -189,7 +189,7 @@ func (l *lazyWriter[T]) write(ctx context.Context, rows []T) error {
 		return nil
 	}
 	if l.w == nil {
-		w, err := pqfile.Create[T](ctx, l.st, l.name, l.o)
+		w, err := pqfile.NewWriter[T](ctx, l.st, l.name, l.o)
 		if err != nil {
 			return err
 		}
@@ -203,7 +203,7 @@ func (l *lazyWriter[T]) commit() (*pqfile.Info, error) {
 	if l.w == nil {
 		return nil, nil
 	}
-	info, err := l.w.Commit()
+	info, err := l.w.Close()
 	l.w = nil
 	if err != nil {
 		return nil, err

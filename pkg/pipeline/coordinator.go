@@ -90,20 +90,25 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		return nil, err
 	}
 
-	// Clusters, here in the coordinator.
+	// Clusters: steps of tasks that this coordinator only drives. Like
+	// the rest of the job after map, they run whole on every run of it:
+	// what an earlier run did of them is cleared.
 	t0 := time.Now()
-	c.prog.begin("cluster", 1)
+	if err := c.reset.DeletePrefix(ctx, stageKeys(c.spec.Epoch, stage.ClusterStepPrefix)); err != nil {
+		return nil, fmt.Errorf("clearing the cluster stage: %w", err)
+	}
 	mapsByChunk := make(map[int]job.MapResult, len(mapList))
 	for _, m := range mapList {
 		mapsByChunk[m.Chunk] = m
 	}
-	stats, err := stage.Cluster(ctx, c.st, p, verifyList, mapsByChunk)
+	steps := &clusterSteps{c: c}
+	stats, err := stage.RunCluster(ctx, c.st, p, verifyList, mapsByChunk, steps)
 	if err != nil {
 		return nil, err
 	}
-	c.prog.done(0, 0)
-	c.prog.end()
-	man.addClusters(stats, time.Since(t0))
+	man.addClusters(stats, steps.tasks, time.Since(t0))
+	c.log.Info("clusters found", "clusters", stats.Clusters, "rounds", stats.Rounds, "steps", steps.steps, "tasks", steps.tasks,
+		"seconds", time.Since(t0).Seconds())
 	if w := giantClusterWarning(stats, man.Counts.Docs); w != "" {
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
@@ -165,6 +170,33 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		// tasks then run, redoes the stages after map.
 	}
 	return man, nil
+}
+
+// clusterSteps runs the steps of the cluster stage as tasks on the queue,
+// and counts them.
+type clusterSteps struct {
+	c            *coordinator
+	steps, tasks int
+}
+
+// RunTasks runs one step's tasks and returns their results in order; a
+// task that failed for good fails the job.
+func (s *clusterSteps) RunTasks(ctx context.Context, step string, n int) ([][]byte, error) {
+	out, err := s.c.stage(ctx, step, seq(n), nil)
+	if err != nil {
+		return nil, err
+	}
+	s.steps++
+	s.tasks += n
+	if err := s.c.checkFailures(out); err != nil {
+		return nil, err
+	}
+	s.c.log.Debug("cluster step done", "step", step, "tasks", n, "seconds", out.timing.Seconds)
+	results := make([][]byte, n)
+	for i := range results {
+		results[i] = out.results[i]
+	}
+	return results, nil
 }
 
 // checkFailures fails the job on failed tasks under --strict, and in any

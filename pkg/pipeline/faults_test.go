@@ -64,6 +64,20 @@ func TestInjectedFaults(t *testing.T) {
 			},
 		},
 		{
+			name: "cluster tasks that fail are retried",
+			faults: "panic@cluster-ls-01/0#1; fail@cluster-comps/*#1; fail@create:_work/cluster/cluster-nodes/#1; " +
+				"fail@cluster-out/0#1; fail@create:clusters.parquet#1",
+			check: func(t *testing.T, out string, m *Manifest) {
+				sameFiles(t, ref, out, "pairs/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet")
+				if len(m.Failures) != 0 {
+					t.Fatalf("failures reported for faults that healed: %+v", m.Failures)
+				}
+				if s := m.Stages[len(m.Stages)-1]; s.Name != "cluster" || s.Tasks < 6 {
+					t.Fatalf("last stage %+v: want the cluster stage's tasks", s)
+				}
+			},
+		},
+		{
 			name:   "poison chunk is reported and skipped",
 			faults: "panic@map/1",
 			check: func(t *testing.T, out string, m *Manifest) {
@@ -91,6 +105,7 @@ func TestInjectedFaults(t *testing.T) {
 		{name: "every chunk failing fails the job", faults: "fail@map/*", wantErr: "every map task failed"},
 		{name: "full disk in reduce fails the job", faults: "fail@create:candidates/part=00004", wantErr: "no space left on device"},
 		{name: "failing verify fails the job", faults: "fail@verify/*", wantErr: "verify task"},
+		{name: "failing cluster task fails the job", faults: "fail@cluster-comps/*", wantErr: "cluster-comps task 0 failed after 2 attempts"},
 		{name: "permission denied on verified pairs fails the job", faults: "deny@create:_work/verified/", wantErr: "permission denied"},
 	}
 	for _, tt := range tests {

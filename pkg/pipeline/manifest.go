@@ -175,7 +175,7 @@ func (m *Manifest) addVerifies(list []job.VerifyResult, out *stageOutcome) {
 	m.addStage(out)
 }
 
-func (m *Manifest) addClusters(s *stage.ClusterStats, d time.Duration) {
+func (m *Manifest) addClusters(s *stage.ClusterStats, tasks int, d time.Duration) {
 	m.Counts.Clusters = s.Clusters
 	m.Counts.ClusteredDocs = s.Clustered
 	m.Counts.Duplicates = s.Duplicates
@@ -189,7 +189,7 @@ func (m *Manifest) addClusters(s *stage.ClusterStats, d time.Duration) {
 	m.Counts.LargestCluster = s.Largest
 	m.ClusterSizeHist = s.SizeHist
 	m.LargestClusters = s.Top
-	m.Stages = append(m.Stages, StageTiming{Name: "cluster", Tasks: 1, Seconds: d.Seconds()})
+	m.Stages = append(m.Stages, StageTiming{Name: "cluster", Tasks: tasks, Seconds: d.Seconds()})
 }
 
 func (m *Manifest) addStage(out *stageOutcome) {

@@ -4,7 +4,8 @@ import (
 	"fmt"
 )
 
-// The stages of a job, in order.
+// The stages of a job, in order. The cluster stage that follows runs as
+// steps named stage.ClusterStepPrefix + step (see stage.RunCluster).
 const (
 	StageMap    = "map"
 	StageReduce = "reduce"

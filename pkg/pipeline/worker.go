@@ -3,8 +3,10 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/neardup/neardup/internal/faults"
@@ -123,7 +125,16 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 			return fmt.Errorf("verify chunk %d: %w", t.Index, err)
 		}
 	default:
-		return queue.Permanent(fmt.Errorf("unknown stage %q", t.Stage))
+		if !strings.HasPrefix(t.Stage, stage.ClusterStepPrefix) {
+			return queue.Permanent(fmt.Errorf("unknown stage %q", t.Stage))
+		}
+		result, err = stage.ClusterTask(ctx, st, jc.spec.Params, t.Stage, t.Index)
+		if errors.Is(err, stage.ErrNoTask) {
+			return queue.Permanent(err)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	data, err := json.Marshal(result)
 	if err != nil {

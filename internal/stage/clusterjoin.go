@@ -1,0 +1,410 @@
+package stage
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// Once every document has its label, two steps bring each component's
+// documents together, partitioned by label:
+//
+//   - nodes (by document partition) joins the partition's labels with
+//     its chunks' document files, exact groups and verified pairs, and
+//     sends each row to the partition of its label;
+//   - components (by label partition) takes each component whole: it
+//     chooses the kept document, counts the complete pairs, writes its
+//     sorted runs of clusters.parquet and duplicates.parquet, and tells
+//     each verify chunk what expanding its pairs needs from elsewhere
+//     (lookupRow).
+//
+// Neither holds more than one partition's documents.
+
+// compRow is one row the nodes step sends to the components step: a
+// document of the component Label, a member of one of its exact groups,
+// or one of its verified pairs of representatives.
+type compRow struct {
+	Label  int64
+	Kind   int32
+	A      int64 // the document; the group's representative; the pair's first
+	B      int64 // the member; the pair's second
+	ID     string
+	URL    string
+	Tokens int32
+}
+
+func appendCompRow(b []byte, r compRow) []byte {
+	for _, v := range []int64{r.Label, int64(r.Kind), r.A, r.B, int64(r.Tokens)} {
+		b = binary.AppendVarint(b, v)
+	}
+	return appendString(appendString(b, r.ID), r.URL)
+}
+
+func decodeCompRow(b []byte) (compRow, int) {
+	d := rowDecoder{b: b}
+	r := compRow{Label: d.int(), Kind: int32(d.int()), A: d.int(), B: d.int(), Tokens: int32(d.int())}
+	r.ID, r.URL = d.string(), d.string()
+	return r, d.used()
+}
+
+// The kinds of compRow, in the order a component's rows are sorted.
+const (
+	rowDoc int32 = iota
+	rowMember
+	rowPair
+)
+
+func compareCompRows(x, y compRow) int {
+	return cmp.Or(cmp.Compare(x.Label, y.Label), cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
+}
+
+// lookupRow is what the output task of verify chunk Chunk needs to expand
+// its pairs: the bounded cluster and kept document of a document
+// (lookupKept: a pair's first document or a group's representative), or
+// a member of the exact group of a pair's second document when that
+// group is in another chunk's file (lookupMember).
+type lookupRow struct {
+	Chunk   int32
+	Kind    int32
+	Node    int64
+	Cluster int64  // lookupKept
+	Doc     int64  // the kept document; the member
+	ID      string // the member's id
+}
+
+func appendLookupRow(b []byte, r lookupRow) []byte {
+	for _, v := range []int64{int64(r.Chunk), int64(r.Kind), r.Node, r.Cluster, r.Doc} {
+		b = binary.AppendVarint(b, v)
+	}
+	return appendString(b, r.ID)
+}
+
+func decodeLookupRow(b []byte) (lookupRow, int) {
+	d := rowDecoder{b: b}
+	r := lookupRow{Chunk: int32(d.int()), Kind: int32(d.int()), Node: d.int(), Cluster: d.int(), Doc: d.int()}
+	r.ID = d.string()
+	return r, d.used()
+}
+
+// The kinds of lookupRow.
+const (
+	lookupKept int32 = iota
+	lookupMember
+)
+
+// docInfo is what the cluster stage reads of a records.DocRecord: only
+// these columns are decoded.
+type docInfo struct {
+	Doc    int64  `parquet:"doc"`
+	ID     string `parquet:"id"`
+	URL    string `parquet:"url"`
+	Tokens int32  `parquet:"tokens"`
+}
+
+// nodesResult is what a task of the nodes step reports.
+type nodesResult struct {
+	Runs map[int]pqfile.Info `json:"runs,omitempty"` // by label partition
+	Rows int64               `json:"rows"`
+}
+
+// nodesTask sends the partition's documents (with their ids, urls and
+// lengths), group members and verified pairs to the partitions of their
+// components' labels.
+func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*nodesResult, error) {
+	var labels []records.Candidate // (document, label), by document
+	if part < len(s.Labels) && s.Labels[part] != nil {
+		var err error
+		if labels, err = readEdges(ctx, st, *s.Labels[part], nil); err != nil {
+			return nil, fmt.Errorf("clusters: %w", err)
+		}
+	}
+	find := func(doc int64) (int, bool) {
+		return slices.BinarySearchFunc(labels, doc, func(e records.Candidate, d int64) int { return cmp.Compare(e.A, d) })
+	}
+	label := func(doc int64) (int64, error) {
+		i, ok := find(doc)
+		if !ok {
+			return 0, fmt.Errorf("clusters: document %d of a verified pair or group has no label", doc)
+		}
+		return labels[i].B, nil
+	}
+
+	rows := make([]compRow, len(labels))
+	chunks := map[int]bool{}
+	for i, l := range labels {
+		rows[i] = compRow{Label: l.B, Kind: rowDoc, A: l.A}
+		chunks[job.ChunkOf(l.A)] = true
+	}
+	for _, c := range slices.Sorted(maps.Keys(chunks)) {
+		info, ok := s.Docs[c]
+		if !ok {
+			return nil, fmt.Errorf("clusters: chunk %d has no map result", c)
+		}
+		err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []docInfo) error {
+			for _, d := range docs {
+				if i, ok := find(d.Doc); ok {
+					rows[i].ID, rows[i].URL, rows[i].Tokens = d.ID, d.URL, d.Tokens
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("clusters: %w", err)
+		}
+	}
+
+	for _, v := range s.Verifies {
+		if v.Chunk%s.Parts != part {
+			continue
+		}
+		err := readVerified(ctx, st, v, func(p pairEnds) error {
+			l, err := label(p.A)
+			rows = append(rows, compRow{Label: l, Kind: rowPair, A: p.A, B: p.B})
+			return err
+		}, func(m memberOf) error {
+			l, err := label(m.Group)
+			rows = append(rows, compRow{Label: l, Kind: rowMember, A: m.Group, B: m.Doc, ID: m.ID})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("clusters: %w", err)
+		}
+	}
+	slices.SortFunc(rows, func(x, y compRow) int {
+		if c := cmp.Compare(partOf(x.Label, s.Parts), partOf(y.Label, s.Parts)); c != 0 {
+			return c
+		}
+		return compareCompRows(x, y)
+	})
+	res := &nodesResult{Rows: int64(len(rows))}
+	var err error
+	res.Runs, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "rows"), rows,
+		func(r compRow) int { return partOf(r.Label, s.Parts) }, appendCompRow)
+	return res, err
+}
+
+// workFile describes a file that one step passes to the next, sorted by
+// cols: read soon and once, it is not worth compressing.
+func workFile(cols ...string) pqfile.Options { return pqfile.Options{SortedBy: cols, Raw: true} }
+
+// readParts appends what every task of the previous step wrote for part
+// to dst.
+func readParts[T any](ctx context.Context, st storage.Opener, runs []map[int]pqfile.Info, part int, dec func([]byte) (T, int), dst []T) ([]T, error) {
+	for _, r := range runs {
+		info, ok := r[part]
+		if !ok {
+			continue
+		}
+		var err error
+		if dst, err = readRunFile(ctx, st, info, dec, dst); err != nil {
+			return nil, fmt.Errorf("clusters: %w", err)
+		}
+	}
+	return dst, nil
+}
+
+// componentsResult is what a task of the components step reports: its
+// share of the stage's statistics (Bounded without the pairs listed,
+// which the output step counts) and its files.
+type componentsResult struct {
+	Stats ClusterStats `json:"stats"`
+	// BoundedPairs is the complete pairs of the bounded clusters.
+	BoundedPairs int64               `json:"bounded_pairs"`
+	Clusters     *pqfile.Info        `json:"clusters,omitempty"`
+	Duplicates   *pqfile.Info        `json:"duplicates,omitempty"`
+	Lookups      map[int]pqfile.Info `json:"lookups,omitempty"` // by verify chunk partition
+}
+
+// component is one component's rows, in compRow order.
+type component struct {
+	label   int64
+	docs    []compRow // by document
+	members []compRow // by representative, then member
+	pairs   []compRow // by (a, b)
+}
+
+// groups returns the component's exact groups, by representative: the
+// range of its members in c.members.
+func (c *component) groups() map[int64][2]int {
+	groups := map[int64][2]int{}
+	for lo := 0; lo < len(c.members); {
+		hi := lo
+		for hi < len(c.members) && c.members[hi].A == c.members[lo].A {
+			hi++
+		}
+		groups[c.members[lo].A] = [2]int{lo, hi}
+		lo = hi
+	}
+	return groups
+}
+
+// completePairs counts the pairs of the component once its groups are
+// expanded: those inside each group, and each verified pair of
+// representatives times the sizes of their groups.
+func (c *component) completePairs(groups map[int64][2]int) int64 {
+	size := func(rep int64) int64 {
+		g := groups[rep]
+		return int64(g[1]-g[0]) + 1
+	}
+	var total int64
+	for rep := range groups {
+		g := size(rep)
+		total += g * (g - 1) / 2
+	}
+	for _, pr := range c.pairs {
+		total += size(pr.A) * size(pr.B)
+	}
+	return total
+}
+
+// lookups appends to dst what the verify chunks of the component's pairs
+// and groups need to expand them: in a bounded cluster, its kept document
+// for each pair's first document and each representative; and the members
+// of the group of a pair's second document that is in another chunk.
+func (c *component) lookups(dst []lookupRow, groups map[int64][2]int, bounded bool, kept int64) []lookupRow {
+	keptRow := func(doc int64) lookupRow {
+		return lookupRow{Chunk: int32(job.ChunkOf(doc)), Kind: lookupKept, Node: doc, Cluster: c.label, Doc: kept}
+	}
+	for _, pr := range c.pairs {
+		if bounded {
+			dst = append(dst, keptRow(pr.A))
+		}
+		// The group of b is in the file of a's chunk only when b is.
+		if g, ok := groups[pr.B]; ok && job.ChunkOf(pr.B) != job.ChunkOf(pr.A) {
+			for _, m := range c.members[g[0]:g[1]] {
+				dst = append(dst, lookupRow{Chunk: int32(job.ChunkOf(pr.A)), Kind: lookupMember, Node: pr.B, Doc: m.B, ID: m.ID})
+			}
+		}
+	}
+	if bounded {
+		for rep := range groups {
+			dst = append(dst, keptRow(rep))
+		}
+	}
+	return dst
+}
+
+// componentsTask takes the components whose labels are in the partition
+// whole (see the comment above compRow).
+func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep, part int) (*componentsResult, error) {
+	rows, err := readParts(ctx, st, s.Runs, part, decodeCompRow, nil)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(rows, compareCompRows)
+
+	res := &componentsResult{Stats: ClusterStats{SizeHist: make([]int64, sizeBins), Top: []ClusterSummary{}}}
+	var clusters []records.ClusterRecord
+	var dups []records.Duplicate
+	var lookups []lookupRow
+	for lo := 0; lo < len(rows); {
+		c := component{label: rows[lo].Label}
+		hi := lo
+		for ; hi < len(rows) && rows[hi].Label == c.label; hi++ {
+			switch r := rows[hi]; r.Kind {
+			case rowDoc:
+				c.docs = append(c.docs, r)
+			case rowMember:
+				c.members = append(c.members, r)
+			default:
+				c.pairs = append(c.pairs, r)
+			}
+		}
+		lo = hi
+		if len(c.docs) < 2 || c.docs[0].A != c.label {
+			return nil, fmt.Errorf("clusters: component %d has %d documents, the first %v", c.label, len(c.docs), c.docs[:min(len(c.docs), 1)])
+		}
+
+		k := chooseKept(c.docs, p.Keep)
+		kept := c.docs[k]
+		size := int32(len(c.docs))
+		for i, d := range c.docs {
+			clusters = append(clusters, records.ClusterRecord{Doc: d.A, ID: d.ID, Cluster: c.label, ClusterSize: size, Keep: i == k})
+			if i != k {
+				dups = append(dups, records.Duplicate{Doc: d.A, ID: d.ID, URL: d.URL, Cluster: c.label, KeptDoc: kept.A, KeptID: kept.ID})
+			}
+		}
+		cs := &res.Stats
+		cs.Clusters++
+		cs.Clustered += int64(size)
+		cs.Duplicates += int64(size) - 1
+		cs.Largest = max(cs.Largest, int64(size))
+		cs.SizeHist[min(int(size)-2, sizeBins-1)]++
+		cs.Top = insertTop(cs.Top, summary(c.label, c.docs, k))
+
+		groups := c.groups()
+		total := c.completePairs(groups)
+		cs.CompletePairs += total
+		bounded := total > p.MaxClusterPairs
+		if bounded {
+			cs.BoundedClusters++
+			res.BoundedPairs += total
+			cs.Bounded = insertBounded(cs.Bounded, BoundedCluster{Cluster: c.label, Size: int64(size), KeptID: kept.ID, Pairs: total})
+		}
+		lookups = c.lookups(lookups, groups, bounded, kept.A)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	slices.SortFunc(dups, func(a, b records.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
+	if len(clusters) > 0 {
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "cluster-rows.parquet"), clusters, workFile("cluster", "doc"))
+		if err != nil {
+			return nil, err
+		}
+		res.Clusters = &info
+	}
+	if len(dups) > 0 {
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "duplicate-rows.parquet"), dups, workFile("doc"))
+		if err != nil {
+			return nil, err
+		}
+		res.Duplicates = &info
+	}
+	dest := func(r lookupRow) int { return int(r.Chunk) % s.Parts }
+	slices.SortFunc(lookups, func(x, y lookupRow) int {
+		return cmp.Or(cmp.Compare(dest(x), dest(y)), cmp.Compare(x.Chunk, y.Chunk), cmp.Compare(x.Kind, y.Kind),
+			cmp.Compare(x.Node, y.Node), cmp.Compare(x.Doc, y.Doc))
+	})
+	lookups = slices.Compact(lookups)
+	res.Lookups, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "lookups"), lookups, dest, appendLookupRow)
+	return res, err
+}
+
+// summary describes a component for the manifest's largest clusters.
+func summary(label int64, docs []compRow, kept int) ClusterSummary {
+	s := ClusterSummary{Cluster: label, Size: len(docs), KeptID: docs[kept].ID, KeptURL: docs[kept].URL}
+	for _, d := range docs[:min(len(docs), 5)] {
+		s.Members = append(s.Members, d.ID)
+	}
+	return s
+}
+
+// insertTop keeps the topClusters largest clusters, largest first, ties
+// by cluster id.
+func insertTop(list []ClusterSummary, s ClusterSummary) []ClusterSummary {
+	list = append(list, s)
+	slices.SortFunc(list, func(x, y ClusterSummary) int {
+		return cmp.Or(cmp.Compare(y.Size, x.Size), cmp.Compare(x.Cluster, y.Cluster))
+	})
+	return list[:min(len(list), topClusters)]
+}
+
+// insertBounded keeps the topClusters bounded clusters with the most
+// pairs, ties by cluster id.
+func insertBounded(list []BoundedCluster, b BoundedCluster) []BoundedCluster {
+	list = append(list, b)
+	slices.SortFunc(list, func(x, y BoundedCluster) int {
+		return cmp.Or(cmp.Compare(y.Pairs, x.Pairs), cmp.Compare(x.Cluster, y.Cluster))
+	})
+	return list[:min(len(list), topClusters)]
+}

@@ -1,0 +1,176 @@
+package stage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// ClusterStepPrefix starts the name of every step of the cluster stage: a
+// task whose stage has it is run by ClusterTask.
+const ClusterStepPrefix = "cluster-"
+
+// The kinds of cluster steps, in the order they run (large-star and
+// small-star alternate until the components are stars).
+const (
+	stepContract   = "contract"
+	stepLargeStar  = "ls"
+	stepSmallStar  = "ss"
+	stepNodes      = "nodes"
+	stepComponents = "comps"
+	stepOutput     = "out"
+)
+
+// clusterStep is what the tasks of one step of the cluster stage read:
+// the driver writes it to job.ClusterStepFile before running them.
+type clusterStep struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`
+	Parts int    `json:"parts"` // node partitions (see partOf)
+	Tasks int    `json:"tasks"`
+	// Verifies are the verify tasks' files, by chunk (contract, nodes,
+	// out).
+	Verifies []verifyFiles `json:"verifies,omitempty"`
+	// Docs are the chunks' document files (nodes).
+	Docs map[int]pqfile.Info `json:"docs,omitempty"`
+	// Runs are what each task of the previous step wrote, by destination
+	// partition (large-star, small-star, components, out: the lookups).
+	Runs []map[int]pqfile.Info `json:"runs,omitempty"`
+	// Labels are each partition's labels (nodes).
+	Labels []*pqfile.Info `json:"labels,omitempty"`
+	// Clusters and Duplicates are the components tasks' sorted runs of
+	// clusters.parquet and duplicates.parquet (out).
+	Clusters   []*pqfile.Info `json:"clusters,omitempty"`
+	Duplicates []*pqfile.Info `json:"duplicates,omitempty"`
+	// Top are the bounded clusters whose listed pairs the manifest names
+	// (out).
+	Top []int64 `json:"top,omitempty"`
+}
+
+// verifyFiles are the files of one verify task.
+type verifyFiles struct {
+	Chunk   int          `json:"chunk"`
+	Pairs   *pqfile.Info `json:"pairs,omitempty"`
+	Members *pqfile.Info `json:"members,omitempty"`
+}
+
+// readVerified streams the verified pairs of verify task v to pair and its
+// confirmed group members to member, each if not nil, as rows of P (of
+// records.Pair's columns) and M (of records.ExactMember's): only the
+// columns they name are decoded.
+func readVerified[P, M any](ctx context.Context, st storage.Opener, v verifyFiles, pair func(P) error, member func(M) error) error {
+	if v.Pairs != nil && pair != nil {
+		if err := streamRows(ctx, st, v.Pairs, pair); err != nil {
+			return err
+		}
+	}
+	if v.Members != nil && member != nil {
+		return streamRows(ctx, st, v.Members, member)
+	}
+	return nil
+}
+
+// streamRows calls fn with every row of a file.
+func streamRows[T any](ctx context.Context, st storage.Opener, info *pqfile.Info, fn func(T) error) error {
+	return pqfile.Stream(ctx, st, info.Name, info, 4096, func(rows []T) error {
+		for _, r := range rows {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// pairEnds is what a cluster step reads of a verified pair.
+type pairEnds struct {
+	A int64 `parquet:"a"`
+	B int64 `parquet:"b"`
+}
+
+// memberOf is what a cluster step reads of a group member.
+type memberOf struct {
+	Group int64  `parquet:"group"`
+	Doc   int64  `parquet:"doc"`
+	ID    string `parquet:"id"`
+}
+
+// ClusterTask runs task index of the cluster step named step (see
+// RunCluster), reading the step's description from st, and returns its
+// result for the driver.
+func ClusterTask(ctx context.Context, st storage.FS, p job.Params, step string, index int) (any, error) {
+	if !strings.HasPrefix(step, ClusterStepPrefix) {
+		return nil, fmt.Errorf("%q is not a cluster step", step)
+	}
+	data, err := storage.ReadFile(ctx, st, job.ClusterStepFile(step))
+	if err != nil {
+		return nil, err
+	}
+	var s clusterStep
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", job.ClusterStepFile(step), err)
+	}
+	if s.Name != step || index < 0 || index >= s.Tasks || s.Parts < 1 {
+		return nil, fmt.Errorf("%w: task %d of step %s (%d tasks, %d partitions)", ErrNoTask, index, s.Name, s.Tasks, s.Parts)
+	}
+	var res any
+	switch s.Kind {
+	case stepContract:
+		res, err = contractTask(ctx, st, &s, index)
+	case stepLargeStar:
+		res, err = largeStarTask(ctx, st, &s, index)
+	case stepSmallStar:
+		res, err = smallStarTask(ctx, st, &s, index)
+	case stepNodes:
+		res, err = nodesTask(ctx, st, &s, index)
+	case stepComponents:
+		res, err = componentsTask(ctx, st, p, &s, index)
+	case stepOutput:
+		res, err = outputTask(ctx, st, p, &s, index)
+	default:
+		return nil, fmt.Errorf("%w: step %s has unknown kind %q", ErrNoTask, s.Name, s.Kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s task %d: %w", step, index, err)
+	}
+	return res, nil
+}
+
+// ErrNoTask marks a cluster task that its step does not have: retrying it
+// cannot help.
+var ErrNoTask = errors.New("no such cluster task")
+
+// TaskRunner runs the tasks of one step of the cluster stage: ClusterTask
+// with the step's name and every index below n, wherever it likes, and
+// returns each task's result as JSON, in index order. It fails if any
+// task failed for good.
+type TaskRunner interface {
+	RunTasks(ctx context.Context, step string, n int) ([][]byte, error)
+}
+
+// InProcess runs a step's tasks one after another in this process.
+type InProcess struct {
+	St     storage.FS
+	Params job.Params
+}
+
+// RunTasks runs the step's tasks in index order.
+func (r InProcess) RunTasks(ctx context.Context, step string, n int) ([][]byte, error) {
+	out := make([][]byte, n)
+	for i := range n {
+		res, err := ClusterTask(ctx, r.St, r.Params, step, i)
+		if err != nil {
+			return nil, err
+		}
+		if out[i], err = json.Marshal(res); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
