@@ -93,10 +93,10 @@ func RunCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 	if err := st.Remove(ctx, job.ClusterDir); err != nil {
 		return nil, err
 	}
-	parts := max(1, min(p.Partitions, len(mapResults)))
+	parts := clusterParts(mapResults, p.Partitions)
 	var vf []verifyFiles
 	for _, v := range verifies {
-		vf = append(vf, verifyFiles{Chunk: v.Chunk, Pairs: v.File, Members: v.MembersFile})
+		vf = append(vf, verifyFiles{Chunk: v.Chunk, Pairs: v.File, Members: v.MembersFile, Spread: mapResults[v.Chunk].Docs > 1<<partBlockBits})
 	}
 	slices.SortFunc(vf, func(x, y verifyFiles) int { return cmp.Compare(x.Chunk, y.Chunk) })
 	d := driver{st: st, run: run}

@@ -162,14 +162,21 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 	}
 
 	for _, v := range s.Verifies {
-		if v.Chunk%s.Parts != part {
+		read, filter := v.share(part, s.Parts)
+		if !read {
 			continue
 		}
 		err := readVerified(ctx, st, v, func(p pairEnds) error {
+			if filter && partOf(p.A, s.Parts) != part {
+				return nil
+			}
 			l, err := label(p.A)
 			rows = append(rows, compRow{Label: l, Kind: rowPair, A: p.A, B: p.B})
 			return err
 		}, func(m memberOf) error {
+			if filter && partOf(m.Group, s.Parts) != part {
+				return nil
+			}
 			l, err := label(m.Group)
 			rows = append(rows, compRow{Label: l, Kind: rowMember, A: m.Group, B: m.Doc, ID: m.ID})
 			return err

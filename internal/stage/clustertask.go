@@ -58,6 +58,20 @@ type verifyFiles struct {
 	Chunk   int          `json:"chunk"`
 	Pairs   *pqfile.Info `json:"pairs,omitempty"`
 	Members *pqfile.Info `json:"members,omitempty"`
+	// Spread is set when the chunk holds several blocks of documents
+	// (see partOf), which belong to several partitions.
+	Spread bool `json:"spread,omitempty"`
+}
+
+// share reports whether partition part reads v's files, and if so
+// whether it keeps only the rows whose first document is in part: a
+// chunk of one block belongs to one partition; a spread chunk's rows are
+// shared out by their first document.
+func (v verifyFiles) share(part, parts int) (read, filter bool) {
+	if v.Spread {
+		return true, true
+	}
+	return v.Chunk%parts == part, false
 }
 
 // readVerified streams the verified pairs of verify task v to pair and its

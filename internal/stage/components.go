@@ -44,10 +44,28 @@ import (
 // claims are contracted by union-find into stars around their local
 // smallest node, which keeps the components and shortens the rounds.
 
-// partOf is the cluster partition of a document: its chunk's, so that a
-// partition's documents, verified pairs and exact groups are in the files
-// of its chunks.
-func partOf(doc int64, parts int) int { return job.ChunkOf(doc) % parts }
+// partOf is the cluster partition of a document: its chunk's (plus its
+// block within the chunk), so that a partition's documents are in the
+// files of few chunks.
+func partOf(doc int64, parts int) int {
+	return (job.ChunkOf(doc) + int(uint32(doc)>>partBlockBits)) % parts
+}
+
+// partBlockBits: documents of a chunk go to partitions in blocks of
+// 1<<partBlockBits, so that a chunk of more documents (a whole compressed
+// file) is spread over several partitions; a chunk of fewer is one block,
+// in partition chunk mod parts.
+const partBlockBits = 16
+
+// clusterParts is the number of partitions of the cluster stage: one per
+// block of documents, at most maxParts.
+func clusterParts(mapResults map[int]job.MapResult, maxParts int) int {
+	blocks := 0
+	for _, mr := range mapResults {
+		blocks += max(1, int((mr.Docs+1<<partBlockBits-1)>>partBlockBits))
+	}
+	return max(1, min(maxParts, blocks))
+}
 
 // maxRounds bounds the large-star/small-star rounds for a graph of at
 // most nodes nodes: far above the O(log² n) the algorithm needs, it only
@@ -80,14 +98,19 @@ type roundResult struct {
 func contractTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*roundResult, error) {
 	uf := unionfind.New(0)
 	for _, v := range s.Verifies {
-		if v.Chunk%s.Parts != part {
+		read, filter := v.share(part, s.Parts)
+		if !read {
 			continue
 		}
 		err := readVerified(ctx, st, v, func(r pairEnds) error {
-			uf.Union(r.A, r.B)
+			if !filter || partOf(r.A, s.Parts) == part {
+				uf.Union(r.A, r.B)
+			}
 			return nil
 		}, func(r memberOf) error {
-			uf.Union(r.Group, r.Doc)
+			if !filter || partOf(r.Group, s.Parts) == part {
+				uf.Union(r.Group, r.Doc)
+			}
 			return nil
 		})
 		if err != nil {

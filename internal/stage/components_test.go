@@ -106,9 +106,14 @@ var graphShapes = map[string]graphShape{
 
 // spreadDocs returns n documents spread over chunks, in ordinal order.
 func spreadDocs(rng *rand.Rand, n, chunks int) []int64 {
+	return spreadDocsOver(rng, n, chunks, 4*n/chunks+1)
+}
+
+// spreadDocsOver is spreadDocs with indexes within a chunk below span.
+func spreadDocsOver(rng *rand.Rand, n, chunks, span int) []int64 {
 	seen := map[int64]bool{}
 	for len(seen) < n {
-		seen[job.Ordinal(rng.IntN(chunks), rng.IntN(4*n/chunks+1))] = true
+		seen[job.Ordinal(rng.IntN(chunks), rng.IntN(span))] = true
 	}
 	docs := slices.Collect(func(yield func(int64) bool) {
 		for d := range seen {
@@ -270,10 +275,17 @@ func checkLabels(t *testing.T, st storage.FS, parts int, labelFiles []*pqfile.In
 // clusterInput makes a random input of the cluster stage: documents in
 // chunks, exact groups (a representative and later members), and verified
 // pairs of representatives (and documents in no group) shaped by shape.
-func clusterInput(t *testing.T, st storage.FS, rng *rand.Rand, shape string, docs, chunks int) ([]job.VerifyResult, map[int]job.MapResult) {
+//
+// With wide, a chunk's documents are spread over four partition blocks
+// (see partOf), as a chunk of a whole compressed file is; such a chunk's
+// document count is its largest index plus one, as in a real chunk.
+func clusterInput(t *testing.T, st storage.FS, rng *rand.Rand, shape string, docs, chunks int, wide bool) ([]job.VerifyResult, map[int]job.MapResult) {
 	t.Helper()
 	ctx := context.Background()
 	all := spreadDocs(rng, docs, chunks)
+	if wide {
+		all = spreadDocsOver(rng, docs, chunks, 4<<partBlockBits)
+	}
 	id := func(d int64) string { return fmt.Sprintf("doc-%d-%d", job.ChunkOf(d), uint32(d)) }
 	maps := map[int]job.MapResult{}
 	for lo := 0; lo < len(all); {
@@ -287,7 +299,11 @@ func clusterInput(t *testing.T, st storage.FS, rng *rand.Rand, shape string, doc
 		if err != nil {
 			t.Fatal(err)
 		}
-		maps[c] = job.MapResult{Chunk: c, Docs: int64(len(rows)), DocFile: info}
+		n := int64(len(rows))
+		if wide {
+			n = int64(uint32(rows[len(rows)-1].Doc)) + 1
+		}
+		maps[c] = job.MapResult{Chunk: c, Docs: n, DocFile: info}
 	}
 	// A tenth of the documents join the group of an earlier one.
 	var reps []int64
@@ -356,23 +372,27 @@ func TestClusterMatchesReference(t *testing.T) {
 		keep     string
 		maxPairs int64
 		seed     uint64
+		wide     bool // chunks spread over several partitions
 	}{
-		{"random chain", 1500, 6, "first", 1_000_000, 1},
-		{"random chain", 1500, 6, "longest", 1000, 2}, // the chain's cluster is bounded
-		{"stars", 1500, 5, "longest", 1_000_000, 3},
-		{"stars", 1500, 5, "first", 300, 4},
-		{"small components", 1500, 8, "longest", 3, 5},
-		{"random", 1500, 4, "first", 1_000_000, 6},
-		{"random", 1500, 4, "longest", 40, 7},
-		{"trees", 1500, 3, "first", 1_000_000, 8},
-		{"none", 500, 3, "first", 1_000_000, 9},
-		{"random", 400, 1, "longest", 1_000_000, 10},
+		{"random chain", 1500, 6, "first", 1_000_000, 1, false},
+		{"random chain", 1500, 6, "longest", 1000, 2, false}, // the chain's cluster is bounded
+		{"stars", 1500, 5, "longest", 1_000_000, 3, false},
+		{"stars", 1500, 5, "first", 300, 4, false},
+		{"small components", 1500, 8, "longest", 3, 5, false},
+		{"random", 1500, 4, "first", 1_000_000, 6, false},
+		{"random", 1500, 4, "longest", 40, 7, false},
+		{"trees", 1500, 3, "first", 1_000_000, 8, false},
+		{"none", 500, 3, "first", 1_000_000, 9, false},
+		{"random", 400, 1, "longest", 1_000_000, 10, false},
+		{"random chain", 1500, 1, "first", 1_000_000, 11, true},
+		{"random", 1500, 2, "longest", 40, 12, true},
+		{"small components", 1500, 3, "first", 1_000_000, 13, true},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%s/%s/max-%d/seed-%d", tt.shape, tt.keep, tt.maxPairs, tt.seed), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/max-%d/seed-%d/wide-%v", tt.shape, tt.keep, tt.maxPairs, tt.seed, tt.wide), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(tt.seed, 2))
 			ref := newStore(t)
-			verifies, maps := clusterInput(t, ref, rng, tt.shape, tt.docs, tt.chunks)
+			verifies, maps := clusterInput(t, ref, rng, tt.shape, tt.docs, tt.chunks, tt.wide)
 			p := job.DefaultParams()
 			p.Keep, p.MaxClusterPairs = tt.keep, tt.maxPairs
 			stores := map[int]*storage.Dir{}
