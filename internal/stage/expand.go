@@ -3,7 +3,9 @@ package stage
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/neardup/neardup/internal/job"
@@ -62,8 +64,23 @@ func (x *expander) group(rep int64, repID string) []groupMember {
 }
 
 func (x *expander) write(ctx context.Context, st storage.FS, v verifyFiles) (expanded, error) {
+	return x.writeSpilling(ctx, st, v, expandSpillRows)
+}
+
+// expandSpillRows bounds the pairs an expansion holds: beyond it, sorted
+// runs go to the work area and are merged into the pairs/ file.
+const expandSpillRows = 1 << 16
+
+// pairsGroupRows bounds the rows of a row group of a pairs/ file, which
+// its writer holds in memory.
+const pairsGroupRows = 1 << 16
+
+// writeSpilling is write holding at most spill pairs.
+func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFiles, spill int) (expanded, error) {
 	res := expanded{keptListed: map[int64]int64{}}
 	var out []records.Pair
+	var runs []pqfile.Info
+	var spillErr error
 	// first is the pair's first document, or the group's representative.
 	emit := func(first int64, a, b groupMember, tmpl records.Pair) {
 		if k, ok := x.bounded[first]; ok {
@@ -77,6 +94,13 @@ func (x *expander) write(ctx context.Context, st storage.FS, v verifyFiles) (exp
 		}
 		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID = a.doc, b.doc, a.id, b.id
 		out = append(out, tmpl)
+		if len(out) >= spill && spillErr == nil {
+			slices.SortFunc(out, comparePair)
+			info, err := pqfile.Write(ctx, st, job.ClusterTaskFile("expand", v.Chunk, fmt.Sprintf("run-%04d.parquet", len(runs))), out, pqfile.Options{Raw: true})
+			runs, spillErr = append(runs, info), err
+			res.listed += int64(len(out))
+			out = out[:0]
+		}
 	}
 	if v.Pairs != nil {
 		err := pqfile.Stream(ctx, st, v.Pairs.Name, v.Pairs, 4096, func(rows []records.Pair) error {
@@ -120,18 +144,121 @@ func (x *expander) write(ctx context.Context, st storage.FS, v verifyFiles) (exp
 			}
 		}
 	}
-	if len(out) == 0 {
+	if spillErr != nil {
+		return res, spillErr
+	}
+	if len(out)+len(runs) == 0 {
 		return res, nil
 	}
-	slices.SortFunc(out, func(a, b records.Pair) int {
-		if c := cmp.Compare(a.A, b.A); c != 0 {
-			return c
+	slices.SortFunc(out, comparePair)
+	res.listed += int64(len(out))
+	w, err := pqfile.NewWriter[records.Pair](ctx, st, job.PairFile(v.Chunk), pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows})
+	if err != nil {
+		return res, err
+	}
+	defer w.Abort()
+	if len(runs) == 0 {
+		if err := w.Write(out); err != nil {
+			return res, err
 		}
-		return cmp.Compare(a.B, b.B)
-	})
-	res.listed = int64(len(out))
-	_, err := pqfile.Write(ctx, st, job.PairFile(v.Chunk), out, pqfile.Sorted("a", "b"))
+	} else if err := mergePairRuns(ctx, st, runs, out, w); err != nil {
+		return res, err
+	}
+	_, err = w.Close()
 	return res, err
+}
+
+func comparePair(a, b records.Pair) int {
+	if c := cmp.Compare(a.A, b.A); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.B, b.B)
+}
+
+// pairCursor walks one sorted run of pairs.
+type pairCursor struct {
+	r    *pqfile.Reader[records.Pair]
+	buf  []records.Pair
+	i, n int
+}
+
+func (c *pairCursor) cur() records.Pair { return c.buf[c.i] }
+
+// advance moves to the next pair; false at the run's end.
+func (c *pairCursor) advance() (bool, error) {
+	c.i++
+	if c.i < c.n {
+		return true, nil
+	}
+	if c.r == nil {
+		return false, nil
+	}
+	n, err := 0, error(nil)
+	for n == 0 && err == nil {
+		n, err = c.r.Read(c.buf[:cap(c.buf)])
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	c.buf, c.i, c.n = c.buf[:n], 0, n
+	if errors.Is(err, io.EOF) {
+		c.r.Close()
+		c.r = nil
+	}
+	return n > 0, nil
+}
+
+// mergePairRuns merges the sorted runs and the sorted pairs in memory
+// into w, holding one buffer per run.
+func mergePairRuns(ctx context.Context, st storage.FS, runs []pqfile.Info, mem []records.Pair, w *pqfile.Writer[records.Pair]) error {
+	var cs []*pairCursor
+	defer func() {
+		for _, c := range cs {
+			if c.r != nil {
+				c.r.Close()
+			}
+		}
+	}()
+	for _, info := range runs {
+		r, err := pqfile.Open[records.Pair](ctx, st, info.Name, &info)
+		if err != nil {
+			return err
+		}
+		c := &pairCursor{r: r, buf: make([]records.Pair, 0, 1024), i: -1}
+		cs = append(cs, c)
+		if ok, err := c.advance(); err != nil {
+			return err
+		} else if !ok {
+			cs = cs[:len(cs)-1]
+		}
+	}
+	if len(mem) > 0 {
+		cs = append(cs, &pairCursor{buf: mem, n: len(mem)})
+	}
+	batch := make([]records.Pair, 0, 1024)
+	for len(cs) > 0 {
+		best := 0
+		for i := 1; i < len(cs); i++ {
+			if comparePair(cs[i].cur(), cs[best].cur()) < 0 {
+				best = i
+			}
+		}
+		batch = append(batch, cs[best].cur())
+		if len(batch) == cap(batch) {
+			if err := w.Write(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+		ok, err := cs[best].advance()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			cs = append(cs[:best], cs[best+1:]...)
+		}
+	}
+	return w.Write(batch)
 }
 
 // onlyKept narrows two groups to the pairs that include document k: if k
