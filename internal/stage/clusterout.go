@@ -36,12 +36,12 @@ func outputTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep
 	n := len(s.Verifies)
 	switch i - n {
 	case 0:
-		rows, err := mergeRuns(ctx, st, s.Clusters, job.ClustersFile, pqfile.Sorted("cluster", "doc"), func(x, y records.ClusterRecord) bool {
+		rows, err := mergeRuns(ctx, st, s.Clusters, job.ClustersFile, outputFile("cluster", "doc"), func(x, y records.ClusterRecord) bool {
 			return x.Cluster < y.Cluster || x.Cluster == y.Cluster && x.Doc < y.Doc
 		})
 		return &outputResult{Rows: rows}, err
 	case 1:
-		rows, err := mergeRuns(ctx, st, s.Duplicates, job.DuplicatesFile, pqfile.Sorted("doc"), func(x, y records.Duplicate) bool {
+		rows, err := mergeRuns(ctx, st, s.Duplicates, job.DuplicatesFile, outputFile("doc"), func(x, y records.Duplicate) bool {
 			return x.Doc < y.Doc
 		})
 		return &outputResult{Rows: rows}, err
@@ -99,7 +99,7 @@ func expandTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep
 // group, by (group, doc), from the verify tasks' members in chunk order
 // (a group's members are all in its representative's chunk's file).
 func writeExact(ctx context.Context, st storage.FS, verifies []verifyFiles) (*outputResult, error) {
-	w, err := pqfile.NewWriter[records.ExactRecord](ctx, st, job.ExactFile, pqfile.Sorted("group", "doc"))
+	w, err := pqfile.NewWriter[records.ExactRecord](ctx, st, job.ExactFile, outputFile("group", "doc"))
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +148,16 @@ func writeExact(ctx context.Context, st storage.FS, verifies []verifyFiles) (*ou
 		return nil, err
 	}
 	return res, nil
+}
+
+// outputGroupRows bounds the rows of a row group of clusters.parquet,
+// duplicates.parquet and exact.parquet, which their writers hold in memory
+// while they merge.
+const outputGroupRows = 1 << 16
+
+// outputFile describes a job output sorted by cols.
+func outputFile(cols ...string) pqfile.Options {
+	return pqfile.Options{SortedBy: cols, RowGroupRows: outputGroupRows}
 }
 
 // mergeRuns writes the rows of sorted runs to name in the order less
