@@ -26,7 +26,7 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&p.DigitsToZero, "digits-to-zero", p.DigitsToZero, "map every digit to 0 before shingling")
 	fs.BoolVar(&p.StripDiacritics, "strip-diacritics", p.StripDiacritics, "remove diacritics before shingling")
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "hash seed")
-	fs.IntVar(&p.Partitions, "partitions", p.Partitions, "band partitions (reduce tasks)")
+	fs.IntVar(&p.Partitions, "partitions", p.Partitions, "band partitions (reduce tasks); 0: one per 64 MiB of input text, at least 32, so that a reduce task's memory does not grow with the corpus")
 	fs.StringVar(&p.Verify, "verify", p.Verify, "verification: exact (Jaccard of the shingle sets) or estimate (from signatures)")
 	fs.StringVar(&p.Keep, "keep", p.Keep, "which document of a cluster to keep: first (input order) or longest")
 	fs.IntVar(&p.MaxBucket, "max-bucket", p.MaxBucket, "a band bucket of more documents compares each with its first few only, reported (bounds candidate pairs)")

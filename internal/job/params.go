@@ -80,7 +80,7 @@ func DefaultParams() Params {
 		FPWeight:        0.05,
 		FNWeight:        0.95,
 		Seed:            1,
-		Partitions:      32,
+		Partitions:      0, // automatic: AutoPartitions
 		Verify:          "exact",
 		Keep:            "first",
 		MaxBucket:       DefaultMaxBucket,
@@ -114,8 +114,11 @@ func (p *Params) Resolve() error {
 	if !(p.Threshold > 0 && p.Threshold <= 1) { // NaN too
 		bad("--threshold must be in (0, 1], not %g", p.Threshold)
 	}
+	if p.Partitions == 0 {
+		p.Partitions = MinPartitions // without inputs; a job sets AutoPartitions
+	}
 	if p.Partitions < 1 || p.Partitions > 99999 {
-		bad("--partitions must be in 1..99999, not %d", p.Partitions)
+		bad("--partitions must be in 1..99999 (0: automatic), not %d", p.Partitions)
 	}
 	if p.Verify != "exact" && p.Verify != "estimate" {
 		bad("--verify must be exact or estimate, not %q", p.Verify)

@@ -27,7 +27,7 @@ func TestResolveInvalid(t *testing.T) {
 		{"threshold negative", func(p *Params) { p.Threshold = -0.5 }, []string{"--threshold"}, ""},
 		{"threshold NaN", func(p *Params) { p.Threshold = math.NaN() }, []string{"--threshold"}, ""},
 		{"threshold NaN, simhash", func(p *Params) { p.Method, p.Threshold = "simhash", math.NaN() }, []string{"--threshold"}, ""},
-		{"partitions zero", func(p *Params) { p.Partitions = 0 }, []string{"--partitions"}, ""},
+		{"partitions negative", func(p *Params) { p.Partitions = -1 }, []string{"--partitions"}, ""},
 		{"partitions too many", func(p *Params) { p.Partitions = 100000 }, []string{"--partitions"}, ""},
 		{"verify", func(p *Params) { p.Verify = "none" }, []string{"--verify"}, ""},
 		{"keep", func(p *Params) { p.Keep = "last" }, []string{"--keep"}, ""},

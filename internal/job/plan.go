@@ -161,6 +161,29 @@ func ExpandInputs(ctx context.Context, args []string) ([]Input, error) {
 	return out, nil
 }
 
+// Automatic partitions: one per PartitionText bytes of input text (a
+// compressed file counting compressionEstimate times its size), at least
+// MinPartitions, so that a reduce task holds about as many band records
+// as a map task writes, whatever the corpus's size.
+const (
+	MinPartitions = 32
+	PartitionText = 64 << 20
+	maxPartitions = 99999
+)
+
+// AutoPartitions is the number of band partitions for inputs.
+func AutoPartitions(inputs []Input) int {
+	var text int64
+	for _, in := range inputs {
+		n := in.Size
+		if formats.Compressed(in.Path) {
+			n *= compressionEstimate
+		}
+		text += n
+	}
+	return int(min(max(int64(MinPartitions), (text+PartitionText-1)/PartitionText), maxPartitions))
+}
+
 // OpenInput opens an input file by local path or object-store URL.
 func OpenInput(ctx context.Context, path string) (formats.File, error) {
 	return storage.OpenFile(ctx, path)

@@ -280,3 +280,26 @@ func TestMakePlan(t *testing.T) {
 		t.Errorf("missing input: plan %+v, err %v; want one whole piece", plan, err)
 	}
 }
+
+// TestAutoPartitions checks the automatic partition count: at least
+// MinPartitions, then one per PartitionText of text, a compressed file
+// counting compressionEstimate times its size.
+func TestAutoPartitions(t *testing.T) {
+	tests := []struct {
+		name   string
+		inputs []Input
+		want   int
+	}{
+		{"no inputs", nil, MinPartitions},
+		{"small", []Input{{Path: "a.jsonl", Size: 100 << 20}}, MinPartitions},
+		{"just above the floor", []Input{{Path: "a.jsonl", Size: 32*PartitionText + 1}}, 33},
+		{"compressed counts four times", []Input{{Path: "a.warc.wet.gz", Size: 1 << 30}}, 64},
+		{"several", []Input{{Path: "a.jsonl", Size: 40 * PartitionText}, {Path: "b.jsonl.zst", Size: 10 * PartitionText}}, 80},
+		{"capped", []Input{{Path: "a.jsonl", Size: 1 << 62}}, 99999},
+	}
+	for _, tt := range tests {
+		if got := AutoPartitions(tt.inputs); got != tt.want {
+			t.Errorf("%s: AutoPartitions = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

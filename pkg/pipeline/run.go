@@ -198,12 +198,16 @@ func checkConfig(ctx context.Context, cfg Config) (job.Params, []job.Input, erro
 		return job.Params{}, nil, fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
 	}
 	params := cfg.Params
+	auto := params.Partitions == 0
 	if err := params.Resolve(); err != nil {
 		return job.Params{}, nil, err
 	}
 	inputs, err := job.ExpandInputs(ctx, cfg.Inputs)
 	if err != nil {
 		return job.Params{}, nil, err
+	}
+	if auto {
+		params.Partitions = job.AutoPartitions(inputs)
 	}
 	for i := range inputs {
 		if storage.IsURL(inputs[i].Path) {
