@@ -223,7 +223,7 @@ const verifyGroupRows = 1 << 16
 
 // verifyWindowDocs bounds the documents whose signatures (and shingle
 // sets) a verify task holds at once.
-const verifyWindowDocs = 1 << 14
+const verifyWindowDocs = 1 << 12
 
 // maxSigReaders bounds the signature files a verify task keeps open.
 const maxSigReaders = 64
