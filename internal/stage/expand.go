@@ -3,9 +3,7 @@ package stage
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/neardup/neardup/internal/job"
@@ -152,19 +150,22 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 	}
 	slices.SortFunc(out, comparePair)
 	res.listed += int64(len(out))
-	w, err := pqfile.NewWriter[records.Pair](ctx, st, job.PairFile(v.Chunk), pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows})
+	o := pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows}
+	if len(runs) == 0 {
+		_, err := pqfile.Write(ctx, st, job.PairFile(v.Chunk), out, o)
+		return res, err
+	}
+	// Spilled: the rest is one more run, and the runs are merged.
+	info, err := pqfile.Write(ctx, st, job.ClusterTaskFile("expand", v.Chunk, fmt.Sprintf("run-%04d.parquet", len(runs))), out, pqfile.Options{Raw: true})
 	if err != nil {
 		return res, err
 	}
-	defer w.Abort()
-	if len(runs) == 0 {
-		if err := w.Write(out); err != nil {
-			return res, err
-		}
-	} else if err := mergePairRuns(ctx, st, runs, out, w); err != nil {
-		return res, err
+	runs = append(runs, info)
+	infos := make([]*pqfile.Info, len(runs))
+	for i := range runs {
+		infos[i] = &runs[i]
 	}
-	_, err = w.Close()
+	_, err = mergeRuns(ctx, st, infos, job.PairFile(v.Chunk), o, func(x, y records.Pair) bool { return comparePair(x, y) < 0 })
 	return res, err
 }
 
@@ -173,92 +174,6 @@ func comparePair(a, b records.Pair) int {
 		return c
 	}
 	return cmp.Compare(a.B, b.B)
-}
-
-// pairCursor walks one sorted run of pairs.
-type pairCursor struct {
-	r    *pqfile.Reader[records.Pair]
-	buf  []records.Pair
-	i, n int
-}
-
-func (c *pairCursor) cur() records.Pair { return c.buf[c.i] }
-
-// advance moves to the next pair; false at the run's end.
-func (c *pairCursor) advance() (bool, error) {
-	c.i++
-	if c.i < c.n {
-		return true, nil
-	}
-	if c.r == nil {
-		return false, nil
-	}
-	n, err := 0, error(nil)
-	for n == 0 && err == nil {
-		n, err = c.r.Read(c.buf[:cap(c.buf)])
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, err
-	}
-	c.buf, c.i, c.n = c.buf[:n], 0, n
-	if errors.Is(err, io.EOF) {
-		c.r.Close()
-		c.r = nil
-	}
-	return n > 0, nil
-}
-
-// mergePairRuns merges the sorted runs and the sorted pairs in memory
-// into w, holding one buffer per run.
-func mergePairRuns(ctx context.Context, st storage.FS, runs []pqfile.Info, mem []records.Pair, w *pqfile.Writer[records.Pair]) error {
-	var cs []*pairCursor
-	defer func() {
-		for _, c := range cs {
-			if c.r != nil {
-				c.r.Close()
-			}
-		}
-	}()
-	for _, info := range runs {
-		r, err := pqfile.Open[records.Pair](ctx, st, info.Name, &info)
-		if err != nil {
-			return err
-		}
-		c := &pairCursor{r: r, buf: make([]records.Pair, 0, 1024), i: -1}
-		cs = append(cs, c)
-		if ok, err := c.advance(); err != nil {
-			return err
-		} else if !ok {
-			cs = cs[:len(cs)-1]
-		}
-	}
-	if len(mem) > 0 {
-		cs = append(cs, &pairCursor{buf: mem, n: len(mem)})
-	}
-	batch := make([]records.Pair, 0, 1024)
-	for len(cs) > 0 {
-		best := 0
-		for i := 1; i < len(cs); i++ {
-			if comparePair(cs[i].cur(), cs[best].cur()) < 0 {
-				best = i
-			}
-		}
-		batch = append(batch, cs[best].cur())
-		if len(batch) == cap(batch) {
-			if err := w.Write(batch); err != nil {
-				return err
-			}
-			batch = batch[:0]
-		}
-		ok, err := cs[best].advance()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			cs = append(cs[:best], cs[best+1:]...)
-		}
-	}
-	return w.Write(batch)
 }
 
 // onlyKept narrows two groups to the pairs that include document k: if k
