@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,24 @@ func sameInBucket(t *testing.T, ref, out string) {
 	}
 	if _, err := storage.ReadFile(ctx, st, "_SUCCESS"); err != nil {
 		t.Fatalf("no _SUCCESS: %v", err)
+	}
+	// In a bucket, verify's signatures come through the gather stage
+	// (--gather auto), not by random reads of objects.
+	data, err := storage.ReadFile(ctx, st, "manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man struct {
+		Params struct{ Gather string }
+		Counts struct {
+			Gathered int64 `json:"signatures_gathered"`
+		}
+	}
+	if err := json.Unmarshal(data, &man); err != nil {
+		t.Fatal(err)
+	}
+	if man.Params.Gather != "on" || man.Counts.Gathered == 0 {
+		t.Errorf("gather %q, %d signatures gathered: want the gather stage on in a bucket", man.Params.Gather, man.Counts.Gathered)
 	}
 }
 

@@ -28,6 +28,7 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "hash seed")
 	fs.IntVar(&p.Partitions, "partitions", p.Partitions, "band partitions (reduce tasks); 0: one per 64 MiB of input text, at least 32, so that a reduce task's memory does not grow with the corpus")
 	fs.StringVar(&p.Verify, "verify", p.Verify, "verification: exact (Jaccard of the shingle sets) or estimate (from signatures)")
+	fs.StringVar(&p.Gather, "gather", p.Gather, "how verify reads signatures: on (shuffled to its tasks by sequential reads: for object storage and work areas larger than the page cache), off (random access to every chunk's signature file), auto (on for an object-storage --out or over 4 GiB of input text)")
 	fs.StringVar(&p.Keep, "keep", p.Keep, "which document of a cluster to keep: first (input order) or longest")
 	fs.IntVar(&p.MaxBucket, "max-bucket", p.MaxBucket, "a band bucket of more documents compares each with its first few only, reported (bounds candidate pairs)")
 	fs.Int64Var(&p.MaxClusterPairs, "max-cluster-pairs", p.MaxClusterPairs, "a cluster with more pairs lists only its kept document's pairs in pairs/, reported")

@@ -11,6 +11,7 @@ const (
 	PlanFile        = WorkDir + "/plan.json"
 	MapStageFile    = WorkDir + "/stage-map.json"
 	ReduceStageFile = WorkDir + "/stage-reduce.json"
+	GatherStageFile = WorkDir + "/stage-gather.json"
 	NATSDir         = WorkDir + "/nats"
 	SuccessFile     = "_SUCCESS"
 	PartialFile     = "_PARTIAL"      // a partial result accepted with --allow-partial
@@ -50,6 +51,18 @@ func CandidateFile(part int) string {
 }
 func EdgeFile(part int) string {
 	return fmt.Sprintf("%s/edges/part=%05d.edges", WorkDir, part)
+}
+
+// RequestFile lists, by chunk, the documents a reduce partition's
+// candidates need verified, and for which verify task.
+func RequestFile(part int) string {
+	return fmt.Sprintf("%s/requests/part=%05d.req", WorkDir, part)
+}
+
+// GatherFile holds the signature records a chunk's gather task read for
+// the verify tasks, grouped by verify task.
+func GatherFile(chunk int) string {
+	return fmt.Sprintf("%s/gather/chunk-%06d.sigs", WorkDir, chunk)
 }
 func PairFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", PairsDir, chunk) }
 func VerifiedFile(chunk int) string {

@@ -36,7 +36,12 @@ type Params struct {
 	Seed            uint64  `json:"seed"`
 	Partitions      int     `json:"partitions"`
 	Verify          string  `json:"verify"` // "exact" or "estimate"
-	Keep            string  `json:"keep"`   // "first" or "longest"
+	// Gather is how verify tasks get the signatures of their candidates'
+	// documents: "on" through the gather stage (sequential reads only),
+	// "off" by random access to every chunk's signature file, "auto" (a
+	// job resolves it with AutoGather).
+	Gather string `json:"gather"`
+	Keep   string `json:"keep"` // "first" or "longest"
 	// MaxBucket bounds the candidate pairs of one band bucket: a bucket of
 	// m > MaxBucket representatives compares each of them with its h
 	// smallest members only, h = max(1, MaxBucket*(MaxBucket-1)/2 / m),
@@ -82,6 +87,7 @@ func DefaultParams() Params {
 		Seed:            1,
 		Partitions:      0, // automatic: AutoPartitions
 		Verify:          "exact",
+		Gather:          "auto",
 		Keep:            "first",
 		MaxBucket:       DefaultMaxBucket,
 		MaxClusterPairs: DefaultMaxClusterPairs,
@@ -122,6 +128,9 @@ func (p *Params) Resolve() error {
 	}
 	if p.Verify != "exact" && p.Verify != "estimate" {
 		bad("--verify must be exact or estimate, not %q", p.Verify)
+	}
+	if p.Gather != "auto" && p.Gather != "on" && p.Gather != "off" {
+		bad("--gather must be auto, on or off, not %q", p.Gather)
 	}
 	if p.Keep != "first" && p.Keep != "longest" {
 		bad("--keep must be first or longest, not %q", p.Keep)

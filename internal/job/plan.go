@@ -173,6 +173,29 @@ const (
 
 // AutoPartitions is the number of band partitions for inputs.
 func AutoPartitions(inputs []Input) int {
+	text := estimatedText(inputs)
+	return int(min(max(int64(MinPartitions), (text+PartitionText-1)/PartitionText), maxPartitions))
+}
+
+// GatherText is the input text above which AutoGather turns the gather
+// stage on: about 7 GB of signature files with exact verification, where
+// random reads start to outgrow a worker's page cache.
+const GatherText = 4 << 30
+
+// AutoGather resolves --gather auto: "on" for an output in object storage
+// (where a random read is a request) or inputs of more than GatherText
+// bytes of text (a compressed input byte counting compressionEstimate),
+// else "off".
+func AutoGather(inputs []Input, remoteOut bool) string {
+	if remoteOut || estimatedText(inputs) > GatherText {
+		return "on"
+	}
+	return "off"
+}
+
+// estimatedText is the text of inputs, a compressed byte counting
+// compressionEstimate.
+func estimatedText(inputs []Input) int64 {
 	var text int64
 	for _, in := range inputs {
 		n := in.Size
@@ -181,7 +204,7 @@ func AutoPartitions(inputs []Input) int {
 		}
 		text += n
 	}
-	return int(min(max(int64(MinPartitions), (text+PartitionText-1)/PartitionText), maxPartitions))
+	return text
 }
 
 // OpenInput opens an input file by local path or object-store URL.

@@ -57,7 +57,26 @@ type ReduceResult struct {
 	Bounded          []BoundedBucket     `json:"bounded,omitempty"`
 	File             pqfile.Info         `json:"file"`
 	EdgeFiles        map[int]pqfile.Info `json:"edge_files"`
-	Seconds          float64             `json:"seconds"`
+	// RequestFiles holds, by chunk, the range of RequestFile(Part) that
+	// lists which of the chunk's documents (signatures and shingle sets)
+	// the verify task of which chunk needs: the gather stage's input.
+	RequestFiles map[int]pqfile.Info `json:"request_files"`
+	Seconds      float64             `json:"seconds"`
+}
+
+// GatherResult is what a gather task reports: it read its chunk's
+// signature file once, in order, and wrote the records each verify task
+// asked of it to GatherFile(Chunk), grouped by that task's chunk.
+type GatherResult struct {
+	Chunk int `json:"chunk"`
+	// Requests counts the (document, verify task) requests, Records the
+	// distinct documents read.
+	Requests int64 `json:"requests"`
+	Records  int64 `json:"records"`
+	// Ranges holds, by the chunk of the verify task, its range of the
+	// gather file.
+	Ranges  map[int]pqfile.Info `json:"ranges"`
+	Seconds float64             `json:"seconds"`
 }
 
 // BoundedBucket describes a bucket too large to compare all its pairs.

@@ -132,34 +132,66 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 // Len is the number of slots.
 func (r *Reader) Len() int { return len(r.offsets) - 1 }
 
+// Size is the size of a slot's record in bytes, 0 for an empty or
+// invalid slot.
+func (r *Reader) Size(slot int) int64 {
+	if slot < 0 || slot >= r.Len() {
+		return 0
+	}
+	return int64(r.offsets[slot+1] - r.offsets[slot])
+}
+
 // Get reads the record of a slot; ok is false for an empty slot. The
 // returned slices are fresh.
 func (r *Reader) Get(slot int) (rec Record, ok bool, err error) {
+	raw, ok, err := r.Raw(slot)
+	if !ok || err != nil {
+		return Record{}, ok, err
+	}
+	rec, err = Decode(raw)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("slot %d: %w", slot, err)
+	}
+	return rec, true, nil
+}
+
+// Raw reads the bytes of a slot's record, checksum included, as Decode
+// takes them; ok is false for an empty slot. The slice is fresh.
+func (r *Reader) Raw(slot int) (raw []byte, ok bool, err error) {
 	if slot < 0 || slot >= r.Len() {
-		return Record{}, false, fmt.Errorf("slot %d of %d", slot, r.Len())
+		return nil, false, fmt.Errorf("slot %d of %d", slot, r.Len())
 	}
 	lo, hi := r.offsets[slot], r.offsets[slot+1]
 	if lo == hi {
-		return Record{}, false, nil
+		return nil, false, nil
 	}
 	if hi-lo < 8 {
-		return Record{}, false, fmt.Errorf("slot %d: %w", slot, ErrCorrupt)
+		return nil, false, fmt.Errorf("slot %d: %w", slot, ErrCorrupt)
 	}
 	b := make([]byte, hi-lo)
 	if _, err := r.r.ReadAt(b, int64(lo)); err != nil {
-		return Record{}, false, fmt.Errorf("slot %d: %w", slot, err)
+		return nil, false, fmt.Errorf("slot %d: %w", slot, err)
 	}
-	body := b[:len(b)-8]
-	if xxhash.Sum64(body) != binary.LittleEndian.Uint64(b[len(b)-8:]) {
-		return Record{}, false, fmt.Errorf("slot %d checksum: %w", slot, ErrCorrupt)
+	return b, true, nil
+}
+
+// Decode checks a record's bytes against their checksum and splits them
+// into its fields, which share raw's memory.
+func Decode(raw []byte) (Record, error) {
+	if len(raw) < 8 {
+		return Record{}, fmt.Errorf("record of %d bytes: %w", len(raw), ErrCorrupt)
+	}
+	body := raw[:len(raw)-8]
+	if xxhash.Sum64(body) != binary.LittleEndian.Uint64(raw[len(raw)-8:]) {
+		return Record{}, fmt.Errorf("record checksum: %w", ErrCorrupt)
 	}
 	var fields [3][]byte
 	for i := range fields {
 		l, n := binary.Uvarint(body)
 		if n <= 0 || l > uint64(len(body)-n) {
-			return Record{}, false, fmt.Errorf("slot %d field %d: %w", slot, i, ErrCorrupt)
+			return Record{}, fmt.Errorf("record field %d: %w", i, ErrCorrupt)
 		}
 		fields[i], body = body[n:n+int(l)], body[n+int(l):]
 	}
-	return Record{ID: string(fields[0]), Sig: fields[1], Shingles: fields[2]}, true, nil
+	return Record{ID: string(fields[0]), Sig: fields[1], Shingles: fields[2]}, nil
 }

@@ -213,8 +213,14 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 			edgeChunks[ch] = true
 		}
 	}
+	src := SigSource{Maps: byChunk}
+	if p.Gather == "on" {
+		if src.Gathers, err = runGathers(ctx, st, r.reduces, byChunk); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, ch := range slices.Sorted(maps.Keys(edgeChunks)) {
-		vr, err := Verify(ctx, st, spec, ch, r.reduces, byChunk)
+		vr, err := Verify(ctx, st, spec, ch, r.reduces, src)
 		if err != nil {
 			t.Fatalf("verify chunk %d: %v", ch, err)
 		}
@@ -270,26 +276,36 @@ func TestStageCases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Run(c.name, func(t *testing.T) {
-			r := c.run(t)
-			ref := newReference(c)
-			checkCase(t, c, ref, r)
-			got := render(c, ref, r)
-			golden := strings.TrimSuffix(file, ".txt") + ".out"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/stage -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (-want +got):\n%s", golden, lineDiff(string(want), got))
-			}
-		})
+		// Both ways of reading signatures in verify give the same result.
+		for _, gather := range []string{"off", "on"} {
+			c.params.Gather = gather
+			t.Run(c.name+"/gather="+gather, func(t *testing.T) {
+				testCase(t, c, file)
+			})
+		}
+	}
+}
+
+// testCase runs a case and checks it against its reference and golden
+// file.
+func testCase(t *testing.T, c *stageCase, file string) {
+	r := c.run(t)
+	ref := newReference(c)
+	checkCase(t, c, ref, r)
+	got := render(c, ref, r)
+	golden := strings.TrimSuffix(file, ".txt") + ".out"
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/stage -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (-want +got):\n%s", golden, lineDiff(string(want), got))
 	}
 }
 

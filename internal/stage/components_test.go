@@ -478,6 +478,7 @@ func TestClusterSampleMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			p.Gather = "on"
 			spec := &job.Spec{Job: "sample", Epoch: "test", Out: ref.Root(), Params: p}
 			byChunk := map[int]job.MapResult{}
 			var mapList []job.MapResult
@@ -501,9 +502,13 @@ func TestClusterSampleMatchesReference(t *testing.T) {
 					chunks[c] = true
 				}
 			}
+			gathers, err := runGathers(ctx, ref, reduces, byChunk)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var verifies []job.VerifyResult
 			for _, c := range slices.Sorted(maps.Keys(chunks)) {
-				vr, err := Verify(ctx, ref, spec, c, reduces, byChunk)
+				vr, err := Verify(ctx, ref, spec, c, reduces, SigSource{Gathers: gathers})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -26,7 +26,7 @@ import (
 // document, to the verify stage.
 func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []job.MapResult) (*job.ReduceResult, error) {
 	start := time.Now()
-	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}}
+	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
 	m := &merger{}
 	for _, mr := range maps {
 		var files []pqfile.Info
@@ -101,6 +101,9 @@ func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []j
 		return compareEdge(x, y)
 	})
 	if res.EdgeFiles, err = writeEdges(ctx, st, job.EdgeFile(part), routed); err != nil {
+		return nil, err
+	}
+	if res.RequestFiles, err = writeRequests(ctx, st, job.RequestFile(part), routed); err != nil {
 		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()

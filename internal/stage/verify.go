@@ -26,9 +26,10 @@ type sigEntry struct {
 
 // Verify checks every candidate pair and every exact-group claim whose
 // first document is in chunk: the edges in (a, b) order, in windows of at
-// most verifyWindowDocs documents whose signatures are read by random
-// access to their chunks' signature files, so memory is bounded by the
-// window, not by the chunk (a whole compressed file is one chunk).
+// most verifyWindowDocs documents, so memory is bounded by the window, not
+// by the chunk (a whole compressed file is one chunk). The signatures are
+// those the gather stage sent the chunk, copied to a local scratch file
+// (see Gather) and read from there by random access.
 //
 // A candidate pair is first judged by its signatures: with MinHash and
 // exact verification, a pair with fewer equal values than prefilterMatches
@@ -39,12 +40,45 @@ type sigEntry struct {
 // The verified pairs of representatives and the confirmed group members
 // are written to the work area; the cluster stage expands them into
 // pairs/.
-func Verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult) (*job.VerifyResult, error) {
-	return verify(ctx, st, spec, chunk, reduces, maps, verifyWindowDocs)
+func Verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource) (*job.VerifyResult, error) {
+	return verify(ctx, st, spec, chunk, reduces, src, verifyWindowDocs)
+}
+
+// SigSource tells a verify task where the signatures of its documents
+// are: with the gather stage on (Params.Gather "on"), in the ranges the
+// gather tasks wrote for it (Gathers); otherwise in every chunk's
+// signature file (Maps), read by random access.
+type SigSource struct {
+	Gathers []job.GatherResult
+	Maps    map[int]job.MapResult
+}
+
+// recordSource returns the signature record of a document.
+type recordSource interface {
+	get(ctx context.Context, doc int64) ([]byte, error)
+}
+
+// open returns the task's record source and what ends it.
+func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, chunk int) (recordSource, func(), error) {
+	if p.Gather == "on" {
+		if s.Gathers == nil {
+			return nil, nil, fmt.Errorf("the gather stage is on but the verify task has no gather results")
+		}
+		scr, err := readGathered(ctx, st, chunk, s.Gathers)
+		if err != nil {
+			return nil, nil, err
+		}
+		return scr, scr.remove, nil
+	}
+	if s.Maps == nil {
+		return nil, nil, fmt.Errorf("the gather stage is off but the verify task has no map results")
+	}
+	d := &sigFiles{st: st, maps: s.Maps, open: map[int]*sigFile{}, closers: map[int]func(){}}
+	return d, d.close, nil
 }
 
 // verify is Verify with windows of window documents.
-func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult, window int) (*job.VerifyResult, error) {
+func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource, window int) (*job.VerifyResult, error) {
 	start := time.Now()
 	p := spec.Params
 	res := &job.VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
@@ -67,8 +101,11 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	if p.Method == "minhash" && p.Verify == "exact" {
 		minMatches = prefilterMatches(p.Threshold, p.K, prefilterRisk)
 	}
-	sigs := &sigSource{st: st, maps: maps, readers: map[int]*sigReader{}}
-	defer sigs.close()
+	sigs, closeSigs, err := src.open(ctx, st, p, chunk)
+	if err != nil {
+		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+	}
+	defer closeSigs()
 	// Edges are judged in (a, b) order, so pairs and group members come out
 	// sorted and go to their files window by window.
 	var pairs []records.Pair
@@ -104,7 +141,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			continue
 		}
 		// The window is full (or the edges are over): judge it.
-		sig, err := sigs.load(ctx, p, need)
+		sig, err := loadSigs(ctx, sigs, p, need)
 		if err != nil {
 			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
@@ -225,70 +262,8 @@ const verifyGroupRows = 1 << 16
 // sets) a verify task holds at once.
 const verifyWindowDocs = 1 << 12
 
-// maxSigReaders bounds the signature files a verify task keeps open.
-const maxSigReaders = 64
-
-// sigSource reads documents' signatures by random access to their chunks'
-// signature files, keeping up to maxSigReaders of them open (with their
-// index, 8 bytes per document).
-type sigSource struct {
-	st      storage.FS
-	maps    map[int]job.MapResult
-	readers map[int]*sigReader
-}
-
-type sigReader struct {
-	f    storage.File
-	r    *sigfile.Reader
-	name string
-}
-
-func (s *sigSource) close() {
-	for _, r := range s.readers {
-		r.f.Close()
-	}
-}
-
-// reader opens the signature file of a chunk.
-func (s *sigSource) reader(ctx context.Context, chunk int) (*sigReader, error) {
-	if r := s.readers[chunk]; r != nil {
-		return r, nil
-	}
-	mr, ok := s.maps[chunk]
-	if !ok {
-		return nil, fmt.Errorf("chunk %d has no map result", chunk)
-	}
-	f, err := s.st.Open(ctx, mr.SigFile.Name)
-	if err != nil {
-		return nil, err
-	}
-	if f.Size() != mr.SigFile.Bytes {
-		f.Close()
-		return nil, fmt.Errorf("%s has %d bytes, its writer wrote %d: %w", mr.SigFile.Name, f.Size(), mr.SigFile.Bytes, sigfile.ErrCorrupt)
-	}
-	r, err := sigfile.NewReader(f, f.Size())
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", mr.SigFile.Name, err)
-	}
-	if int64(r.Len()) != mr.SigFile.Rows {
-		f.Close()
-		return nil, fmt.Errorf("%s has %d slots, want %d: %w", mr.SigFile.Name, r.Len(), mr.SigFile.Rows, sigfile.ErrCorrupt)
-	}
-	if len(s.readers) >= maxSigReaders {
-		for c, old := range s.readers { // any one: order affects speed only
-			old.f.Close()
-			delete(s.readers, c)
-			break
-		}
-	}
-	sr := &sigReader{f: f, r: r, name: mr.SigFile.Name}
-	s.readers[chunk] = sr
-	return sr, nil
-}
-
-// load reads the signatures of the needed documents, in file order.
-func (s *sigSource) load(ctx context.Context, p job.Params, need map[int64]bool) (map[int64]*sigEntry, error) {
+// loadSigs reads the signatures of the needed documents, in file order.
+func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]bool) (map[int64]*sigEntry, error) {
 	docs := slices.Sorted(maps.Keys(need))
 	out := make(map[int64]*sigEntry, len(need))
 	for i, doc := range docs {
@@ -297,16 +272,13 @@ func (s *sigSource) load(ctx context.Context, p job.Params, need map[int64]bool)
 				return nil, err
 			}
 		}
-		sr, err := s.reader(ctx, job.ChunkOf(doc))
+		raw, err := s.get(ctx, doc)
 		if err != nil {
 			return nil, err
 		}
-		rec, ok, err := sr.r.Get(int(uint32(doc)))
+		rec, err := sigfile.Decode(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", sr.name, doc, err)
-		}
-		if !ok {
-			return nil, fmt.Errorf("%s: document %d has no signature", sr.name, doc)
+			return nil, fmt.Errorf("document %d: %w", doc, err)
 		}
 		e := &sigEntry{id: rec.ID}
 		if err := decodeSignature(p, rec.Sig, e); err != nil {
@@ -318,4 +290,52 @@ func (s *sigSource) load(ctx context.Context, p job.Params, need map[int64]bool)
 		out[doc] = e
 	}
 	return out, nil
+}
+
+// maxSigFiles bounds the signature files a verify task without the gather
+// stage keeps open (with their index, 8 bytes per document).
+const maxSigFiles = 64
+
+// sigFiles reads documents' signature records by random access to their
+// chunks' signature files.
+type sigFiles struct {
+	st      storage.Opener
+	maps    map[int]job.MapResult
+	open    map[int]*sigFile
+	closers map[int]func()
+}
+
+func (s *sigFiles) get(ctx context.Context, doc int64) ([]byte, error) {
+	c := job.ChunkOf(doc)
+	f := s.open[c]
+	if f == nil {
+		if len(s.open) >= maxSigFiles {
+			for old, done := range s.closers { // any one: order affects speed only
+				done()
+				delete(s.open, old)
+				delete(s.closers, old)
+				break
+			}
+		}
+		var done func()
+		var err error
+		if f, done, err = openSigFile(ctx, s.st, s.maps, c); err != nil {
+			return nil, err
+		}
+		s.open[c], s.closers[c] = f, done
+	}
+	raw, ok, err := f.r.Raw(int(uint32(doc)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: document %d: %w", f.name, doc, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: document %d has no signature", f.name, doc)
+	}
+	return raw, nil
+}
+
+func (s *sigFiles) close() {
+	for _, done := range s.closers {
+		done()
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -62,7 +64,45 @@ func edgesOf(t *testing.T, st storage.FS, part int, edges ...records.Candidate) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return job.ReduceResult{Part: part, EdgeFiles: infos}
+	reqs, err := writeRequests(context.Background(), st, job.RequestFile(part), edges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job.ReduceResult{Part: part, EdgeFiles: infos, RequestFiles: reqs}
+}
+
+// runGathers runs every gather task the reduce results ask for, in chunk
+// order.
+func runGathers(ctx context.Context, st storage.FS, reduces []job.ReduceResult, byChunk map[int]job.MapResult) ([]job.GatherResult, error) {
+	srcs := map[int]bool{}
+	for _, rr := range reduces {
+		for c := range rr.RequestFiles {
+			srcs[c] = true
+		}
+	}
+	var gathers []job.GatherResult
+	for _, c := range slices.Sorted(maps.Keys(srcs)) {
+		g, err := Gather(ctx, st, c, reduces, byChunk)
+		if err != nil {
+			return nil, err
+		}
+		gathers = append(gathers, *g)
+	}
+	return gathers, nil
+}
+
+// gatherAndVerify runs the gather tasks if p.Gather is on, then verifies
+// chunk with windows of window documents: the first error of either is
+// returned.
+func gatherAndVerify(ctx context.Context, st storage.FS, p job.Params, chunk int, reduces []job.ReduceResult, byChunk map[int]job.MapResult, window int) (*job.VerifyResult, error) {
+	src := SigSource{Maps: byChunk}
+	if p.Gather == "on" {
+		var err error
+		if src.Gathers, err = runGathers(ctx, st, reduces, byChunk); err != nil {
+			return nil, err
+		}
+	}
+	return verify(ctx, st, &job.Spec{Params: p}, chunk, reduces, src, window)
 }
 
 // TestVerifyEdges checks verification of hand-made candidates and claims:
@@ -105,10 +145,15 @@ func TestVerifyEdges(t *testing.T) {
 			[][]records.Candidate{{cand(ordA, ordEmpty)}}, result{}, nil, "no signature"},
 	}
 	for _, tt := range tests {
-		for _, window := range []int{verifyWindowDocs, 1, 2} {
-			t.Run(fmt.Sprintf("%s/window=%d", tt.name, window), func(t *testing.T) {
+		for _, run := range []struct {
+			window int
+			gather string
+		}{{verifyWindowDocs, "off"}, {verifyWindowDocs, "on"}, {1, "off"}, {1, "on"}, {2, "on"}} {
+			window := run.window
+			t.Run(fmt.Sprintf("%s/window=%d/gather=%s", tt.name, window, run.gather), func(t *testing.T) {
 				st := newStore(t)
 				p := resolved(t, func(p *job.Params) {
+					p.Gather = run.gather
 					if tt.set != nil {
 						tt.set(p)
 					}
@@ -118,7 +163,7 @@ func TestVerifyEdges(t *testing.T) {
 				for part, edges := range tt.parts {
 					reduces = append(reduces, edgesOf(t, st, part, edges...))
 				}
-				res, err := verify(ctx, st, &job.Spec{Params: p}, 0, reduces, maps, window)
+				res, err := gatherAndVerify(ctx, st, p, 0, reduces, maps, window)
 				if tt.wantErr != "" {
 					if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 						t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -164,30 +209,134 @@ func TestVerifyEdges(t *testing.T) {
 	}
 }
 
-// TestVerifyMissingInputs checks that a damaged edge file and a chunk
-// without a map result are errors, not fewer pairs.
+// TestVerifyMissingInputs checks that a chunk without a map result, a
+// signature file of another size, and damaged edge, request and gather
+// files are errors, not fewer pairs, with the gather stage off and on.
 func TestVerifyMissingInputs(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
-	p := resolved(t, func(*job.Params) {})
-	maps := mapVerifyDocs(t, st, p)
-	rr := edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1})
-
-	only0 := map[int]job.MapResult{0: maps[0]}
-	if _, err := Verify(ctx, st, &job.Spec{Params: p}, 0, []job.ReduceResult{rr}, only0); err == nil || !strings.Contains(err.Error(), "chunk 1 has no map result") {
-		t.Errorf("without chunk 1's map result: err = %v", err)
+	damage := func(t *testing.T, st *storage.Dir, name string) {
+		t.Helper()
+		info, err := os.Stat(st.Path(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(st.Path(name), make([]byte, info.Size()), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-
-	sig := maps[1]
-	sig.SigFile.Bytes++
-	if _, err := Verify(ctx, st, &job.Spec{Params: p}, 0, []job.ReduceResult{rr}, map[int]job.MapResult{0: maps[0], 1: sig}); err == nil {
-		t.Error("a signature file of another size was read")
+	tests := []struct {
+		name    string
+		gathers []string // the modes the case applies to
+		break_  func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult
+		wantErr error  // or
+		wantMsg string // a text of the error
+	}{
+		{"no map result for chunk 1", []string{"off", "on"},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				return map[int]job.MapResult{0: maps[0]}
+			}, nil, "chunk 1 has no map result"},
+		{"signature file of another size", []string{"off", "on"},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				sig := maps[1]
+				sig.SigFile.Bytes++
+				return map[int]job.MapResult{0: maps[0], 1: sig}
+			}, sigfile.ErrCorrupt, ""},
+		{"damaged edge file", []string{"off", "on"},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				damage(t, st, rr.EdgeFiles[0].Name)
+				return maps
+			}, pqfile.ErrCorrupt, ""},
+		{"damaged request file", []string{"on"},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				damage(t, st, rr.RequestFiles[1].Name)
+				return maps
+			}, pqfile.ErrCorrupt, ""},
 	}
-
-	if err := os.WriteFile(st.Path(rr.EdgeFiles[0].Name), make([]byte, rr.EdgeFiles[0].Bytes), 0o644); err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		for _, gather := range tt.gathers {
+			t.Run(tt.name+"/gather="+gather, func(t *testing.T) {
+				st := newStore(t)
+				p := resolved(t, func(p *job.Params) { p.Gather = gather })
+				maps := mapVerifyDocs(t, st, p)
+				rr := edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1})
+				maps = tt.break_(t, st, maps, rr)
+				_, err := gatherAndVerify(ctx, st, p, 0, []job.ReduceResult{rr}, maps, verifyWindowDocs)
+				switch {
+				case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
+					t.Errorf("err = %v, want %v", err, tt.wantErr)
+				case tt.wantMsg != "" && (err == nil || !strings.Contains(err.Error(), tt.wantMsg)):
+					t.Errorf("err = %v, want %q", err, tt.wantMsg)
+				}
+			})
+		}
 	}
-	if _, err := Verify(ctx, st, &job.Spec{Params: p}, 0, []job.ReduceResult{rr}, maps); !errors.Is(err, pqfile.ErrCorrupt) {
-		t.Errorf("damaged edge file: err = %v, want ErrCorrupt", err)
+}
+
+// TestGatheredRanges checks what verify trusts of a gather file: a range
+// whose bytes, records or order differ from what its writer recorded is
+// an error, and a document no gather task sent is one too.
+func TestGatheredRanges(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		change  func(t *testing.T, st *storage.Dir, g []job.GatherResult)
+		wantErr error
+		wantMsg string
+	}{
+		{"undamaged", func(*testing.T, *storage.Dir, []job.GatherResult) {}, nil, ""},
+		{"a byte changed", func(t *testing.T, st *storage.Dir, g []job.GatherResult) {
+			info := g[1].Ranges[0]
+			b, err := os.ReadFile(st.Path(info.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[info.Offset+info.Bytes-1] ^= 1
+			if err := os.WriteFile(st.Path(info.Name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, pqfile.ErrCorrupt, ""},
+		{"one record fewer", func(t *testing.T, st *storage.Dir, g []job.GatherResult) {
+			info := g[0].Ranges[0]
+			info.Rows++
+			g[0].Ranges[0] = info
+		}, pqfile.ErrCorrupt, ""},
+		{"range past the end", func(t *testing.T, st *storage.Dir, g []job.GatherResult) {
+			info := g[0].Ranges[0]
+			info.Bytes += 100
+			g[0].Ranges[0] = info
+		}, pqfile.ErrCorrupt, ""},
+		{"chunks out of order", func(t *testing.T, st *storage.Dir, g []job.GatherResult) {
+			g[0].Chunk, g[1].Chunk = g[1].Chunk, g[0].Chunk
+		}, pqfile.ErrCorrupt, "out of order"},
+		{"a chunk's records missing", func(t *testing.T, st *storage.Dir, g []job.GatherResult) {
+			delete(g[1].Ranges, 0)
+		}, nil, "no signature gathered for document"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := newStore(t)
+			p := resolved(t, func(p *job.Params) { p.Gather = "on" })
+			maps := mapVerifyDocs(t, st, p)
+			rr := []job.ReduceResult{edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1}, records.Candidate{A: ordA, B: ordB, Band: 1})}
+			g, err := runGathers(ctx, st, rr, maps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(g) != 2 {
+				t.Fatalf("%d gather results, want 2", len(g))
+			}
+			tt.change(t, st, g)
+			res, err := verify(ctx, st, &job.Spec{Params: p}, 0, rr, SigSource{Gathers: g}, verifyWindowDocs)
+			switch {
+			case tt.wantErr == nil && tt.wantMsg == "":
+				if err != nil || res.Verified != 2 {
+					t.Errorf("verified %v pairs, err %v; want 2", res, err)
+				}
+			case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
+				t.Errorf("err = %v, want %v", err, tt.wantErr)
+			case tt.wantMsg != "" && (err == nil || !strings.Contains(err.Error(), tt.wantMsg)):
+				t.Errorf("err = %v, want %q", err, tt.wantMsg)
+			}
+		})
 	}
 }

@@ -65,7 +65,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		// Map tasks ran in this run (a fresh start, or chunks retried
 		// after a partial run): what earlier runs reduced and verified
 		// does not hold their documents, so those stages start over.
-		for _, stage := range []string{StageReduce, StageVerify} {
+		for _, stage := range []string{StageReduce, StageGather, StageVerify} {
 			if err := c.reset.DeletePrefix(ctx, stageKeys(c.spec.Epoch, stage)+"."); err != nil {
 				return nil, fmt.Errorf("clearing the %s stage: %w", stage, err)
 			}
@@ -76,6 +76,20 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), job.ReduceStageFile, man.addReduces, nil)
 	if err != nil {
 		return nil, err
+	}
+
+	// Gather (when on): one task per chunk whose signatures a verify task
+	// needs.
+	if p.Gather == "on" {
+		chunks := map[int]bool{}
+		for _, r := range reduceList {
+			for ch := range r.RequestFiles {
+				chunks[ch] = true
+			}
+		}
+		if _, err := runStage(ctx, c, StageGather, slices.Sorted(maps.Keys(chunks)), job.GatherStageFile, man.addGathers, nil); err != nil {
+			return nil, err
+		}
 	}
 
 	// Verify: one task per chunk that has candidate edges.

@@ -143,11 +143,21 @@ func TestInjectedFaults(t *testing.T) {
 }
 
 // TestTasksIdempotent runs every task of a job a second time and checks
-// that each rewrites byte-identical files.
+// that each rewrites byte-identical files, with the gather stage off and
+// on.
 func TestTasksIdempotent(t *testing.T) {
 	in, _ := genCorpus(t, 300, 4, 2)
+	for _, gather := range []string{"off", "on"} {
+		t.Run("gather="+gather, func(t *testing.T) {
+			testTasksIdempotent(t, in, gather)
+		})
+	}
+}
+
+func testTasksIdempotent(t *testing.T, in, gather string) {
 	out := filepath.Join(t.TempDir(), "out")
 	cfg := testConfig(t, in, out, 2)
+	cfg.Params.Gather = gather
 	cfg.KeepWork = true
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
@@ -155,7 +165,7 @@ func TestTasksIdempotent(t *testing.T) {
 	snapshot := func() map[string][]byte {
 		files := map[string][]byte{}
 		filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
-			if err == nil && !info.IsDir() && (strings.HasSuffix(p, ".parquet") || strings.HasSuffix(p, ".sig") || strings.HasSuffix(p, ".edges")) {
+			if err == nil && !info.IsDir() && (strings.HasSuffix(p, ".parquet") || strings.HasSuffix(p, ".sig") || strings.HasSuffix(p, ".edges") || strings.HasSuffix(p, ".req") || strings.HasSuffix(p, ".sigs")) {
 				files[p], _ = os.ReadFile(p)
 			}
 			return nil
@@ -188,8 +198,19 @@ func TestTasksIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	src := stage.SigSource{Maps: byChunk}
+	if spec.Params.Gather == "on" {
+		if err := readJSON(ctx, st, job.GatherStageFile, &src.Gathers); err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range src.Gathers {
+			if _, err := stage.Gather(ctx, st, g.Chunk, reduces, byChunk); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for c := range byChunk {
-		if _, err := stage.Verify(ctx, st, &spec, c, reduces, byChunk); err != nil {
+		if _, err := stage.Verify(ctx, st, &spec, c, reduces, src); err != nil {
 			t.Fatal(err)
 		}
 	}

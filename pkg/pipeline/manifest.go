@@ -63,20 +63,23 @@ type CurveSummary struct {
 
 // Counts are the numbers of every stage.
 type Counts struct {
-	InputBytes     int64 `json:"input_bytes"`
-	TextBytes      int64 `json:"text_bytes"`
-	Docs           int64 `json:"docs"`
-	Rejected       int64 `json:"rejected"`
-	UnreadFiles    int64 `json:"unread_files"`
-	UnreadBytes    int64 `json:"unread_bytes"`
-	DamagedRanges  int64 `json:"damaged_ranges"`
-	DamagedBytes   int64 `json:"damaged_bytes"`
-	Empty          int64 `json:"empty"`
-	Shingles       int64 `json:"shingles"`
-	BandRecords    int64 `json:"band_records"`
-	BandGroups     int64 `json:"band_groups"`
-	MaxBandGroup   int64 `json:"max_band_group"`
-	Candidates     int64 `json:"candidates"`
+	InputBytes    int64 `json:"input_bytes"`
+	TextBytes     int64 `json:"text_bytes"`
+	Docs          int64 `json:"docs"`
+	Rejected      int64 `json:"rejected"`
+	UnreadFiles   int64 `json:"unread_files"`
+	UnreadBytes   int64 `json:"unread_bytes"`
+	DamagedRanges int64 `json:"damaged_ranges"`
+	DamagedBytes  int64 `json:"damaged_bytes"`
+	Empty         int64 `json:"empty"`
+	Shingles      int64 `json:"shingles"`
+	BandRecords   int64 `json:"band_records"`
+	BandGroups    int64 `json:"band_groups"`
+	MaxBandGroup  int64 `json:"max_band_group"`
+	Candidates    int64 `json:"candidates"`
+	// Gathered counts the signature records the gather stage sent to
+	// verify tasks (a document once per verify task that needs it).
+	Gathered       int64 `json:"signatures_gathered"`
 	UniquePairs    int64 `json:"candidate_pairs_checked"`
 	Prefiltered    int64 `json:"prefiltered"`
 	ExactChecked   int64 `json:"exact_checked"`
@@ -153,6 +156,13 @@ func (m *Manifest) addReduces(list []job.ReduceResult, out *stageOutcome) {
 		for _, b := range r.Bounded {
 			m.BoundedBuckets = job.InsertBounded(m.BoundedBuckets, b)
 		}
+	}
+	m.addStage(out)
+}
+
+func (m *Manifest) addGathers(list []job.GatherResult, out *stageOutcome) {
+	for _, g := range list {
+		m.Counts.Gathered += g.Requests
 	}
 	m.addStage(out)
 }

@@ -32,19 +32,21 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 
 // TestResumeAfterInterrupt interrupts a job after each stage in turn, runs
 // it again, and checks that finished tasks are not redone and that the
-// results are byte-identical to an undisturbed run.
+// results are byte-identical to an undisturbed run. The interrupted runs
+// have the gather stage on, the undisturbed one off.
 func TestResumeAfterInterrupt(t *testing.T) {
 	in, _ := genCorpus(t, 500, 9, 2)
 	ref := filepath.Join(t.TempDir(), "ref")
 	if _, err := Run(context.Background(), testConfig(t, in, ref, 2)); err != nil {
 		t.Fatal(err)
 	}
-	for _, stage := range []string{"map", "reduce", "verify"} {
+	for _, stage := range []string{StageMap, StageReduce, StageGather, StageVerify} {
 		t.Run(stage, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			cfg := testConfig(t, in, out, 2)
+			cfg.Params.Gather = "on"
 			cfg.Progress = &cancelOn{marker: stage + " ", cancel: cancel}
 			if _, err := Run(ctx, cfg); err == nil {
 				t.Fatal("interrupted run reported success")
@@ -60,6 +62,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 			}
 
 			cfg = testConfig(t, in, out, 2)
+			cfg.Params.Gather = "on"
 			man, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatalf("resumed run: %v", err)

@@ -209,6 +209,9 @@ func checkConfig(ctx context.Context, cfg Config) (job.Params, []job.Input, erro
 	if auto {
 		params.Partitions = job.AutoPartitions(inputs)
 	}
+	if params.Gather == "auto" {
+		params.Gather = job.AutoGather(inputs, storage.IsURL(cfg.Out))
+	}
 	for i := range inputs {
 		if storage.IsURL(inputs[i].Path) {
 			continue

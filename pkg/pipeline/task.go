@@ -9,6 +9,7 @@ import (
 const (
 	StageMap    = "map"
 	StageReduce = "reduce"
+	StageGather = "gather"
 	StageVerify = "verify"
 )
 

@@ -51,6 +51,7 @@ type jobCache struct {
 	plan    *job.Plan
 	maps    map[int]job.MapResult
 	reduces []job.ReduceResult
+	gathers []job.GatherResult
 }
 
 // NewWorker returns a worker that runs up to slots tasks at once.
@@ -111,7 +112,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		if err != nil {
 			return fmt.Errorf("reduce partition %d: %w", t.Index, err)
 		}
-	case StageVerify:
+	case StageGather:
 		maps, err := jc.loadMaps(ctx)
 		if err != nil {
 			return err
@@ -120,7 +121,24 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		if err != nil {
 			return err
 		}
-		result, err = stage.Verify(ctx, st, &jc.spec, t.Index, reduces, maps)
+		result, err = stage.Gather(ctx, st, t.Index, reduces, maps)
+		if err != nil {
+			return err
+		}
+	case StageVerify:
+		reduces, err := jc.loadReduces(ctx)
+		if err != nil {
+			return err
+		}
+		src := stage.SigSource{}
+		if jc.spec.Params.Gather == "on" {
+			if src.Gathers, err = jc.loadGathers(ctx); err != nil {
+				return err
+			}
+		} else if src.Maps, err = jc.loadMaps(ctx); err != nil {
+			return err
+		}
+		result, err = stage.Verify(ctx, st, &jc.spec, t.Index, reduces, src)
 		if err != nil {
 			return fmt.Errorf("verify chunk %d: %w", t.Index, err)
 		}
@@ -250,6 +268,17 @@ func (j *jobCache) loadReduces(ctx context.Context) ([]job.ReduceResult, error) 
 		}
 	}
 	return j.reduces, nil
+}
+
+func (j *jobCache) loadGathers(ctx context.Context) ([]job.GatherResult, error) {
+	j.once.Lock()
+	defer j.once.Unlock()
+	if j.gathers == nil {
+		if err := readJSON(ctx, j.st, job.GatherStageFile, &j.gathers); err != nil {
+			return nil, err
+		}
+	}
+	return j.gathers, nil
 }
 
 func readJSON(ctx context.Context, st storage.Opener, name string, v any) error {

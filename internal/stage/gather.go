@@ -1,0 +1,437 @@
+package stage
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sigfile"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// The gather stage moves signatures to the verify tasks that need them
+// with sequential reads only. Verify needs, for each candidate pair and
+// exact-group claim whose first document is in its chunk, the signature
+// and shingle set of both documents; the second is in any chunk. Read by
+// random access to every chunk's signature file, that is one disk seek (or
+// one object-storage request) per pair once the work area outgrows the
+// page cache. Instead:
+//
+//   - reduce writes, beside its edges, requests: (document, verify chunk)
+//     for both documents of every edge, grouped by the document's chunk
+//     (RequestFile);
+//   - a gather task per chunk reads its chunk's signature file once, in
+//     order, and writes the requested records grouped by verify chunk,
+//     each group sorted by document (GatherFile);
+//   - a verify task reads its group of every gather file, sequentially and
+//     in chunk order (so in document order), into a scratch file on local
+//     disk (in memory if small), which it then reads by random access.
+
+// request asks for the record of Doc on behalf of the verify task of
+// chunk Dest.
+type request struct {
+	Doc  int64
+	Dest int32
+}
+
+const requestRecord = 12
+
+func appendRequest(buf []byte, r request) []byte {
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(r.Doc))
+	return binary.LittleEndian.AppendUint32(buf, uint32(r.Dest))
+}
+
+func decodeRequest(b []byte) (request, int) {
+	if len(b) < requestRecord {
+		return request{}, 0
+	}
+	return request{Doc: int64(binary.LittleEndian.Uint64(b)), Dest: int32(binary.LittleEndian.Uint32(b[8:]))}, requestRecord
+}
+
+func compareRequest(x, y request) int {
+	if c := cmp.Compare(x.Dest, y.Dest); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.Doc, y.Doc)
+}
+
+// writeRequests writes the requests of edges (both documents, for the
+// verify task of the first's chunk) to name, one run per chunk of the
+// requested document, each sorted by (verify chunk, document) without
+// repeats, and returns each chunk's range.
+func writeRequests(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]pqfile.Info, error) {
+	reqs := make([]request, 0, 2*len(edges))
+	for _, e := range edges {
+		dest := int32(job.ChunkOf(e.A))
+		reqs = append(reqs, request{e.A, dest}, request{e.B, dest})
+	}
+	src := func(r request) int { return job.ChunkOf(r.Doc) }
+	slices.SortFunc(reqs, func(x, y request) int {
+		if c := cmp.Compare(src(x), src(y)); c != 0 {
+			return c
+		}
+		return compareRequest(x, y)
+	})
+	reqs = slices.Compact(reqs)
+	return writeRunFile(ctx, st, name, reqs, src, appendRequest)
+}
+
+// Gather reads the signature records of chunk that the verify tasks asked
+// for (through every reduce partition's requests) and writes them to
+// GatherFile(chunk) grouped by verify task. Its chunk's signature file is
+// read once, in order; the distinct records go to a scratch file on local
+// disk first (in memory if small), from which the groups are copied, so
+// memory holds only the requests (12 bytes each) and their index.
+func Gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult) (*job.GatherResult, error) {
+	start := time.Now()
+	res, err := gather(ctx, st, chunk, reduces, maps)
+	if err != nil {
+		return nil, fmt.Errorf("gather chunk %d: %w", chunk, err)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult) (*job.GatherResult, error) {
+	var reqs []request
+	for _, rr := range reduces {
+		info, ok := rr.RequestFiles[chunk]
+		if !ok {
+			continue
+		}
+		if info.Bytes != requestRecord*info.Rows {
+			return nil, fmt.Errorf("%s: range %d+%d does not hold %d rows: %w", info.Name, info.Offset, info.Bytes, info.Rows, pqfile.ErrCorrupt)
+		}
+		var err error
+		if reqs, err = readRunFile(ctx, st, info, decodeRequest, reqs); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(reqs, compareRequest)
+	reqs = slices.Compact(reqs)
+	res := &job.GatherResult{Chunk: chunk, Requests: int64(len(reqs)), Ranges: map[int]pqfile.Info{}}
+	if len(reqs) == 0 {
+		return res, nil
+	}
+
+	// The distinct documents, in file order, to the scratch file.
+	docs := make([]int64, len(reqs))
+	for i, r := range reqs {
+		docs[i] = r.Doc
+	}
+	slices.Sort(docs)
+	docs = slices.Compact(docs)
+	res.Records = int64(len(docs))
+	sig, closeSig, err := openSigFile(ctx, st, maps, chunk)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSig()
+	var size int64
+	for _, doc := range docs {
+		size += sig.r.Size(int(uint32(doc)))
+	}
+	scr, err := newScratch("gather", size)
+	if err != nil {
+		return nil, err
+	}
+	defer scr.remove()
+	for i, doc := range docs {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		raw, ok, err := sig.r.Raw(int(uint32(doc)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", sig.name, doc, err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s: document %d has no signature", sig.name, doc)
+		}
+		if _, err := sigfile.Decode(raw); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", sig.name, doc, err)
+		}
+		if err := scr.add(doc, raw); err != nil {
+			return nil, err
+		}
+	}
+	if err := scr.done(); err != nil {
+		return nil, err
+	}
+
+	// The groups, in (verify chunk, document) order.
+	name := job.GatherFile(chunk)
+	w, err := st.Create(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			w.Abort()
+		}
+	}()
+	sum := pqfile.NewSummer(w)
+	bw := bufio.NewWriterSize(sum, 1<<20)
+	var (
+		run   = xxhash.New()
+		out   = io.MultiWriter(bw, run)
+		rec   []byte
+		off   int64 // of the file
+		runAt int64
+	)
+	for lo := 0; lo < len(reqs); {
+		dest := reqs[lo].Dest
+		hi := lo
+		run.Reset()
+		runAt = off
+		for ; hi < len(reqs) && reqs[hi].Dest == dest; hi++ {
+			if hi%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			raw, err := scr.get(ctx, reqs[hi].Doc)
+			if err != nil {
+				return nil, err
+			}
+			rec = binary.LittleEndian.AppendUint64(rec[:0], uint64(reqs[hi].Doc))
+			rec = binary.AppendUvarint(rec, uint64(len(raw)))
+			rec = append(rec, raw...)
+			if _, err := out.Write(rec); err != nil {
+				return nil, fmt.Errorf("writing %s: %w", name, err)
+			}
+			off += int64(len(rec))
+		}
+		res.Ranges[int(dest)] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: run.Sum64(), Bytes: off - runAt, Offset: runAt}
+		lo = hi
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := w.Commit(); err != nil {
+		return nil, err
+	}
+	committed = true
+	return res, nil
+}
+
+// sigFile is a chunk's signature file, open for reading.
+type sigFile struct {
+	r    *sigfile.Reader
+	name string
+}
+
+// openSigFile opens the signature file of a chunk, checking it against
+// what its map task recorded.
+func openSigFile(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, chunk int) (*sigFile, func(), error) {
+	mr, ok := maps[chunk]
+	if !ok {
+		return nil, nil, fmt.Errorf("chunk %d has no map result", chunk)
+	}
+	f, err := st.Open(ctx, mr.SigFile.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.Size() != mr.SigFile.Bytes {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s has %d bytes, its writer wrote %d: %w", mr.SigFile.Name, f.Size(), mr.SigFile.Bytes, sigfile.ErrCorrupt)
+	}
+	r, err := sigfile.NewReader(f, f.Size())
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", mr.SigFile.Name, err)
+	}
+	if int64(r.Len()) != mr.SigFile.Rows {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s has %d slots, want %d: %w", mr.SigFile.Name, r.Len(), mr.SigFile.Rows, sigfile.ErrCorrupt)
+	}
+	return &sigFile{r: r, name: mr.SigFile.Name}, func() { f.Close() }, nil
+}
+
+// readGathered copies the records gathered for the verify task of chunk
+// from every gather file, in chunk order and so in document order, to a
+// scratch file, checking each range against what its writer recorded.
+func readGathered(ctx context.Context, st storage.Opener, chunk int, gathers []job.GatherResult) (*scratch, error) {
+	list := slices.Clone(gathers)
+	slices.SortFunc(list, func(x, y job.GatherResult) int { return cmp.Compare(x.Chunk, y.Chunk) })
+	var size int64
+	for _, g := range list {
+		size += g.Ranges[chunk].Bytes // an upper bound: with the records' headers
+	}
+	scr, err := newScratch("verify", size)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			scr.remove()
+		}
+	}()
+	for _, g := range list {
+		info, has := g.Ranges[chunk]
+		if !has {
+			continue
+		}
+		if err := copyRange(ctx, st, info, scr); err != nil {
+			return nil, err
+		}
+	}
+	if err := scr.done(); err != nil {
+		return nil, err
+	}
+	ok = true
+	return scr, nil
+}
+
+// copyRange streams one range of a gather file into scr.
+func copyRange(ctx context.Context, st storage.Opener, info pqfile.Info, scr *scratch) error {
+	f, err := st.Open(ctx, info.Name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if info.Offset < 0 || info.Bytes < 0 || info.Offset+info.Bytes > f.Size() {
+		return fmt.Errorf("%s: range %d+%d does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, f.Size(), pqfile.ErrCorrupt)
+	}
+	sum := xxhash.New()
+	br := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(f, info.Offset, info.Bytes), sum), 1<<20)
+	corrupt := func(rows int64, what string) error {
+		return fmt.Errorf("%s: range %d+%d, record %d: %s: %w", info.Name, info.Offset, info.Bytes, rows, what, pqfile.ErrCorrupt)
+	}
+	var (
+		rows int64
+		head [8]byte
+		raw  []byte
+	)
+	for ; ; rows++ {
+		if rows%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if _, err := io.ReadFull(br, head[:]); err == io.EOF {
+			break
+		} else if err != nil {
+			return corrupt(rows, err.Error())
+		}
+		doc := int64(binary.LittleEndian.Uint64(head[:]))
+		n, err := binary.ReadUvarint(br)
+		if err != nil || n > uint64(info.Bytes) {
+			return corrupt(rows, "bad length")
+		}
+		raw = slices.Grow(raw[:0], int(n))[:n]
+		if _, err := io.ReadFull(br, raw); err != nil {
+			return corrupt(rows, err.Error())
+		}
+		if err := scr.add(doc, raw); err != nil {
+			if errors.Is(err, errOutOfOrder) {
+				return corrupt(rows, err.Error())
+			}
+			return err
+		}
+	}
+	if rows != info.Rows || sum.Sum64() != info.Checksum {
+		return fmt.Errorf("%s: range %d+%d holds %d records with checksum %x, want %d with %x: %w", info.Name, info.Offset, info.Bytes, rows, sum.Sum64(), info.Rows, info.Checksum, pqfile.ErrCorrupt)
+	}
+	return nil
+}
+
+var errOutOfOrder = errors.New("documents out of order")
+
+// scratchMemory is the size up to which a scratch is held in memory
+// rather than in a file.
+const scratchMemory = 8 << 20
+
+// scratch holds records added in increasing document order and then read
+// by document, with an index of 16 bytes per record in memory. Up to
+// scratchMemory bytes of records it is held in memory; beyond, it is a
+// file in the temporary directory ($TMPDIR), the task's own, removed when
+// the task ends.
+type scratch struct {
+	mem  []byte   // the records, when held in memory
+	f    *os.File // the records, otherwise
+	bw   *bufio.Writer
+	docs []int64
+	offs []int64 // len(docs)+1 once done
+	off  int64
+}
+
+// newScratch returns a scratch for size bytes of records.
+func newScratch(kind string, size int64) (*scratch, error) {
+	if size <= scratchMemory {
+		return &scratch{mem: make([]byte, 0, size)}, nil
+	}
+	f, err := os.CreateTemp("", "neardup-"+kind+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("scratch file: %w", err)
+	}
+	return &scratch{f: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// add appends the record of doc, which must follow the last one added.
+func (s *scratch) add(doc int64, raw []byte) error {
+	if n := len(s.docs); n > 0 && doc <= s.docs[n-1] {
+		return fmt.Errorf("document %d after %d: %w", doc, s.docs[n-1], errOutOfOrder)
+	}
+	if s.f == nil {
+		s.mem = append(s.mem, raw...)
+	} else if _, err := s.bw.Write(raw); err != nil {
+		return fmt.Errorf("scratch file %s: %w", s.f.Name(), err)
+	}
+	s.docs = append(s.docs, doc)
+	s.offs = append(s.offs, s.off)
+	s.off += int64(len(raw))
+	return nil
+}
+
+// done ends the adding.
+func (s *scratch) done() error {
+	s.offs = append(s.offs, s.off)
+	if s.f == nil {
+		return nil
+	}
+	if err := s.bw.Flush(); err != nil {
+		return fmt.Errorf("scratch file %s: %w", s.f.Name(), err)
+	}
+	return nil
+}
+
+// get returns the record of doc; it is an error if there is none. The
+// slice must not be modified.
+func (s *scratch) get(_ context.Context, doc int64) ([]byte, error) {
+	i, ok := slices.BinarySearch(s.docs, doc)
+	if !ok {
+		return nil, fmt.Errorf("no signature gathered for document %d", doc)
+	}
+	lo, hi := s.offs[i], s.offs[i+1]
+	if s.f == nil {
+		return s.mem[lo:hi:hi], nil
+	}
+	b := make([]byte, hi-lo)
+	if _, err := s.f.ReadAt(b, lo); err != nil {
+		return nil, fmt.Errorf("scratch file %s: %w", s.f.Name(), err)
+	}
+	return b, nil
+}
+
+func (s *scratch) remove() {
+	if s.f != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+	}
+}
