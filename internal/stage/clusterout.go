@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -160,23 +162,51 @@ func outputFile(cols ...string) pqfile.Options {
 	return pqfile.Options{SortedBy: cols, RowGroupRows: outputGroupRows}
 }
 
+// mergeFanIn bounds the runs a merge reads at once: each holds a batch
+// of rows and a Parquet reader's buffers, so more runs are merged in
+// passes of mergeFanIn runs into intermediate runs.
+const mergeFanIn = 8
+
 // mergeRuns writes the rows of sorted runs to name in the order less
-// gives, holding a batch of each run at a time, and returns the rows
-// written.
+// gives, holding a batch of at most mergeFanIn runs at a time, and returns
+// the rows written. With more runs, it merges them in passes through
+// intermediate runs in the work area (named after name), removed after.
 func mergeRuns[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, name string, o pqfile.Options, less func(x, y T) bool) (int64, error) {
+	runs = slices.DeleteFunc(slices.Clone(runs), func(r *pqfile.Info) bool { return r == nil })
+	var temps []string
+	defer func() {
+		for _, t := range temps {
+			st.Remove(ctx, t)
+		}
+	}()
+	for pass := 0; len(runs) > mergeFanIn; pass++ {
+		var next []*pqfile.Info
+		for i := 0; i < len(runs); i += mergeFanIn {
+			tmp := job.ClusterTaskFile("merge", pass, fmt.Sprintf("%s-%05d.parquet", strings.ReplaceAll(name, "/", "-"), i/mergeFanIn))
+			temps = append(temps, tmp)
+			info, err := mergeTo(ctx, st, runs[i:min(i+mergeFanIn, len(runs))], tmp, pqfile.Options{Raw: true, RowGroupRows: o.RowGroupRows}, less)
+			if err != nil {
+				return 0, err
+			}
+			next = append(next, &info)
+		}
+		runs = next
+	}
+	info, err := mergeTo(ctx, st, runs, name, o, less)
+	return info.Rows, err
+}
+
+// mergeTo merges runs, at most mergeFanIn, into the file name.
+func mergeTo[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, name string, o pqfile.Options, less func(x, y T) bool) (pqfile.Info, error) {
 	w, err := pqfile.NewWriter[T](ctx, st, name, o)
 	if err != nil {
-		return 0, err
+		return pqfile.Info{}, err
 	}
-	rows, err := merge(ctx, st, runs, less, w.Write)
-	if err != nil {
+	if _, err := merge(ctx, st, runs, less, w.Write); err != nil {
 		w.Abort()
-		return 0, fmt.Errorf("%s: %w", name, err)
+		return pqfile.Info{}, fmt.Errorf("%s: %w", name, err)
 	}
-	if _, err := w.Close(); err != nil {
-		return 0, err
-	}
-	return rows, nil
+	return w.Close()
 }
 
 // merge calls emit with the rows of sorted runs in the order less gives,

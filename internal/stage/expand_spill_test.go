@@ -2,6 +2,7 @@ package stage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -72,5 +73,63 @@ func TestExpandSpill(t *testing.T) {
 		if !bytes.Equal(files[i], files[0]) {
 			t.Errorf("case %d: the pairs/ file differs from the one written without spilling", i)
 		}
+	}
+}
+
+// TestMergeRunsFanIn merges numbers of sorted runs below, at and above
+// mergeFanIn (so in one, two and three passes): the output holds every
+// row in order, byte-identical to a merge of the same rows written at
+// once, and no intermediate run is left in the work area.
+func TestMergeRunsFanIn(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{0, 1, mergeFanIn, mergeFanIn + 1, 3 * mergeFanIn, mergeFanIn*mergeFanIn + 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			st := newStore(t)
+			rng := rand.New(rand.NewPCG(uint64(n), 1))
+			var all []records.Duplicate
+			var runs []*pqfile.Info
+			for i := range n {
+				run := make([]records.Duplicate, rng.IntN(50))
+				for j := range run {
+					run[j] = records.Duplicate{Doc: rng.Int64N(1 << 40), ID: fmt.Sprint(i, "/", j)}
+				}
+				slices.SortFunc(run, func(x, y records.Duplicate) int { return cmp.Compare(x.Doc, y.Doc) })
+				all = append(all, run...)
+				info, err := pqfile.Write(ctx, st, fmt.Sprintf("runs/%03d.parquet", i), run, pqfile.Options{Raw: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				runs = append(runs, &info)
+				if i%5 == 0 {
+					runs = append(runs, nil) // a task without rows
+				}
+			}
+			less := func(x, y records.Duplicate) bool { return x.Doc < y.Doc || x.Doc == y.Doc && x.ID < y.ID }
+			slices.SortFunc(all, func(x, y records.Duplicate) int {
+				if less(x, y) {
+					return -1
+				}
+				return 1
+			})
+			o := outputFile("doc")
+			rows, err := mergeRuns(ctx, st, runs, "merged.parquet", o, less)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rows != int64(len(all)) {
+				t.Fatalf("%d rows merged, want %d", rows, len(all))
+			}
+			if _, err := pqfile.Write(ctx, st, "direct.parquet", all, o); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(st.Path("merged.parquet"))
+			want, _ := os.ReadFile(st.Path("direct.parquet"))
+			if !bytes.Equal(got, want) {
+				t.Error("merged file differs from the rows written at once")
+			}
+			if left, err := st.List(ctx, job.ClusterDir); err != nil || len(left) > 0 {
+				t.Errorf("left in the work area: %v (%v)", left, err)
+			}
+		})
 	}
 }
