@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -58,7 +57,8 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 		qc.RegisterFlags(fs)
 		level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 		quiet := fs.Bool("quiet", false, "no progress output")
-		cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this process to the file")
+		var prof profiles
+		prof.registerFlags(fs)
 		return func(ctx context.Context, args []string) int {
 			if cfg.Out == "" || len(args) == 0 {
 				fs.Usage()
@@ -92,16 +92,12 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 			if !*quiet {
 				cfg.Progress, cfg.Live = os.Stderr, term.IsTerminal(int(os.Stderr.Fd()))
 			}
-			if *cpuprofile != "" {
-				f, err := os.Create(*cpuprofile)
-				if err != nil {
-					log.Error("cpu profile", "err", err)
-					return 2
-				}
-				defer f.Close()
-				pprof.StartCPUProfile(f)
-				defer pprof.StopCPUProfile()
+			stopProfiles, err := prof.start()
+			if err != nil {
+				log.Error("profile", "err", err)
+				return 2
 			}
+			defer stopProfiles()
 			if compare {
 				cmp, err := pipeline.Compare(ctx, cfg)
 				if err != nil {

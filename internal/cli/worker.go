@@ -29,6 +29,8 @@ func workerSetup(fs *flag.FlagSet) func(context.Context, []string) int {
 	fs.Var(&roots, "data-root", "read inputs and write outputs only under this directory (repeatable; default: any path a job names)")
 	qc := queue.DefaultConfig()
 	qc.RegisterFlags(fs)
+	var prof profiles
+	prof.registerFlags(fs)
 	return func(ctx context.Context, args []string) int {
 		if conn.URL == "" || len(args) > 0 {
 			fmt.Fprintln(os.Stderr, "worker: --nats (or $"+queue.EnvURL+") is required, and no arguments")
@@ -58,6 +60,12 @@ func workerSetup(fs *flag.FlagSet) func(context.Context, []string) int {
 			log.Warn("no --data-root: this worker will read and write any path a job names, " +
 				"and anyone who can publish to the NATS server can submit a job")
 		}
+		stopProfiles, err := prof.start()
+		if err != nil {
+			log.Error("profile", "err", err)
+			return 2
+		}
+		defer stopProfiles()
 		q, err := queue.Connect(ctx, conn, "neardup-worker", qc, log)
 		if err != nil {
 			log.Error("connect", "err", err)

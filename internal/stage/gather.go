@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -34,7 +36,10 @@ import (
 //     (RequestFile);
 //   - a gather task per chunk reads its chunk's signature file once, in
 //     order, and writes the requested records grouped by verify chunk,
-//     each group sorted by document (GatherFile);
+//     each group sorted by document (GatherFile), then removes the
+//     signature file, which nothing reads after it: the work area holds
+//     each signature once. Run again, it checks and describes the file it
+//     wrote;
 //   - a verify task reads its group of every gather file, sequentially and
 //     in chunk order (so in document order), into a scratch file on local
 //     disk (in memory if small), which it then reads by random access.
@@ -135,6 +140,16 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 	docs = slices.Compact(docs)
 	res.Records = int64(len(docs))
 	sig, closeSig, err := openSigFile(ctx, st, maps, chunk)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A gather task removes its chunk's signature file once its own
+		// file is committed: run again (its result was lost), it
+		// describes that file.
+		again, aerr := gathered(ctx, st, chunk, reqs, res)
+		if aerr != nil {
+			return nil, fmt.Errorf("%w; and %w", err, aerr)
+		}
+		return again, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -208,9 +223,7 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 			if err != nil {
 				return nil, err
 			}
-			rec = binary.LittleEndian.AppendUint64(rec[:0], uint64(reqs[hi].Doc))
-			rec = binary.AppendUvarint(rec, uint64(len(raw)))
-			rec = append(rec, raw...)
+			rec = appendGathered(rec[:0], reqs[hi], raw)
 			if _, err := out.Write(rec); err != nil {
 				return nil, fmt.Errorf("writing %s: %w", name, err)
 			}
@@ -226,6 +239,109 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 		return nil, err
 	}
 	committed = true
+	// Nothing reads the signature file after its gather task: removing it
+	// keeps each signature once in the work area.
+	closeSig()
+	if err := st.Remove(ctx, sig.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return res, nil
+}
+
+// appendGathered appends one record of a gather file: the document, the
+// verify chunk, the length of the signature record and the record.
+func appendGathered(buf []byte, r request, raw []byte) []byte {
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(r.Doc))
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(r.Dest))
+	buf = binary.AppendUvarint(buf, uint64(len(raw)))
+	return append(buf, raw...)
+}
+
+// gatheredReader reads the records of a gather file or range.
+type gatheredReader struct {
+	br   *bufio.Reader
+	head [12]byte
+	raw  []byte
+	max  int64
+}
+
+func newGatheredReader(r io.Reader, max int64) *gatheredReader {
+	return &gatheredReader{br: bufio.NewReaderSize(r, 1<<20), max: max}
+}
+
+// next reads one record; ok is false at the end. The record's bytes are
+// valid until the next call.
+func (g *gatheredReader) next() (r request, raw []byte, ok bool, err error) {
+	if _, err := io.ReadFull(g.br, g.head[:]); err == io.EOF {
+		return request{}, nil, false, nil
+	} else if err != nil {
+		return request{}, nil, false, err
+	}
+	r = request{Doc: int64(binary.LittleEndian.Uint64(g.head[:])), Dest: int32(binary.LittleEndian.Uint32(g.head[8:]))}
+	n, err := binary.ReadUvarint(g.br)
+	if err != nil || n > uint64(g.max) {
+		return request{}, nil, false, errors.New("bad record length")
+	}
+	g.raw = slices.Grow(g.raw[:0], int(n))[:n]
+	if _, err := io.ReadFull(g.br, g.raw); err != nil {
+		return request{}, nil, false, err
+	}
+	return r, g.raw, true, nil
+}
+
+// gathered describes the committed gather file of chunk, which must hold
+// exactly the records reqs ask for, in order: what a gather task that
+// ran before (and removed the signature file) wrote.
+func gathered(ctx context.Context, st storage.Opener, chunk int, reqs []request, res *job.GatherResult) (*job.GatherResult, error) {
+	name := job.GatherFile(chunk)
+	f, err := st.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var (
+		run   = xxhash.New()
+		gr    = newGatheredReader(io.NewSectionReader(f, 0, f.Size()), f.Size())
+		off   int64
+		runAt int64
+		rec   []byte
+	)
+	corrupt := func(i int, what string) error {
+		return fmt.Errorf("%s, record %d: %s: %w", name, i, what, pqfile.ErrCorrupt)
+	}
+	for lo := 0; lo < len(reqs); {
+		dest := reqs[lo].Dest
+		run.Reset()
+		runAt = off
+		hi := lo
+		for ; hi < len(reqs) && reqs[hi].Dest == dest; hi++ {
+			if hi%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			r, raw, ok, err := gr.next()
+			switch {
+			case err != nil:
+				return nil, corrupt(hi, err.Error())
+			case !ok:
+				return nil, corrupt(hi, "missing")
+			case r != reqs[hi]:
+				return nil, corrupt(hi, fmt.Sprintf("document %d for chunk %d, want %d for %d", r.Doc, r.Dest, reqs[hi].Doc, reqs[hi].Dest))
+			}
+			if _, err := sigfile.Decode(raw); err != nil {
+				return nil, corrupt(hi, err.Error())
+			}
+			rec = appendGathered(rec[:0], r, raw)
+			run.Write(rec)
+			off += int64(len(rec))
+		}
+		res.Ranges[int(dest)] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: run.Sum64(), Bytes: off - runAt, Offset: runAt}
+		lo = hi
+	}
+	if _, _, ok, err := gr.next(); ok || err != nil {
+		return nil, corrupt(len(reqs), "more records than requests")
+	}
 	return res, nil
 }
 
@@ -259,7 +375,7 @@ func openSigFile(ctx context.Context, st storage.Opener, maps map[int]job.MapRes
 		f.Close()
 		return nil, nil, fmt.Errorf("%s has %d slots, want %d: %w", mr.SigFile.Name, r.Len(), mr.SigFile.Rows, sigfile.ErrCorrupt)
 	}
-	return &sigFile{r: r, name: mr.SigFile.Name}, func() { f.Close() }, nil
+	return &sigFile{r: r, name: mr.SigFile.Name}, sync.OnceFunc(func() { f.Close() }), nil
 }
 
 // readGathered copies the records gathered for the verify task of chunk
@@ -287,7 +403,7 @@ func readGathered(ctx context.Context, st storage.Opener, chunk int, gathers []j
 		if !has {
 			continue
 		}
-		if err := copyRange(ctx, st, info, scr); err != nil {
+		if err := copyRange(ctx, st, chunk, info, scr); err != nil {
 			return nil, err
 		}
 	}
@@ -299,7 +415,7 @@ func readGathered(ctx context.Context, st storage.Opener, chunk int, gathers []j
 }
 
 // copyRange streams one range of a gather file into scr.
-func copyRange(ctx context.Context, st storage.Opener, info pqfile.Info, scr *scratch) error {
+func copyRange(ctx context.Context, st storage.Opener, chunk int, info pqfile.Info, scr *scratch) error {
 	f, err := st.Open(ctx, info.Name)
 	if err != nil {
 		return err
@@ -309,36 +425,28 @@ func copyRange(ctx context.Context, st storage.Opener, info pqfile.Info, scr *sc
 		return fmt.Errorf("%s: range %d+%d does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, f.Size(), pqfile.ErrCorrupt)
 	}
 	sum := xxhash.New()
-	br := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(f, info.Offset, info.Bytes), sum), 1<<20)
+	gr := newGatheredReader(io.TeeReader(io.NewSectionReader(f, info.Offset, info.Bytes), sum), info.Bytes)
 	corrupt := func(rows int64, what string) error {
 		return fmt.Errorf("%s: range %d+%d, record %d: %s: %w", info.Name, info.Offset, info.Bytes, rows, what, pqfile.ErrCorrupt)
 	}
-	var (
-		rows int64
-		head [8]byte
-		raw  []byte
-	)
+	var rows int64
 	for ; ; rows++ {
 		if rows%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if _, err := io.ReadFull(br, head[:]); err == io.EOF {
+		r, raw, ok, err := gr.next()
+		if err != nil {
+			return corrupt(rows, err.Error())
+		}
+		if !ok {
 			break
-		} else if err != nil {
-			return corrupt(rows, err.Error())
 		}
-		doc := int64(binary.LittleEndian.Uint64(head[:]))
-		n, err := binary.ReadUvarint(br)
-		if err != nil || n > uint64(info.Bytes) {
-			return corrupt(rows, "bad length")
+		if int(r.Dest) != chunk {
+			return corrupt(rows, fmt.Sprintf("a record for chunk %d", r.Dest))
 		}
-		raw = slices.Grow(raw[:0], int(n))[:n]
-		if _, err := io.ReadFull(br, raw); err != nil {
-			return corrupt(rows, err.Error())
-		}
-		if err := scr.add(doc, raw); err != nil {
+		if err := scr.add(r.Doc, raw); err != nil {
 			if errors.Is(err, errOutOfOrder) {
 				return corrupt(rows, err.Error())
 			}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -336,6 +338,75 @@ func TestGatheredRanges(t *testing.T) {
 				t.Errorf("err = %v, want %v", err, tt.wantErr)
 			case tt.wantMsg != "" && (err == nil || !strings.Contains(err.Error(), tt.wantMsg)):
 				t.Errorf("err = %v, want %q", err, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// TestGatherAgain runs the gather tasks twice: the first removes its
+// chunk's signature file, the second (a task whose result was lost)
+// describes the file the first wrote, with the same result; a damaged or
+// missing gather file is then an error.
+func TestGatherAgain(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		change  func(t *testing.T, st *storage.Dir, name string)
+		wantErr error
+	}{
+		{"undamaged", func(*testing.T, *storage.Dir, string) {}, nil},
+		{"a byte changed", func(t *testing.T, st *storage.Dir, name string) {
+			b, err := os.ReadFile(st.Path(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)-20] ^= 1
+			if err := os.WriteFile(st.Path(name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, pqfile.ErrCorrupt},
+		{"truncated", func(t *testing.T, st *storage.Dir, name string) {
+			if err := os.Truncate(st.Path(name), 30); err != nil {
+				t.Fatal(err)
+			}
+		}, pqfile.ErrCorrupt},
+		{"removed", func(t *testing.T, st *storage.Dir, name string) {
+			if err := os.Remove(st.Path(name)); err != nil {
+				t.Fatal(err)
+			}
+		}, fs.ErrNotExist},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := newStore(t)
+			p := resolved(t, func(p *job.Params) { p.Gather = "on" })
+			maps := mapVerifyDocs(t, st, p)
+			rr := []job.ReduceResult{edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1}, records.Candidate{A: ordA, B: ordB, Band: 1})}
+			first, err := runGathers(ctx, st, rr, maps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range maps {
+				if _, err := os.Stat(st.Path(m.SigFile.Name)); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("%s is still there after its gather task: %v", m.SigFile.Name, err)
+				}
+			}
+			tt.change(t, st, job.GatherFile(1))
+			again, err := runGathers(ctx, st, rr, maps)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range first {
+				first[i].Seconds, again[i].Seconds = 0, 0
+			}
+			if !reflect.DeepEqual(again, first) {
+				t.Errorf("run again: %+v\nfirst: %+v", again, first)
 			}
 		})
 	}
