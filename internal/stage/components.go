@@ -57,15 +57,23 @@ func partOf(doc int64, parts int) int {
 // in partition chunk mod parts.
 const partBlockBits = 16
 
-// clusterParts is the number of partitions of the cluster stage: one per
-// block of documents, at most maxParts.
+// clusterParts is the number of partitions of the cluster stage, at most
+// maxParts: one per chunk up to minChunkParts chunks, and beyond, one per
+// 1<<partBlockBits documents. Every task of a step reads a run from every
+// task of the step before, so a step has parts² runs: beyond a few dozen
+// chunks, parts grow with the documents, not with the chunks.
 func clusterParts(mapResults map[int]job.MapResult, maxParts int) int {
-	blocks := 0
+	var docs int64
 	for _, mr := range mapResults {
-		blocks += max(1, int((mr.Docs+1<<partBlockBits-1)>>partBlockBits))
+		docs += mr.Docs
 	}
-	return max(1, min(maxParts, blocks))
+	blocks := int((docs + 1<<partBlockBits - 1) >> partBlockBits)
+	return max(1, min(maxParts, max(blocks, min(len(mapResults), minChunkParts))))
 }
+
+// minChunkParts: up to this many chunks, the cluster stage has a
+// partition per chunk (if the reduce partitions are as many).
+const minChunkParts = 64
 
 // maxRounds bounds the large-star/small-star rounds for a graph of at
 // most nodes nodes: far above the O(log² n) the algorithm needs, it only
