@@ -10,8 +10,6 @@ const (
 	SpecFile        = WorkDir + "/job.json"
 	PlanFile        = WorkDir + "/plan.json"
 	MapStageFile    = WorkDir + "/stage-map.json"
-	ReduceStageFile = WorkDir + "/stage-reduce.json"
-	GatherStageFile = WorkDir + "/stage-gather.json"
 	NATSDir         = WorkDir + "/nats"
 	SuccessFile     = "_SUCCESS"
 	PartialFile     = "_PARTIAL"      // a partial result accepted with --allow-partial
@@ -52,6 +50,23 @@ func CandidateFile(part int) string {
 func EdgeFile(part int) string {
 	return fmt.Sprintf("%s/edges/part=%05d.edges", WorkDir, part)
 }
+
+// TaskInputFile lists what task i of a kind reads of the results of the
+// tasks before it: its column of their results, written by the coordinator
+// before the tasks run, so that no task reads every result of a stage
+// (chunks × partitions entries). Kinds: InputsReduce (by partition: the
+// band files), InputsEdges (by chunk: the edge and request ranges),
+// InputsGathered (by chunk: the gathered signatures).
+func TaskInputFile(kind string, i int) string {
+	return fmt.Sprintf("%s/inputs/%s/%06d.json", WorkDir, kind, i)
+}
+
+// The kinds of TaskInputFile.
+const (
+	InputsReduce   = "reduce"
+	InputsEdges    = "edges"
+	InputsGathered = "gathered"
+)
 
 // RequestFile lists, by chunk, the documents a reduce partition's
 // candidates need verified, and for which verify task.

@@ -53,7 +53,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	man := newManifest(c.spec, c.plan, started)
 
 	// Map: one task per chunk.
-	mapList, err := runStage(ctx, c, StageMap, seq(len(c.plan.Chunks)), job.MapStageFile, man.addMaps,
+	mapList, err := runStage(ctx, c, StageMap, seq(len(c.plan.Chunks)), "", man.addMaps,
 		func(m job.MapResult) (int64, int64) { return m.Docs, m.InputBytes })
 	if err != nil {
 		return nil, err
@@ -72,9 +72,21 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		}
 	}
 
+	// What later tasks read of the map results: the reduce tasks their
+	// band files, the others the rest.
+	if err := writeJSON(ctx, c.st, job.MapStageFile, slimMaps(mapList)); err != nil {
+		return nil, err
+	}
+	if err := writeTaskInputs(ctx, c.st, job.InputsReduce, reduceInputs(mapList, p.Partitions)); err != nil {
+		return nil, err
+	}
+
 	// Reduce: one task per partition.
-	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), job.ReduceStageFile, man.addReduces, nil)
+	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), "", man.addReduces, nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := writeTaskInputs(ctx, c.st, job.InputsEdges, edgeInputs(reduceList)); err != nil {
 		return nil, err
 	}
 
@@ -87,7 +99,11 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 				chunks[ch] = true
 			}
 		}
-		if _, err := runStage(ctx, c, StageGather, slices.Sorted(maps.Keys(chunks)), job.GatherStageFile, man.addGathers, nil); err != nil {
+		gatherList, err := runStage(ctx, c, StageGather, slices.Sorted(maps.Keys(chunks)), "", man.addGathers, nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeTaskInputs(ctx, c.st, job.InputsGathered, gatheredInputs(gatherList)); err != nil {
 			return nil, err
 		}
 	}

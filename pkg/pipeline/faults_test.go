@@ -178,8 +178,7 @@ func testTasksIdempotent(t *testing.T, in, gather string) {
 	var spec job.Spec
 	var plan job.Plan
 	var maps []job.MapResult
-	var reduces []job.ReduceResult
-	for name, v := range map[string]any{job.SpecFile: &spec, job.PlanFile: &plan, job.MapStageFile: &maps, job.ReduceStageFile: &reduces} {
+	for name, v := range map[string]any{job.SpecFile: &spec, job.PlanFile: &plan, job.MapStageFile: &maps} {
 		if err := readJSON(ctx, st, name, v); err != nil {
 			t.Fatal(err)
 		}
@@ -188,29 +187,43 @@ func testTasksIdempotent(t *testing.T, in, gather string) {
 	for _, m := range maps {
 		byChunk[m.Chunk] = m
 	}
+	// The tasks run again as workers run them, from their input files.
 	for _, c := range plan.Chunks {
 		if _, err := stage.Map(ctx, st, &spec, c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for p := range spec.Params.Partitions {
-		if _, err := stage.Reduce(ctx, st, spec.Params, p, maps); err != nil {
+		list, err := readTaskInputs[job.MapResult](ctx, st, job.InputsReduce, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stage.Reduce(ctx, st, spec.Params, p, list); err != nil {
 			t.Fatal(err)
 		}
 	}
-	src := stage.SigSource{Maps: byChunk}
-	if spec.Params.Gather == "on" {
-		if err := readJSON(ctx, st, job.GatherStageFile, &src.Gathers); err != nil {
+	edges := map[int][]job.ReduceResult{}
+	for c := range byChunk {
+		list, err := readTaskInputs[job.ReduceResult](ctx, st, job.InputsEdges, c)
+		if err != nil {
 			t.Fatal(err)
 		}
-		for _, g := range src.Gathers {
-			if _, err := stage.Gather(ctx, st, g.Chunk, reduces, byChunk); err != nil {
+		edges[c] = list
+		if spec.Params.Gather == "on" {
+			if _, err := stage.Gather(ctx, st, c, list, byChunk); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	for c := range byChunk {
-		if _, err := stage.Verify(ctx, st, &spec, c, reduces, src); err != nil {
+		src := stage.SigSource{Maps: byChunk}
+		if spec.Params.Gather == "on" {
+			var err error
+			if src.Gathers, err = readTaskInputs[job.GatherResult](ctx, st, job.InputsGathered, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := stage.Verify(ctx, st, &spec, c, edges[c], src); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -50,8 +50,6 @@ type jobCache struct {
 	once    sync.Mutex
 	plan    *job.Plan
 	maps    map[int]job.MapResult
-	reduces []job.ReduceResult
-	gathers []job.GatherResult
 }
 
 // NewWorker returns a worker that runs up to slots tasks at once.
@@ -100,13 +98,9 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 			return fmt.Errorf("map chunk %d: %w", t.Index, err)
 		}
 	case StageReduce:
-		maps, err := jc.loadMaps(ctx)
+		list, err := readTaskInputs[job.MapResult](ctx, jc.st, job.InputsReduce, t.Index)
 		if err != nil {
 			return err
-		}
-		list := make([]job.MapResult, 0, len(maps))
-		for _, c := range sortedKeys(maps) {
-			list = append(list, maps[c])
 		}
 		result, err = stage.Reduce(ctx, st, jc.spec.Params, t.Index, list)
 		if err != nil {
@@ -117,7 +111,7 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		if err != nil {
 			return err
 		}
-		reduces, err := jc.loadReduces(ctx)
+		reduces, err := readTaskInputs[job.ReduceResult](ctx, jc.st, job.InputsEdges, t.Index)
 		if err != nil {
 			return err
 		}
@@ -126,13 +120,13 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 			return err
 		}
 	case StageVerify:
-		reduces, err := jc.loadReduces(ctx)
+		reduces, err := readTaskInputs[job.ReduceResult](ctx, jc.st, job.InputsEdges, t.Index)
 		if err != nil {
 			return err
 		}
 		src := stage.SigSource{}
 		if jc.spec.Params.Gather == "on" {
-			if src.Gathers, err = jc.loadGathers(ctx); err != nil {
+			if src.Gathers, err = readTaskInputs[job.GatherResult](ctx, jc.st, job.InputsGathered, t.Index); err != nil {
 				return err
 			}
 		} else if src.Maps, err = jc.loadMaps(ctx); err != nil {
@@ -257,28 +251,6 @@ func (j *jobCache) loadMaps(ctx context.Context) (map[int]job.MapResult, error) 
 		}
 	}
 	return j.maps, nil
-}
-
-func (j *jobCache) loadReduces(ctx context.Context) ([]job.ReduceResult, error) {
-	j.once.Lock()
-	defer j.once.Unlock()
-	if j.reduces == nil {
-		if err := readJSON(ctx, j.st, job.ReduceStageFile, &j.reduces); err != nil {
-			return nil, err
-		}
-	}
-	return j.reduces, nil
-}
-
-func (j *jobCache) loadGathers(ctx context.Context) ([]job.GatherResult, error) {
-	j.once.Lock()
-	defer j.once.Unlock()
-	if j.gathers == nil {
-		if err := readJSON(ctx, j.st, job.GatherStageFile, &j.gathers); err != nil {
-			return nil, err
-		}
-	}
-	return j.gathers, nil
 }
 
 func readJSON(ctx context.Context, st storage.Opener, name string, v any) error {
