@@ -6,23 +6,23 @@ import (
 
 // The names of a job's files, relative to the output directory.
 const (
-	WorkDir         = "_work"
-	SpecFile        = WorkDir + "/job.json"
-	PlanFile        = WorkDir + "/plan.json"
-	MapStageFile    = WorkDir + "/stage-map.json"
-	NATSDir         = WorkDir + "/nats"
-	SuccessFile     = "_SUCCESS"
-	PartialFile     = "_PARTIAL"      // a partial result accepted with --allow-partial
-	LockFile        = ".neardup.lock" // held by the running coordinator
-	ManifestFile    = "manifest.json"
-	ClustersFile    = "clusters.parquet"
-	DuplicatesFile  = "duplicates.parquet"
-	ExactFile       = "exact.parquet"
-	DocsDir         = "docs"
-	BandsDir        = "bands"
-	CandidatesDir   = "candidates"
-	PairsDir        = "pairs"
-	RejectsDir      = "rejects"
+	WorkDir        = "_work"
+	SpecFile       = WorkDir + "/job.json"
+	PlanFile       = WorkDir + "/plan.json"
+	MapStageFile   = WorkDir + "/stage-map.json"
+	NATSDir        = WorkDir + "/nats"
+	SuccessFile    = "_SUCCESS"
+	PartialFile    = "_PARTIAL"      // a partial result accepted with --allow-partial
+	LockFile       = ".neardup.lock" // held by the running coordinator
+	ManifestFile   = "manifest.json"
+	ClustersFile   = "clusters.parquet"
+	DuplicatesFile = "duplicates.parquet"
+	ExactFile      = "exact.parquet"
+	DocsDir        = "docs"
+	BandsDir       = "bands"
+	CandidatesDir  = "candidates"
+	PairsDir       = "pairs"
+	RejectsDir     = "rejects"
 )
 
 func BandFile(part, chunk int) string {

@@ -47,9 +47,9 @@ type jobCache struct {
 	state *queue.State
 	st    *storage.Dir
 
-	once    sync.Mutex
-	plan    *job.Plan
-	maps    map[int]job.MapResult
+	once sync.Mutex
+	plan *job.Plan
+	maps map[int]job.MapResult
 }
 
 // NewWorker returns a worker that runs up to slots tasks at once.
