@@ -68,6 +68,12 @@ const (
 	InputsGathered = "gathered"
 )
 
+// ResultFile holds the result of a task too large for the job's NATS
+// bucket (see pipeline's storeResult).
+func ResultFile(epoch, stage string, task int) string {
+	return fmt.Sprintf("%s/results/%s/%s-%06d.json", WorkDir, epoch, stage, task)
+}
+
 // RequestFile lists, by chunk, the documents a reduce partition's
 // candidates need verified, and for which verify task.
 func RequestFile(part int) string {
@@ -92,6 +98,12 @@ const ClusterDir = WorkDir + "/cluster"
 
 // ClusterStepFile describes one step of the cluster stage to its tasks.
 func ClusterStepFile(step string) string { return fmt.Sprintf("%s/%s.json", ClusterDir, step) }
+
+// ClusterRunsFile lists what every task of the step before wrote for one
+// partition: the column of the runs its task reads.
+func ClusterRunsFile(step string, part int) string {
+	return fmt.Sprintf("%s/%s/runs-%05d.json", ClusterDir, step, part)
+}
 
 // ClusterTaskFile is a file written by a task of a cluster step; name
 // tells the files of one task apart.

@@ -254,6 +254,11 @@ type driver struct {
 // runStep describes step s to its tasks, runs them and decodes their
 // results.
 func runStep[T any](ctx context.Context, d driver, s *clusterStep) ([]T, error) {
+	if s.RunTasks = len(s.Runs); s.RunTasks > 0 {
+		if err := writeRunsColumns(ctx, d.st, s); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
 	data, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)

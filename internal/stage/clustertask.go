@@ -41,7 +41,11 @@ type clusterStep struct {
 	Docs map[int]pqfile.Info `json:"docs,omitempty"`
 	// Runs are what each task of the previous step wrote, by destination
 	// partition (large-star, small-star, components, out: the lookups).
-	Runs []map[int]pqfile.Info `json:"runs,omitempty"`
+	// They are not in the step's file: each partition's column of them is
+	// in its own file (job.ClusterRunsFile), which its task reads, so a
+	// task reads its RunTasks entries, not RunTasks × Parts.
+	Runs     []map[int]pqfile.Info `json:"-"`
+	RunTasks int                   `json:"run_tasks,omitempty"`
 	// Labels are each partition's labels (nodes).
 	Labels []*pqfile.Info `json:"labels,omitempty"`
 	// Clusters and Duplicates are the components tasks' sorted runs of
@@ -133,6 +137,11 @@ func ClusterTask(ctx context.Context, st storage.FS, p job.Params, step string, 
 	if s.Name != step || index < 0 || index >= s.Tasks || s.Parts < 1 {
 		return nil, fmt.Errorf("%w: task %d of step %s (%d tasks, %d partitions)", ErrNoTask, index, s.Name, s.Tasks, s.Parts)
 	}
+	if part, ok := s.runsPart(index); ok && s.RunTasks > 0 {
+		if s.Runs, err = readRunsColumn(ctx, st, &s, part); err != nil {
+			return nil, err
+		}
+	}
 	var res any
 	switch s.Kind {
 	case stepContract:
@@ -187,4 +196,63 @@ func (r InProcess) RunTasks(ctx context.Context, step string, n int) ([][]byte, 
 		}
 	}
 	return out, nil
+}
+
+// runsPart is the partition whose runs task index of the step reads: its
+// own, or for a pairs/ task of the out step, its verify chunk's.
+func (s *clusterStep) runsPart(index int) (int, bool) {
+	if s.Kind != stepOutput {
+		return index, true
+	}
+	if index < len(s.Verifies) {
+		return s.Verifies[index].Chunk % s.Parts, true
+	}
+	return 0, false
+}
+
+// writeRunsColumns writes each partition's column of the step's runs to
+// its file.
+func writeRunsColumns(ctx context.Context, st storage.Creator, s *clusterStep) error {
+	col := make([]*pqfile.Info, len(s.Runs))
+	for part := range s.Parts {
+		for i, runs := range s.Runs {
+			col[i] = nil
+			if info, ok := runs[part]; ok {
+				col[i] = &info
+			}
+		}
+		data, err := json.Marshal(col)
+		if err != nil {
+			return err
+		}
+		if err := storage.WriteFile(ctx, st, job.ClusterRunsFile(s.Name, part), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readRunsColumn reads a partition's column of the step's runs, as Runs
+// holding that partition's entries only.
+func readRunsColumn(ctx context.Context, st storage.Opener, s *clusterStep, part int) ([]map[int]pqfile.Info, error) {
+	name := job.ClusterRunsFile(s.Name, part)
+	data, err := storage.ReadFile(ctx, st, name)
+	if err != nil {
+		return nil, err
+	}
+	var col []*pqfile.Info
+	if err := json.Unmarshal(data, &col); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(col) != s.RunTasks {
+		return nil, fmt.Errorf("%s: %d entries, want %d: %w", name, len(col), s.RunTasks, pqfile.ErrCorrupt)
+	}
+	runs := make([]map[int]pqfile.Info, len(col))
+	for i, info := range col {
+		runs[i] = map[int]pqfile.Info{}
+		if info != nil {
+			runs[i][part] = *info
+		}
+	}
+	return runs, nil
 }

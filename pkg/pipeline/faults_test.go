@@ -194,20 +194,21 @@ func testTasksIdempotent(t *testing.T, in, gather string) {
 		}
 	}
 	for p := range spec.Params.Partitions {
-		list, err := readTaskInputs[job.MapResult](ctx, st, job.InputsReduce, p)
+		in, err := readTaskInputs[bandInput](ctx, st, job.InputsReduce, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := stage.Reduce(ctx, st, spec.Params, p, list); err != nil {
+		if _, err := stage.Reduce(ctx, st, spec.Params, p, mapResults(in, p)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	edges := map[int][]job.ReduceResult{}
 	for c := range byChunk {
-		list, err := readTaskInputs[job.ReduceResult](ctx, st, job.InputsEdges, c)
+		in, err := readTaskInputs[edgeInput](ctx, st, job.InputsEdges, c)
 		if err != nil {
 			t.Fatal(err)
 		}
+		list := reduceResults(in, c)
 		edges[c] = list
 		if spec.Params.Gather == "on" {
 			if _, err := stage.Gather(ctx, st, c, list, byChunk); err != nil {
@@ -218,10 +219,11 @@ func testTasksIdempotent(t *testing.T, in, gather string) {
 	for c := range byChunk {
 		src := stage.SigSource{Maps: byChunk}
 		if spec.Params.Gather == "on" {
-			var err error
-			if src.Gathers, err = readTaskInputs[job.GatherResult](ctx, st, job.InputsGathered, c); err != nil {
+			in, err := readTaskInputs[gatheredInput](ctx, st, job.InputsGathered, c)
+			if err != nil {
 				t.Fatal(err)
 			}
+			src.Gathers = gatherResults(in, c)
 		}
 		if _, err := stage.Verify(ctx, st, &spec, c, edges[c], src); err != nil {
 			t.Fatal(err)

@@ -61,6 +61,10 @@ type Config struct {
 	// Conn is how to reach the server at NATSURL: credentials, TLS and
 	// the connect timeout. Its URL is ignored.
 	Conn queue.ConnConfig
+
+	// sideResultBytes, if set, replaces the in-process workers'
+	// sideResultBytes (tests).
+	sideResultBytes int
 }
 
 // ErrJobBusy is returned when another coordinator is running the job: it
@@ -270,6 +274,9 @@ func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Que
 		return nil, err
 	}
 	w := NewWorker(wq, cfg.Workers, log.With("role", "worker"))
+	if cfg.sideResultBytes > 0 {
+		w.sideResultBytes = cfg.sideResultBytes
+	}
 	w.InjectFaults(cfg.Faults)
 	w.RestrictTo(dr)
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -83,7 +83,9 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		}
 		switch kind {
 		case "done":
-			out.results[idx] = u.Value
+			if out.results[idx], err = loadResult(ctx, c.st, u.Value); err != nil {
+				return nil, fmt.Errorf("%s stage: result of task %d: %w", name, idx, err)
+			}
 		case "failed":
 			if err := c.state.Delete(ctx, u.Key); err != nil {
 				return nil, fmt.Errorf("%s stage: clearing %s: %w", name, u.Key, err)
@@ -148,10 +150,12 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		}
 		switch kind {
 		case "done":
-			out.results[idx] = u.Value
+			if out.results[idx], err = loadResult(ctx, c.st, u.Value); err != nil {
+				return nil, fmt.Errorf("%s stage: result of task %d: %w", name, idx, err)
+			}
 			var docs, bytes int64
 			if count != nil {
-				docs, bytes = count(u.Value)
+				docs, bytes = count(out.results[idx])
 			}
 			c.prog.done(docs, bytes)
 		case "failed":

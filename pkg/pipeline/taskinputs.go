@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 
 	"golang.org/x/sync/errgroup"
@@ -23,12 +25,20 @@ import (
 // storage: one request each).
 const inputWriters = 16
 
-// writeTaskInputs writes each task's input list to its file.
+// writeTaskInputs writes each task's input list to its file, as compact
+// JSON (entries number chunks or partitions: thousands).
 func writeTaskInputs[T any](ctx context.Context, st storage.Creator, kind string, inputs map[int][]T) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(inputWriters)
 	for _, i := range sortedKeys(inputs) {
-		g.Go(func() error { return writeJSON(ctx, st, job.TaskInputFile(kind, i), inputs[i]) })
+		g.Go(func() error {
+			name := job.TaskInputFile(kind, i)
+			data, err := json.Marshal(inputs[i])
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return storage.WriteFile(ctx, st, name, data)
+		})
 	}
 	return g.Wait()
 }
@@ -42,13 +52,75 @@ func readTaskInputs[T any](ctx context.Context, st storage.Opener, kind string, 
 	return list, nil
 }
 
+// bandInput is a reduce task's entry for one chunk: its band file in the
+// partition and the side file of its later runs.
+type bandInput struct {
+	Chunk int          `json:"c"`
+	File  *pqfile.Info `json:"f,omitempty"`
+	Runs  *pqfile.Info `json:"r,omitempty"`
+}
+
+// mapResults turns a reduce task's entries back into the map results
+// stage.Reduce reads.
+func mapResults(in []bandInput, part int) []job.MapResult {
+	out := make([]job.MapResult, len(in))
+	for i, b := range in {
+		out[i] = job.MapResult{Chunk: b.Chunk, BandRuns: b.Runs}
+		if b.File != nil {
+			out[i].BandFiles = map[int]pqfile.Info{part: *b.File}
+		}
+	}
+	return out
+}
+
+// edgeInput is a chunk's entry for one partition: its edge range (for its
+// verify task) and its request range (for its gather task).
+type edgeInput struct {
+	Part     int          `json:"p"`
+	Edges    *pqfile.Info `json:"e,omitempty"`
+	Requests *pqfile.Info `json:"q,omitempty"`
+}
+
+// reduceResults turns a chunk's entries back into the reduce results
+// stage.Gather and stage.Verify read.
+func reduceResults(in []edgeInput, chunk int) []job.ReduceResult {
+	out := make([]job.ReduceResult, len(in))
+	for i, e := range in {
+		out[i] = job.ReduceResult{Part: e.Part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
+		if e.Edges != nil {
+			out[i].EdgeFiles[chunk] = *e.Edges
+		}
+		if e.Requests != nil {
+			out[i].RequestFiles[chunk] = *e.Requests
+		}
+	}
+	return out
+}
+
+// gatheredInput is a verify chunk's entry for one gather task: the range
+// it wrote for it.
+type gatheredInput struct {
+	Chunk int         `json:"c"`
+	Range pqfile.Info `json:"g"`
+}
+
+// gatherResults turns a verify chunk's entries back into the gather
+// results stage.Verify reads.
+func gatherResults(in []gatheredInput, chunk int) []job.GatherResult {
+	out := make([]job.GatherResult, len(in))
+	for i, g := range in {
+		out[i] = job.GatherResult{Chunk: g.Chunk, Ranges: map[int]pqfile.Info{chunk: g.Range}}
+	}
+	return out
+}
+
 // reduceInputs gives each partition the band files of every chunk: its
 // own band file and, for a chunk of several runs, the side file listing
 // them. Partitions without band files get an empty list.
-func reduceInputs(maps []job.MapResult, partitions int) map[int][]job.MapResult {
-	in := make(map[int][]job.MapResult, partitions)
+func reduceInputs(maps []job.MapResult, partitions int) map[int][]bandInput {
+	in := make(map[int][]bandInput, partitions)
 	for p := range partitions {
-		in[p] = []job.MapResult{}
+		in[p] = []bandInput{}
 	}
 	for _, m := range maps {
 		for p := range partitions {
@@ -56,11 +128,11 @@ func reduceInputs(maps []job.MapResult, partitions int) map[int][]job.MapResult 
 			if !ok && m.BandRuns == nil {
 				continue
 			}
-			col := job.MapResult{Chunk: m.Chunk, BandRuns: m.BandRuns}
+			b := bandInput{Chunk: m.Chunk, Runs: m.BandRuns}
 			if ok {
-				col.BandFiles = map[int]pqfile.Info{p: info}
+				b.File = &info
 			}
-			in[p] = append(in[p], col)
+			in[p] = append(in[p], b)
 		}
 	}
 	return in
@@ -80,22 +152,25 @@ func slimMaps(maps []job.MapResult) []job.MapResult {
 // edgeInputs gives each chunk the ranges that every partition wrote for
 // it: its edges (for its verify task) and the requests for its documents
 // (for its gather task).
-func edgeInputs(reduces []job.ReduceResult) map[int][]job.ReduceResult {
-	in := map[int][]job.ReduceResult{}
-	add := func(r job.ReduceResult, c int) *job.ReduceResult {
-		list := in[c]
-		if n := len(list); n > 0 && list[n-1].Part == r.Part {
-			return &list[n-1]
-		}
-		in[c] = append(list, job.ReduceResult{Part: r.Part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}})
-		return &in[c][len(in[c])-1]
-	}
+func edgeInputs(reduces []job.ReduceResult) map[int][]edgeInput {
+	in := map[int][]edgeInput{}
 	for _, r := range reduces {
-		for _, c := range sortedKeys(r.EdgeFiles) {
-			add(r, c).EdgeFiles[c] = r.EdgeFiles[c]
+		chunks := map[int]bool{}
+		for c := range r.EdgeFiles {
+			chunks[c] = true
 		}
-		for _, c := range sortedKeys(r.RequestFiles) {
-			add(r, c).RequestFiles[c] = r.RequestFiles[c]
+		for c := range r.RequestFiles {
+			chunks[c] = true
+		}
+		for c := range chunks {
+			e := edgeInput{Part: r.Part}
+			if info, ok := r.EdgeFiles[c]; ok {
+				e.Edges = &info
+			}
+			if info, ok := r.RequestFiles[c]; ok {
+				e.Requests = &info
+			}
+			in[c] = append(in[c], e)
 		}
 	}
 	return in
@@ -103,11 +178,11 @@ func edgeInputs(reduces []job.ReduceResult) map[int][]job.ReduceResult {
 
 // gatheredInputs gives each verify chunk the range every gather task
 // wrote for it.
-func gatheredInputs(gathers []job.GatherResult) map[int][]job.GatherResult {
-	in := map[int][]job.GatherResult{}
+func gatheredInputs(gathers []job.GatherResult) map[int][]gatheredInput {
+	in := map[int][]gatheredInput{}
 	for _, g := range gathers {
 		for _, c := range sortedKeys(g.Ranges) {
-			in[c] = append(in[c], job.GatherResult{Chunk: g.Chunk, Ranges: map[int]pqfile.Info{c: g.Ranges[c]}})
+			in[c] = append(in[c], gatheredInput{Chunk: g.Chunk, Range: g.Ranges[c]})
 		}
 	}
 	return in

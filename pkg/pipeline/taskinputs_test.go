@@ -31,7 +31,10 @@ func TestTaskInputsTranspose(t *testing.T) {
 		}
 		maps = append(maps, m)
 	}
-	red := reduceInputs(maps, parts)
+	red := map[int][]job.MapResult{}
+	for p, in := range reduceInputs(maps, parts) {
+		red[p] = mapResults(in, p)
+	}
 	for p := range parts {
 		var want []string
 		for _, m := range maps {
@@ -75,7 +78,10 @@ func TestTaskInputsTranspose(t *testing.T) {
 		}
 		reduces = append(reduces, r)
 	}
-	edges := edgeInputs(reduces)
+	edges := map[int][]job.ReduceResult{}
+	for c, in := range edgeInputs(reduces) {
+		edges[c] = reduceResults(in, c)
+	}
 	var gathers []job.GatherResult
 	for c := range chunks {
 		var want, got []string
@@ -107,7 +113,10 @@ func TestTaskInputsTranspose(t *testing.T) {
 		}
 		gathers = append(gathers, g)
 	}
-	gathered := gatheredInputs(gathers)
+	gathered := map[int][]job.GatherResult{}
+	for c, in := range gatheredInputs(gathers) {
+		gathered[c] = gatherResults(in, c)
+	}
 	for d := range chunks {
 		var want, got []string
 		for _, g := range gathers {

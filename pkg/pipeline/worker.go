@@ -24,6 +24,8 @@ type Worker struct {
 
 	faults *faults.Set
 	roots  DataRoots // paths a job may name; empty for any
+	// sideResultBytes: a larger result goes to a file (see storeResult).
+	sideResultBytes int
 
 	mu    sync.Mutex
 	jobs  map[string]*jobCache // by epoch and coordinator life
@@ -54,7 +56,7 @@ type jobCache struct {
 
 // NewWorker returns a worker that runs up to slots tasks at once.
 func NewWorker(q *queue.Queue, slots int, log *slog.Logger) *Worker {
-	return &Worker{q: q, log: log, slots: max(slots, 1), jobs: map[string]*jobCache{}}
+	return &Worker{q: q, log: log, slots: max(slots, 1), jobs: map[string]*jobCache{}, sideResultBytes: sideResultBytes}
 }
 
 // Run serves tasks until ctx ends. On return, a task that was running has
@@ -98,11 +100,11 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 			return fmt.Errorf("map chunk %d: %w", t.Index, err)
 		}
 	case StageReduce:
-		list, err := readTaskInputs[job.MapResult](ctx, jc.st, job.InputsReduce, t.Index)
+		in, err := readTaskInputs[bandInput](ctx, jc.st, job.InputsReduce, t.Index)
 		if err != nil {
 			return err
 		}
-		result, err = stage.Reduce(ctx, st, jc.spec.Params, t.Index, list)
+		result, err = stage.Reduce(ctx, st, jc.spec.Params, t.Index, mapResults(in, t.Index))
 		if err != nil {
 			return fmt.Errorf("reduce partition %d: %w", t.Index, err)
 		}
@@ -111,28 +113,30 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 		if err != nil {
 			return err
 		}
-		reduces, err := readTaskInputs[job.ReduceResult](ctx, jc.st, job.InputsEdges, t.Index)
+		in, err := readTaskInputs[edgeInput](ctx, jc.st, job.InputsEdges, t.Index)
 		if err != nil {
 			return err
 		}
-		result, err = stage.Gather(ctx, st, t.Index, reduces, maps)
+		result, err = stage.Gather(ctx, st, t.Index, reduceResults(in, t.Index), maps)
 		if err != nil {
 			return err
 		}
 	case StageVerify:
-		reduces, err := readTaskInputs[job.ReduceResult](ctx, jc.st, job.InputsEdges, t.Index)
+		in, err := readTaskInputs[edgeInput](ctx, jc.st, job.InputsEdges, t.Index)
 		if err != nil {
 			return err
 		}
 		src := stage.SigSource{}
 		if jc.spec.Params.Gather == "on" {
-			if src.Gathers, err = readTaskInputs[job.GatherResult](ctx, jc.st, job.InputsGathered, t.Index); err != nil {
+			g, err := readTaskInputs[gatheredInput](ctx, jc.st, job.InputsGathered, t.Index)
+			if err != nil {
 				return err
 			}
+			src.Gathers = gatherResults(g, t.Index)
 		} else if src.Maps, err = jc.loadMaps(ctx); err != nil {
 			return err
 		}
-		result, err = stage.Verify(ctx, st, &jc.spec, t.Index, reduces, src)
+		result, err = stage.Verify(ctx, st, &jc.spec, t.Index, reduceResults(in, t.Index), src)
 		if err != nil {
 			return fmt.Errorf("verify chunk %d: %w", t.Index, err)
 		}
@@ -151,6 +155,9 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	data, err := json.Marshal(result)
 	if err != nil {
 		return err
+	}
+	if data, err = storeResult(ctx, st, t, data, w.sideResultBytes); err != nil {
+		return fmt.Errorf("recording %s task %d: %w", t.Stage, t.Index, err)
 	}
 	if err := jc.state.Put(ctx, doneKey(t.Epoch, t.Stage, t.Index), data); err != nil {
 		return fmt.Errorf("recording %s task %d: %w", t.Stage, t.Index, err)

@@ -1,0 +1,93 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// TestSideResults stores results of several sizes against a limit: small
+// ones stay in the bucket's value, large ones go to a file that loads back
+// the same, and a damaged or missing file is an error, not a result.
+func TestSideResults(t *testing.T) {
+	ctx := context.Background()
+	task := Task{Epoch: "e1", Stage: StageReduce, Index: 3}
+	tests := []struct {
+		name    string
+		size    int
+		damage  func(path string)
+		wantErr error
+	}{
+		{"small", 100, nil, nil},
+		{"at the limit", 1000, nil, nil},
+		{"large", 1001, nil, nil},
+		{"large, file changed", 5000, func(p string) {
+			b, _ := os.ReadFile(p)
+			b[10] ^= 1
+			os.WriteFile(p, b, 0o644)
+		}, pqfile.ErrCorrupt},
+		{"large, file truncated", 5000, func(p string) { os.Truncate(p, 100) }, pqfile.ErrCorrupt},
+		{"large, file gone", 5000, func(p string) { os.Remove(p) }, os.ErrNotExist},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := storage.NewDir(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			result := []byte(`{"part":3,"edge_files":"` + strings.Repeat("x", tt.size-len(`{"part":3,"edge_files":""}`)) + `"}`)
+			value, err := storeResult(ctx, st, task, result, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if side := tt.size > 1000; side != (len(value) < len(result)) {
+				t.Fatalf("%d bytes: stored as %d bytes", tt.size, len(value))
+			}
+			if tt.damage != nil {
+				tt.damage(st.Path(job.ResultFile(task.Epoch, task.Stage, task.Index)))
+			}
+			got, err := loadResult(ctx, st, value)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !bytes.Equal(got, result) {
+				t.Fatalf("loaded %d bytes (%v), want the %d stored", len(got), err, len(result))
+			}
+		})
+	}
+}
+
+// TestSideResultsJob runs a job whose in-process workers put every result
+// of more than 200 bytes in a file: the output is byte-identical to a run
+// that keeps them in the bucket.
+func TestSideResultsJob(t *testing.T) {
+	in, _ := genCorpus(t, 400, 17, 3)
+	ref := filepath.Join(t.TempDir(), "ref")
+	if _, err := Run(context.Background(), testConfig(t, in, ref, 2)); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	cfg := testConfig(t, in, out, 2)
+	cfg.sideResultBytes = 200
+	cfg.KeepWork = true
+	cfg.Params.Gather = "on"
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, job.WorkDir, "results", "*", "*.json"))
+	if len(files) < 10 {
+		t.Fatalf("%d results in files: the limit did not apply", len(files))
+	}
+	sameFiles(t, ref, out, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet")
+}
