@@ -80,6 +80,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	if err := writeTaskInputs(ctx, c.st, job.InputsReduce, reduceInputs(mapList, p.Partitions)); err != nil {
 		return nil, err
 	}
+	mapList = slimMaps(mapList) // the band files (chunks × partitions) are written: let them go
 
 	// Reduce: one task per partition.
 	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), "", man.addReduces, nil)
@@ -89,17 +90,23 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	if err := writeTaskInputs(ctx, c.st, job.InputsEdges, edgeInputs(reduceList)); err != nil {
 		return nil, err
 	}
+	// The ranges (partitions × chunks) are written: keep only which chunks
+	// the gather and verify tasks are for.
+	gatherChunks, verifyChunks := map[int]bool{}, map[int]bool{}
+	for i := range reduceList {
+		for ch := range reduceList[i].RequestFiles {
+			gatherChunks[ch] = true
+		}
+		for ch := range reduceList[i].EdgeFiles {
+			verifyChunks[ch] = true
+		}
+		reduceList[i].EdgeFiles, reduceList[i].RequestFiles = nil, nil
+	}
 
 	// Gather (when on): one task per chunk whose signatures a verify task
 	// needs.
 	if p.Gather == "on" {
-		chunks := map[int]bool{}
-		for _, r := range reduceList {
-			for ch := range r.RequestFiles {
-				chunks[ch] = true
-			}
-		}
-		gatherList, err := runStage(ctx, c, StageGather, slices.Sorted(maps.Keys(chunks)), "", man.addGathers, nil)
+		gatherList, err := runStage(ctx, c, StageGather, slices.Sorted(maps.Keys(gatherChunks)), "", man.addGathers, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -109,13 +116,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	}
 
 	// Verify: one task per chunk that has candidate edges.
-	chunks := map[int]bool{}
-	for _, r := range reduceList {
-		for ch := range r.EdgeFiles {
-			chunks[ch] = true
-		}
-	}
-	verifyList, err := runStage(ctx, c, StageVerify, slices.Sorted(maps.Keys(chunks)), "", man.addVerifies, nil)
+	verifyList, err := runStage(ctx, c, StageVerify, slices.Sorted(maps.Keys(verifyChunks)), "", man.addVerifies, nil)
 	if err != nil {
 		return nil, err
 	}
