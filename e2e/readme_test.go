@@ -48,7 +48,14 @@ func readmeBlocks(t *testing.T, lang string) []string {
 // directory that sees the repository's testdata, and returns that directory.
 func sampleJob(t *testing.T) (dir, out string) {
 	t.Helper()
-	args := sampleArgs(t)
+	return readmeJob(t, sampleArgs(t))
+}
+
+// readmeJob runs the coordinator with args in a scratch directory that
+// sees the repository's testdata, and returns that directory and the
+// job's output directory (--out) in it.
+func readmeJob(t *testing.T, args []string) (dir, out string) {
+	t.Helper()
 	dir = t.TempDir()
 	wd, _ := os.Getwd()
 	if err := os.Symlink(filepath.Join(wd, "..", "testdata"), filepath.Join(dir, "testdata")); err != nil {
@@ -64,10 +71,10 @@ func sampleJob(t *testing.T) (dir, out string) {
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("README sample command failed: %v\n%s", err, log.String())
+		t.Fatalf("coordinator %v failed: %v\n%s", args, err, log.String())
 	}
 	if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
-		t.Fatalf("README sample command wrote no _SUCCESS in %s\n%s", out, log.String())
+		t.Fatalf("coordinator %v wrote no _SUCCESS in %s\n%s", args, out, log.String())
 	}
 	return dir, out
 }
@@ -94,7 +101,39 @@ func sampleArgs(t *testing.T) []string {
 // then runs the README's SQL in DuckDB and checks the results.
 func TestSampleOutputs(t *testing.T) {
 	dir, out := sampleJob(t)
+	checkDatasets(t, out, readCounts(t, out))
+	duckdbQueries(t, dir, "duckdb.golden")
+}
 
+// TestEmptyDatasets runs the README's sample command on a few distinct
+// documents, a job with no duplicates and no rejects: every dataset the
+// README lists must still exist with the schemas of the sample's, and every
+// query of the README must run, giving zero rows or zero counts.
+func TestEmptyDatasets(t *testing.T) {
+	var args []string
+	for _, a := range sampleArgs(t) {
+		if a == "testdata/sample" {
+			a, _ = filepath.Abs("testdata/distinct")
+		}
+		args = append(args, a)
+	}
+	dir, out := readmeJob(t, args)
+	counts := readCounts(t, out)
+	for _, name := range []string{"rejected", "candidates", "pairs", "exact_groups", "clustered_docs", "duplicates"} {
+		if counts[name] != 0 {
+			t.Errorf("counts.%s = %d: the input is meant to have no duplicates and no rejects", name, counts[name])
+		}
+	}
+	if counts["docs"] == 0 {
+		t.Error("counts.docs = 0")
+	}
+	checkDatasets(t, out, counts)
+	duckdbQueries(t, dir, "duckdb-empty.golden")
+}
+
+// readCounts reads the counts of a job's manifest.
+func readCounts(t *testing.T, out string) map[string]int64 {
+	t.Helper()
 	var man struct {
 		Counts map[string]int64 `json:"counts"`
 	}
@@ -105,25 +144,33 @@ func TestSampleOutputs(t *testing.T) {
 	if err := json.Unmarshal(data, &man); err != nil {
 		t.Fatal(err)
 	}
+	return man.Counts
+}
 
+// checkDatasets reads every dataset of the README's Output section in out
+// with Apache Arrow's Parquet reader: each must have files, one schema,
+// the schemas of schemas.golden, and the rows the manifest's counts say.
+func checkDatasets(t *testing.T, out string, counts map[string]int64) {
+	t.Helper()
 	datasets := []struct {
 		glob string
 		rows int64 // what the manifest's counts say the rows add up to
 	}{
-		{"docs/*.parquet", man.Counts["docs"]},
-		{"bands/*/*.parquet", man.Counts["band_records"]},
-		{"candidates/*.parquet", man.Counts["candidates"]},
-		{"pairs/*.parquet", man.Counts["pairs"]},
-		{"exact.parquet", man.Counts["exact_groups"] + man.Counts["exact_duplicates"]},
-		{"clusters.parquet", man.Counts["clustered_docs"]},
-		{"duplicates.parquet", man.Counts["duplicates"]},
-		{"rejects/*.parquet", man.Counts["rejected"]},
+		{"docs/*.parquet", counts["docs"]},
+		{"bands/*/*.parquet", counts["band_records"]},
+		{"candidates/*.parquet", counts["candidates"]},
+		{"pairs/*.parquet", counts["pairs"]},
+		{"exact.parquet", counts["exact_groups"] + counts["exact_duplicates"]},
+		{"clusters.parquet", counts["clustered_docs"]},
+		{"duplicates.parquet", counts["duplicates"]},
+		{"rejects/*.parquet", counts["rejected"]},
 	}
 	var report strings.Builder
 	for _, ds := range datasets {
 		files, _ := filepath.Glob(filepath.Join(out, ds.glob))
 		if len(files) == 0 {
-			t.Fatalf("no files match %s", ds.glob)
+			t.Errorf("no files match %s", ds.glob)
+			continue
 		}
 		var rows int64
 		schema := ""
@@ -140,8 +187,6 @@ func TestSampleOutputs(t *testing.T) {
 		fmt.Fprintf(&report, "%s\n%s\n", ds.glob, schema)
 	}
 	golden(t, "schemas.golden", []byte(report.String()))
-
-	duckdbQueries(t, dir)
 }
 
 // arrowRead reads a whole Parquet file with pqarrow and returns its Arrow
@@ -170,8 +215,9 @@ func arrowRead(t *testing.T, path string) (string, int64) {
 }
 
 // duckdbQueries runs every ```sql block of the README with DuckDB (through
-// its Node.js package) in dir and compares the results with a golden file.
-func duckdbQueries(t *testing.T, dir string) {
+// its Node.js package) in dir and compares the results with the golden
+// file name.
+func duckdbQueries(t *testing.T, dir, name string) {
 	t.Helper()
 	modules := os.Getenv("NEARDUP_NODE_MODULES")
 	if modules == "" {
@@ -204,5 +250,5 @@ func duckdbQueries(t *testing.T, dir string) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("DuckDB: %v\n%s", err, stderr.String())
 	}
-	golden(t, "duckdb.golden", stdout.Bytes())
+	golden(t, name, stdout.Bytes())
 }

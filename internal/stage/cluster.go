@@ -10,6 +10,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // ClusterStats counts what the cluster stage found.
@@ -166,6 +167,12 @@ func RunCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 		stats.Bounded[i].NotListed = stats.Bounded[i].Pairs - stats.Bounded[i].Listed
 	}
 	stats.PairsNotListed = boundedPairs - keptListed
+	if stats.PairsListed == 0 {
+		// No pair: pairs/ still holds its schema.
+		if err := writeEmpty[records.Pair](ctx, st, job.PairFile(0), pairOptions()); err != nil {
+			return nil, err
+		}
+	}
 	return stats, nil
 }
 
