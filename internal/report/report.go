@@ -459,6 +459,13 @@ func secondsText(s float64) string {
 // floatText formats a parameter with as few digits as it needs.
 func floatText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
+// roundedText formats a computed value, such as a bin edge, rounded to
+// four decimals, with as few digits as it then needs: 0.15, not the
+// 0.15000000000000002 of 3 × 0.05.
+func roundedText(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1e4)/1e4, 'f', -1, 64)
+}
+
 // percent formats n/of as a percentage.
 func percent(n, of int64) string {
 	if of == 0 {

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -552,10 +554,38 @@ func TestFormatting(t *testing.T) {
 		{secondsText(125.25), "125.2"},
 		{plural(1, "task", "tasks"), "1 task"},
 		{plural(1204, "task", "tasks"), "1,204 tasks"},
+		{roundedText(3 * 0.05), "0.15"},
+		{roundedText(1.0 / 3), "0.3333"},
+		{roundedText(1), "1"},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+// TestRoundedTooltips checks that no tooltip or label of a report shows a
+// number with the noise digits of floating point (0.15000000000000002).
+func TestRoundedTooltips(t *testing.T) {
+	long := regexp.MustCompile(`[0-9]\.[0-9]{5,}`)
+	for _, name := range []string{"sample", "warnings"} {
+		files, err := Build(readFixture(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range slices.Sorted(maps.Keys(files)) {
+			doc, err := html.Parse(bytes.NewReader(files[f]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			walk(doc, func(n *html.Node) {
+				if n.Type == html.TextNode && n.Parent != nil && (n.Parent.Data == "title" || n.Parent.Data == "text") {
+					if m := long.FindString(n.Data); m != "" {
+						t.Errorf("%s %s: <%s> %q shows %s", name, f, n.Parent.Data, n.Data, m)
+					}
+				}
+			})
 		}
 	}
 }
