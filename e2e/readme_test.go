@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,13 +49,14 @@ func readmeBlocks(t *testing.T, lang string) []string {
 // directory that sees the repository's testdata, and returns that directory.
 func sampleJob(t *testing.T) (dir, out string) {
 	t.Helper()
-	return readmeJob(t, sampleArgs(t))
+	dir, out, _ = readmeJob(t, sampleArgs(t))
+	return dir, out
 }
 
 // readmeJob runs the coordinator with args in a scratch directory that
-// sees the repository's testdata, and returns that directory and the
-// job's output directory (--out) in it.
-func readmeJob(t *testing.T, args []string) (dir, out string) {
+// sees the repository's testdata, and returns that directory, the job's
+// output directory (--out) in it and the coordinator's log.
+func readmeJob(t *testing.T, args []string) (dir, out, log string) {
 	t.Helper()
 	dir = t.TempDir()
 	wd, _ := os.Getwd()
@@ -68,15 +70,15 @@ func readmeJob(t *testing.T, args []string) (dir, out string) {
 	}
 	cmd := command("coordinator", args...)
 	cmd.Dir = dir
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("coordinator %v failed: %v\n%s", args, err, log.String())
+		t.Fatalf("coordinator %v failed: %v\n%s", args, err, buf.String())
 	}
 	if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
-		t.Fatalf("coordinator %v wrote no _SUCCESS in %s\n%s", args, out, log.String())
+		t.Fatalf("coordinator %v wrote no _SUCCESS in %s\n%s", args, out, buf.String())
 	}
-	return dir, out
+	return dir, out, buf.String()
 }
 
 // sampleArgs are the arguments of the README's sample command.
@@ -100,9 +102,47 @@ func sampleArgs(t *testing.T) []string {
 // back with Apache Arrow's Parquet reader and checks schemas and row counts,
 // then runs the README's SQL in DuckDB and checks the results.
 func TestSampleOutputs(t *testing.T) {
-	dir, out := sampleJob(t)
-	checkDatasets(t, out, readCounts(t, out))
+	dir, out, log := readmeJob(t, sampleArgs(t))
+	counts := readCounts(t, out)
+	checkDatasets(t, out, counts)
+	checkSummary(t, log, counts)
 	duckdbQueries(t, dir, "duckdb.golden")
+}
+
+// checkSummary checks that the counts of the coordinator's last log line
+// are the manifest's, under the same names.
+func checkSummary(t *testing.T, log string, counts map[string]int64) {
+	t.Helper()
+	var summary string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, `msg="job complete"`) {
+			summary = line
+		}
+	}
+	if summary == "" {
+		t.Fatalf("no \"job complete\" line in the log:\n%s", log)
+	}
+	// Not counts: the output directory and the measures of the run.
+	notCounts := map[string]bool{"time": true, "level": true, "msg": true, "out": true, "seconds": true, "MB/s": true, "peak_rss_mib": true}
+	checked := 0
+	for _, f := range strings.Fields(summary) {
+		key, value, ok := strings.Cut(f, "=")
+		if !ok || notCounts[key] {
+			continue
+		}
+		want, ok := counts[key]
+		if !ok {
+			t.Errorf("the log's %s=%s is no count of the manifest", key, value)
+			continue
+		}
+		if value != strconv.FormatInt(want, 10) {
+			t.Errorf("the log's %s=%s, the manifest's counts.%s = %d", key, value, key, want)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Errorf("no counts in the log's summary %q", summary)
+	}
 }
 
 // TestEmptyDatasets runs the README's sample command on a few distinct
@@ -117,9 +157,9 @@ func TestEmptyDatasets(t *testing.T) {
 		}
 		args = append(args, a)
 	}
-	dir, out := readmeJob(t, args)
+	dir, out, _ := readmeJob(t, args)
 	counts := readCounts(t, out)
-	for _, name := range []string{"rejected", "candidates", "pairs", "exact_groups", "clustered_docs", "duplicates"} {
+	for _, name := range []string{"rejected", "candidate_rows", "pairs", "exact_groups", "clustered_docs", "duplicates"} {
 		if counts[name] != 0 {
 			t.Errorf("counts.%s = %d: the input is meant to have no duplicates and no rejects", name, counts[name])
 		}
@@ -158,7 +198,7 @@ func checkDatasets(t *testing.T, out string, counts map[string]int64) {
 	}{
 		{"docs/*.parquet", counts["docs"]},
 		{"bands/*/*.parquet", counts["band_records"]},
-		{"candidates/*.parquet", counts["candidates"]},
+		{"candidates/*.parquet", counts["candidate_rows"]},
 		{"pairs/*.parquet", counts["pairs"]},
 		{"exact.parquet", counts["exact_groups"] + counts["exact_duplicates"]},
 		{"clusters.parquet", counts["clustered_docs"]},

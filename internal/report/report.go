@@ -321,10 +321,12 @@ func countNote(name string) string {
 		return "runs of equal (band, key) in the reduce tasks"
 	case "max_band_group":
 		return "documents in the largest band bucket"
+	case "candidate_rows":
+		return "rows of candidates/: a pair colliding in several partitions is a row of each"
 	case "candidates":
-		return "candidate edges written (per partition)"
+		return "the same as candidate_rows (its old name)"
 	case "candidate_pairs_checked":
-		return "distinct candidate pairs of representatives"
+		return "distinct candidate pairs of representatives, each checked by verify"
 	case "prefiltered":
 		return "candidates rejected by their signatures alone (far below the threshold)"
 	case "exact_checked":

@@ -76,6 +76,10 @@ type Counts struct {
 	BandRecords   int64 `json:"band_records"`
 	BandGroups    int64 `json:"band_groups"`
 	MaxBandGroup  int64 `json:"max_band_group"`
+	// CandidateRows counts the rows of candidates/: a pair that collides
+	// in several partitions is a row of each. Candidates is its old name,
+	// kept for older readers. UniquePairs counts the distinct pairs.
+	CandidateRows int64 `json:"candidate_rows"`
 	Candidates    int64 `json:"candidates"`
 	// Gathered counts the signature records the gather stage sent to
 	// verify tasks (a document once per verify task that needs it).
@@ -150,6 +154,7 @@ func (m *Manifest) addReduces(list []job.ReduceResult, out *stageOutcome) {
 	for _, r := range list {
 		m.Counts.BandGroups += r.Groups
 		m.Counts.MaxBandGroup = max(m.Counts.MaxBandGroup, r.MaxGroup)
+		m.Counts.CandidateRows += r.Candidates
 		m.Counts.Candidates += r.Candidates
 		m.Counts.BoundedBuckets += r.BoundedBuckets
 		m.Counts.NotCompared += r.PairsNotCompared
