@@ -71,6 +71,21 @@ type BoundedCluster struct {
 // sizeBins is the number of bins of ClusterStats.SizeHist.
 const sizeBins = 31
 
+// sizeBin is the bin of ClusterStats.SizeHist of a cluster of size
+// documents (2 or more).
+func sizeBin(size int64) int { return int(min(size-2, sizeBins-1)) }
+
+// ClusterSizeEdges are the sizeBins+1 edges of ClusterStats.SizeHist:
+// bin i holds the clusters of edges[i] ≤ size < edges[i+1]; the last
+// edge is nil, as the last bin has no upper bound.
+func ClusterSizeEdges() []*int64 {
+	edges := make([]*int64, sizeBins+1)
+	for i := range sizeBins {
+		edges[i] = new(int64(i + 2))
+	}
+	return edges
+}
+
 // Cluster runs the cluster stage (see RunCluster) with every task in this
 // process, one after another.
 func Cluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult) (*ClusterStats, error) {

@@ -35,6 +35,12 @@ type Manifest struct {
 	VerifiedHist    []int64 `json:"verified_similarity_hist"`
 	RejectedHist    []int64 `json:"rejected_similarity_hist"`
 	ClusterSizeHist []int64 `json:"cluster_size_hist"`
+	// The edges of those bins: similarity bin i holds the similarities
+	// edges[i] ≤ s < edges[i+1] (the last bin also s = 1), cluster size
+	// bin i the clusters of edges[i] ≤ size < edges[i+1], where a null
+	// edge is no bound.
+	SimilarityEdges  []float64 `json:"similarity_hist_edges"`
+	ClusterSizeEdges []*int64  `json:"cluster_size_hist_edges"`
 	// LargestClusters lists the largest clusters, largest first.
 	LargestClusters []stage.ClusterSummary `json:"largest_clusters"`
 	// BoundedBuckets lists the largest band buckets whose pairs were not
@@ -120,6 +126,7 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions(), Params: p,
 		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
+		SimilarityEdges: job.HistEdges(), ClusterSizeEdges: stage.ClusterSizeEdges(),
 	}
 	if p.Method == "minhash" {
 		m.Curve = &CurveSummary{
