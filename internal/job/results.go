@@ -23,8 +23,11 @@ type MapResult struct {
 	// DamagedRanges counts the damaged WARC/WET ranges the reader skipped
 	// to the next record (each lost the record it began with, as far as
 	// can be known), DamagedBytes their bytes.
-	DamagedRanges int64               `json:"damaged_ranges,omitempty"`
-	DamagedBytes  int64               `json:"damaged_bytes,omitempty"`
+	DamagedRanges int64 `json:"damaged_ranges,omitempty"`
+	DamagedBytes  int64 `json:"damaged_bytes,omitempty"`
+	// RejectReasons counts the rejects by the kind of their reason (see
+	// stage.RejectKind).
+	RejectReasons map[string]int64    `json:"reject_reasons,omitempty"`
 	Shingles      int64               `json:"shingles"`
 	BandRecords   int64               `json:"band_records"`
 	DocFile       pqfile.Info         `json:"doc_file"`

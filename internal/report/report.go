@@ -80,6 +80,8 @@ type page struct {
 	Stages                               []stageRow
 	StageNote                            string
 	Failures                             []failure
+	Rejects                              []row // reason, count
+	RejectNote                           string
 	Inputs                               []row
 	InputTotal                           string
 	Versions                             []row
@@ -202,6 +204,8 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		p.Counts = append(p.Counts, row{f.name, v, note})
 	}
 
+	p.Rejects, p.RejectNote = rejectRows(m.RejectReasons, c.get("rejected"))
+
 	checked, verified := sum(m.VerifiedHist)+sum(m.RejectedHist), sum(m.VerifiedHist)
 	p.SimilarityNote = fmt.Sprintf("%s of %s candidate pairs checked (%s) reached the threshold %s; the other %s were false positives of the banding.",
 		groupDigits(verified), groupDigits(checked), percent(verified, checked), floatText(t), groupDigits(checked-verified))
@@ -290,6 +294,22 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		p.Versions = append(p.Versions, row{Name: k, Value: m.Versions[k]})
 	}
 	return p
+}
+
+// rejectRows lists the rejects by reason, and says what the list holds
+// for a job that rejected n records.
+func rejectRows(reasons []reasonCount, n int64) ([]row, string) {
+	var rows []row
+	for _, r := range reasons {
+		rows = append(rows, row{Name: r.Reason, Value: groupDigits(r.Count)})
+	}
+	switch {
+	case n == 0:
+		return rows, "✓ No record was rejected."
+	case len(rows) == 0:
+		return rows, fmt.Sprintf("%s rejected: this manifest does not count them by reason; rejects/ lists each with its file, offset and reason.", plural(n, "record was", "records were"))
+	}
+	return rows, fmt.Sprintf("%s rejected, by the kind of their reason (numbers shown as N); rejects/ lists each with its file, offset and whole reason.", plural(n, "record was", "records were"))
 }
 
 // countNote explains a count of the manifest.

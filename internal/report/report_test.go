@@ -283,6 +283,7 @@ func checkText(t *testing.T, doc *html.Node, fixture string) {
 			"No warnings.", "No task failed.", "b=16 r=8", "0.947", "0.994", "candidate_pairs_checked",
 			"1,151,958", "signature_passed_exact", "doc-0000014", "https://www.disguised-dummy.example.net/essays/sherlock-sihor-desires-14.html",
 			"testdata/sample/sample.warc.wet.gz", "809.4 kB", "go1.26.8", "3.7 MB/s", "1.9 MB/s",
+			"Rejected records", "invalid UTF-8 in text at byte N", `missing text field "text"`, "3 records were rejected, by the kind of their reason",
 		},
 		"warnings": {
 			"Warnings: check before dropping documents", "near-duplicates may be chained", "1 tasks failed",
@@ -291,6 +292,7 @@ func checkText(t *testing.T, doc *html.Node, fixture string) {
 			"Clusters whose pairs/ lists only the kept document's pairs", "723,703", "724,906",
 			"Band buckets too large to compare every pair", "6,100", "2,082", "12,345 of their pairs were not compared",
 			"40 groups of documents with identical shingle sets hold 55 exact duplicates",
+			"malformed WARC record header", `text field "<b>text</b>" is not a string but number`,
 		},
 	}
 	for _, w := range want[fixture] {
@@ -562,6 +564,33 @@ func TestFormatting(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
+	}
+}
+
+// TestRejectRows checks the report's list of rejects by reason and what
+// it says of it, also for a manifest written before rejects were counted
+// by reason.
+func TestRejectRows(t *testing.T) {
+	tests := []struct {
+		name     string
+		reasons  []reasonCount
+		rejected int64
+		rows     []row
+		note     string
+	}{
+		{"none", nil, 0, nil, "No record was rejected"},
+		{"by reason", []reasonCount{{"invalid JSON", 1200}, {"unreadable", 1}}, 1201,
+			[]row{{Name: "invalid JSON", Value: "1,200"}, {Name: "unreadable", Value: "1"}}, "1,201 records were rejected, by the kind of their reason"},
+		{"one", []reasonCount{{"unreadable", 1}}, 1, []row{{Name: "unreadable", Value: "1"}}, "1 record was rejected"},
+		{"older manifest", nil, 3, nil, "3 records were rejected: this manifest does not count them by reason"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, note := rejectRows(tc.reasons, tc.rejected)
+			if !slices.Equal(rows, tc.rows) || !strings.Contains(note, tc.note) {
+				t.Errorf("rows %v, note %q; want %v, %q", rows, note, tc.rows, tc.note)
+			}
+		})
 	}
 }
 

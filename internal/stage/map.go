@@ -170,6 +170,12 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	}
 	res.Docs = int64(ndocs)
 	res.Rejected = int64(len(rejects))
+	for _, r := range rejects {
+		if res.RejectReasons == nil {
+			res.RejectReasons = map[string]int64{}
+		}
+		res.RejectReasons[RejectKind(r.Reason)]++
+	}
 
 	if err := runs.finish(ctx); err != nil {
 		return nil, err

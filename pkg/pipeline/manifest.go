@@ -1,8 +1,11 @@
 package pipeline
 
 import (
+	"cmp"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
@@ -30,6 +33,10 @@ type Manifest struct {
 	Counts   Counts            `json:"counts"`
 	Stages   []StageTiming     `json:"stages"`
 	Failures []Failure         `json:"failures"`
+	// RejectReasons counts the rejected records by the kind of their
+	// reason (see stage.RejectKind; rejects/ holds each one's whole
+	// reason), most frequent first.
+	RejectReasons []ReasonCount `json:"reject_reasons"`
 	// Histograms of similarity in 20 bins of width 0.05, and of cluster
 	// sizes (index i: size i+2; the last bin, all larger).
 	VerifiedHist    []int64 `json:"verified_similarity_hist"`
@@ -51,6 +58,12 @@ type Manifest struct {
 	BoundedClusters []stage.BoundedCluster `json:"bounded_clusters"`
 	// Warnings name what a person should look at before dropping documents.
 	Warnings []string `json:"warnings"`
+}
+
+// ReasonCount is how many records were rejected for one kind of reason.
+type ReasonCount struct {
+	Reason string `json:"reason"`
+	Count  int64  `json:"count"`
 }
 
 // The statuses of a finished job.
@@ -126,7 +139,7 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions(), Params: p,
 		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
-		SimilarityEdges: job.HistEdges(), ClusterSizeEdges: stage.ClusterSizeEdges(),
+		SimilarityEdges: job.HistEdges(), ClusterSizeEdges: stage.ClusterSizeEdges(), RejectReasons: []ReasonCount{},
 	}
 	if p.Method == "minhash" {
 		m.Curve = &CurveSummary{
@@ -140,7 +153,11 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 }
 
 func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
+	reasons := map[string]int64{}
 	for _, r := range list {
+		for kind, n := range r.RejectReasons {
+			reasons[kind] += n
+		}
 		m.Counts.InputBytes += r.InputBytes
 		m.Counts.TextBytes += r.TextBytes
 		m.Counts.Docs += r.Docs
@@ -153,6 +170,12 @@ func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 		m.Counts.Shingles += r.Shingles
 		m.Counts.BandRecords += r.BandRecords
 	}
+	for kind, n := range reasons {
+		m.RejectReasons = append(m.RejectReasons, ReasonCount{Reason: kind, Count: n})
+	}
+	slices.SortFunc(m.RejectReasons, func(x, y ReasonCount) int {
+		return cmp.Or(cmp.Compare(y.Count, x.Count), strings.Compare(x.Reason, y.Reason))
+	})
 	m.Counts.FailedChunks = int64(len(out.failures))
 	m.addStage(out)
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -57,5 +58,29 @@ func TestManifestHistEdges(t *testing.T) {
 	}
 	if e := got["cluster_size_hist_edges"]; len(e) > 0 && (*e[0] != 2 || e[len(e)-1] != nil) {
 		t.Errorf("cluster_size_hist_edges from %v to %v, want 2 to null", e[0], e[len(e)-1])
+	}
+}
+
+// TestManifestRejectReasons checks that the manifest adds up the map
+// tasks' rejects by reason, most frequent first, ties by reason.
+func TestManifestRejectReasons(t *testing.T) {
+	p := job.DefaultParams()
+	p.Resolve()
+	m := newManifest(&job.Spec{Params: p}, &job.Plan{}, time.Time{})
+	m.addMaps([]job.MapResult{
+		{Chunk: 0, Rejected: 3, RejectReasons: map[string]int64{"invalid JSON": 2, "unreadable": 1}},
+		{Chunk: 1},
+		{Chunk: 2, Rejected: 4, RejectReasons: map[string]int64{"invalid JSON": 1, "missing text field": 1, "b": 2}},
+	}, &stageOutcome{})
+	want := []ReasonCount{{"invalid JSON", 3}, {"b", 2}, {"missing text field", 1}, {"unreadable", 1}}
+	if !slices.Equal(m.RejectReasons, want) {
+		t.Errorf("reject reasons %v, want %v", m.RejectReasons, want)
+	}
+	var sum int64
+	for _, r := range m.RejectReasons {
+		sum += r.Count
+	}
+	if sum != m.Counts.Rejected {
+		t.Errorf("reasons count %d rejects, counts.rejected %d", sum, m.Counts.Rejected)
 	}
 }
