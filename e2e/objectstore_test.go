@@ -159,5 +159,5 @@ func TestObjectStorageSample(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, out, "_SUCCESS")); err != nil {
 		t.Fatalf("no _SUCCESS among the objects %v", names)
 	}
-	duckdbQueries(t, dir)
+	duckdbQueries(t, dir, "duckdb.golden")
 }

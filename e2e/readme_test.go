@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,7 +49,15 @@ func readmeBlocks(t *testing.T, lang string) []string {
 // directory that sees the repository's testdata, and returns that directory.
 func sampleJob(t *testing.T) (dir, out string) {
 	t.Helper()
-	args := sampleArgs(t)
+	dir, out, _ = readmeJob(t, sampleArgs(t))
+	return dir, out
+}
+
+// readmeJob runs the coordinator with args in a scratch directory that
+// sees the repository's testdata, and returns that directory, the job's
+// output directory (--out) in it and the coordinator's log.
+func readmeJob(t *testing.T, args []string) (dir, out, log string) {
+	t.Helper()
 	dir = t.TempDir()
 	wd, _ := os.Getwd()
 	if err := os.Symlink(filepath.Join(wd, "..", "testdata"), filepath.Join(dir, "testdata")); err != nil {
@@ -61,15 +70,15 @@ func sampleJob(t *testing.T) (dir, out string) {
 	}
 	cmd := command("coordinator", args...)
 	cmd.Dir = dir
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("README sample command failed: %v\n%s", err, log.String())
+		t.Fatalf("coordinator %v failed: %v\n%s", args, err, buf.String())
 	}
 	if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
-		t.Fatalf("README sample command wrote no _SUCCESS in %s\n%s", out, log.String())
+		t.Fatalf("coordinator %v wrote no _SUCCESS in %s\n%s", args, out, buf.String())
 	}
-	return dir, out
+	return dir, out, buf.String()
 }
 
 // sampleArgs are the arguments of the README's sample command.
@@ -93,8 +102,78 @@ func sampleArgs(t *testing.T) []string {
 // back with Apache Arrow's Parquet reader and checks schemas and row counts,
 // then runs the README's SQL in DuckDB and checks the results.
 func TestSampleOutputs(t *testing.T) {
-	dir, out := sampleJob(t)
+	dir, out, log := readmeJob(t, sampleArgs(t))
+	counts := readCounts(t, out)
+	checkDatasets(t, out, counts)
+	checkSummary(t, log, counts)
+	duckdbQueries(t, dir, "duckdb.golden")
+}
 
+// checkSummary checks that the counts of the coordinator's last log line
+// are the manifest's, under the same names.
+func checkSummary(t *testing.T, log string, counts map[string]int64) {
+	t.Helper()
+	var summary string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, `msg="job complete"`) {
+			summary = line
+		}
+	}
+	if summary == "" {
+		t.Fatalf("no \"job complete\" line in the log:\n%s", log)
+	}
+	// Not counts: the output directory and the measures of the run.
+	notCounts := map[string]bool{"time": true, "level": true, "msg": true, "out": true, "seconds": true, "MB/s": true, "peak_rss_mib": true}
+	checked := 0
+	for _, f := range strings.Fields(summary) {
+		key, value, ok := strings.Cut(f, "=")
+		if !ok || notCounts[key] {
+			continue
+		}
+		want, ok := counts[key]
+		if !ok {
+			t.Errorf("the log's %s=%s is no count of the manifest", key, value)
+			continue
+		}
+		if value != strconv.FormatInt(want, 10) {
+			t.Errorf("the log's %s=%s, the manifest's counts.%s = %d", key, value, key, want)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Errorf("no counts in the log's summary %q", summary)
+	}
+}
+
+// TestEmptyDatasets runs the README's sample command on a few distinct
+// documents, a job with no duplicates and no rejects: every dataset the
+// README lists must still exist with the schemas of the sample's, and every
+// query of the README must run, giving zero rows or zero counts.
+func TestEmptyDatasets(t *testing.T) {
+	var args []string
+	for _, a := range sampleArgs(t) {
+		if a == "testdata/sample" {
+			a, _ = filepath.Abs("testdata/distinct")
+		}
+		args = append(args, a)
+	}
+	dir, out, _ := readmeJob(t, args)
+	counts := readCounts(t, out)
+	for _, name := range []string{"rejected", "candidate_rows", "pairs", "exact_groups", "clustered_docs", "duplicates"} {
+		if counts[name] != 0 {
+			t.Errorf("counts.%s = %d: the input is meant to have no duplicates and no rejects", name, counts[name])
+		}
+	}
+	if counts["docs"] == 0 {
+		t.Error("counts.docs = 0")
+	}
+	checkDatasets(t, out, counts)
+	duckdbQueries(t, dir, "duckdb-empty.golden")
+}
+
+// readCounts reads the counts of a job's manifest.
+func readCounts(t *testing.T, out string) map[string]int64 {
+	t.Helper()
 	var man struct {
 		Counts map[string]int64 `json:"counts"`
 	}
@@ -105,25 +184,33 @@ func TestSampleOutputs(t *testing.T) {
 	if err := json.Unmarshal(data, &man); err != nil {
 		t.Fatal(err)
 	}
+	return man.Counts
+}
 
+// checkDatasets reads every dataset of the README's Output section in out
+// with Apache Arrow's Parquet reader: each must have files, one schema,
+// the schemas of schemas.golden, and the rows the manifest's counts say.
+func checkDatasets(t *testing.T, out string, counts map[string]int64) {
+	t.Helper()
 	datasets := []struct {
 		glob string
 		rows int64 // what the manifest's counts say the rows add up to
 	}{
-		{"docs/*.parquet", man.Counts["docs"]},
-		{"bands/*/*.parquet", man.Counts["band_records"]},
-		{"candidates/*.parquet", man.Counts["candidates"]},
-		{"pairs/*.parquet", man.Counts["pairs"]},
-		{"exact.parquet", man.Counts["exact_groups"] + man.Counts["exact_duplicates"]},
-		{"clusters.parquet", man.Counts["clustered_docs"]},
-		{"duplicates.parquet", man.Counts["duplicates"]},
-		{"rejects/*.parquet", man.Counts["rejected"]},
+		{"docs/*.parquet", counts["docs"]},
+		{"bands/*/*.parquet", counts["band_records"]},
+		{"candidates/*.parquet", counts["candidate_rows"]},
+		{"pairs/*.parquet", counts["pairs"]},
+		{"exact.parquet", counts["exact_groups"] + counts["exact_duplicates"]},
+		{"clusters.parquet", counts["clustered_docs"]},
+		{"duplicates.parquet", counts["duplicates"]},
+		{"rejects/*.parquet", counts["rejected"]},
 	}
 	var report strings.Builder
 	for _, ds := range datasets {
 		files, _ := filepath.Glob(filepath.Join(out, ds.glob))
 		if len(files) == 0 {
-			t.Fatalf("no files match %s", ds.glob)
+			t.Errorf("no files match %s", ds.glob)
+			continue
 		}
 		var rows int64
 		schema := ""
@@ -140,8 +227,6 @@ func TestSampleOutputs(t *testing.T) {
 		fmt.Fprintf(&report, "%s\n%s\n", ds.glob, schema)
 	}
 	golden(t, "schemas.golden", []byte(report.String()))
-
-	duckdbQueries(t, dir)
 }
 
 // arrowRead reads a whole Parquet file with pqarrow and returns its Arrow
@@ -170,8 +255,9 @@ func arrowRead(t *testing.T, path string) (string, int64) {
 }
 
 // duckdbQueries runs every ```sql block of the README with DuckDB (through
-// its Node.js package) in dir and compares the results with a golden file.
-func duckdbQueries(t *testing.T, dir string) {
+// its Node.js package) in dir and compares the results with the golden
+// file name.
+func duckdbQueries(t *testing.T, dir, name string) {
 	t.Helper()
 	modules := os.Getenv("NEARDUP_NODE_MODULES")
 	if modules == "" {
@@ -204,5 +290,5 @@ func duckdbQueries(t *testing.T, dir string) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("DuckDB: %v\n%s", err, stderr.String())
 	}
-	golden(t, "duckdb.golden", stdout.Bytes())
+	golden(t, name, stdout.Bytes())
 }

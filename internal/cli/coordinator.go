@@ -122,7 +122,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 			}
 			c := man.Counts
 			log.Info("job complete", "out", cfg.Out, "docs", c.Docs, "rejected", c.Rejected, "empty", c.Empty,
-				"candidates", c.UniquePairs, "pairs", c.Pairs, "exact_groups", c.ExactGroups, "clusters", c.Clusters,
+				"candidate_pairs_checked", c.UniquePairs, "pairs", c.Pairs, "exact_groups", c.ExactGroups, "clusters", c.Clusters,
 				"duplicates", c.Duplicates, "exact_duplicates", c.ExactDups,
 				"seconds", fmt.Sprintf("%.2f", man.Seconds),
 				"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)),

@@ -23,8 +23,11 @@ type MapResult struct {
 	// DamagedRanges counts the damaged WARC/WET ranges the reader skipped
 	// to the next record (each lost the record it began with, as far as
 	// can be known), DamagedBytes their bytes.
-	DamagedRanges int64               `json:"damaged_ranges,omitempty"`
-	DamagedBytes  int64               `json:"damaged_bytes,omitempty"`
+	DamagedRanges int64 `json:"damaged_ranges,omitempty"`
+	DamagedBytes  int64 `json:"damaged_bytes,omitempty"`
+	// RejectReasons counts the rejects by the kind of their reason (see
+	// stage.RejectKind).
+	RejectReasons map[string]int64    `json:"reject_reasons,omitempty"`
 	Shingles      int64               `json:"shingles"`
 	BandRecords   int64               `json:"band_records"`
 	DocFile       pqfile.Info         `json:"doc_file"`
@@ -136,5 +139,33 @@ type VerifyResult struct {
 	Seconds      float64 `json:"seconds"`
 }
 
-// histBins is the number of similarity histogram bins.
+// HistBins is the number of similarity histogram bins: bin i holds the
+// similarities s with i ≤ HistBins·s < i+1, the last bin also s = 1.
 const HistBins = 20
+
+// HistBin is the similarity histogram bin of s: the i with
+// histEdge(i) ≤ s < histEdge(i+1), the last bin also s = 1 (s·HistBins
+// alone rounds a few similarities just below an edge up to it).
+func HistBin(s float64) int {
+	i := max(0, min(int(s*HistBins), HistBins-1))
+	switch {
+	case s < histEdge(i) && i > 0:
+		i--
+	case s >= histEdge(i+1) && i < HistBins-1:
+		i++
+	}
+	return i
+}
+
+// histEdge is edge i of the similarity histogram's bins.
+func histEdge(i int) float64 { return float64(i) / HistBins }
+
+// HistEdges are the HistBins+1 edges of the similarity histogram's bins
+// (see HistBin): 0, 0.05, ... 1.
+func HistEdges() []float64 {
+	edges := make([]float64, HistBins+1)
+	for i := range edges {
+		edges[i] = histEdge(i)
+	}
+	return edges
+}

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -50,5 +51,33 @@ func TestNoteBounded(t *testing.T) {
 	list = InsertBounded(list, BoundedBucket{Band: 5, Key: 0, Docs: 11})
 	if got := []int64{list[0].Key, list[1].Key, list[2].Key, list[3].Key}; !slices.Equal(got, []int64{0, 3, 9, 1}) {
 		t.Errorf("order by keys %v, want 0 3 9 1", got)
+	}
+}
+
+// TestHistEdges checks that HistBin puts a similarity in the bin whose
+// edges, as HistEdges gives them, hold it: at every edge, just below and
+// above it, and at the fractions of small sets.
+func TestHistEdges(t *testing.T) {
+	edges := HistEdges()
+	if len(edges) != HistBins+1 || edges[0] != 0 || edges[HistBins] != 1 || !slices.IsSorted(edges) {
+		t.Fatalf("edges %v", edges)
+	}
+	var sims []float64
+	for _, e := range edges {
+		sims = append(sims, e, math.Nextafter(e, 0), math.Nextafter(e, 1))
+	}
+	for d := 1; d <= 60; d++ {
+		for n := 0; n <= d; n++ {
+			sims = append(sims, float64(n)/float64(d))
+		}
+	}
+	for _, s := range sims {
+		if s < 0 || s > 1 {
+			continue
+		}
+		i := HistBin(s)
+		if !(edges[i] <= s && (s < edges[i+1] || i == HistBins-1 && s == 1)) {
+			t.Errorf("similarity %v in bin %d, whose edges are %v and %v", s, i, edges[i], edges[i+1])
+		}
 	}
 }

@@ -129,21 +129,21 @@ func (h histogram) valueLabel(d *svgDoc, x, top, height float64, label string) {
 // and of candidate pairs below the threshold, stacked, over [0, 1].
 func similarityChart(verified, rejected []int64, threshold float64) []byte {
 	n := max(len(verified), len(rejected))
-	width := 1 / float64(max(n, 1))
+	edge := func(i int) string { return roundedText(float64(i) / float64(max(n, 1))) }
 	var ticks []tick
 	for _, t := range tenths() {
 		ticks = append(ticks, tick{value: t.value * float64(n), label: t.label})
 	}
 	h := histogram{
 		id: "similarity", title: "Similarity of the candidate pairs checked",
-		xTitle: "similarity (bins of " + strconv.FormatFloat(width, 'f', -1, 64) + ")", yTitle: "pairs",
+		xTitle: "similarity (bins of " + edge(1) + ")", yTitle: "pairs",
 		series: []series{
 			{name: "verified", label: "verified (similarity ≥ threshold)", colour: colour(0), values: verified},
 			{name: "rejected", label: "rejected (below the threshold)", colour: colour(1), values: rejected},
 		},
 		ticks: ticks,
 		binName: func(i int) string {
-			return fmt.Sprintf("similarity %s–%s", strconv.FormatFloat(float64(i)*width, 'f', -1, 64), strconv.FormatFloat(float64(i+1)*width, 'f', -1, 64))
+			return fmt.Sprintf("similarity %s–%s", edge(i), edge(i+1))
 		},
 		emptyNote: "no candidate pairs were checked",
 	}

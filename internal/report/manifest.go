@@ -23,6 +23,7 @@ type manifest struct {
 	Counts          counts            `json:"counts"`
 	Stages          []stage           `json:"stages"`
 	Failures        []failure         `json:"failures"`
+	RejectReasons   []reasonCount     `json:"reject_reasons"`
 	VerifiedHist    []int64           `json:"verified_similarity_hist"`
 	RejectedHist    []int64           `json:"rejected_similarity_hist"`
 	ClusterSizeHist []int64           `json:"cluster_size_hist"`
@@ -106,6 +107,12 @@ type failure struct {
 	Index    int    `json:"index"`
 	Attempts int    `json:"attempts"`
 	Error    string `json:"error"`
+}
+
+// reasonCount is how many records were rejected for one kind of reason.
+type reasonCount struct {
+	Reason string `json:"reason"`
+	Count  int64  `json:"count"`
 }
 
 // cluster summarises one of the largest clusters.

@@ -80,6 +80,8 @@ type page struct {
 	Stages                               []stageRow
 	StageNote                            string
 	Failures                             []failure
+	Rejects                              []row // reason, count
+	RejectNote                           string
 	Inputs                               []row
 	InputTotal                           string
 	Versions                             []row
@@ -202,6 +204,8 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		p.Counts = append(p.Counts, row{f.name, v, note})
 	}
 
+	p.Rejects, p.RejectNote = rejectRows(m.RejectReasons, c.get("rejected"))
+
 	checked, verified := sum(m.VerifiedHist)+sum(m.RejectedHist), sum(m.VerifiedHist)
 	p.SimilarityNote = fmt.Sprintf("%s of %s candidate pairs checked (%s) reached the threshold %s; the other %s were false positives of the banding.",
 		groupDigits(verified), groupDigits(checked), percent(verified, checked), floatText(t), groupDigits(checked-verified))
@@ -292,6 +296,22 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 	return p
 }
 
+// rejectRows lists the rejects by reason, and says what the list holds
+// for a job that rejected n records.
+func rejectRows(reasons []reasonCount, n int64) ([]row, string) {
+	var rows []row
+	for _, r := range reasons {
+		rows = append(rows, row{Name: r.Reason, Value: groupDigits(r.Count)})
+	}
+	switch {
+	case n == 0:
+		return rows, "✓ No record was rejected."
+	case len(rows) == 0:
+		return rows, fmt.Sprintf("%s rejected: this manifest does not count them by reason; rejects/ lists each with its file, offset and reason.", plural(n, "record was", "records were"))
+	}
+	return rows, fmt.Sprintf("%s rejected, by the kind of their reason (numbers shown as N); rejects/ lists each with its file, offset and whole reason.", plural(n, "record was", "records were"))
+}
+
 // countNote explains a count of the manifest.
 func countNote(name string) string {
 	switch name {
@@ -321,10 +341,12 @@ func countNote(name string) string {
 		return "runs of equal (band, key) in the reduce tasks"
 	case "max_band_group":
 		return "documents in the largest band bucket"
+	case "candidate_rows":
+		return "rows of candidates/: a pair colliding in several partitions is a row of each"
 	case "candidates":
-		return "candidate edges written (per partition)"
+		return "the same as candidate_rows (its old name)"
 	case "candidate_pairs_checked":
-		return "distinct candidate pairs of representatives"
+		return "distinct candidate pairs of representatives, each checked by verify"
 	case "prefiltered":
 		return "candidates rejected by their signatures alone (far below the threshold)"
 	case "exact_checked":
@@ -458,6 +480,13 @@ func secondsText(s float64) string {
 
 // floatText formats a parameter with as few digits as it needs.
 func floatText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// roundedText formats a computed value, such as a bin edge, rounded to
+// four decimals, with as few digits as it then needs: 0.15, not the
+// 0.15000000000000002 of 3 × 0.05.
+func roundedText(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1e4)/1e4, 'f', -1, 64)
+}
 
 // percent formats n/of as a percentage.
 func percent(n, of int64) string {

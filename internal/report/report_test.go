@@ -7,9 +7,11 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -281,6 +283,7 @@ func checkText(t *testing.T, doc *html.Node, fixture string) {
 			"No warnings.", "No task failed.", "b=16 r=8", "0.947", "0.994", "candidate_pairs_checked",
 			"1,151,958", "signature_passed_exact", "doc-0000014", "https://www.disguised-dummy.example.net/essays/sherlock-sihor-desires-14.html",
 			"testdata/sample/sample.warc.wet.gz", "809.4 kB", "go1.26.8", "3.7 MB/s", "1.9 MB/s",
+			"Rejected records", "invalid UTF-8 in text at byte N", `missing text field "text"`, "3 records were rejected, by the kind of their reason",
 		},
 		"warnings": {
 			"Warnings: check before dropping documents", "near-duplicates may be chained", "1 tasks failed",
@@ -289,6 +292,7 @@ func checkText(t *testing.T, doc *html.Node, fixture string) {
 			"Clusters whose pairs/ lists only the kept document's pairs", "723,703", "724,906",
 			"Band buckets too large to compare every pair", "6,100", "2,082", "12,345 of their pairs were not compared",
 			"40 groups of documents with identical shingle sets hold 55 exact duplicates",
+			"malformed WARC record header", `text field "<b>text</b>" is not a string but number`,
 		},
 	}
 	for _, w := range want[fixture] {
@@ -552,10 +556,65 @@ func TestFormatting(t *testing.T) {
 		{secondsText(125.25), "125.2"},
 		{plural(1, "task", "tasks"), "1 task"},
 		{plural(1204, "task", "tasks"), "1,204 tasks"},
+		{roundedText(3 * 0.05), "0.15"},
+		{roundedText(1.0 / 3), "0.3333"},
+		{roundedText(1), "1"},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+// TestRejectRows checks the report's list of rejects by reason and what
+// it says of it, also for a manifest written before rejects were counted
+// by reason.
+func TestRejectRows(t *testing.T) {
+	tests := []struct {
+		name     string
+		reasons  []reasonCount
+		rejected int64
+		rows     []row
+		note     string
+	}{
+		{"none", nil, 0, nil, "No record was rejected"},
+		{"by reason", []reasonCount{{"invalid JSON", 1200}, {"unreadable", 1}}, 1201,
+			[]row{{Name: "invalid JSON", Value: "1,200"}, {Name: "unreadable", Value: "1"}}, "1,201 records were rejected, by the kind of their reason"},
+		{"one", []reasonCount{{"unreadable", 1}}, 1, []row{{Name: "unreadable", Value: "1"}}, "1 record was rejected"},
+		{"older manifest", nil, 3, nil, "3 records were rejected: this manifest does not count them by reason"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, note := rejectRows(tc.reasons, tc.rejected)
+			if !slices.Equal(rows, tc.rows) || !strings.Contains(note, tc.note) {
+				t.Errorf("rows %v, note %q; want %v, %q", rows, note, tc.rows, tc.note)
+			}
+		})
+	}
+}
+
+// TestRoundedTooltips checks that no tooltip or label of a report shows a
+// number with the noise digits of floating point (0.15000000000000002).
+func TestRoundedTooltips(t *testing.T) {
+	long := regexp.MustCompile(`[0-9]\.[0-9]{5,}`)
+	for _, name := range []string{"sample", "warnings"} {
+		files, err := Build(readFixture(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range slices.Sorted(maps.Keys(files)) {
+			doc, err := html.Parse(bytes.NewReader(files[f]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			walk(doc, func(n *html.Node) {
+				if n.Type == html.TextNode && n.Parent != nil && (n.Parent.Data == "title" || n.Parent.Data == "text") {
+					if m := long.FindString(n.Data); m != "" {
+						t.Errorf("%s %s: <%s> %q shows %s", name, f, n.Parent.Data, n.Data, m)
+					}
+				}
+			})
 		}
 	}
 }

@@ -177,6 +177,16 @@ footer { margin-top: 20px; color: #666; font-size: 12px; }
 {{- else -}}
 <p class="ok" style="margin:0">✓ No task failed.</p>
 {{- end}}
+<h2 style="margin-top:16px" id="rejects">Rejected records</h2>
+{{if .Rejects -}}
+<table>
+<tr><th>reason</th><th class="num">records</th></tr>
+{{- range .Rejects}}
+<tr><td class="mono">{{.Name}}</td><td class="num">{{.Value}}</td></tr>
+{{- end}}
+</table>
+{{- end}}
+<p class="caption">{{.RejectNote}}</p>
 </div>
 </div>
 

@@ -83,6 +83,11 @@ func mustFind(p job.Params, ref *reference, a, b int64) bool {
 func checkCase(t *testing.T, c *stageCase, ref *reference, r *caseRun) {
 	p := c.params
 
+	// pairs/ has a file even without a pair, so that queries of it run.
+	if r.pairFile == 0 {
+		t.Error("pairs/ holds no file")
+	}
+
 	// Documents: input order, ordinal c<<32|i, counted as the model says.
 	if len(r.docs) != len(c.docs) {
 		t.Fatalf("docs/ holds %d documents, the input %d", len(r.docs), len(c.docs))

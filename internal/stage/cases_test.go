@@ -159,6 +159,7 @@ type caseRun struct {
 	members  []records.ExactMember // the work area's confirmed claims
 	stats    *ClusterStats
 	pairs    []records.Pair // pairs/, every file
+	pairFile int            // files in pairs/
 	exact    []records.ExactRecord
 	clusters []records.ClusterRecord
 	dups     []records.Duplicate
@@ -239,6 +240,7 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.pairFile = len(names)
 	for _, name := range names {
 		r.pairs = append(r.pairs, readAll[records.Pair](t, st, pqfile.Info{Name: name})...)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // ClusterStats counts what the cluster stage found.
@@ -69,6 +70,21 @@ type BoundedCluster struct {
 
 // sizeBins is the number of bins of ClusterStats.SizeHist.
 const sizeBins = 31
+
+// sizeBin is the bin of ClusterStats.SizeHist of a cluster of size
+// documents (2 or more).
+func sizeBin(size int64) int { return int(min(size-2, sizeBins-1)) }
+
+// ClusterSizeEdges are the sizeBins+1 edges of ClusterStats.SizeHist:
+// bin i holds the clusters of edges[i] ≤ size < edges[i+1]; the last
+// edge is nil, as the last bin has no upper bound.
+func ClusterSizeEdges() []*int64 {
+	edges := make([]*int64, sizeBins+1)
+	for i := range sizeBins {
+		edges[i] = new(int64(i + 2))
+	}
+	return edges
+}
 
 // Cluster runs the cluster stage (see RunCluster) with every task in this
 // process, one after another.
@@ -166,6 +182,12 @@ func RunCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 		stats.Bounded[i].NotListed = stats.Bounded[i].Pairs - stats.Bounded[i].Listed
 	}
 	stats.PairsNotListed = boundedPairs - keptListed
+	if stats.PairsListed == 0 {
+		// No pair: pairs/ still holds its schema.
+		if err := writeEmpty[records.Pair](ctx, st, job.PairFile(0), pairOptions()); err != nil {
+			return nil, err
+		}
+	}
 	return stats, nil
 }
 

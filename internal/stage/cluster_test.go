@@ -111,3 +111,19 @@ func TestClusterStats(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterSizeEdges checks that every cluster size falls in the bin
+// whose edges, as the manifest gives them, hold it.
+func TestClusterSizeEdges(t *testing.T) {
+	edges := ClusterSizeEdges()
+	if len(edges) != sizeBins+1 || edges[sizeBins] != nil {
+		t.Fatalf("%d edges, the last %v: want %d, the last nil", len(edges), edges[len(edges)-1], sizeBins+1)
+	}
+	for size := int64(2); size <= 1000; size++ {
+		i := sizeBin(size)
+		lo, hi := edges[i], edges[i+1]
+		if lo == nil || *lo > size || hi != nil && size >= *hi {
+			t.Errorf("cluster of %d documents in bin %d, whose edges are %v and %v", size, i, lo, hi)
+		}
+	}
+}

@@ -344,7 +344,7 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 		cs.Clustered += int64(size)
 		cs.Duplicates += int64(size) - 1
 		cs.Largest = max(cs.Largest, int64(size))
-		cs.SizeHist[min(int(size)-2, sizeBins-1)]++
+		cs.SizeHist[sizeBin(int64(size))]++
 		cs.Top = insertTop(cs.Top, summary(c.label, c.docs, k))
 
 		groups := c.groups()

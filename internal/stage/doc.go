@@ -16,6 +16,9 @@
 //     of large-star and small-star until the connected components are
 //     stars, then the components brought together by label, then the
 //     outputs.
+//   - CompleteMapOutputs, after every map task, and the cluster stage give
+//     a dataset no task wrote a file of (rejects/, bands/, pairs/) one
+//     empty file with its schema.
 //
 // Every stage is idempotent: run again on the same inputs, it writes the
 // same files.

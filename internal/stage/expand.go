@@ -150,7 +150,7 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 	}
 	slices.SortFunc(out, comparePair)
 	res.listed += int64(len(out))
-	o := pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows}
+	o := pairOptions()
 	if len(runs) == 0 {
 		_, err := pqfile.Write(ctx, st, job.PairFile(v.Chunk), out, o)
 		return res, err

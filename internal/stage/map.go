@@ -170,6 +170,12 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	}
 	res.Docs = int64(ndocs)
 	res.Rejected = int64(len(rejects))
+	for _, r := range rejects {
+		if res.RejectReasons == nil {
+			res.RejectReasons = map[string]int64{}
+		}
+		res.RejectReasons[RejectKind(r.Reason)]++
+	}
 
 	if err := runs.finish(ctx); err != nil {
 		return nil, err
@@ -181,7 +187,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 		return nil, err
 	}
 	if len(rejects) > 0 {
-		info, err := pqfile.Write(ctx, st, job.RejectFile(chunk.Index), rejects, pqfile.Options{})
+		info, err := pqfile.Write(ctx, st, job.RejectFile(chunk.Index), rejects, rejectOptions())
 		if err != nil {
 			return nil, err
 		}
@@ -220,7 +226,7 @@ func (r *bandRuns) flush(ctx context.Context) error {
 		if r.run > 0 {
 			name = job.BandRunFile(part, r.chunk, r.run)
 		}
-		info, err := pqfile.Write(ctx, r.st, name, recs, pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true})
+		info, err := pqfile.Write(ctx, r.st, name, recs, bandOptions())
 		if err != nil {
 			return err
 		}

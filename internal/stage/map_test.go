@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,6 +100,14 @@ func TestMapCounts(t *testing.T) {
 			}
 			if !slices.Equal(lines, []int64{3, 4, 7}) {
 				t.Errorf("rejected lines %v, want 3 4 7", lines)
+			}
+			// The result counts them by the kind of their reason.
+			kinds := map[string]int64{}
+			for _, r := range rejects {
+				kinds[RejectKind(r.Reason)]++
+			}
+			if !maps.Equal(res.RejectReasons, kinds) || len(kinds) != 3 {
+				t.Errorf("reject reasons %v, want %v (three kinds)", res.RejectReasons, kinds)
 			}
 
 			// Band records: one per band for each document with shingles,

@@ -175,7 +175,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 				}
 				pass = sim >= p.Threshold
 			}
-			bin := min(int(sim*job.HistBins), job.HistBins-1)
+			bin := job.HistBin(sim)
 			if !pass {
 				res.RejectedHist[bin]++
 				continue

@@ -72,6 +72,11 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		}
 	}
 
+	// A dataset no map task wrote a file of still holds its schema.
+	if err := stage.CompleteMapOutputs(ctx, c.st, mapList); err != nil {
+		return nil, err
+	}
+
 	// What later tasks read of the map results: the reduce tasks their
 	// band files, the others the rest.
 	if err := writeJSON(ctx, c.st, job.MapStageFile, slimMaps(mapList)); err != nil {

@@ -1,8 +1,11 @@
 package pipeline
 
 import (
+	"cmp"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
@@ -30,11 +33,21 @@ type Manifest struct {
 	Counts   Counts            `json:"counts"`
 	Stages   []StageTiming     `json:"stages"`
 	Failures []Failure         `json:"failures"`
+	// RejectReasons counts the rejected records by the kind of their
+	// reason (see stage.RejectKind; rejects/ holds each one's whole
+	// reason), most frequent first.
+	RejectReasons []ReasonCount `json:"reject_reasons"`
 	// Histograms of similarity in 20 bins of width 0.05, and of cluster
 	// sizes (index i: size i+2; the last bin, all larger).
 	VerifiedHist    []int64 `json:"verified_similarity_hist"`
 	RejectedHist    []int64 `json:"rejected_similarity_hist"`
 	ClusterSizeHist []int64 `json:"cluster_size_hist"`
+	// The edges of those bins: similarity bin i holds the similarities
+	// edges[i] ≤ s < edges[i+1] (the last bin also s = 1), cluster size
+	// bin i the clusters of edges[i] ≤ size < edges[i+1], where a null
+	// edge is no bound.
+	SimilarityEdges  []float64 `json:"similarity_hist_edges"`
+	ClusterSizeEdges []*int64  `json:"cluster_size_hist_edges"`
 	// LargestClusters lists the largest clusters, largest first.
 	LargestClusters []stage.ClusterSummary `json:"largest_clusters"`
 	// BoundedBuckets lists the largest band buckets whose pairs were not
@@ -45,6 +58,12 @@ type Manifest struct {
 	BoundedClusters []stage.BoundedCluster `json:"bounded_clusters"`
 	// Warnings name what a person should look at before dropping documents.
 	Warnings []string `json:"warnings"`
+}
+
+// ReasonCount is how many records were rejected for one kind of reason.
+type ReasonCount struct {
+	Reason string `json:"reason"`
+	Count  int64  `json:"count"`
 }
 
 // The statuses of a finished job.
@@ -76,6 +95,10 @@ type Counts struct {
 	BandRecords   int64 `json:"band_records"`
 	BandGroups    int64 `json:"band_groups"`
 	MaxBandGroup  int64 `json:"max_band_group"`
+	// CandidateRows counts the rows of candidates/: a pair that collides
+	// in several partitions is a row of each. Candidates is its old name,
+	// kept for older readers. UniquePairs counts the distinct pairs.
+	CandidateRows int64 `json:"candidate_rows"`
 	Candidates    int64 `json:"candidates"`
 	// Gathered counts the signature records the gather stage sent to
 	// verify tasks (a document once per verify task that needs it).
@@ -116,6 +139,7 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions(), Params: p,
 		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
+		SimilarityEdges: job.HistEdges(), ClusterSizeEdges: stage.ClusterSizeEdges(), RejectReasons: []ReasonCount{},
 	}
 	if p.Method == "minhash" {
 		m.Curve = &CurveSummary{
@@ -129,7 +153,11 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 }
 
 func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
+	reasons := map[string]int64{}
 	for _, r := range list {
+		for kind, n := range r.RejectReasons {
+			reasons[kind] += n
+		}
 		m.Counts.InputBytes += r.InputBytes
 		m.Counts.TextBytes += r.TextBytes
 		m.Counts.Docs += r.Docs
@@ -142,6 +170,12 @@ func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 		m.Counts.Shingles += r.Shingles
 		m.Counts.BandRecords += r.BandRecords
 	}
+	for kind, n := range reasons {
+		m.RejectReasons = append(m.RejectReasons, ReasonCount{Reason: kind, Count: n})
+	}
+	slices.SortFunc(m.RejectReasons, func(x, y ReasonCount) int {
+		return cmp.Or(cmp.Compare(y.Count, x.Count), strings.Compare(x.Reason, y.Reason))
+	})
 	m.Counts.FailedChunks = int64(len(out.failures))
 	m.addStage(out)
 }
@@ -150,6 +184,7 @@ func (m *Manifest) addReduces(list []job.ReduceResult, out *stageOutcome) {
 	for _, r := range list {
 		m.Counts.BandGroups += r.Groups
 		m.Counts.MaxBandGroup = max(m.Counts.MaxBandGroup, r.MaxGroup)
+		m.Counts.CandidateRows += r.Candidates
 		m.Counts.Candidates += r.Candidates
 		m.Counts.BoundedBuckets += r.BoundedBuckets
 		m.Counts.NotCompared += r.PairsNotCompared

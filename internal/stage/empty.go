@@ -1,0 +1,69 @@
+package stage
+
+import (
+	"context"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// A dataset whose tasks wrote no file (no record rejected, no pair
+// found, no document with shingles) still holds one file, empty, with
+// the dataset's schema, so that every query over it runs: read_parquet of
+// a glob that matches nothing fails. That file takes the name the first
+// chunk (and first partition) would give it, so a dataset has files of
+// one naming scheme only.
+
+// rejectOptions are the options of every rejects/ file.
+func rejectOptions() pqfile.Options { return pqfile.Options{} }
+
+// bandOptions are the options of every bands/ file.
+func bandOptions() pqfile.Options {
+	return pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true}
+}
+
+// pairOptions are the options of every pairs/ file.
+func pairOptions() pqfile.Options {
+	return pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows}
+}
+
+// CompleteMapOutputs gives rejects/ and bands/ their empty file when no
+// map task of maps wrote one (see above). When some task did, it removes
+// an empty file an earlier run left there (before retried chunks brought
+// rows), unless that name is a file of this run's own task.
+func CompleteMapOutputs(ctx context.Context, st storage.FS, maps []job.MapResult) error {
+	var rejects, bands, ownReject, ownBand bool
+	for _, m := range maps {
+		rejects = rejects || m.RejectFile != nil
+		bands = bands || len(m.BandFiles) > 0
+		if m.Chunk == 0 {
+			ownReject = m.RejectFile != nil
+			_, ownBand = m.BandFiles[0]
+		}
+	}
+	if err := completeDataset[records.RejectRecord](ctx, st, job.RejectFile(0), rejectOptions(), rejects, ownReject); err != nil {
+		return err
+	}
+	return completeDataset[records.BandRecord](ctx, st, job.BandFile(0, 0), bandOptions(), bands, ownBand)
+}
+
+// completeDataset writes name, empty, when its dataset has no file
+// (written false); otherwise it removes name unless a task wrote it
+// (own).
+func completeDataset[T any](ctx context.Context, st storage.FS, name string, o pqfile.Options, written, own bool) error {
+	switch {
+	case own:
+		return nil
+	case written:
+		return st.Remove(ctx, name)
+	}
+	return writeEmpty[T](ctx, st, name, o)
+}
+
+// writeEmpty writes name as a file of no rows of T.
+func writeEmpty[T any](ctx context.Context, st storage.Creator, name string, o pqfile.Options) error {
+	_, err := pqfile.Write[T](ctx, st, name, nil, o)
+	return err
+}

@@ -1,0 +1,86 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// TestManifestHistEdges checks that manifest.json gives each histogram
+// the edges of its bins: one more than its bins.
+func TestManifestHistEdges(t *testing.T) {
+	p := job.DefaultParams()
+	p.Resolve()
+	m := newManifest(&job.Spec{Params: p}, &job.Plan{}, time.Time{})
+	m.addVerifies([]job.VerifyResult{{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}}, &stageOutcome{})
+	st, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := stage.Cluster(t.Context(), st, p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.addClusters(stats, 0, 0)
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]*float64{}
+	for _, k := range []string{"verified_similarity_hist", "rejected_similarity_hist", "cluster_size_hist", "similarity_hist_edges", "cluster_size_hist_edges"} {
+		var v []*float64
+		if err := json.Unmarshal(all[k], &v); err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		got[k] = v
+	}
+	tests := []struct{ hist, edges string }{
+		{"verified_similarity_hist", "similarity_hist_edges"},
+		{"rejected_similarity_hist", "similarity_hist_edges"},
+		{"cluster_size_hist", "cluster_size_hist_edges"},
+	}
+	for _, tc := range tests {
+		if n, e := len(got[tc.hist]), len(got[tc.edges]); n == 0 || e != n+1 {
+			t.Errorf("%s has %d bins, %s %d edges", tc.hist, n, tc.edges, e)
+		}
+	}
+	if e := got["similarity_hist_edges"]; len(e) > 0 && (*e[0] != 0 || *e[len(e)-1] != 1) {
+		t.Errorf("similarity_hist_edges from %v to %v, want 0 to 1", *e[0], *e[len(e)-1])
+	}
+	if e := got["cluster_size_hist_edges"]; len(e) > 0 && (*e[0] != 2 || e[len(e)-1] != nil) {
+		t.Errorf("cluster_size_hist_edges from %v to %v, want 2 to null", e[0], e[len(e)-1])
+	}
+}
+
+// TestManifestRejectReasons checks that the manifest adds up the map
+// tasks' rejects by reason, most frequent first, ties by reason.
+func TestManifestRejectReasons(t *testing.T) {
+	p := job.DefaultParams()
+	p.Resolve()
+	m := newManifest(&job.Spec{Params: p}, &job.Plan{}, time.Time{})
+	m.addMaps([]job.MapResult{
+		{Chunk: 0, Rejected: 3, RejectReasons: map[string]int64{"invalid JSON": 2, "unreadable": 1}},
+		{Chunk: 1},
+		{Chunk: 2, Rejected: 4, RejectReasons: map[string]int64{"invalid JSON": 1, "missing text field": 1, "b": 2}},
+	}, &stageOutcome{})
+	want := []ReasonCount{{"invalid JSON", 3}, {"b", 2}, {"missing text field", 1}, {"unreadable", 1}}
+	if !slices.Equal(m.RejectReasons, want) {
+		t.Errorf("reject reasons %v, want %v", m.RejectReasons, want)
+	}
+	var sum int64
+	for _, r := range m.RejectReasons {
+		sum += r.Count
+	}
+	if sum != m.Counts.Rejected {
+		t.Errorf("reasons count %d rejects, counts.rejected %d", sum, m.Counts.Rejected)
+	}
+}
