@@ -30,7 +30,7 @@ base=$(used)
   while [ ! -e "$dir/.done" ]; do
     u=$(used)
     if [ "$u" -gt "$peak" ]; then peak=$u; echo $((peak - base)) >"$dir/work-peak-mib"; fi
-    sleep 5
+    sleep 1
   done
 ) &
 sampler=$!
@@ -39,9 +39,9 @@ sampler=$!
   --listen "127.0.0.1:$port" --memprofile "$dir/coordinator.prof" --out "$dir/out" ${FLAGS:-} "$@" >"$dir/coordinator.log" 2>&1 || true
 touch "$dir/.done"
 wait $sampler || true
-pkill -TERM -f "$bin/worker --nats nats://127.0.0.1:$port" || true
+pkill -TERM -f "^$bin/worker --nats nats://127.0.0.1:$port" || true
 wait || true
-grep -hE "peak RSS|level=ERROR|job complete" "$dir/coordinator.log" "$dir"/worker*.log
+grep -hE "peak RSS|level=ERROR|job complete|worker stopped" "$dir/coordinator.log" "$dir"/worker*.log
 echo "work area peak (disk used above the start): $(cat "$dir/work-peak-mib") MiB"
 python3 - "$dir/out/manifest.json" <<'EOF'
 import json, os, sys
@@ -49,7 +49,7 @@ m = json.load(open(sys.argv[1]))
 out = os.path.dirname(sys.argv[1])
 size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(out) for f in fs)
 docs = m["counts"]["docs"]
-print("stages:", ", ".join("%s %.0f s" % (s["stage"], s["seconds"]) for s in m["stages"]))
+print("stages:", ", ".join("%s %.0f s" % (s["name"], s["seconds"]) for s in m["stages"]))
 print("documents %d, text %.2f GB, %.1f MB/s of text over %.0f s; pairs %d; output %.0f bytes/document"
       % (docs, m["counts"]["text_bytes"] / 1e9, m["counts"]["text_bytes"] / 1e6 / m["seconds"], m["seconds"],
          m["counts"]["pairs"], size / docs))
