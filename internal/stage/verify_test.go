@@ -263,12 +263,7 @@ func TestVerifyMissingInputs(t *testing.T) {
 				rr := edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1})
 				maps = tt.break_(t, st, maps, rr)
 				_, err := gatherAndVerify(ctx, st, p, 0, []job.ReduceResult{rr}, maps, verifyWindowDocs)
-				switch {
-				case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
-					t.Errorf("err = %v, want %v", err, tt.wantErr)
-				case tt.wantMsg != "" && (err == nil || !strings.Contains(err.Error(), tt.wantMsg)):
-					t.Errorf("err = %v, want %q", err, tt.wantMsg)
-				}
+				checkErr(t, err, tt.wantErr, tt.wantMsg)
 			})
 		}
 	}
@@ -329,16 +324,13 @@ func TestGatheredRanges(t *testing.T) {
 			}
 			tt.change(t, st, g)
 			res, err := verify(ctx, st, &job.Spec{Params: p}, 0, rr, SigSource{Gathers: g}, verifyWindowDocs)
-			switch {
-			case tt.wantErr == nil && tt.wantMsg == "":
+			if tt.wantErr == nil && tt.wantMsg == "" {
 				if err != nil || res.Verified != 2 {
 					t.Errorf("verified %v pairs, err %v; want 2", res, err)
 				}
-			case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
-				t.Errorf("err = %v, want %v", err, tt.wantErr)
-			case tt.wantMsg != "" && (err == nil || !strings.Contains(err.Error(), tt.wantMsg)):
-				t.Errorf("err = %v, want %q", err, tt.wantMsg)
+				return
 			}
+			checkErr(t, err, tt.wantErr, tt.wantMsg)
 		})
 	}
 }
@@ -409,5 +401,17 @@ func TestGatherAgain(t *testing.T) {
 				t.Errorf("run again: %+v\nfirst: %+v", again, first)
 			}
 		})
+	}
+}
+
+// checkErr fails t unless err wraps wantErr (if set) and contains wantMsg
+// (if set).
+func checkErr(t *testing.T, err, wantErr error, wantMsg string) {
+	t.Helper()
+	if wantErr != nil && !errors.Is(err, wantErr) {
+		t.Errorf("err = %v, want %v", err, wantErr)
+	}
+	if wantMsg != "" && (err == nil || !strings.Contains(err.Error(), wantMsg)) {
+		t.Errorf("err = %v, want %q", err, wantMsg)
 	}
 }
