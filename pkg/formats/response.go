@@ -74,10 +74,7 @@ func (r *pieceReader) response(h *warcHeader, start int64, block []byte) error {
 		}
 		kind = payloadHTML
 	}
-	if kind == payloadHTML && resp.charset == "" {
-		resp.charset = sniffCharset(payload)
-	}
-	payload, reason = r.toUTF8(payload, resp.charset)
+	payload, reason = r.toUTF8(payload, resp.charset, kind == payloadHTML)
 	if reason != "" {
 		return r.rejectf(start, 0, "%s", reason)
 	}
