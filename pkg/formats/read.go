@@ -27,6 +27,14 @@ type Doc struct {
 	Offset int64
 	// Line is the 1-based line number for JSONL, 0 otherwise.
 	Line int64
+	// CompressedOffset and CompressedLength locate a WARC or WET record
+	// that is a gzip member of its own (Common Crawl's convention): the
+	// CompressedLength bytes of the file from CompressedOffset decompress
+	// to the record. CompressedLength is 0 otherwise (other kinds, files
+	// not gzip-compressed, a record sharing its member, as in a
+	// single-stream gzip file).
+	CompressedOffset int64
+	CompressedLength int64
 }
 
 // Reject is a record that could not be read, and why.
@@ -198,6 +206,9 @@ type pieceReader struct {
 	emit    func(Doc) error
 	reject  func(Reject) error
 	records int // records seen, for the context checks
+	// member is the gzip member of the WARC record being read, when it
+	// is the record's own (length 0 otherwise).
+	memberOff, memberLen int64
 
 	// Buffers reused from record to record.
 	text      []byte // document text
