@@ -160,7 +160,7 @@ func Read(ctx context.Context, p Piece, o Options, emit func(Doc) error, reject 
 			return fmt.Errorf("%s: %s files are read whole, not in byte range %d..%d", p.Path, p.Kind, p.Start, p.End)
 		}
 	case KindJSONL:
-		if !p.whole() && Compressed(p.Path) {
+		if !p.whole() && p.compression() != compressNone {
 			return fmt.Errorf("%s: compressed files are read whole, not in byte range %d..%d", p.Path, p.Start, p.End)
 		}
 	default:
@@ -187,7 +187,7 @@ func Read(ctx context.Context, p Piece, o Options, emit func(Doc) error, reject 
 // readStream reads a WET, WARC or JSONL piece from src, which is positioned
 // at p.Start.
 func (r *pieceReader) readStream(src io.Reader, p Piece) error {
-	s, err := newStream(src, compressionOf(p.Path), p.Start)
+	s, err := newStream(src, p.compression(), p.Start)
 	if err != nil {
 		return fmt.Errorf("%s: offset %d: %w", p.Path, p.Start, err)
 	}
