@@ -55,6 +55,9 @@ type Params struct {
 	TextField       string `json:"text_field"`
 	MaxDocBytes     int    `json:"max_doc_bytes"`
 	ChunkBytes      int64  `json:"chunk_bytes"`
+	// InputFormat is the kind of every input file (warc, wet, jsonl,
+	// parquet, text), or auto: by its name, else by its content.
+	InputFormat string `json:"input_format"`
 	Strict          bool   `json:"strict"`
 	Fsync           bool   `json:"fsync,omitempty"` // flush every file before renaming it
 }
@@ -95,6 +98,7 @@ func DefaultParams() Params {
 		TextField:       "text",
 		MaxDocBytes:     16 << 20,
 		ChunkBytes:      32 << 20,
+		InputFormat:     string(formats.KindAuto),
 	}
 }
 
@@ -143,6 +147,14 @@ func (p *Params) Resolve() error {
 	}
 	if p.ChunkBytes < 1<<10 {
 		bad("--chunk-bytes must be at least 1024, not %d", p.ChunkBytes)
+	}
+	if p.InputFormat == "" {
+		p.InputFormat = string(formats.KindAuto)
+	}
+	if k, err := formats.ParseKind(p.InputFormat); err != nil {
+		errs = append(errs, err)
+	} else {
+		p.InputFormat = string(k)
 	}
 	if p.MaxDocBytes < 0 {
 		bad("--max-doc-bytes must not be negative")
@@ -194,6 +206,10 @@ func (p Params) ShingleOptions() shingle.Options {
 		StripDiacritics: p.StripDiacritics,
 	}
 }
+
+// InputKind is the kind of every input file, or formats.KindAuto; call it
+// after Resolve.
+func (p Params) InputKind() formats.Kind { return formats.Kind(p.InputFormat) }
 
 // ReadOptions are the input-reading options.
 func (p Params) ReadOptions() formats.Options {

@@ -26,6 +26,9 @@ type Manifest struct {
 	Params   job.Params        `json:"params"`
 	Curve    *CurveSummary     `json:"curve,omitempty"` // MinHash only
 	Inputs   []job.Input       `json:"inputs"`
+	// SkippedInputs are the files under input directories, prefixes or
+	// patterns that were not read because their kind is unknown.
+	SkippedInputs []job.Skipped `json:"skipped_inputs"`
 	Chunks   int               `json:"chunks"`
 	Counts   Counts            `json:"counts"`
 	Stages   []StageTiming     `json:"stages"`
@@ -114,7 +117,8 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 	bp := p.BandParams()
 	m := &Manifest{
 		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions(), Params: p,
-		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
+		Inputs: plan.Inputs, SkippedInputs: append([]job.Skipped{}, plan.Skipped...),
+		Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
 	}
 	if p.Method == "minhash" {
