@@ -58,8 +58,8 @@ type Params struct {
 	// InputFormat is the kind of every input file (warc, wet, jsonl,
 	// parquet, text), or auto: by its name, else by its content.
 	InputFormat string `json:"input_format"`
-	Strict          bool   `json:"strict"`
-	Fsync           bool   `json:"fsync,omitempty"` // flush every file before renaming it
+	Strict      bool   `json:"strict"`
+	Fsync       bool   `json:"fsync,omitempty"` // flush every file before renaming it
 }
 
 // sketchHelp describes the --sketch values.

@@ -29,10 +29,10 @@ type Manifest struct {
 	// SkippedInputs are the files under input directories, prefixes or
 	// patterns that were not read because their kind is unknown.
 	SkippedInputs []job.Skipped `json:"skipped_inputs"`
-	Chunks   int               `json:"chunks"`
-	Counts   Counts            `json:"counts"`
-	Stages   []StageTiming     `json:"stages"`
-	Failures []Failure         `json:"failures"`
+	Chunks        int           `json:"chunks"`
+	Counts        Counts        `json:"counts"`
+	Stages        []StageTiming `json:"stages"`
+	Failures      []Failure     `json:"failures"`
 	// Histograms of similarity in 20 bins of width 0.05, and of cluster
 	// sizes (index i: size i+2; the last bin, all larger).
 	VerifiedHist    []int64 `json:"verified_similarity_hist"`
