@@ -151,10 +151,8 @@ func (p *Params) Resolve() error {
 	if p.InputFormat == "" {
 		p.InputFormat = string(formats.KindAuto)
 	}
-	if k, err := formats.ParseKind(p.InputFormat); err != nil {
+	if _, err := formats.ParseKind(p.InputFormat); err != nil {
 		errs = append(errs, err)
-	} else {
-		p.InputFormat = string(k)
 	}
 	if p.MaxDocBytes < 0 {
 		bad("--max-doc-bytes must not be negative")
@@ -209,7 +207,10 @@ func (p Params) ShingleOptions() shingle.Options {
 
 // InputKind is the kind of every input file, or formats.KindAuto; call it
 // after Resolve.
-func (p Params) InputKind() formats.Kind { return formats.Kind(p.InputFormat) }
+func (p Params) InputKind() formats.Kind {
+	k, _ := formats.ParseKind(p.InputFormat)
+	return k
+}
 
 // ReadOptions are the input-reading options.
 func (p Params) ReadOptions() formats.Options {

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -63,15 +61,7 @@ func TestInputsByContent(t *testing.T) {
 	if got := strings.Join(kinds, " "); got != "a.jsonl:jsonl crawl.wet.gz:wet" {
 		t.Errorf("inputs %s", got)
 	}
-	files, _ := filepath.Glob(filepath.Join(out, "docs", "*.parquet"))
-	var docs []records.DocRecord
-	for _, f := range files {
-		rows, err := parquet.ReadFile[records.DocRecord](f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs = append(docs, rows...)
-	}
+	docs := readDataset[records.DocRecord](t, out, "docs")
 	if len(docs) != 2 || docs[0].CompressedOffset != nil || docs[1].ID != "<urn:uuid:1>" ||
 		docs[1].CompressedOffset == nil || docs[1].CompressedLength == nil {
 		t.Fatalf("docs %+v", docs)
