@@ -81,7 +81,7 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 		out     []Input
 		skipped []Skipped
 	)
-	seen := map[string]bool{}
+	seen, skippedSeen := map[string]bool{}, map[string]bool{}
 	// add adds the file at path of the given size (-1: unknown, stat it).
 	add := func(path string, size int64, explicit bool) error {
 		if seen[path] {
@@ -97,8 +97,10 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 			case o.Strict:
 				return fmt.Errorf("input %s is not read (--strict): %w", path, err)
 			}
-			seen[path] = true
-			skipped = append(skipped, Skipped{Path: path, Reason: skipReason(path, err)})
+			if !skippedSeen[path] {
+				skippedSeen[path] = true
+				skipped = append(skipped, Skipped{Path: path, Reason: skipReason(path, err)})
+			}
 			return nil
 		}
 		if size < 0 {
