@@ -195,6 +195,7 @@ func (r *pieceReader) readStream(src io.Reader, p Piece) error {
 	if p.Kind == KindJSONL {
 		return r.readJSONL(s, max(p.StartLine, 1), p.End)
 	}
+	s.trackMembers()
 	return r.readWARC(s, p.Kind)
 }
 

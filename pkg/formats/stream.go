@@ -60,9 +60,10 @@ type stream struct {
 	off     int64  // offset of the next unread byte in the decompressed stream
 	line    []byte // reused buffer for lines longer than the bufio buffer
 	closeFn func()
-	// members are the gzip members of a gzip stream that end past the
-	// record being read, oldest first; dout counts the bytes they
-	// produced.
+	// members are, when tracked (WARC and WET), the gzip members of a
+	// gzip stream that end past the record being read, oldest first;
+	// dout counts the bytes all members produced.
+	track   bool
 	members []member
 	dout    int64
 }
@@ -94,7 +95,6 @@ func newStream(src io.Reader, comp compression, off int64) (*stream, error) {
 		}
 		zr.Multistream(false)
 		s.gz = zr
-		s.startMember(0)
 		plain, s.closeFn = memberReader{s}, func() { zr.Close() }
 	case compressZstd:
 		zr, err := zstd.NewReader(s.cbuf, zstd.WithDecoderConcurrency(1))
@@ -121,8 +121,10 @@ func (m memberReader) Read(p []byte) (int, error) {
 		if err != io.EOF {
 			return n, err
 		}
-		last := &s.members[len(s.members)-1]
-		last.cend, last.dend = s.compressedOffset(), s.dout
+		if len(s.members) > 0 {
+			last := &s.members[len(s.members)-1]
+			last.cend, last.dend = s.compressedOffset(), s.dout
+		}
 		if _, err := s.cbuf.Peek(1); err != nil {
 			if err == io.EOF {
 				return n, io.EOF
@@ -141,10 +143,21 @@ func (m memberReader) Read(p []byte) (int, error) {
 	}
 }
 
-// startMember notes that a gzip member starts at compressed byte cstart,
-// after the dout bytes produced so far.
+// trackMembers has the stream note where its gzip members lie, from the
+// first, for ownMember. Call it before the first read.
+func (s *stream) trackMembers() {
+	if s.gz != nil && s.dout == 0 {
+		s.track = true
+		s.startMember(0)
+	}
+}
+
+// startMember notes, when members are tracked, that a gzip member starts
+// at compressed byte cstart, after the dout bytes produced so far.
 func (s *stream) startMember(cstart int64) {
-	s.members = append(s.members, member{cstart: cstart, cend: -1, dstart: s.dout, dend: -1})
+	if s.track {
+		s.members = append(s.members, member{cstart: cstart, cend: -1, dstart: s.dout, dend: -1})
+	}
 }
 
 // ownMember returns the compressed offset and length of the gzip member
