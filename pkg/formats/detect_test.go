@@ -11,12 +11,14 @@ import (
 // not tell their kind, by their content, or with a kind given; each one
 // detected is then read.
 func TestDetect(t *testing.T) {
+	const jsonLines = `{"id":"a","text":"one document"}` + "\n" + `{"id":"b","text":"another"}` + "\n"
 	tests := []struct {
 		file    string
 		want    Kind // KindAuto: detect
 		kind    Kind // "" when the kind is unknown
 		comp    string
 		docs    int
+		text    string // of the first document, when given
 		unknown string // part of the reason
 	}{
 		{file: "crawl-wet.gz", want: KindAuto, kind: KindWET, comp: "gzip", docs: 1},
@@ -40,6 +42,8 @@ func TestDetect(t *testing.T) {
 		{file: "crawl-wet", want: KindWARC, kind: KindWARC, comp: "none", docs: 0},
 		{file: "lines.json", want: KindJSONL, kind: KindJSONL, comp: "none", docs: 2},
 		{file: "table.csv", want: KindText, kind: KindText, comp: "none", docs: 1},
+		{file: "lines.json.gz", want: KindText, kind: KindText, comp: "", docs: 1, text: jsonLines},
+		{file: "lines.zstd", want: KindText, kind: KindText, comp: "zstd", docs: 1, text: jsonLines},
 		{file: "table.pq", want: KindParquet, kind: KindParquet, docs: 2},
 	}
 	ctx := context.Background()
@@ -58,7 +62,10 @@ func TestDetect(t *testing.T) {
 			}
 			res := readAll(t, Piece{Path: path, Kind: f.Kind, End: -1, StartLine: 1, Compression: f.Compression}, Options{})
 			if res.err != nil || len(res.docs) != tt.docs || len(res.rejects) != 0 {
-				t.Errorf("read %d documents (want %d), rejects %q, err %v", len(res.docs), tt.docs, reasons(res.rejects), res.err)
+				t.Fatalf("read %d documents (want %d), rejects %q, err %v", len(res.docs), tt.docs, reasons(res.rejects), res.err)
+			}
+			if tt.text != "" && string(res.docs[0].Text) != tt.text {
+				t.Errorf("text %q, want %q", res.docs[0].Text, tt.text)
 			}
 		})
 	}

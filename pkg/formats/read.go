@@ -176,7 +176,7 @@ func Read(ctx context.Context, p Piece, o Options, emit func(Doc) error, reject 
 	case KindParquet:
 		return r.readParquet(f)
 	case KindText:
-		return r.readText(f)
+		return r.readText(f, p.compression())
 	}
 	if p.Start > f.Size() {
 		return fmt.Errorf("%s: offset %d is beyond the file's end (%d bytes)", p.Path, p.Start, f.Size())
