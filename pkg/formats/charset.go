@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/japanese"
 	"golang.org/x/text/encoding/korean"
 	"golang.org/x/text/encoding/simplifiedchinese"
@@ -115,22 +116,28 @@ type legacyGuess struct {
 // legacyGuesses are tried in order. Japanese text is about a third kana,
 // which GB18030 and EUC-KR text has hardly any of; EUC-JP comes before
 // Shift_JIS, which reads EUC-JP kana as half-width katakana (not counted).
+// Cyrillic words of odd length do not decode as GB18030, whose characters
+// are two or four bytes long.
 var legacyGuesses = [...]legacyGuess{
 	{"euc-jp", japanese.EUCJP, isKana, 0.1},
 	{"shift_jis", japanese.ShiftJIS, isKana, 0.1},
 	{"euc-kr", korean.EUCKR, isHangul, 0.6},
 	{"gb18030", simplifiedchinese.GB18030, isHan, 0.5},
+	{"windows-1251", charmap.Windows1251, isCyrillic, 0.9},
 }
 
 func isKana(c rune) bool   { return c >= 0x3041 && c <= 0x30FF }
 func isHangul(c rune) bool { return c >= 0xAC00 && c <= 0xD7A3 }
 func isHan(c rune) bool    { return unicode.Is(unicode.Han, c) }
 
+func isCyrillic(c rune) bool { return c >= 0x0400 && c <= 0x04FF }
+
 // guessCharset guesses the charset of a payload that declares none: UTF-8
-// when it is valid UTF-8; else EUC-JP, Shift_JIS, EUC-KR or GB18030 when
-// its non-ASCII bytes come in runs, as double-byte text's do, and its
-// first guessLen bytes decode without error into the script the charset
-// is for; else windows-1252, the browsers' default.
+// when it is valid UTF-8; else EUC-JP, Shift_JIS, EUC-KR, GB18030 or
+// windows-1251 when its non-ASCII bytes come in runs, as double-byte
+// text's and Cyrillic words' do, and its first guessLen bytes decode
+// without error into the script the charset is for; else windows-1252,
+// the browsers' default.
 func guessCharset(payload []byte) (encoding.Encoding, string) {
 	if utf8.Valid(payload) {
 		return encoding.Nop, "utf-8"

@@ -47,6 +47,8 @@ func TestCharsets(t *testing.T) {
 	}{
 		{name: "windows-1251 in the header", header: "text/html; charset=windows-1251",
 			body: "<p>" + encode(t, charmap.Windows1251, russian) + "</p>", want: russian},
+		{name: "windows-1251 undeclared", header: "text/html",
+			body: "<p>" + encode(t, charmap.Windows1251, russian) + "</p>", want: russian},
 		{name: "koi8-r in the header", header: "text/html; charset=KOI8-R",
 			body: "<p>" + encode(t, charmap.KOI8R, russian) + "</p>", want: russian},
 		{name: "shift_jis in a meta charset", header: "text/html",
