@@ -35,7 +35,8 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&p.IDField, "id-field", p.IDField, "JSONL/Parquet id field")
 	fs.StringVar(&p.TextField, "text-field", p.TextField, "JSONL/Parquet text field")
 	fs.IntVar(&p.MaxDocBytes, "max-doc-bytes", p.MaxDocBytes, "reject documents with more text bytes (0: no limit)")
+	fs.StringVar(&p.InputFormat, "input-format", p.InputFormat, "kind of every input file: auto (by its name, else by its content), warc, wet, jsonl, parquet or text")
 	fs.Int64Var(&p.ChunkBytes, "chunk-bytes", p.ChunkBytes, "text bytes per map task (a compressed input byte counts as 4)")
-	fs.BoolVar(&p.Strict, "strict", p.Strict, "fail the job on any rejected record or failed task")
+	fs.BoolVar(&p.Strict, "strict", p.Strict, "fail the job on any rejected record, failed task, or input file skipped for its unknown kind")
 	fs.BoolVar(&p.Fsync, "fsync", p.Fsync, "flush every file to disk before renaming it (durability across power loss)")
 }

@@ -55,8 +55,11 @@ type Params struct {
 	TextField       string `json:"text_field"`
 	MaxDocBytes     int    `json:"max_doc_bytes"`
 	ChunkBytes      int64  `json:"chunk_bytes"`
-	Strict          bool   `json:"strict"`
-	Fsync           bool   `json:"fsync,omitempty"` // flush every file before renaming it
+	// InputFormat is the kind of every input file (warc, wet, jsonl,
+	// parquet, text), or auto: by its name, else by its content.
+	InputFormat string `json:"input_format"`
+	Strict      bool   `json:"strict"`
+	Fsync       bool   `json:"fsync,omitempty"` // flush every file before renaming it
 }
 
 // sketchHelp describes the --sketch values.
@@ -95,6 +98,7 @@ func DefaultParams() Params {
 		TextField:       "text",
 		MaxDocBytes:     16 << 20,
 		ChunkBytes:      32 << 20,
+		InputFormat:     string(formats.KindAuto),
 	}
 }
 
@@ -143,6 +147,12 @@ func (p *Params) Resolve() error {
 	}
 	if p.ChunkBytes < 1<<10 {
 		bad("--chunk-bytes must be at least 1024, not %d", p.ChunkBytes)
+	}
+	if p.InputFormat == "" {
+		p.InputFormat = string(formats.KindAuto)
+	}
+	if _, err := formats.ParseKind(p.InputFormat); err != nil {
+		errs = append(errs, err)
 	}
 	if p.MaxDocBytes < 0 {
 		bad("--max-doc-bytes must not be negative")
@@ -193,6 +203,13 @@ func (p Params) ShingleOptions() shingle.Options {
 		DigitsToZero:    p.DigitsToZero,
 		StripDiacritics: p.StripDiacritics,
 	}
+}
+
+// InputKind is the kind of every input file, or formats.KindAuto; call it
+// after Resolve.
+func (p Params) InputKind() formats.Kind {
+	k, _ := formats.ParseKind(p.InputFormat)
+	return k
 }
 
 // ReadOptions are the input-reading options.

@@ -35,6 +35,7 @@ func TestResolveInvalid(t *testing.T) {
 		{"max cluster pairs", func(p *Params) { p.MaxClusterPairs = 0 }, []string{"--max-cluster-pairs"}, ""},
 		{"chunk bytes", func(p *Params) { p.ChunkBytes = 1023 }, []string{"--chunk-bytes"}, ""},
 		{"max doc bytes", func(p *Params) { p.MaxDocBytes = -1 }, []string{"--max-doc-bytes"}, ""},
+		{"input format", func(p *Params) { p.InputFormat = "csv" }, []string{"--input-format", `"csv"`}, ""},
 		{"words", func(p *Params) { p.Words = 65 }, []string{"--words"}, ""},
 		{"char grams", func(p *Params) { p.CharGrams = -1 }, []string{"--char-grams"}, ""},
 		{"fp weight", func(p *Params) { p.FPWeight = -1 }, []string{"--fp-weight"}, ""},

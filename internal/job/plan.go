@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,6 +20,29 @@ type Input struct {
 	Path string       `json:"path"`
 	Kind formats.Kind `json:"kind"`
 	Size int64        `json:"size"`
+	// Compression is what the file's content told ("gzip", "zstd" or
+	// "none") when its name did not tell its kind; "" goes by its name.
+	Compression string `json:"compression,omitempty"`
+}
+
+// compressed reports whether the file is compressed.
+func (in Input) compressed() bool { return formats.IsCompressed(in.Path, in.Compression) }
+
+// Skipped is a file under an input directory, prefix or pattern that is
+// not read, and why.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// InputOptions tell ExpandInputs how to recognise input files.
+type InputOptions struct {
+	// Format is formats.KindAuto (by name, else by content) or the kind
+	// of every input file.
+	Format formats.Kind
+	// Strict makes a file of no known kind under a directory, prefix or
+	// pattern an error instead of a skipped file.
+	Strict bool
 }
 
 // Chunk is the unit of a map task: a list of pieces of input files.
@@ -31,71 +55,84 @@ type Chunk struct {
 
 // Plan is the job's inputs and their split into chunks.
 type Plan struct {
-	Inputs []Input `json:"inputs"`
-	Chunks []Chunk `json:"chunks"`
+	Inputs  []Input   `json:"inputs"`
+	Skipped []Skipped `json:"skipped,omitempty"`
+	Chunks  []Chunk   `json:"chunks"`
 }
 
 // ExpandInputs turns arguments (files, directories, globs) into the list of
 // input files, in a stable order: arguments in the order given, the files of
-// a directory or glob sorted by path. Within a directory, files whose kind is
-// not supported are skipped, and so are files and directories whose names
-// start with "_" or "." (markers, work areas and side files, as in Hadoop
-// and Spark), and so are such names among a pattern's matches; a file named
-// directly must be supported.
+// a directory or glob sorted by path. A file's kind is told by its name,
+// else by its content, or is o.Format (formats.Detect). Within a directory,
+// files of no known kind are skipped and listed with the reason (an error
+// with o.Strict), and files and directories whose names start with "_" or
+// "." (markers, work areas and side files, as in Hadoop and Spark) are
+// passed over, as are such names among a pattern's matches; a file named
+// directly must be of a known kind.
 //
 // An object-store URL (s3://bucket/prefix, gs://, azblob://) names an
 // object or, as a directory does, every object under the prefix, filtered
 // the same way.
-func ExpandInputs(ctx context.Context, args []string) ([]Input, error) {
-	var out []Input
-	seen := map[string]bool{}
-	add := func(path string, explicit bool) error {
-		kind, err := formats.DetectKind(path)
-		if err != nil {
-			if explicit {
-				return err
-			}
-			return nil
-		}
-		st, err := os.Stat(path)
-		if err != nil && explicit {
-			return fmt.Errorf("input %s: %w", path, err)
-		}
-		var size int64
-		if err == nil {
-			size = st.Size()
-		} // else a file in a directory that cannot be read (a broken link): its map task lists it as a reject
+func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, []Skipped, error) {
+	if o.Format == "" {
+		o.Format = formats.KindAuto
+	}
+	var (
+		out     []Input
+		skipped []Skipped
+	)
+	seen, skippedSeen := map[string]bool{}, map[string]bool{}
+	// add adds the file at path of the given size (-1: unknown, stat it).
+	add := func(path string, size int64, explicit bool) error {
 		if seen[path] {
 			return nil
 		}
+		f, err := formats.Detect(ctx, OpenInput, path, o.Format)
+		if err != nil {
+			switch {
+			case explicit && formats.IsUnknownKind(err):
+				return err // names the file
+			case explicit:
+				return fmt.Errorf("input %s: %w", path, err)
+			case o.Strict:
+				return fmt.Errorf("input %s is not read (--strict): %w", path, err)
+			}
+			if !skippedSeen[path] {
+				skippedSeen[path] = true
+				skipped = append(skipped, Skipped{Path: path, Reason: skipReason(path, err)})
+			}
+			return nil
+		}
+		if size < 0 {
+			st, err := os.Stat(path)
+			if err != nil && explicit {
+				return fmt.Errorf("input %s: %w", path, err)
+			}
+			size = 0
+			if err == nil {
+				size = st.Size()
+			} // else a file in a directory that cannot be read (a broken link): its map task lists it as a reject
+		}
 		seen[path] = true
-		out = append(out, Input{Path: path, Kind: kind, Size: size})
+		out = append(out, Input{Path: path, Kind: f.Kind, Size: size, Compression: f.Compression})
 		return nil
 	}
 	for _, arg := range args {
 		if storage.IsURL(arg) {
 			if l, err := storage.ParseLocation(arg); err != nil {
-				return nil, fmt.Errorf("input %s: %w", arg, err)
+				return nil, nil, fmt.Errorf("input %s: %w", arg, err)
 			} else if !l.Local() {
 				objs, err := storage.ListObjects(ctx, arg, hidden)
 				if err != nil {
-					return nil, fmt.Errorf("input %s: %w", arg, err)
+					return nil, nil, fmt.Errorf("input %s: %w", arg, err)
 				}
 				if len(objs) == 0 {
-					return nil, fmt.Errorf("input %s: no objects under this prefix", arg)
+					return nil, nil, fmt.Errorf("input %s: no objects under this prefix", arg)
 				}
 				explicit := len(objs) == 1 && objs[0].URL == l.String()
-				for _, o := range objs {
-					kind, err := formats.DetectKind(o.URL)
-					if err != nil {
-						if explicit {
-							return nil, err
-						}
-						continue
-					}
-					if !seen[o.URL] {
-						seen[o.URL] = true
-						out = append(out, Input{Path: o.URL, Kind: kind, Size: o.Size})
+				for _, obj := range objs {
+					if err := add(obj.URL, obj.Size, explicit); err != nil {
+						return nil, nil, err
 					}
 				}
 				continue
@@ -107,10 +144,10 @@ func ExpandInputs(ctx context.Context, args []string) ([]Input, error) {
 		if hasMeta(arg) {
 			m, err := filepath.Glob(arg)
 			if err != nil {
-				return nil, fmt.Errorf("input pattern %q: %w", arg, err)
+				return nil, nil, fmt.Errorf("input pattern %q: %w", arg, err)
 			}
 			if len(m) == 0 {
-				return nil, fmt.Errorf("input pattern %q matches no file", arg)
+				return nil, nil, fmt.Errorf("input pattern %q matches no file", arg)
 			}
 			sort.Strings(m)
 			// Matches of a pattern are filtered as a directory's entries
@@ -120,11 +157,11 @@ func ExpandInputs(ctx context.Context, args []string) ([]Input, error) {
 		for _, m := range matches {
 			st, err := os.Stat(m)
 			if err != nil {
-				return nil, fmt.Errorf("input %s: %w", m, err)
+				return nil, nil, fmt.Errorf("input %s: %w", m, err)
 			}
 			if !st.IsDir() {
-				if err := add(m, !hasMeta(arg)); err != nil {
-					return nil, err
+				if err := add(m, -1, !hasMeta(arg)); err != nil {
+					return nil, nil, err
 				}
 				continue
 			}
@@ -145,20 +182,30 @@ func ExpandInputs(ctx context.Context, args []string) ([]Input, error) {
 				return nil
 			})
 			if err != nil {
-				return nil, fmt.Errorf("input directory %s: %w", m, err)
+				return nil, nil, fmt.Errorf("input directory %s: %w", m, err)
 			}
 			sort.Strings(files)
 			for _, f := range files {
-				if err := add(f, false); err != nil {
-					return nil, err
+				if err := add(f, -1, false); err != nil {
+					return nil, nil, err
 				}
 			}
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no input files of a supported kind in %v", args)
+		return nil, nil, fmt.Errorf("no input files of a supported kind in %v (%d skipped)", args, len(skipped))
 	}
-	return out, nil
+	return out, skipped, nil
+}
+
+// skipReason is why a file found under an input is skipped: the reason
+// Detect gave, without the path the listing already shows.
+func skipReason(path string, err error) string {
+	var u *formats.UnknownKindError
+	if errors.As(err, &u) {
+		return "unknown kind: " + u.Reason
+	}
+	return "cannot be read: " + strings.TrimPrefix(err.Error(), path+": ")
 }
 
 // Automatic partitions: one per PartitionText bytes of input text (a
@@ -199,7 +246,7 @@ func estimatedText(inputs []Input) int64 {
 	var text int64
 	for _, in := range inputs {
 		n := in.Size
-		if formats.Compressed(in.Path) {
+		if in.compressed() {
 			n *= compressionEstimate
 		}
 		text += n
@@ -244,14 +291,18 @@ func MakePlan(ctx context.Context, inputs []Input, chunkBytes int64) (Plan, erro
 		}
 	}
 	for _, in := range inputs {
-		pieces, err := formats.Split(ctx, OpenInput, in.Path, in.Kind, chunkBytes)
+		target := chunkBytes
+		if in.compressed() {
+			target = 0 // whole, whatever its name says
+		}
+		pieces, err := formats.Split(ctx, OpenInput, in.Path, in.Kind, target)
 		if err != nil {
 			// Unreadable now: planned whole, in a chunk of its own (its
 			// size is unknown), so that its map task tries again and,
 			// failing, lists it as a reject (as for a file that becomes
 			// unreadable after planning).
 			flush()
-			cur.Pieces = []formats.Piece{{Path: in.Path, Kind: in.Kind, End: -1, StartLine: 1}}
+			cur.Pieces = []formats.Piece{{Path: in.Path, Kind: in.Kind, End: -1, StartLine: 1, Compression: in.Compression}}
 			cur.Bytes, cur.Text = in.Size, in.Size
 			flush()
 			continue
@@ -262,12 +313,13 @@ func MakePlan(ctx context.Context, inputs []Input, chunkBytes int64) (Plan, erro
 				size = in.Size - p.Start
 			}
 			text := size
-			if formats.Compressed(in.Path) {
+			if in.compressed() {
 				text *= compressionEstimate
 			}
 			if cur.Text > 0 && cur.Text+text > chunkBytes {
 				flush()
 			}
+			p.Compression = in.Compression
 			cur.Pieces = append(cur.Pieces, p)
 			cur.Bytes += size
 			cur.Text += text

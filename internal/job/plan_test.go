@@ -77,9 +77,16 @@ func TestExpandInputs(t *testing.T) {
 		{"unsupported file named directly", []string{p("README.md")}, nil, "README.md", ""},
 		{"a directory without inputs", []string{p("docs")}, nil, "no input files", ""},
 	}
+	// Files of no known kind under a directory or pattern are listed.
+	wantSkipped := map[string][]string{
+		"directory: sorted, recursive, hidden and unsupported names skipped": {"README.md", "docs/README.md"},
+		"a file named twice is read once":                                    {"README.md", "docs/README.md"},
+		"glob: unsupported matches skipped":                                  {"README.md"},
+		"glob: hidden names skipped, as in a directory":                      {"README.md", "docs/README.md"},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ExpandInputs(context.Background(), tt.args)
+			got, skipped, err := ExpandInputs(context.Background(), tt.args, InputOptions{})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
@@ -99,6 +106,17 @@ func TestExpandInputs(t *testing.T) {
 					t.Errorf("%s: kind %s size %d, want %s %d", r, in.Kind, in.Size, kind, st.Size())
 				}
 			}
+			var relSkipped []string
+			for _, sk := range skipped {
+				r, _ := filepath.Rel(dir, sk.Path)
+				relSkipped = append(relSkipped, filepath.ToSlash(r))
+				if !strings.HasPrefix(sk.Reason, "unknown kind: ") {
+					t.Errorf("%s skipped because %q", r, sk.Reason)
+				}
+			}
+			if !slices.Equal(relSkipped, wantSkipped[tt.name]) {
+				t.Errorf("skipped %v, want %v", relSkipped, wantSkipped[tt.name])
+			}
 			if !slices.Equal(rel, tt.want) {
 				if tt.bug != "" {
 					t.Skipf("BUG: %s (inputs %v)", tt.bug, rel)
@@ -107,7 +125,7 @@ func TestExpandInputs(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ExpandInputs(context.Background(), []string{p("nope.jsonl")}); !errors.Is(err, fs.ErrNotExist) {
+	if _, _, err := ExpandInputs(context.Background(), []string{p("nope.jsonl")}, InputOptions{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want fs.ErrNotExist", err)
 	}
 }
@@ -200,7 +218,7 @@ func TestMakePlan(t *testing.T) {
 			for _, f := range tt.files {
 				args = append(args, p(f))
 			}
-			inputs, err := ExpandInputs(context.Background(), args)
+			inputs, _, err := ExpandInputs(context.Background(), args, InputOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

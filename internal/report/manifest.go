@@ -19,6 +19,7 @@ type manifest struct {
 	Params          params            `json:"params"`
 	Curve           curve             `json:"curve"`
 	Inputs          []input           `json:"inputs"`
+	SkippedInputs   []skippedInput    `json:"skipped_inputs"`
 	Chunks          int               `json:"chunks"`
 	Counts          counts            `json:"counts"`
 	Stages          []stage           `json:"stages"`
@@ -91,6 +92,12 @@ type input struct {
 	Path string `json:"path"`
 	Kind string `json:"kind"`
 	Size int64  `json:"size"`
+}
+
+// skippedInput is a file under an input that was not read, and why.
+type skippedInput struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // stage is the timing of one stage.

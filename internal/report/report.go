@@ -83,6 +83,7 @@ type page struct {
 	Rejects                              []row // reason, count
 	RejectNote                           string
 	Inputs                               []row
+	SkippedInputs                        []row
 	InputTotal                           string
 	Versions                             []row
 
@@ -269,6 +270,12 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		p.Inputs = append(p.Inputs, row{in.Path, bytesText(in.Size), in.Kind})
 	}
 	p.InputTotal = fmt.Sprintf("%s, %s (%s bytes)", plural(int64(len(m.Inputs)), "file", "files"), bytesText(total), groupDigits(total))
+	for _, s := range m.SkippedInputs {
+		p.SkippedInputs = append(p.SkippedInputs, row{Name: s.Path, Note: s.Reason})
+	}
+	if n := len(m.SkippedInputs); n > 0 {
+		p.InputTotal += fmt.Sprintf("; %s skipped", plural(int64(n), "file", "files"))
+	}
 
 	names := make([]string, 0, len(m.Versions))
 	for k := range m.Versions {

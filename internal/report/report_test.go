@@ -418,6 +418,38 @@ func TestBuildSparseManifest(t *testing.T) {
 	}
 }
 
+// TestBuildSkippedInputs checks that the inputs panel lists the files
+// skipped for their unknown kind, with the reason, after the inputs read.
+func TestBuildSkippedInputs(t *testing.T) {
+	m := `{"params": {"bands": 16, "rows": 8, "threshold": 0.8}, "counts": {"docs": 1},
+		"inputs": [{"path": "/data/a.jsonl", "kind": "jsonl", "size": 2048}],
+		"skipped_inputs": [{"path": "/data/table.csv", "reason": "unknown kind: content starts with \"id,text\""}]}`
+	files, err := Build([]byte(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(files[HTMLFile]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := findAll(doc, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "tr" && hasClass(n, "skipped") })
+	if len(rows) != 1 {
+		t.Fatalf("%d skipped rows, want 1", len(rows))
+	}
+	var text strings.Builder
+	walk(rows[0], func(n *html.Node) {
+		if n.Type == html.TextNode {
+			text.WriteString(n.Data + "|")
+		}
+	})
+	if want := `/data/table.csv|skipped: unknown kind: content starts with "id,text"|not read|`; text.String() != want {
+		t.Errorf("skipped row %q, want %q", text.String(), want)
+	}
+	if !bytes.Contains(files[HTMLFile], []byte("1 file, 2.0 kB (2,048 bytes); 1 file skipped")) {
+		t.Errorf("the inputs total does not count the skipped file")
+	}
+}
+
 // TestSCurvePoints checks the drawn curve of b=20, r=5 against the known
 // values of 1-(1-s^5)^20, mapped back through the axes' tick marks.
 func TestSCurvePoints(t *testing.T) {

@@ -198,6 +198,9 @@ footer { margin-top: 20px; color: #666; font-size: 12px; }
 {{- range .Inputs}}
 <tr><td class="mono">{{.Name}}</td><td class="key">{{.Note}}</td><td class="num">{{.Value}}</td></tr>
 {{- end}}
+{{- range .SkippedInputs}}
+<tr class="skipped"><td class="mono">{{.Name}}</td><td class="key">skipped: {{.Note}}</td><td class="num">not read</td></tr>
+{{- end}}
 <tr class="total"><td colspan="3">{{.InputTotal}}</td></tr>
 </table>
 </div>

@@ -184,7 +184,7 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 		p.ChunkBytes = 1024
 	}
 	spec := &job.Spec{Job: c.name, Epoch: "test", Out: st.Root(), Params: p}
-	inputs, err := job.ExpandInputs(context.Background(), []string{in})
+	inputs, _, err := job.ExpandInputs(context.Background(), []string{in}, job.InputOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -470,7 +470,7 @@ func TestClusterSampleMatchesReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			ref := newStore(t)
-			inputs, err := job.ExpandInputs(ctx, []string{"../../testdata/sample"})
+			inputs, _, err := job.ExpandInputs(ctx, []string{"../../testdata/sample"}, job.InputOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

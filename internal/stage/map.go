@@ -105,6 +105,9 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 				Doc: ord, ID: d.ID, URL: d.URL, File: piece.Path, Offset: d.Offset, Line: d.Line,
 				Bytes: int64(len(d.Text)), Tokens: int32(min(tokens, 1<<31-1)), Shingles: int32(len(set)),
 			}
+			if d.CompressedLength > 0 {
+				row[0].CompressedOffset, row[0].CompressedLength = &d.CompressedOffset, &d.CompressedLength
+			}
 			if err := docs.Write(row[:]); err != nil {
 				return err
 			}

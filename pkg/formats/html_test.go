@@ -34,22 +34,3 @@ func TestHTMLTextAppends(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
-
-func TestToUTF8(t *testing.T) {
-	var r pieceReader
-	tests := []struct {
-		in, charset, want, reason string
-	}{
-		{"caf\xe9", "iso-8859-1", "café", ""},
-		{"\x93quoted\x94", "windows-1252", "\u201cquoted\u201d", ""},
-		{"ascii only", "iso-8859-2", "ascii only", ""},
-		{"\xb1", "iso-8859-2", "", `unsupported charset "iso-8859-2" (text is not valid UTF-8)`},
-		{"déjà", "utf-8", "déjà", ""},
-	}
-	for _, tt := range tests {
-		got, reason := r.toUTF8([]byte(tt.in), tt.charset)
-		if string(got) != tt.want || reason != tt.reason {
-			t.Errorf("toUTF8(%q, %q) = %q, %q; want %q, %q", tt.in, tt.charset, got, reason, tt.want, tt.reason)
-		}
-	}
-}

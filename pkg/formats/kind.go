@@ -63,6 +63,26 @@ func Compressed(path string) bool {
 	return compressionOf(path) != compressNone
 }
 
+// IsCompressed reports whether a file is compressed, given the compression
+// its content told (Format.Compression), or "" to go by its name.
+func IsCompressed(path, compression string) bool {
+	return compressionFor(path, compression) != compressNone
+}
+
+// compressionFor is the compression of a file: the one its content told,
+// else its name's.
+func compressionFor(path, compression string) compression {
+	switch compression {
+	case "gzip":
+		return compressGzip
+	case "zstd":
+		return compressZstd
+	case "none":
+		return compressNone
+	}
+	return compressionOf(path)
+}
+
 // fileName is path without the query of an object-store URL
 // (s3://bucket/key?endpoint=...), whose options are not part of its name.
 func fileName(path string) string {

@@ -27,6 +27,14 @@ type Doc struct {
 	Offset int64
 	// Line is the 1-based line number for JSONL, 0 otherwise.
 	Line int64
+	// CompressedOffset and CompressedLength locate a WARC or WET record
+	// that is a gzip member of its own (Common Crawl's convention): the
+	// CompressedLength bytes of the file from CompressedOffset decompress
+	// to the record. CompressedLength is 0 otherwise (other kinds, files
+	// not gzip-compressed, a record sharing its member, as in a
+	// single-stream gzip file).
+	CompressedOffset int64
+	CompressedLength int64
 }
 
 // Reject is a record that could not be read, and why.
@@ -152,7 +160,7 @@ func Read(ctx context.Context, p Piece, o Options, emit func(Doc) error, reject 
 			return fmt.Errorf("%s: %s files are read whole, not in byte range %d..%d", p.Path, p.Kind, p.Start, p.End)
 		}
 	case KindJSONL:
-		if !p.whole() && Compressed(p.Path) {
+		if !p.whole() && p.compression() != compressNone {
 			return fmt.Errorf("%s: compressed files are read whole, not in byte range %d..%d", p.Path, p.Start, p.End)
 		}
 	default:
@@ -168,7 +176,7 @@ func Read(ctx context.Context, p Piece, o Options, emit func(Doc) error, reject 
 	case KindParquet:
 		return r.readParquet(f)
 	case KindText:
-		return r.readText(f)
+		return r.readText(f, p.compression())
 	}
 	if p.Start > f.Size() {
 		return fmt.Errorf("%s: offset %d is beyond the file's end (%d bytes)", p.Path, p.Start, f.Size())
@@ -179,7 +187,7 @@ func Read(ctx context.Context, p Piece, o Options, emit func(Doc) error, reject 
 // readStream reads a WET, WARC or JSONL piece from src, which is positioned
 // at p.Start.
 func (r *pieceReader) readStream(src io.Reader, p Piece) error {
-	s, err := newStream(src, compressionOf(p.Path), p.Start)
+	s, err := newStream(src, p.compression(), p.Start)
 	if err != nil {
 		return fmt.Errorf("%s: offset %d: %w", p.Path, p.Start, err)
 	}
@@ -187,6 +195,7 @@ func (r *pieceReader) readStream(src io.Reader, p Piece) error {
 	if p.Kind == KindJSONL {
 		return r.readJSONL(s, max(p.StartLine, 1), p.End)
 	}
+	s.trackMembers()
 	return r.readWARC(s, p.Kind)
 }
 
@@ -198,6 +207,9 @@ type pieceReader struct {
 	emit    func(Doc) error
 	reject  func(Reject) error
 	records int // records seen, for the context checks
+	// member is the gzip member of the WARC record being read, when it
+	// is the record's own (length 0 otherwise).
+	memberOff, memberLen int64
 
 	// Buffers reused from record to record.
 	text      []byte // document text

@@ -74,10 +74,7 @@ func (r *pieceReader) response(h *warcHeader, start int64, block []byte) error {
 		}
 		kind = payloadHTML
 	}
-	if kind == payloadHTML && resp.charset == "" {
-		resp.charset = sniffCharset(payload)
-	}
-	payload, reason = r.toUTF8(payload, resp.charset)
+	payload, reason = r.toUTF8(payload, resp.charset, kind == payloadHTML)
 	if reason != "" {
 		return r.rejectf(start, 0, "%s", reason)
 	}
@@ -86,7 +83,7 @@ func (r *pieceReader) response(h *warcHeader, start int64, block []byte) error {
 		r.text = htmlText(r.text[:0], payload)
 		text = r.text
 	}
-	return r.doc(Doc{ID: h.id, URL: targetURL(h.uri), Text: text, Offset: start})
+	return r.doc(r.warcDoc(h, text, start))
 }
 
 // payloadLimit is the largest response block read into memory: markup

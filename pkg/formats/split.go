@@ -14,7 +14,13 @@ type Piece struct {
 	Start     int64  `json:"start"`      // first byte (0 for a whole file)
 	End       int64  `json:"end"`        // one past the last byte; -1 means to the end of the file
 	StartLine int64  `json:"start_line"` // 1-based number of the line at Start (JSONL only; 1 otherwise)
+	// Compression is the file's as its content told (Format.Compression),
+	// "" to go by its name.
+	Compression string `json:"compression,omitempty"`
 }
+
+// compression is the compression of p's file.
+func (p Piece) compression() compression { return compressionFor(p.Path, p.Compression) }
 
 // whole reports whether p covers its whole file.
 func (p Piece) whole() bool { return p.Start == 0 && p.End < 0 }

@@ -60,6 +60,19 @@ type stream struct {
 	off     int64  // offset of the next unread byte in the decompressed stream
 	line    []byte // reused buffer for lines longer than the bufio buffer
 	closeFn func()
+	// members are, when tracked (WARC and WET), the gzip members of a
+	// gzip stream that end past the record being read, oldest first;
+	// dout counts the bytes all members produced.
+	track   bool
+	members []member
+	dout    int64
+}
+
+// member is where one gzip member of a file lies: its compressed bytes
+// and the decompressed bytes it produced.
+type member struct {
+	cstart, cend int64 // compressed; cend -1 while the member is read
+	dstart, dend int64 // decompressed; dend -1 while the member is read
 }
 
 // newStream sets up the decompression of src; off is the offset src starts
@@ -80,8 +93,9 @@ func newStream(src io.Reader, comp compression, off int64) (*stream, error) {
 			}
 			return nil, fmt.Errorf("not a readable gzip stream: %w", err)
 		}
+		zr.Multistream(false)
 		s.gz = zr
-		plain, s.closeFn = zr, func() { zr.Close() }
+		plain, s.closeFn = memberReader{s}, func() { zr.Close() }
 	case compressZstd:
 		zr, err := zstd.NewReader(s.cbuf, zstd.WithDecoderConcurrency(1))
 		if err != nil {
@@ -93,6 +107,80 @@ func newStream(src io.Reader, comp compression, off int64) (*stream, error) {
 	s.src = s.sticky
 	s.r = bufio.NewReaderSize(s.src, streamBufSize)
 	return s, nil
+}
+
+// memberReader reads a gzip stream member by member, noting where each
+// member starts and ends.
+type memberReader struct{ s *stream }
+
+func (m memberReader) Read(p []byte) (int, error) {
+	s := m.s
+	for {
+		n, err := s.gz.Read(p)
+		s.dout += int64(n)
+		if err != io.EOF {
+			return n, err
+		}
+		if len(s.members) > 0 {
+			last := &s.members[len(s.members)-1]
+			last.cend, last.dend = s.compressedOffset(), s.dout
+		}
+		if _, err := s.cbuf.Peek(1); err != nil {
+			if err == io.EOF {
+				return n, io.EOF
+			}
+			return n, err
+		}
+		next := s.compressedOffset()
+		if err := s.gz.Reset(s.cbuf); err != nil {
+			return n, err
+		}
+		s.gz.Multistream(false)
+		s.startMember(next)
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// trackMembers has the stream note where its gzip members lie, from the
+// first, for ownMember. Call it before the first read.
+func (s *stream) trackMembers() {
+	if s.gz != nil && s.dout == 0 {
+		s.track = true
+		s.startMember(0)
+	}
+}
+
+// startMember notes, when members are tracked, that a gzip member starts
+// at compressed byte cstart, after the dout bytes produced so far.
+func (s *stream) startMember(cstart int64) {
+	if s.track {
+		s.members = append(s.members, member{cstart: cstart, cend: -1, dstart: s.dout, dend: -1})
+	}
+}
+
+// ownMember returns the compressed offset and length of the gzip member
+// that holds the record from decompressed offset start to end and nothing
+// else: it starts at start and ends at end or in the blank lines that
+// follow (trailer, the bytes after end). Members that end before start
+// are forgotten. ok is false when the stream is not gzip or the record
+// shares its member.
+func (s *stream) ownMember(start, end int64, trailer []byte) (off, length int64, ok bool) {
+	i := 0
+	for i < len(s.members)-1 && s.members[i].dend >= 0 && s.members[i].dend <= start {
+		i++
+	}
+	s.members = s.members[i:]
+	if len(s.members) == 0 {
+		return 0, 0, false
+	}
+	m := s.members[0]
+	blank := int64(len(trailer) - len(bytes.TrimLeft(trailer, "\r\n")))
+	if m.dstart != start || m.dend < end || m.dend > end+blank {
+		return 0, 0, false
+	}
+	return m.cstart, m.cend - m.cstart, true
 }
 
 // close releases the decompressor.
@@ -280,6 +368,10 @@ func (s *stream) nextMember() (from, to int64, ok bool) {
 		// Reset reads the member header, at least the magic bytes, so a
 		// false start is passed over on the next round.
 		if s.gz.Reset(s.cbuf) == nil {
+			s.gz.Multistream(false)
+			// The damaged member's end is unknown: no record is its own.
+			s.members = s.members[:0]
+			s.startMember(to)
 			s.sticky.err = nil
 			s.r.Reset(s.src)
 			return from, to, true

@@ -88,6 +88,10 @@ func (r *pieceReader) readWARC(s *stream, kind Kind) error {
 		case !trailerOK(s.peek(trailerWindow), lineStart):
 			err = r.resyncBlock(s, start, fmt.Sprintf("WARC record framing broken: the %d-byte block (Content-Length) is not followed by a record header", h.length), lineStart)
 		default:
+			r.memberOff, r.memberLen = 0, 0
+			if off, n, ok := s.ownMember(start, s.off, s.peek(trailerWindow)); ok {
+				r.memberOff, r.memberLen = off, n
+			}
 			err = r.record(&h, kind, start)
 		}
 		if err != nil {
@@ -168,7 +172,7 @@ func (r *pieceReader) conversionRecord(h *warcHeader, start int64) error {
 	case h.length > r.textLimit():
 		return r.rejectf(start, 0, "%s", r.tooLarge(h.length))
 	}
-	return r.doc(Doc{ID: h.id, URL: targetURL(h.uri), Text: r.block, Offset: start})
+	return r.doc(r.warcDoc(h, r.block, start))
 }
 
 // resyncBlock rejects the record at start, whose block has been consumed
@@ -390,4 +394,10 @@ func targetURL(uri string) string {
 		return uri[1 : len(uri)-1]
 	}
 	return uri
+}
+
+// warcDoc is the document of the WARC record at start with header h.
+func (r *pieceReader) warcDoc(h *warcHeader, text []byte, start int64) Doc {
+	return Doc{ID: h.id, URL: targetURL(h.uri), Text: text, Offset: start,
+		CompressedOffset: r.memberOff, CompressedLength: r.memberLen}
 }

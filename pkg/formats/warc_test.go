@@ -105,7 +105,7 @@ func TestReadWARC(t *testing.T) {
 		response("<urn:uuid:gz>", "http://a.example/gz", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n", chunked),
 		response("<urn:uuid:latin1>", "http://a.example/l", "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=ISO-8859-1\r\n", "<p>caf\xe9 \x80</p>"),
 		response("<urn:uuid:meta>", "http://a.example/m", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n", `<meta charset="windows-1252"><p>na`+"\xefve</p>"),
-		response("<urn:uuid:badutf8>", "http://a.example/b", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n", "<p>bad \xff</p>"),
+		response("<urn:uuid:badutf8>", "http://a.example/b", "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n", "<p>bad \xff</p>"),
 		response("<urn:uuid:br>", "http://a.example/br", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: br\r\n", "xx"),
 		warcRecord("garbage", "WARC-Type: response", "WARC-Record-ID: <urn:uuid:badhttp>", "Content-Type: application/http; msgtype=response"),
 		warcRecord("<p>bare</p>", "WARC-Type: response", "WARC-Record-ID: <urn:uuid:bare>", "WARC-Target-URI: http://a.example/bare", "Content-Type: text/html"),

@@ -29,10 +29,13 @@ type Manifest struct {
 	Params   job.Params        `json:"params"`
 	Curve    *CurveSummary     `json:"curve,omitempty"` // MinHash only
 	Inputs   []job.Input       `json:"inputs"`
-	Chunks   int               `json:"chunks"`
-	Counts   Counts            `json:"counts"`
-	Stages   []StageTiming     `json:"stages"`
-	Failures []Failure         `json:"failures"`
+	// SkippedInputs are the files under input directories, prefixes or
+	// patterns that were not read because their kind is unknown.
+	SkippedInputs []job.Skipped `json:"skipped_inputs"`
+	Chunks        int           `json:"chunks"`
+	Counts        Counts        `json:"counts"`
+	Stages        []StageTiming `json:"stages"`
+	Failures      []Failure     `json:"failures"`
 	// RejectReasons counts the rejected records by the kind of their
 	// reason (see stage.RejectKind; rejects/ holds each one's whole
 	// reason), most frequent first.
@@ -137,7 +140,8 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 	bp := p.BandParams()
 	m := &Manifest{
 		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions(), Params: p,
-		Inputs: plan.Inputs, Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
+		Inputs: plan.Inputs, SkippedInputs: append([]job.Skipped{}, plan.Skipped...),
+		Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
 		SimilarityEdges: job.HistEdges(), ClusterSizeEdges: stage.ClusterSizeEdges(), RejectReasons: []ReasonCount{},
 	}

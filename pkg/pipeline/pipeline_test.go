@@ -51,10 +51,16 @@ func testConfig(t testing.TB, in, out string, workers int) Config {
 
 func readPairs(t testing.TB, out string) []records.Pair {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(out, "pairs", "*.parquet"))
-	var all []records.Pair
+	return readDataset[records.Pair](t, out, "pairs")
+}
+
+// readDataset reads the rows of every file of a dataset of the output out.
+func readDataset[T any](t testing.TB, out, dataset string) []T {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(out, dataset, "*.parquet"))
+	var all []T
 	for _, f := range files {
-		rows, err := parquet.ReadFile[records.Pair](f)
+		rows, err := parquet.ReadFile[T](f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -88,16 +88,19 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	// Everything is checked before anything in the output is touched.
-	params, inputs, err := checkConfig(ctx, cfg)
+	params, inputs, skipped, err := checkConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
+	}
+	for _, sk := range skipped {
+		log.Warn("input file skipped", "path", sk.Path, "reason", sk.Reason)
 	}
 	st, unlock, err := openOutput(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	spec, plan, resumed, err := loadOrPlan(ctx, st, cfg.Job, params, inputs)
+	spec, plan, resumed, err := loadOrPlan(ctx, st, cfg.Job, params, inputs, skipped)
 	if err != nil {
 		return nil, err
 	}
@@ -192,23 +195,24 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	return man, nil
 }
 
-// checkConfig resolves the parameters and the inputs (as absolute paths)
-// and checks the rest of the configuration.
-func checkConfig(ctx context.Context, cfg Config) (job.Params, []job.Input, error) {
+// checkConfig resolves the parameters and the inputs (as absolute paths),
+// with the files found under them that are skipped, and checks the rest
+// of the configuration.
+func checkConfig(ctx context.Context, cfg Config) (job.Params, []job.Input, []job.Skipped, error) {
 	if cfg.NATSURL == "" && cfg.Workers < 1 && cfg.Listen == "" {
-		return job.Params{}, nil, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
+		return job.Params{}, nil, nil, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
 	}
 	if cfg.Job != "" && !validJob(cfg.Job) {
-		return job.Params{}, nil, fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
+		return job.Params{}, nil, nil, fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
 	}
 	params := cfg.Params
 	auto := params.Partitions == 0
 	if err := params.Resolve(); err != nil {
-		return job.Params{}, nil, err
+		return job.Params{}, nil, nil, err
 	}
-	inputs, err := job.ExpandInputs(ctx, cfg.Inputs)
+	inputs, skipped, err := job.ExpandInputs(ctx, cfg.Inputs, job.InputOptions{Format: params.InputKind(), Strict: params.Strict})
 	if err != nil {
-		return job.Params{}, nil, err
+		return job.Params{}, nil, nil, err
 	}
 	if auto {
 		params.Partitions = job.AutoPartitions(inputs)
@@ -217,14 +221,23 @@ func checkConfig(ctx context.Context, cfg Config) (job.Params, []job.Input, erro
 		params.Gather = job.AutoGather(inputs, storage.IsURL(cfg.Out))
 	}
 	for i := range inputs {
-		if storage.IsURL(inputs[i].Path) {
-			continue
-		}
-		if abs, err := filepath.Abs(inputs[i].Path); err == nil {
-			inputs[i].Path = abs
-		}
+		inputs[i].Path = absPath(inputs[i].Path)
 	}
-	return params, inputs, nil
+	for i := range skipped {
+		skipped[i].Path = absPath(skipped[i].Path)
+	}
+	return params, inputs, skipped, nil
+}
+
+// absPath is a local path made absolute; URLs are kept.
+func absPath(p string) string {
+	if storage.IsURL(p) {
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // openOutput opens the output directory, takes its lock (one coordinator
@@ -322,7 +335,7 @@ func validJob(s string) bool {
 // the job was planned (kept, so that a moved output resumes). The spec on
 // disk holds the output as "." (the directory it is in); the spec returned
 // holds its absolute path, the one workers are told.
-func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job.Params, inputs []job.Input) (*job.Spec, *job.Plan, bool, error) {
+func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job.Params, inputs []job.Input, skipped []job.Skipped) (*job.Spec, *job.Plan, bool, error) {
 	var old job.Spec
 	err := readJSON(ctx, st, job.SpecFile, &old)
 	if err == nil {
@@ -344,6 +357,7 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job
 	if err != nil {
 		return nil, nil, false, err
 	}
+	plan.Skipped = skipped
 	if jobName == "" {
 		jobName = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
 	}

@@ -26,16 +26,22 @@ type BandRecord struct {
 }
 
 // DocRecord maps a document ordinal to where the document came from.
+// CompressedOffset and CompressedLength locate a WARC or WET record that
+// is a gzip member of its own (Common Crawl's convention): one HTTP range
+// request for those bytes of File, gunzipped, gives the record. They are
+// null for other records.
 type DocRecord struct {
-	Doc      int64  `parquet:"doc"`
-	ID       string `parquet:"id"`
-	URL      string `parquet:"url"`
-	File     string `parquet:"file"`
-	Offset   int64  `parquet:"offset"`
-	Line     int64  `parquet:"line"`
-	Bytes    int64  `parquet:"bytes"`
-	Tokens   int32  `parquet:"tokens"`
-	Shingles int32  `parquet:"shingles"`
+	Doc              int64  `parquet:"doc"`
+	ID               string `parquet:"id"`
+	URL              string `parquet:"url"`
+	File             string `parquet:"file"`
+	Offset           int64  `parquet:"offset"`
+	Line             int64  `parquet:"line"`
+	Bytes            int64  `parquet:"bytes"`
+	Tokens           int32  `parquet:"tokens"`
+	Shingles         int32  `parquet:"shingles"`
+	CompressedOffset *int64 `parquet:"compressed_offset,optional"`
+	CompressedLength *int64 `parquet:"compressed_length,optional"`
 }
 
 // Candidate is a pair of documents that share a band key; A < B. Band is the

@@ -1,0 +1,89 @@
+package pipeline
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// TestInputsByContent runs a job on a directory holding a JSONL file, a
+// gzip-per-record WET file whose name does not say WET, and a CSV file:
+// the WET file is read by its content (its document located by its gzip
+// member in docs/), the CSV file is listed in the manifest as skipped with
+// a WARN log line, and --strict refuses the job, naming it.
+func TestInputsByContent(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.jsonl", []byte(`{"id":"a","text":"a short document of a few words"}`+"\n"))
+	var wet bytes.Buffer
+	for _, rec := range []string{
+		"WARC/1.0\r\nWARC-Type: warcinfo\r\nWARC-Record-ID: <urn:uuid:0>\r\nContent-Length: 9\r\n\r\nsoftware:\r\n\r\n",
+		"WARC/1.0\r\nWARC-Type: conversion\r\nWARC-Record-ID: <urn:uuid:1>\r\nWARC-Target-URI: http://a.example/\r\nContent-Length: 24\r\n\r\nthe text of a crawl page\r\n\r\n",
+	} {
+		zw := gzip.NewWriter(&wet)
+		zw.Write([]byte(rec))
+		zw.Close()
+	}
+	write("crawl.wet.gz", wet.Bytes())
+	write("table.csv", []byte("id,text\na,one\n"))
+
+	out := filepath.Join(t.TempDir(), "out")
+	cfg := testConfig(t, dir, out, 1)
+	var logs bytes.Buffer
+	cfg.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	m, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := filepath.Join(dir, "table.csv")
+	if len(m.SkippedInputs) != 1 || m.SkippedInputs[0].Path != csv || !strings.Contains(m.SkippedInputs[0].Reason, "unknown kind") {
+		t.Errorf("skipped inputs %+v, want %s", m.SkippedInputs, csv)
+	}
+	if !strings.Contains(logs.String(), "level=WARN msg=\"input file skipped\" path="+csv) {
+		t.Errorf("no WARN line for the skipped file in\n%s", logs.String())
+	}
+	var kinds []string
+	for _, in := range m.Inputs {
+		kinds = append(kinds, filepath.Base(in.Path)+":"+string(in.Kind))
+	}
+	if got := strings.Join(kinds, " "); got != "a.jsonl:jsonl crawl.wet.gz:wet" {
+		t.Errorf("inputs %s", got)
+	}
+	docs := readDataset[records.DocRecord](t, out, "docs")
+	if len(docs) != 2 || docs[0].CompressedOffset != nil || docs[1].ID != "<urn:uuid:1>" ||
+		docs[1].CompressedOffset == nil || docs[1].CompressedLength == nil {
+		t.Fatalf("docs %+v", docs)
+	}
+	if off, n := *docs[1].CompressedOffset, *docs[1].CompressedLength; off <= 0 || off+n != int64(wet.Len()) {
+		t.Errorf("the WET record's member at %d, %d bytes; want the file's last member, ending at %d", off, n, wet.Len())
+	}
+
+	strict := cfg
+	strict.Overwrite = true
+	strict.Params.Strict = true
+	if _, err := Run(context.Background(), strict); err == nil || !strings.Contains(err.Error(), csv) || !strings.Contains(err.Error(), "--strict") {
+		t.Errorf("--strict: err %v, want one naming %s", err, csv)
+	}
+	if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
+		t.Errorf("--strict refused the job but the complete output was removed: %v", err)
+	}
+
+	var man struct {
+		Skipped []job.Skipped `json:"skipped_inputs"`
+	}
+	if err := readJSONFile(filepath.Join(out, "manifest.json"), &man); err != nil || len(man.Skipped) != 1 {
+		t.Errorf("manifest.json skipped_inputs %+v, err %v", man.Skipped, err)
+	}
+}
