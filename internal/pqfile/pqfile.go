@@ -12,6 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/buildinfo"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -118,7 +119,7 @@ func NewWriter[T any](ctx context.Context, s storage.Creator, name string, o Opt
 	opts := []parquet.WriterOption{
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(int64(groupRows)),
-		parquet.CreatedBy("neardup", "", ""),
+		&parquet.WriterConfig{CreatedBy: buildinfo.Read().CreatedBy()},
 	}
 	if o.Raw {
 		opts[0] = parquet.Compression(&parquet.Uncompressed)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/buildinfo"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -87,7 +88,7 @@ func TestWriterPiecesIdentical(t *testing.T) {
 		}
 		var want bytes.Buffer
 		pw := parquet.NewGenericWriter[row](&want, parquet.Compression(&parquet.Zstd), parquet.MaxRowsPerRowGroup(maxRowsPerGroup),
-			parquet.CreatedBy("neardup", "", ""), parquet.SortingWriterConfig(parquet.SortingColumns(parquet.Ascending("a"))))
+			&parquet.WriterConfig{CreatedBy: buildinfo.Read().CreatedBy()}, parquet.SortingWriterConfig(parquet.SortingColumns(parquet.Ascending("a"))))
 		for start := 0; start < n; start += maxRowsPerGroup {
 			if _, err := pw.Write(rows[start:min(start+maxRowsPerGroup, n)]); err != nil {
 				t.Fatal(err)
@@ -120,5 +121,30 @@ func TestWriterPiecesIdentical(t *testing.T) {
 		if !bytes.Equal(a, want.Bytes()) || !bytes.Equal(b, want.Bytes()) || whole != (Info{Name: whole.Name, Rows: int64(n), Checksum: pieces.Checksum, Bytes: pieces.Bytes}) {
 			t.Errorf("%d rows: Write %d bytes, Writer in pieces %d bytes, parquet-go %d bytes: not identical (%+v, %+v)", n, len(a), len(b), want.Len(), whole, pieces)
 		}
+	}
+}
+
+// TestCreatedBy checks that a file's created_by metadata names the
+// binary's build, in the form Parquet readers parse, not an empty version.
+func TestCreatedBy(t *testing.T) {
+	ctx := context.Background()
+	d, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(ctx, d, "f.parquet", []row{{A: 1, S: "x"}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(d.Path("f.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := f.Metadata().CreatedBy, buildinfo.Read().CreatedBy()
+	if got != want || !strings.HasPrefix(got, "neardup version ") || strings.Contains(got, "(build )") {
+		t.Errorf("created_by = %q, want %q", got, want)
 	}
 }
