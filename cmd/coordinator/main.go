@@ -13,4 +13,4 @@ import (
 	"github.com/neardup/neardup/internal/cli"
 )
 
-func main() { os.Exit(cli.Main("coordinator", os.Args[1:], cli.Coordinator(), os.Stderr)) }
+func main() { os.Exit(cli.Main("coordinator", os.Args[1:], cli.Coordinator(), os.Stdout, os.Stderr)) }

@@ -11,4 +11,4 @@ import (
 	"github.com/neardup/neardup/internal/cli"
 )
 
-func main() { os.Exit(cli.Main("worker", os.Args[1:], cli.Worker(), os.Stderr)) }
+func main() { os.Exit(cli.Main("worker", os.Args[1:], cli.Worker(), os.Stdout, os.Stderr)) }

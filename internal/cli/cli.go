@@ -9,11 +9,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/peterbourgon/ff/v3"
+
+	"github.com/neardup/neardup/internal/buildinfo"
 )
+
+// EnvPrefix starts the environment variable of every flag: --chunk-bytes
+// is also set by NEARDUP_CHUNK_BYTES. A flag on the command line wins.
+const EnvPrefix = "NEARDUP"
 
 // Command is one subcommand.
 type Command struct {
@@ -23,60 +31,131 @@ type Command struct {
 	// Usage is its synopsis, Summary what it does, in one line each.
 	Usage, Summary string
 	// Setup registers the command's flags on fs and returns the function
-	// that runs it on the arguments left after the flags, returning the
-	// exit status.
-	Setup func(fs *flag.FlagSet) func(ctx context.Context, args []string) int
+	// that checks them.
+	Setup func(fs *flag.FlagSet) Prepare
+}
+
+// Prepare checks a command's flags and the arguments left after them,
+// before any work, and returns the function that runs it; the error is a
+// usage error, one line.
+type Prepare func(args []string, out Streams) (Run, error)
+
+// Run runs a checked command and returns its exit status.
+type Run func(ctx context.Context) int
+
+// Streams are where a command writes: its result on Stdout, logs and
+// progress on Stderr.
+type Streams struct {
+	Stdout, Stderr io.Writer
 }
 
 // Main runs the command of program prog that args select and returns the
-// exit status: 2 for a usage error. SIGINT and SIGTERM cancel the context
-// the command runs with.
-func Main(prog string, args []string, cmds []Command, stderr io.Writer) int {
+// exit status: 2 for a usage error, said in one line on stderr. Flags may
+// come before or after the other arguments ("--" ends the flags); a flag
+// not on the command line is taken from its environment variable
+// (EnvPrefix). SIGINT and SIGTERM cancel the context the command runs
+// with.
+func Main(prog string, args []string, cmds []Command, stdout, stderr io.Writer) int {
 	cmd, rest := pick(cmds, args)
 	name := prog
 	if cmd.Name != "" {
 		name += " " + cmd.Name
 	}
-	fs := newFlagSet(cmd, stderr)
-	fs.Usage = func() {
+	fs, prepare := setup(cmd)
+	version := fs.Bool("version", false, "print the version (module, VCS revision, Go) and exit")
+	usage := func() {
 		fmt.Fprintf(stderr, "usage:\n")
 		for _, c := range cmds {
 			fmt.Fprintf(stderr, "  %s\n      %s\n", c.Usage, c.Summary)
 		}
-		fmt.Fprintf(stderr, "\nflags of %s:\n", name)
+		fmt.Fprintf(stderr, "\nflags of %s (each also set by the environment variable in brackets; the command line wins):\n", name)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
-	run := cmd.Setup(fs)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	usageErr := func(err error) int {
+		fmt.Fprintf(stderr, "%s: %s (see %s -h)\n", name, oneLine(err), name)
 		return 2
+	}
+	inputs, err := parseInterleaved(fs, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		usage()
+		return 0
+	}
+	if err != nil {
+		return usageErr(err)
+	}
+	if *version {
+		fmt.Fprintln(stdout, buildinfo.Read())
+		return 0
+	}
+	// The flags given are set; ff sets the others from the environment.
+	if err := ff.Parse(fs, []string{}, ff.WithEnvVarPrefix(EnvPrefix)); err != nil {
+		return usageErr(err)
+	}
+	run, err := prepare(inputs, Streams{Stdout: stdout, Stderr: stderr})
+	if err != nil {
+		return usageErr(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, fs.Args())
+	return run(ctx)
 }
 
-// CheckArgs parses args as Main would for cmds, flags only, without
-// running the command: the error names an unknown flag or a bad value. It
-// is for command lines written down elsewhere, such as the services of
-// docker-compose.yml that a test cannot run.
+// CheckArgs parses args as Main would for cmds, flags only (not the
+// environment), without running the command: the error names an unknown
+// flag or a bad value. It is for command lines written down elsewhere,
+// such as the services of docker-compose.yml that a test cannot run.
 func CheckArgs(cmds []Command, args []string) error {
 	cmd, rest := pick(cmds, args)
-	fs := newFlagSet(cmd, io.Discard)
-	cmd.Setup(fs)
-	if err := fs.Parse(rest); err != nil {
+	fs, _ := setup(cmd)
+	if _, err := parseInterleaved(fs, rest); err != nil {
 		return fmt.Errorf("%v: %w", args, err)
 	}
 	return nil
 }
 
-// newFlagSet returns a FlagSet for cmd that reports errors to stderr.
-func newFlagSet(cmd Command, stderr io.Writer) *flag.FlagSet {
+// setup returns cmd's flag set, silent (Main reports its errors), every
+// flag's help naming its environment variable, and cmd's Prepare.
+func setup(cmd Command) (*flag.FlagSet, Prepare) {
 	fs := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	prepare := cmd.Setup(fs)
+	fs.VisitAll(func(f *flag.Flag) { f.Usage += " [$" + EnvVar(f.Name) + "]" })
+	return fs, prepare
+}
+
+// EnvVar is the environment variable of the flag named name, as ff
+// derives it: NEARDUP_ and the name in capitals, - as _.
+func EnvVar(name string) string {
+	return EnvPrefix + "_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_", "/", "_").Replace(name))
+}
+
+// parseInterleaved parses the flags of args wherever they are, before or
+// between the other arguments, and returns those others in order.
+// Everything after "--" is an argument.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var others []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return others, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(others, rest...), nil
+		}
+		others = append(others, rest[0])
+		args = rest[1:]
+	}
+}
+
+// oneLine joins the lines of err's message (errors.Join makes several).
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
 }
 
 // pick returns the command args[0] names, or the default one.
@@ -94,13 +173,4 @@ func pick(cmds []Command, args []string) (Command, []string) {
 		}
 	}
 	return cmds[0], args
-}
-
-// newLogger returns a text logger on stderr at the named level.
-func newLogger(level string, stderr io.Writer) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: l})), nil
 }

@@ -2,16 +2,25 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/buildinfo"
 )
 
 // TestExitCodes runs the commands with arguments that stop before any
-// work and checks their exit status and what they say.
+// work and checks their exit status and what they say: a usage error
+// (exit 2) in one line on stderr, without creating the output.
 func TestExitCodes(t *testing.T) {
 	t.Setenv("NATS_URL", "") // the default of --nats
 	t.Setenv("NATS_CREDS", "")
+	out := filepath.Join(t.TempDir(), "out")
 	tests := []struct {
 		prog     string
 		cmds     []Command
@@ -19,48 +28,172 @@ func TestExitCodes(t *testing.T) {
 		want     int
 		wantSays string
 	}{
-		{"coordinator", Coordinator(), []string{"in.jsonl"}, 2, "usage:"},
-		{"coordinator", Coordinator(), []string{"--out", "x"}, 2, "usage:"},
+		{"coordinator", Coordinator(), []string{"in.jsonl"}, 2, "--out is required"},
+		{"coordinator", Coordinator(), []string{"--out", out}, 2, "no INPUT given"},
 		{"coordinator", Coordinator(), []string{"--no-such-flag"}, 2, "flag provided but not defined"},
 		{"coordinator", Coordinator(), []string{"--threshold", "x"}, 2, "invalid value"},
-		{"coordinator", Coordinator(), []string{"-h"}, 0, "flags of coordinator:"},
+		{"coordinator", Coordinator(), []string{"--out", out, "in.jsonl", "--threshold", "2"}, 2, "--threshold must be in (0, 1], not 2"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--method", "foo", "in.jsonl"}, 2, "--method must be minhash or simhash"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--partitions", "-1", "in.jsonl"}, 2, "--partitions must be in 1..99999"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--perms", "0", "--verify", "maybe", "in.jsonl"}, 2, "--perms must be in 1..4096, not 0; --verify must be exact or estimate"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--log-level", "loud", "in.jsonl"}, 2, "--log-level"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--log-format", "xml", "in.jsonl"}, 2, "--log-format must be text or json"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--workers", "0", "in.jsonl"}, 2, "no workers"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--job", "a b", "in.jsonl"}, 2, "job name"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--ack-wait", "0s", "in.jsonl"}, 2, "--ack-wait 0s: must be positive"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--max-deliver", "0", "in.jsonl"}, 2, "--max-deliver 0"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--chunk-bytes", "10", "in.jsonl"}, 2, "--chunk-bytes must be at least 1024"},
+		{"coordinator", Coordinator(), []string{"-h"}, 0, "flags of coordinator"},
 		{"coordinator", Coordinator(), []string{"params", "--threshold", "0.8"}, 0, ""},
-		{"coordinator", Coordinator(), []string{"params", "--threshold", "1.5"}, 2, ""},
-		{"coordinator", Coordinator(), []string{"params", "--method", "simhash", "--svg", "x.svg"}, 2, ""},
+		{"coordinator", Coordinator(), []string{"params", "--threshold", "1.5"}, 2, "--threshold must be in (0, 1]"},
+		{"coordinator", Coordinator(), []string{"params", "--method", "simhash", "--svg", "x.svg"}, 2, "--svg draws the MinHash S-curve"},
+		{"coordinator", Coordinator(), []string{"params", "--svg", filepath.Join(t.TempDir(), "x.svg"), "--also", "3"}, 2, "--also"},
 		{"coordinator", Coordinator(), []string{"params", "--also", "3"}, 0, ""}, // --also is read only with --svg
-		{"coordinator", Coordinator(), []string{"compare", "-h"}, 0, "flags of coordinator compare:"},
-		{"worker", Worker(), nil, 2, "usage:"},
-		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "extra"}, 2, "usage:"},
+		{"coordinator", Coordinator(), []string{"compare", "-h"}, 0, "flags of coordinator compare"},
+		{"worker", Worker(), nil, 2, "--nats (or $NEARDUP_NATS or $NATS_URL) is required"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "extra"}, 2, "no arguments"},
 		{"worker", Worker(), []string{"--ack-wait", "soon"}, 2, "invalid value"},
-		// A run function reports its usage errors on os.Stderr, not here: only
-		// the exit status is checked for those.
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--slots", "0"}, 2, "--slots 0"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--log-format", "yaml"}, 2, "--log-format"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--connect-timeout", "soon"}, 2, "invalid value"},
-		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--connect-timeout", "-1s"}, 2, ""},
-		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-tls-ca", "/nonexistent/ca.pem"}, 2, ""},
-		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-tls-cert", "cli_test.go"}, 2, ""},
-		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-creds", "/nonexistent/x.creds"}, 2, ""},
-		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--data-root", "/nonexistent/data"}, 2, ""},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--connect-timeout", "-1s"}, 2, "--connect-timeout"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-tls-ca", "/nonexistent/ca.pem"}, 2, "--nats-tls-ca"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-tls-cert", "cli_test.go"}, 2, "go together"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-creds", "/nonexistent/x.creds"}, 2, "--nats-creds"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--data-root", "/nonexistent/data"}, 2, "--data-root"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--data-root", ""}, 2, "invalid value"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--connect-timeout", "300ms", "--data-root", "."}, 1, ""},
-		{"coordinator", Coordinator(), []string{"--out", "x", "--nats-tls-ca", "/nonexistent/ca.pem", "in.jsonl"}, 2, ""},
-		{"coordinator", Coordinator(), []string{"--out", "x", "--connect-timeout", "x", "in.jsonl"}, 2, "invalid value"},
-		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--replicas", "0"}, 2, ""},
-		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--replicas", "6"}, 2, ""},
+		{"coordinator", Coordinator(), []string{"--out", out, "--nats-tls-ca", "/nonexistent/ca.pem", "in.jsonl"}, 2, "--nats-tls-ca"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--connect-timeout", "x", "in.jsonl"}, 2, "invalid value"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--replicas", "0"}, 2, "--replicas 0"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--replicas", "6"}, 2, "--replicas 6"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1,nats://127.0.0.1:2", "--replicas", "3", "--connect-timeout", "300ms", "--data-root", "."}, 1, ""},
-		{"coordinator", Coordinator(), []string{"--out", "x", "--replicas", "-1", "--nats", "nats://127.0.0.1:1", "in.jsonl"}, 2, ""},
+		{"coordinator", Coordinator(), []string{"--out", out, "--replicas", "-1", "--nats", "nats://127.0.0.1:1", "in.jsonl"}, 2, "--replicas -1"},
 		// The embedded server is one server: it cannot keep 3 replicas.
-		{"coordinator", Coordinator(), []string{"--out", "x", "--replicas", "3", "in.jsonl"}, 2, ""},
+		{"coordinator", Coordinator(), []string{"--out", out, "--replicas", "3", "in.jsonl"}, 2, "needs --nats naming a JetStream cluster"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.prog+" "+strings.Join(tt.args, " "), func(t *testing.T) {
-			var stderr bytes.Buffer
-			if got := Main(tt.prog, tt.args, tt.cmds, &stderr); got != tt.want {
+			var stdout, stderr bytes.Buffer
+			if got := Main(tt.prog, tt.args, tt.cmds, &stdout, &stderr); got != tt.want {
 				t.Errorf("exit %d, want %d; stderr:\n%s", got, tt.want, stderr.String())
 			}
 			if !strings.Contains(stderr.String(), tt.wantSays) {
 				t.Errorf("stderr does not say %q:\n%s", tt.wantSays, stderr.String())
 			}
+			if tt.want == 2 {
+				if n := strings.Count(stderr.String(), "\n"); n != 1 || !strings.HasPrefix(stderr.String(), tt.prog) {
+					t.Errorf("a usage error in %d lines, want one starting with %q:\n%s", n, tt.prog, stderr.String())
+				}
+				if _, err := os.Stat(out); !os.IsNotExist(err) {
+					t.Errorf("a usage error touched the output %s: %v", out, err)
+				}
+			}
 		})
+	}
+}
+
+// TestParse runs Main on a command that records its flags and arguments:
+// flags before, between and after the arguments, "--", values from
+// environment variables, and the command line winning over them.
+func TestParse(t *testing.T) {
+	type got struct {
+		threshold float64
+		chunk     int64
+		strict    bool
+		args      []string
+	}
+	tests := []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		want     got
+		wantExit int
+	}{
+		{"flags first", nil, []string{"--threshold", "0.5", "a", "b"}, got{0.5, 100, false, []string{"a", "b"}}, 0},
+		{"flags after", nil, []string{"a", "b", "--threshold", "0.5", "--strict"}, got{0.5, 100, true, []string{"a", "b"}}, 0},
+		{"flags between", nil, []string{"a", "-chunk-bytes=7", "b", "--strict", "c"}, got{0.8, 7, true, []string{"a", "b", "c"}}, 0},
+		{"double dash", nil, []string{"a", "--", "--strict", "-x"}, got{0.8, 100, false, []string{"a", "--strict", "-x"}}, 0},
+		{"env", map[string]string{"NEARDUP_THRESHOLD": "0.6", "NEARDUP_CHUNK_BYTES": "9", "NEARDUP_STRICT": "true"}, []string{"a"},
+			got{0.6, 9, true, []string{"a"}}, 0},
+		{"flag beats env", map[string]string{"NEARDUP_THRESHOLD": "0.6", "NEARDUP_CHUNK_BYTES": "9"}, []string{"a", "--threshold", "0.7"},
+			got{0.7, 9, false, []string{"a"}}, 0},
+		{"unprefixed env ignored", map[string]string{"THRESHOLD": "0.6", "CHUNK_BYTES": "9"}, []string{"a"}, got{0.8, 100, false, []string{"a"}}, 0},
+		{"bad env value", map[string]string{"NEARDUP_CHUNK_BYTES": "lots"}, []string{"a"}, got{}, 2},
+		{"bad flag after args", nil, []string{"a", "--chunk-bytes", "lots"}, got{}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"NEARDUP_THRESHOLD", "NEARDUP_CHUNK_BYTES", "NEARDUP_STRICT", "THRESHOLD", "CHUNK_BYTES"} {
+				t.Setenv(k, tt.env[k])
+			}
+			var g got
+			cmd := Command{Usage: "test [flags] ARG...", Setup: func(fs *flag.FlagSet) Prepare {
+				fs.Float64Var(&g.threshold, "threshold", 0.8, "")
+				fs.Int64Var(&g.chunk, "chunk-bytes", 100, "")
+				fs.BoolVar(&g.strict, "strict", false, "")
+				return func(args []string, _ Streams) (Run, error) {
+					g.args = args
+					return func(context.Context) int { return 0 }, nil
+				}
+			}}
+			var stdout, stderr bytes.Buffer
+			if exit := Main("test", tt.args, []Command{cmd}, &stdout, &stderr); exit != tt.wantExit {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", exit, tt.wantExit, stderr.String())
+			}
+			if tt.wantExit == 0 && !reflect.DeepEqual(g, tt.want) {
+				t.Errorf("parsed %+v, want %+v", g, tt.want)
+			}
+		})
+	}
+}
+
+// TestHelpNamesEnv checks that -h names every flag's environment variable
+// and that each is the one Main reads.
+func TestHelpNamesEnv(t *testing.T) {
+	for _, tt := range []struct {
+		prog string
+		cmds []Command
+	}{{"coordinator", Coordinator()}, {"worker", Worker()}} {
+		var stdout, stderr bytes.Buffer
+		if exit := Main(tt.prog, []string{"-h"}, tt.cmds, &stdout, &stderr); exit != 0 {
+			t.Fatalf("%s -h: exit %d", tt.prog, exit)
+		}
+		fs, _ := setup(tt.cmds[0])
+		fs.VisitAll(func(f *flag.Flag) {
+			if !strings.Contains(stderr.String(), "[$"+EnvVar(f.Name)+"]") {
+				t.Errorf("%s -h does not name $%s", tt.prog, EnvVar(f.Name))
+			}
+		})
+		for _, v := range []string{"NEARDUP_CHUNK_BYTES", "NEARDUP_THRESHOLD", "NEARDUP_LOG_FORMAT"} {
+			if tt.prog == "coordinator" && !strings.Contains(stderr.String(), "[$"+v+"]") {
+				t.Errorf("coordinator -h does not name $%s", v)
+			}
+		}
+	}
+}
+
+// TestVersion checks --version on every command: the build's line on
+// stdout, exit 0, even with other flags.
+func TestVersion(t *testing.T) {
+	want := buildinfo.Read().String() + "\n"
+	for _, tt := range []struct {
+		prog string
+		cmds []Command
+		args []string
+	}{
+		{"coordinator", Coordinator(), []string{"--version"}},
+		{"coordinator", Coordinator(), []string{"params", "--version"}},
+		{"coordinator", Coordinator(), []string{"in.jsonl", "--version"}},
+		{"worker", Worker(), []string{"-version"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		if exit := Main(tt.prog, tt.args, tt.cmds, &stdout, &stderr); exit != 0 || stdout.String() != want {
+			t.Errorf("%s %q: exit %d, stdout %q, want 0, %q; stderr:\n%s", tt.prog, tt.args, exit, stdout.String(), want, stderr.String())
+		}
+	}
+	if !strings.Contains(want, runtime.Version()) {
+		t.Errorf("version %q does not name Go %s", want, runtime.Version())
 	}
 }
 
@@ -92,9 +225,7 @@ func TestCheckArgs(t *testing.T) {
 // job and compare commands and, for the queue, the worker.
 func TestFlagsShared(t *testing.T) {
 	names := func(cmd Command) map[string]string {
-		var stderr bytes.Buffer
-		fs := newFlagSet(cmd, &stderr)
-		cmd.Setup(fs)
+		fs, _ := setup(cmd)
 		out := map[string]string{}
 		fs.VisitAll(func(f *flag.Flag) { out[f.Name] = f.DefValue })
 		return out

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
@@ -35,10 +33,10 @@ func Coordinator() []Command {
 	}
 }
 
-// jobSetup registers the flags of a job and returns its run function; with
+// jobSetup registers the flags of a job and returns its Prepare; with
 // compare, the job runs once per method.
-func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []string) int {
-	return func(fs *flag.FlagSet) func(context.Context, []string) int {
+func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
+	return func(fs *flag.FlagSet) Prepare {
 		p := pipeline.DefaultParams()
 		qc := queue.DefaultConfig()
 		cfg := pipeline.Config{}
@@ -55,128 +53,150 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) func(context.Context, []strin
 		fs.BoolVar(&cfg.AllowPartial, "allow-partial", false, "accept a job whose map tasks failed for good as finished, marked _PARTIAL (without it: no marker, and a rerun retries them)")
 		p.RegisterFlags(fs)
 		qc.RegisterFlags(fs)
-		level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+		var logs logFlags
+		logs.register(fs)
 		quiet := fs.Bool("quiet", false, "no progress output")
 		var prof profiles
 		prof.registerFlags(fs)
-		return func(ctx context.Context, args []string) int {
-			if cfg.Out == "" || len(args) == 0 {
-				fs.Usage()
-				return 2
+		return func(args []string, out Streams) (Run, error) {
+			if cfg.Out == "" {
+				return nil, errors.New("--out is required")
+			}
+			if len(args) == 0 {
+				return nil, errors.New("no INPUT given")
 			}
 			for _, loc := range append([]string{cfg.Out}, args...) {
 				if _, err := storage.ParseLocation(loc); err != nil {
-					fmt.Fprintln(os.Stderr, "coordinator:", err)
-					return 2
+					return nil, err
 				}
 			}
-			log, err := newLogger(*level, os.Stderr)
+			log, err := logs.logger(out.Stderr)
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "coordinator:", err)
-				return 2
+				return nil, err
 			}
 			if err := errors.Join(conn.Check(), qc.Check()); err != nil {
-				fmt.Fprintln(os.Stderr, "coordinator:", err)
-				return 2
+				return nil, err
 			}
 			if conn.URL == "" && qc.Replicas > 1 {
-				fmt.Fprintf(os.Stderr, "coordinator: --replicas %d needs --nats naming a JetStream cluster: the embedded server is a single server\n", qc.Replicas)
-				return 2
+				return nil, fmt.Errorf("--replicas %d needs --nats naming a JetStream cluster: the embedded server is a single server", qc.Replicas)
 			}
 			cfg.NATSURL, cfg.Conn = conn.URL, conn
 			cfg.Inputs, cfg.Params, cfg.Queue, cfg.Log = args, p, qc, log
+			if err := cfg.Check(); err != nil {
+				return nil, err
+			}
 			if cfg.Faults, err = faults.Parse(os.Getenv(faults.EnvVar), log); err != nil {
-				log.Error("bad "+faults.EnvVar, "err", err)
-				return 2
+				return nil, fmt.Errorf("$%s: %w", faults.EnvVar, err)
 			}
 			if !*quiet {
-				cfg.Progress, cfg.Live = os.Stderr, term.IsTerminal(int(os.Stderr.Fd()))
+				cfg.Progress, cfg.Live = out.Stderr, isTerminal(out.Stderr)
 			}
-			stopProfiles, err := prof.start()
-			if err != nil {
-				log.Error("profile", "err", err)
-				return 2
-			}
-			defer stopProfiles()
-			if compare {
-				cmp, err := pipeline.Compare(ctx, cfg)
+			return func(ctx context.Context) int {
+				stopProfiles, err := prof.start()
 				if err != nil {
-					log.Error("comparison failed", "err", err)
-					return 1
+					log.Error("profile", "err", err)
+					return 2
 				}
-				if err := pipeline.WriteComparison(os.Stdout, cmp); err != nil {
-					return 1
+				defer stopProfiles()
+				if compare {
+					return runCompare(ctx, cfg, out)
 				}
-				return 0
-			}
-			man, err := pipeline.Run(ctx, cfg)
-			if err != nil {
-				log.Error("job failed", "err", err)
-				if errors.Is(err, pipeline.ErrComplete) {
-					return 3
-				}
-				if errors.Is(err, pipeline.ErrJobBusy) {
-					return 5
-				}
-				return 1
-			}
-			c := man.Counts
-			log.Info("job complete", "out", cfg.Out, "docs", c.Docs, "rejected", c.Rejected, "empty", c.Empty,
-				"candidate_pairs_checked", c.UniquePairs, "pairs", c.Pairs, "exact_groups", c.ExactGroups, "clusters", c.Clusters,
-				"duplicates", c.Duplicates, "exact_duplicates", c.ExactDups,
-				"seconds", fmt.Sprintf("%.2f", man.Seconds),
-				"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)),
-				"peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
-			if man.Status == pipeline.StatusPartial {
-				if cfg.AllowPartial {
-					log.Warn("partial result accepted with --allow-partial: the chunks of failed map tasks are missing (_PARTIAL, not _SUCCESS)", "failed", len(man.Failures))
-				} else {
-					log.Warn("partial: the chunks of failed map tasks are missing and there is no _SUCCESS; run the same command again to retry them", "failed", len(man.Failures))
-				}
-				return 4
-			}
-			return 0
+				return runJob(ctx, cfg, out)
+			}, nil
 		}
 	}
 }
 
+// runCompare runs the job with each method and prints the comparison.
+func runCompare(ctx context.Context, cfg pipeline.Config, out Streams) int {
+	cmp, err := pipeline.Compare(ctx, cfg)
+	if err != nil {
+		cfg.Log.Error("comparison failed", "err", err)
+		return 1
+	}
+	if err := pipeline.WriteComparison(out.Stdout, cmp); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// runJob runs the job, logs its outcome and writes its summary on stdout.
+func runJob(ctx context.Context, cfg pipeline.Config, out Streams) int {
+	log := cfg.Log
+	man, err := pipeline.Run(ctx, cfg)
+	if err != nil {
+		log.Error("job failed", "err", err)
+		code := 1
+		switch {
+		case errors.Is(err, pipeline.ErrComplete):
+			code = 3
+		case errors.Is(err, pipeline.ErrJobBusy):
+			code = 5
+		}
+		writeSummary(out.Stdout, log, newSummary(cfg.Out, code, nil, err))
+		return code
+	}
+	c := man.Counts
+	log.Info("job complete", "out", cfg.Out, "docs", c.Docs, "rejected", c.Rejected, "empty", c.Empty,
+		"candidate_pairs_checked", c.UniquePairs, "pairs", c.Pairs, "exact_groups", c.ExactGroups, "clusters", c.Clusters,
+		"duplicates", c.Duplicates, "exact_duplicates", c.ExactDups,
+		"seconds", fmt.Sprintf("%.2f", man.Seconds),
+		"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)),
+		"peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
+	code := 0
+	if man.Status == pipeline.StatusPartial {
+		if cfg.AllowPartial {
+			log.Warn("partial result accepted with --allow-partial: the chunks of failed map tasks are missing (_PARTIAL, not _SUCCESS)", "failed", len(man.Failures))
+		} else {
+			log.Warn("partial: the chunks of failed map tasks are missing and there is no _SUCCESS; run the same command again to retry them", "failed", len(man.Failures))
+		}
+		code = 4
+	}
+	writeSummary(out.Stdout, log, newSummary(cfg.Out, code, man, nil))
+	return code
+}
+
 // paramsSetup registers the flags of `coordinator params` and returns its
 // run function, which prints the banding plan (and draws the S-curve).
-func paramsSetup(fs *flag.FlagSet) func(context.Context, []string) int {
+func paramsSetup(fs *flag.FlagSet) Prepare {
 	p := pipeline.DefaultParams()
 	p.RegisterPlanFlags(fs)
 	svg := fs.String("svg", "", "also draw the S-curve into this SVG file (MinHash)")
 	also := fs.String("also", "", "more (b, r) curves to draw for comparison, e.g. 20x5,14x8")
-	return func(ctx context.Context, args []string) int {
+	return func(args []string, out Streams) (Run, error) {
+		if len(args) > 0 {
+			return nil, fmt.Errorf("no arguments, not %q", args)
+		}
 		if err := p.Resolve(); err != nil {
-			fmt.Fprintln(os.Stderr, "coordinator params:", err)
-			return 2
+			return nil, err
 		}
 		if *svg != "" && p.Method != "minhash" {
-			fmt.Fprintln(os.Stderr, "coordinator params: --svg draws the MinHash S-curve; it does not go with --method", p.Method)
-			return 2
-		}
-		if err := pipeline.WritePlanReport(os.Stdout, p); err != nil {
-			fmt.Fprintln(os.Stderr, "coordinator params:", err)
-			return 1
-		}
-		if *svg == "" {
-			return 0
+			return nil, fmt.Errorf("--svg draws the MinHash S-curve; it does not go with --method %s", p.Method)
 		}
 		curves := []bands.Params{p.BandParams()}
-		for _, br := range strings.FieldsFunc(*also, func(r rune) bool { return r == ',' }) {
-			var b, r int
-			if _, err := fmt.Sscanf(br, "%dx%d", &b, &r); err != nil || b < 1 || r < 1 {
-				fmt.Fprintf(os.Stderr, "coordinator params: --also %q: want BxR, e.g. 20x5\n", br)
-				return 2
+		if *svg != "" {
+			for _, br := range strings.FieldsFunc(*also, func(r rune) bool { return r == ',' }) {
+				var b, r int
+				if _, err := fmt.Sscanf(br, "%dx%d", &b, &r); err != nil || b < 1 || r < 1 {
+					return nil, fmt.Errorf("--also %q: want BxR, e.g. 20x5", br)
+				}
+				curves = append(curves, bands.Params{Bands: b, Rows: r})
 			}
-			curves = append(curves, bands.Params{Bands: b, Rows: r})
 		}
-		title := fmt.Sprintf("P(candidate) at threshold %.2f, K=%d", p.Threshold, p.K)
-		if err := os.WriteFile(*svg, report.SCurveSVG(curves, p.Threshold, title), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "coordinator params:", err)
-			return 1
-		}
-		return 0
+		return func(context.Context) int {
+			if err := pipeline.WritePlanReport(out.Stdout, p); err != nil {
+				fmt.Fprintln(out.Stderr, "coordinator params:", err)
+				return 1
+			}
+			if *svg == "" {
+				return 0
+			}
+			title := fmt.Sprintf("P(candidate) at threshold %.2f, K=%d", p.Threshold, p.K)
+			if err := os.WriteFile(*svg, report.SCurveSVG(curves, p.Threshold, title), 0o644); err != nil {
+				fmt.Fprintln(out.Stderr, "coordinator params:", err)
+				return 1
+			}
+			return 0
+		}, nil
 	}
 }

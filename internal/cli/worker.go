@@ -20,68 +20,71 @@ func Worker() []Command {
 	return []Command{{Usage: "worker --nats URL[,URL...] [--slots N] [--data-root DIR]...", Summary: "run tasks of any job whose coordinator uses the same NATS server (or cluster)", Setup: workerSetup}}
 }
 
-func workerSetup(fs *flag.FlagSet) func(context.Context, []string) int {
+func workerSetup(fs *flag.FlagSet) Prepare {
 	conn := queue.DefaultConnConfig()
 	conn.RegisterFlags(fs, "NATS server URL, or several separated by commas (servers of one cluster; required)", os.Getenv)
 	slots := fs.Int("slots", runtime.NumCPU(), "tasks run at once")
-	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	var logs logFlags
+	logs.register(fs)
 	var roots stringList
 	fs.Var(&roots, "data-root", "read inputs and write outputs only under this directory (repeatable; default: any path a job names)")
 	qc := queue.DefaultConfig()
 	qc.RegisterFlags(fs)
 	var prof profiles
 	prof.registerFlags(fs)
-	return func(ctx context.Context, args []string) int {
-		if conn.URL == "" || len(args) > 0 {
-			fmt.Fprintln(os.Stderr, "worker: --nats (or $"+queue.EnvURL+") is required, and no arguments")
-			fs.Usage()
-			return 2
+	return func(args []string, out Streams) (Run, error) {
+		if conn.URL == "" {
+			return nil, errors.New("--nats (or $" + EnvVar("nats") + " or $" + queue.EnvURL + ") is required")
 		}
-		log, err := newLogger(*level, os.Stderr)
+		if len(args) > 0 {
+			return nil, fmt.Errorf("no arguments, not %q", args)
+		}
+		if *slots < 1 {
+			return nil, fmt.Errorf("--slots %d: must be at least 1", *slots)
+		}
+		log, err := logs.logger(out.Stderr)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "worker:", err)
-			return 2
+			return nil, err
 		}
 		if err := errors.Join(conn.Check(), qc.Check()); err != nil {
-			fmt.Fprintln(os.Stderr, "worker:", err)
-			return 2
+			return nil, err
 		}
 		dr, err := pipeline.ResolveRoots(roots)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "worker: --data-root:", err)
-			return 2
+			return nil, fmt.Errorf("--data-root: %w", err)
 		}
 		f, err := faults.Parse(os.Getenv(faults.EnvVar), log)
 		if err != nil {
-			log.Error("bad "+faults.EnvVar, "err", err)
-			return 2
+			return nil, fmt.Errorf("$%s: %w", faults.EnvVar, err)
 		}
-		if dr.Empty() {
-			log.Warn("no --data-root: this worker will read and write any path a job names, " +
-				"and anyone who can publish to the NATS server can submit a job")
-		}
-		stopProfiles, err := prof.start()
-		if err != nil {
-			log.Error("profile", "err", err)
-			return 2
-		}
-		defer stopProfiles()
-		q, err := queue.Connect(ctx, conn, "neardup-worker", qc, log)
-		if err != nil {
-			log.Error("connect", "err", err)
-			return 1
-		}
-		defer q.Close()
-		w := pipeline.NewWorker(q, *slots, log)
-		w.InjectFaults(f)
-		w.RestrictTo(dr)
-		log.Info("worker ready", "nats", queue.RedactURL(conn.URL), "slots", *slots, "data_roots", dr.String())
-		if err := w.Run(ctx); err != nil {
-			log.Error("worker stopped", "err", err)
-			return 1
-		}
-		log.Info("worker stopped", "peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
-		return 0
+		return func(ctx context.Context) int {
+			if dr.Empty() {
+				log.Warn("no --data-root: this worker will read and write any path a job names, " +
+					"and anyone who can publish to the NATS server can submit a job")
+			}
+			stopProfiles, err := prof.start()
+			if err != nil {
+				log.Error("profile", "err", err)
+				return 2
+			}
+			defer stopProfiles()
+			q, err := queue.Connect(ctx, conn, "neardup-worker", qc, log)
+			if err != nil {
+				log.Error("connect", "err", err)
+				return 1
+			}
+			defer q.Close()
+			w := pipeline.NewWorker(q, *slots, log)
+			w.InjectFaults(f)
+			w.RestrictTo(dr)
+			log.Info("worker ready", "nats", queue.RedactURL(conn.URL), "slots", *slots, "data_roots", dr.String())
+			if err := w.Run(ctx); err != nil {
+				log.Error("worker stopped", "err", err)
+				return 1
+			}
+			log.Info("worker stopped", "peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
+			return 0
+		}, nil
 	}
 }
 

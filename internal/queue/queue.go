@@ -60,10 +60,17 @@ func DefaultConfig() Config {
 const maxReplicas = 5
 
 // Check reports a usage error in the rules: a replica count JetStream
-// does not allow.
+// does not allow, a wait or a count that is not positive.
 func (c Config) Check() error {
-	if c.Replicas < 1 || c.Replicas > maxReplicas {
+	switch {
+	case c.Replicas < 1 || c.Replicas > maxReplicas:
 		return fmt.Errorf("--replicas %d: must be 1 to %d", c.Replicas, maxReplicas)
+	case c.AckWait <= 0:
+		return fmt.Errorf("--ack-wait %v: must be positive", c.AckWait)
+	case c.MaxDeliver < 1:
+		return fmt.Errorf("--max-deliver %d: must be at least 1", c.MaxDeliver)
+	case c.TransientRetry < 0:
+		return fmt.Errorf("--transient-retry %v: must not be negative", c.TransientRetry)
 	}
 	return nil
 }

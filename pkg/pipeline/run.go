@@ -195,15 +195,26 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	return man, nil
 }
 
+// Check reports the errors of cfg that show without reading the inputs,
+// opening the output or reaching a server: a bad parameter, no workers, a
+// bad job name. Run checks them first.
+func (cfg Config) Check() error {
+	if cfg.NATSURL == "" && cfg.Workers < 1 && cfg.Listen == "" {
+		return errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
+	}
+	if cfg.Job != "" && !validJob(cfg.Job) {
+		return fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
+	}
+	params := cfg.Params // Resolve fills in the plan: not cfg's business here
+	return params.Resolve()
+}
+
 // checkConfig resolves the parameters and the inputs (as absolute paths),
 // with the files found under them that are skipped, and checks the rest
 // of the configuration.
 func checkConfig(ctx context.Context, cfg Config) (job.Params, []job.Input, []job.Skipped, error) {
-	if cfg.NATSURL == "" && cfg.Workers < 1 && cfg.Listen == "" {
-		return job.Params{}, nil, nil, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
-	}
-	if cfg.Job != "" && !validJob(cfg.Job) {
-		return job.Params{}, nil, nil, fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
+	if err := cfg.Check(); err != nil {
+		return job.Params{}, nil, nil, err
 	}
 	params := cfg.Params
 	auto := params.Partitions == 0
