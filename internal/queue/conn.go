@@ -116,7 +116,8 @@ func (c ConnConfig) options() ([]nats.Option, error) {
 	return opts, nil
 }
 
-// waitLogEvery is how often a client that cannot connect yet says so.
+// waitLogEvery is how often a client that cannot connect yet says so,
+// after saying it at its first failure.
 const waitLogEvery = 5 * time.Second
 
 // dial connects to the NATS server of c. The first connection is retried
@@ -159,7 +160,7 @@ func dial(ctx context.Context, c ConnConfig, name string, log *slog.Logger) (*na
 		defer cancel()
 	}
 	started := time.Now()
-	lastLog := started
+	var lastLog time.Time // the first failure is said at once
 	for attempt := 1; ; attempt++ {
 		nc, err := nats.Connect(c.URL, opts...)
 		if err == nil {
