@@ -55,6 +55,8 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		qc.RegisterFlags(fs)
 		var logs logFlags
 		logs.register(fs)
+		var met metricsFlag
+		met.register(fs)
 		quiet := fs.Bool("quiet", false, "no progress output")
 		var prof profiles
 		prof.registerFlags(fs)
@@ -74,7 +76,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 			if err != nil {
 				return nil, err
 			}
-			if err := errors.Join(conn.Check(), qc.Check()); err != nil {
+			if err := errors.Join(conn.Check(), qc.Check(), met.check()); err != nil {
 				return nil, err
 			}
 			if conn.URL == "" && qc.Replicas > 1 {
@@ -98,6 +100,15 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 					return 2
 				}
 				defer stopProfiles()
+				m, stopMetrics, err := met.serve(log)
+				if err != nil {
+					log.Error("metrics", "err", err)
+					return 1
+				}
+				defer stopMetrics()
+				if m != nil {
+					cfg.Tasks, cfg.Stages = m, m
+				}
 				if compare {
 					return runCompare(ctx, cfg, out)
 				}

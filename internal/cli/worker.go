@@ -26,6 +26,8 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 	slots := fs.Int("slots", runtime.NumCPU(), "tasks run at once")
 	var logs logFlags
 	logs.register(fs)
+	var met metricsFlag
+	met.register(fs)
 	var roots stringList
 	fs.Var(&roots, "data-root", "read inputs and write outputs only under this directory (repeatable; default: any path a job names)")
 	qc := queue.DefaultConfig()
@@ -46,7 +48,7 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 		if err != nil {
 			return nil, err
 		}
-		if err := errors.Join(conn.Check(), qc.Check()); err != nil {
+		if err := errors.Join(conn.Check(), qc.Check(), met.check()); err != nil {
 			return nil, err
 		}
 		dr, err := pipeline.ResolveRoots(roots)
@@ -68,6 +70,12 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 				return 2
 			}
 			defer stopProfiles()
+			m, stopMetrics, err := met.serve(log)
+			if err != nil {
+				log.Error("metrics", "err", err)
+				return 1
+			}
+			defer stopMetrics()
 			q, err := queue.Connect(ctx, conn, "neardup-worker", qc, log)
 			if err != nil {
 				log.Error("connect", "err", err)
@@ -77,6 +85,9 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 			w := pipeline.NewWorker(q, *slots, log)
 			w.InjectFaults(f)
 			w.RestrictTo(dr)
+			if m != nil {
+				w.Observe(m)
+			}
 			log.Info("worker ready", "nats", queue.RedactURL(conn.URL), "slots", *slots, "data_roots", dr.String())
 			if err := w.Run(ctx); err != nil {
 				log.Error("worker stopped", "err", err)

@@ -57,6 +57,10 @@ type Config struct {
 	Progress     io.Writer   // progress lines; nil for none
 	Live         bool        // Progress is a terminal: redraw one line
 	Faults       *faults.Set // faults the in-process workers inject (tests only)
+	// Tasks hears of the tasks the in-process workers run, Stages of the
+	// coordinator's stages (metrics); nil for none.
+	Tasks  TaskObserver
+	Stages StageObserver
 
 	// Conn is how to reach the server at NATSURL: credentials, TLS and
 	// the connect timeout. Its URL is ignored.
@@ -302,6 +306,7 @@ func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Que
 		w.sideResultBytes = cfg.sideResultBytes
 	}
 	w.InjectFaults(cfg.Faults)
+	w.Observe(cfg.Tasks)
 	w.RestrictTo(dr)
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup

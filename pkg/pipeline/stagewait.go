@@ -133,7 +133,10 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 	}
 
 	failed := map[int]Failure{}
+	obs, metric := c.observer(), metricStage(name)
+	defer func() { obs.Pending(metric, 0) }()
 	for len(out.results)+len(failed) < len(indices) {
+		obs.Pending(metric, len(indices)-len(out.results)-len(failed))
 		u, err := next()
 		if err != nil {
 			return nil, err
@@ -169,7 +172,16 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		out.failures = append(out.failures, failed[i])
 	}
 	out.timing = StageTiming{Name: name, Tasks: len(indices), Failed: len(failed), Seconds: time.Since(t0).Seconds()}
+	obs.StageDone(metric, time.Since(t0))
 	return out, nil
+}
+
+// observer is what hears of the stages: Config.Stages, if any.
+func (c *coordinator) observer() StageObserver {
+	if c.cfg.Stages == nil {
+		return noObserver{}
+	}
+	return c.cfg.Stages
 }
 
 // parseKey splits "<prefix>.kind.000012".

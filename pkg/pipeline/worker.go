@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
@@ -23,7 +24,8 @@ type Worker struct {
 	slots int
 
 	faults *faults.Set
-	roots  DataRoots // paths a job may name; empty for any
+	roots  DataRoots    // paths a job may name; empty for any
+	obs    TaskObserver // never nil
 	// sideResultBytes: a larger result goes to a file (see storeResult).
 	sideResultBytes int
 
@@ -38,6 +40,14 @@ const cachedJobs = 8
 // InjectFaults makes the worker fail, panic or stall at the points f names
 // (see package faults). For tests of recovery only.
 func (w *Worker) InjectFaults(f *faults.Set) { w.faults = f }
+
+// Observe makes the worker tell o of every task it runs.
+func (w *Worker) Observe(o TaskObserver) {
+	if o == nil {
+		o = noObserver{}
+	}
+	w.obs = o
+}
 
 // RestrictTo makes the worker refuse, as a permanent failure, a task whose
 // job output or input files lie outside roots.
@@ -56,7 +66,7 @@ type jobCache struct {
 
 // NewWorker returns a worker that runs up to slots tasks at once.
 func NewWorker(q *queue.Queue, slots int, log *slog.Logger) *Worker {
-	return &Worker{q: q, log: log, slots: max(slots, 1), jobs: map[string]*jobCache{}, sideResultBytes: sideResultBytes}
+	return &Worker{q: q, log: log, slots: max(slots, 1), jobs: map[string]*jobCache{}, sideResultBytes: sideResultBytes, obs: noObserver{}}
 }
 
 // Run serves tasks until ctx ends. On return, a task that was running has
@@ -65,11 +75,22 @@ func (w *Worker) Run(ctx context.Context) error {
 	return w.q.Serve(ctx, w.slots, w.handle, w.recordFailure, w.log)
 }
 
+// handle runs a delivered task and tells the observer.
 func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	var t Task
 	if err := json.Unmarshal(d.Data, &t); err != nil {
 		return queue.Permanent(fmt.Errorf("bad task message %q: %w", d.Data, err))
 	}
+	name := metricStage(t.Stage)
+	w.obs.TaskStarted(name, d.Attempt)
+	t0 := time.Now()
+	err := w.run(ctx, t, d)
+	w.obs.TaskEnded(name, time.Since(t0), err)
+	return err
+}
+
+// run runs task t of delivery d.
+func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 	jc, err := w.job(ctx, t)
 	if err != nil {
 		return err
@@ -95,10 +116,14 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 				return queue.Permanent(fmt.Errorf("job %s: input: %w", t.Job, err))
 			}
 		}
-		result, err = stage.Map(ctx, st, &jc.spec, plan.Chunks[t.Index])
+		mr, err := stage.Map(ctx, st, &jc.spec, plan.Chunks[t.Index])
 		if err != nil {
 			return fmt.Errorf("map chunk %d: %w", t.Index, err)
 		}
+		if err := observeMap(ctx, w.obs, jc.st, mr); err != nil {
+			return fmt.Errorf("map chunk %d: counting its rejects: %w", t.Index, err)
+		}
+		result = mr
 	case StageReduce:
 		in, err := readTaskInputs[bandInput](ctx, jc.st, job.InputsReduce, t.Index)
 		if err != nil {

@@ -1,0 +1,86 @@
+package metrics
+
+import (
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/internal/metrics/metricstest"
+)
+
+func TestReasonClass(t *testing.T) {
+	tests := []struct{ reason, want string }{
+		{"invalid JSON: unexpected end of input (at byte 12)", "invalid JSON"},
+		{`missing text field "text"`, "missing text field"},
+		{"line of 20000000 bytes exceeds the limit of 16777216 bytes", "line of"},
+		{"unreadable: open x: no such file", "unreadable"},
+		{"truncated record; rest of file not read", "truncated record"},
+		{"", "other"},
+		{"42", "other"},
+	}
+	for _, tt := range tests {
+		if got := ReasonClass(tt.reason); got != tt.want {
+			t.Errorf("ReasonClass(%q) = %q, want %q", tt.reason, got, tt.want)
+		}
+	}
+}
+
+// TestServe counts a few events, scrapes the endpoint and checks every
+// series, then checks that stop stops serving.
+func TestServe(t *testing.T) {
+	m := New()
+	m.TaskStarted("map", 1)
+	m.TaskStarted("map", 2)
+	m.TaskStarted("cluster", 1)
+	m.TaskEnded("map", 2*time.Second, nil)
+	m.TaskEnded("map", time.Second, errors.New("disk full"))
+	m.TaskEnded("cluster", 30*time.Millisecond, nil)
+	m.Read(10, 100, 50, []string{"invalid JSON: x", "invalid JSON: y", `missing text field "text"`})
+	m.Read(5, 20, 10, nil)
+	m.StageDone("cluster", time.Second)
+	m.StageDone("cluster", 2*time.Second)
+	m.Pending("verify", 4)
+
+	addr, stop, err := m.Serve("127.0.0.1:0", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := metricstest.Scrape(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := metricstest.Series
+	want := map[string]float64{
+		s("neardup_tasks_started_total", "stage", "map"):              2,
+		s("neardup_tasks_started_total", "stage", "cluster"):          1,
+		s("neardup_tasks_redelivered_total", "stage", "map"):          1,
+		s("neardup_tasks_done_total", "stage", "map"):                 1,
+		s("neardup_tasks_done_total", "stage", "cluster"):             1,
+		s("neardup_tasks_failed_total", "stage", "map"):               1,
+		s("neardup_task_duration_seconds_count", "stage", "map"):      1,
+		s("neardup_task_duration_seconds_sum", "stage", "map"):        2,
+		"neardup_documents_read_total":                                15,
+		"neardup_input_bytes_read_total":                              120,
+		"neardup_text_bytes_read_total":                               60,
+		s("neardup_rejects_total", "reason", "invalid JSON"):          2,
+		s("neardup_rejects_total", "reason", "missing text field"):    1,
+		s("neardup_stage_duration_seconds_total", "stage", "cluster"): 3,
+		s("neardup_tasks_pending", "stage", "verify"):                 4,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	if _, ok := got["go_goroutines"]; !ok {
+		t.Error("no Go runtime metrics")
+	}
+	if _, ok := got[s("neardup_tasks_redelivered_total", "stage", "cluster")]; ok {
+		t.Error("a first delivery counted as redelivered")
+	}
+	stop()
+	if _, err := metricstest.Scrape(addr); err == nil {
+		t.Error("still serving after stop")
+	}
+}
