@@ -5,6 +5,9 @@
 //	coordinator --out DIR [flags] INPUT...           run a job
 //	coordinator compare --out DIR [flags] INPUT...   MinHash and SimHash side by side
 //	coordinator params [flags]                       show the banding plan for a threshold
+//
+// Flags may come before or after the arguments; each is also read from
+// the environment variable NEARDUP_<FLAG> (--help names them).
 package main
 
 import (

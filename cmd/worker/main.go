@@ -3,6 +3,9 @@
 // jobs' output directories at the same paths as their coordinators.
 //
 //	worker --nats nats://host:4222 [--slots N]
+//
+// Flags may come before or after the arguments; each is also read from
+// the environment variable NEARDUP_<FLAG> (--help names them).
 package main
 
 import (
