@@ -53,13 +53,9 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		fs.BoolVar(&cfg.AllowPartial, "allow-partial", false, "accept a job whose map tasks failed for good as finished, marked _PARTIAL (without it: no marker, and a rerun retries them)")
 		p.RegisterFlags(fs)
 		qc.RegisterFlags(fs)
-		var logs logFlags
-		logs.register(fs)
-		var met metricsFlag
-		met.register(fs)
 		quiet := fs.Bool("quiet", false, "no progress output")
-		var prof profiles
-		prof.registerFlags(fs)
+		var proc processFlags
+		proc.register(fs)
 		return func(args []string, out Streams) (Run, error) {
 			if cfg.Out == "" {
 				return nil, errors.New("--out is required")
@@ -72,11 +68,11 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 					return nil, err
 				}
 			}
-			log, err := logs.logger(out.Stderr)
+			log, err := proc.logs.logger(out.Stderr)
 			if err != nil {
 				return nil, err
 			}
-			if err := errors.Join(conn.Check(), qc.Check(), met.check()); err != nil {
+			if err := errors.Join(conn.Check(), qc.Check(), proc.met.check()); err != nil {
 				return nil, err
 			}
 			if conn.URL == "" && qc.Replicas > 1 {
@@ -94,18 +90,11 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 				cfg.Progress, cfg.Live = out.Stderr, isTerminal(out.Stderr)
 			}
 			return func(ctx context.Context) int {
-				stopProfiles, err := prof.start()
-				if err != nil {
-					log.Error("profile", "err", err)
-					return 2
+				m, stop, code := proc.start(log)
+				if code != 0 {
+					return code
 				}
-				defer stopProfiles()
-				m, stopMetrics, err := met.serve(log)
-				if err != nil {
-					log.Error("metrics", "err", err)
-					return 1
-				}
-				defer stopMetrics()
+				defer stop()
 				if m != nil {
 					cfg.Tasks, cfg.Stages = m, m
 				}

@@ -24,16 +24,12 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 	conn := queue.DefaultConnConfig()
 	conn.RegisterFlags(fs, "NATS server URL, or several separated by commas (servers of one cluster; required)", os.Getenv)
 	slots := fs.Int("slots", runtime.NumCPU(), "tasks run at once")
-	var logs logFlags
-	logs.register(fs)
-	var met metricsFlag
-	met.register(fs)
 	var roots stringList
 	fs.Var(&roots, "data-root", "read inputs and write outputs only under this directory (repeatable; default: any path a job names)")
 	qc := queue.DefaultConfig()
 	qc.RegisterFlags(fs)
-	var prof profiles
-	prof.registerFlags(fs)
+	var proc processFlags
+	proc.register(fs)
 	return func(args []string, out Streams) (Run, error) {
 		if conn.URL == "" {
 			return nil, errors.New("--nats (or $" + EnvVar("nats") + " or $" + queue.EnvURL + ") is required")
@@ -44,11 +40,11 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 		if *slots < 1 {
 			return nil, fmt.Errorf("--slots %d: must be at least 1", *slots)
 		}
-		log, err := logs.logger(out.Stderr)
+		log, err := proc.logs.logger(out.Stderr)
 		if err != nil {
 			return nil, err
 		}
-		if err := errors.Join(conn.Check(), qc.Check(), met.check()); err != nil {
+		if err := errors.Join(conn.Check(), qc.Check(), proc.met.check()); err != nil {
 			return nil, err
 		}
 		dr, err := pipeline.ResolveRoots(roots)
@@ -64,18 +60,11 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 				log.Warn("no --data-root: this worker will read and write any path a job names, " +
 					"and anyone who can publish to the NATS server can submit a job")
 			}
-			stopProfiles, err := prof.start()
-			if err != nil {
-				log.Error("profile", "err", err)
-				return 2
+			m, stop, code := proc.start(log)
+			if code != 0 {
+				return code
 			}
-			defer stopProfiles()
-			m, stopMetrics, err := met.serve(log)
-			if err != nil {
-				log.Error("metrics", "err", err)
-				return 1
-			}
-			defer stopMetrics()
+			defer stop()
 			q, err := queue.Connect(ctx, conn, "neardup-worker", qc, log)
 			if err != nil {
 				log.Error("connect", "err", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/neardup/neardup/internal/metrics/metricstest"
 )
 
+// TestReasonClass checks the labels that reject reasons become.
 func TestReasonClass(t *testing.T) {
 	tests := []struct{ reason, want string }{
 		{"invalid JSON: unexpected end of input (at byte 12)", "invalid JSON"},
