@@ -154,6 +154,9 @@ wait:
 			t.Errorf("worker metrics: %s = %v, manifest: %d", c.series, c.got, c.want)
 		}
 	}
+	if n, ok := got["neardup_queue_tasks"]; !ok || n != 0 {
+		t.Errorf("worker metrics: neardup_queue_tasks %v (present: %v), want 0 after the job", n, ok)
+	}
 	if got[s("neardup_tasks_started_total", "stage", "cluster")] < 1 || got[s("neardup_tasks_done_total", "stage", "verify")] < 1 {
 		t.Errorf("worker metrics: no cluster or verify task counted")
 	}

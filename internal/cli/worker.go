@@ -76,6 +76,7 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 			w.RestrictTo(dr)
 			if m != nil {
 				w.Observe(m)
+				m.WatchQueue(q.Pending)
 			}
 			log.Info("worker ready", "nats", queue.RedactURL(conn.URL), "slots", *slots, "data_roots", dr.String())
 			if err := w.Run(ctx); err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -103,6 +104,22 @@ func (m *Metrics) StageDone(stage string, d time.Duration) {
 // Pending sets how many of a stage's tasks are not finished yet.
 func (m *Metrics) Pending(stage string, n int) {
 	m.pending.WithLabelValues(stage).Set(float64(n))
+}
+
+// WatchQueue adds neardup_queue_tasks, the tasks the work queue holds,
+// read by pending at each scrape (NaN when that fails).
+func (m *Metrics) WatchQueue(pending func(context.Context) (int, error)) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "neardup", Name: "queue_tasks",
+		Help: "Tasks in the NATS work queue, of every job: waiting, or delivered and not yet acknowledged (read at each scrape)."},
+		func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			n, err := pending(ctx)
+			if err != nil {
+				return math.NaN()
+			}
+			return float64(n)
+		}))
 }
 
 // ReasonClass is a reject reason's leading words, the metric's label: up

@@ -1,8 +1,10 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -42,6 +44,7 @@ func TestServe(t *testing.T) {
 	m.StageDone("cluster", time.Second)
 	m.StageDone("cluster", 2*time.Second)
 	m.Pending("verify", 4)
+	m.WatchQueue(func(context.Context) (int, error) { return 7, nil })
 
 	addr, stop, err := m.Serve("127.0.0.1:0", slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -68,6 +71,7 @@ func TestServe(t *testing.T) {
 		s("neardup_rejects_total", "reason", "missing text field"):    1,
 		s("neardup_stage_duration_seconds_total", "stage", "cluster"): 3,
 		s("neardup_tasks_pending", "stage", "verify"):                 4,
+		"neardup_queue_tasks":                                         7,
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -84,4 +88,24 @@ func TestServe(t *testing.T) {
 	if _, err := metricstest.Scrape(addr); err == nil {
 		t.Error("still serving after stop")
 	}
+}
+
+// TestWatchQueueFails checks that a queue that cannot be read shows as
+// NaN, not as an empty queue.
+func TestWatchQueueFails(t *testing.T) {
+	m := New()
+	m.WatchQueue(func(context.Context) (int, error) { return 0, errors.New("no server") })
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "neardup_queue_tasks" {
+			if v := f.GetMetric()[0].GetGauge().GetValue(); !math.IsNaN(v) {
+				t.Errorf("neardup_queue_tasks = %v, want NaN", v)
+			}
+			return
+		}
+	}
+	t.Error("no neardup_queue_tasks")
 }

@@ -156,6 +156,16 @@ func Connect(ctx context.Context, c ConnConfig, name string, cfg Config, log *sl
 	return q, nil
 }
 
+// Pending is how many tasks the queue holds, of every job: waiting to be
+// delivered, or delivered and not yet acknowledged.
+func (q *Queue) Pending(ctx context.Context) (int, error) {
+	info, err := q.cons.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("queue: consumer %s: %w", ConsumerName, err)
+	}
+	return int(info.NumPending) + info.NumAckPending, nil
+}
+
 // Close closes the queue's connection.
 func (q *Queue) Close() { q.nc.Close() }
 
