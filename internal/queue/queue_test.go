@@ -122,3 +122,58 @@ func TestServe(t *testing.T) {
 		}
 	}
 }
+
+// TestPending checks the queue's count of tasks as they are published,
+// run and acknowledged. The consumer's counts follow publishes a moment
+// later: each is waited for.
+func TestPending(t *testing.T) {
+	srv, err := StartEmbedded(t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := srv.Open(ctx, "test", DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	waitPending := func(want int, when string) {
+		t.Helper()
+		var n int
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if n, err = q.Pending(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n == want {
+				return
+			}
+		}
+		t.Fatalf("%s: Pending = %d, want %d", when, n, want)
+	}
+	waitPending(0, "an empty queue")
+	for i := range 3 {
+		if err := q.Publish(ctx, "testjob", "r1", fmt.Sprint(i), []byte("t")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPending(3, "3 tasks published")
+	// One slot holds one task unacknowledged: still pending.
+	started, release := make(chan struct{}, 3), make(chan struct{})
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() {
+		served <- q.Serve(sctx, 1, func(context.Context, Delivery) error {
+			started <- struct{}{}
+			<-release
+			return nil
+		}, func(context.Context, Delivery, error) error { return nil }, slog.New(slog.DiscardHandler))
+	}()
+	<-started
+	waitPending(3, "3 tasks, one running")
+	close(release)
+	waitPending(0, "all tasks done")
+	stop()
+	<-served
+}
