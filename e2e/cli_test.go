@@ -137,6 +137,11 @@ wait:
 			rejects += v
 		}
 	}
+	for _, r := range man.RejectReasons {
+		if n := got[s("neardup_rejects_total", "reason", r.Reason)]; n != float64(r.Count) {
+			t.Errorf("worker metrics: %d rejects of kind %q, manifest: %d", int64(n), r.Reason, r.Count)
+		}
+	}
 	for _, c := range []struct {
 		series string
 		got    float64

@@ -13,9 +13,7 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -51,7 +49,7 @@ func New() *Metrics {
 		inputBytes:  prometheus.NewCounter(prometheus.CounterOpts{Namespace: "neardup", Name: "input_bytes_read_total", Help: "Input bytes (compressed as stored) read by the map tasks this process finished."}),
 		textBytes:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: "neardup", Name: "text_bytes_read_total", Help: "Text bytes of the documents read by the map tasks this process finished."}),
 		rejects: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "neardup", Name: "rejects_total",
-			Help: "Input records skipped by the map tasks this process finished, by reason (the reason's leading words, as in rejects/)."}, []string{"reason"}),
+			Help: "Input records skipped by the map tasks this process finished, by the kind of their reason (as in the manifest's reject_reasons)."}, []string{"reason"}),
 		taskSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "neardup", Name: "task_duration_seconds",
 			Help: "Duration of the tasks this process finished, per stage.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 16)}, []string{"stage"}),
 		stageSeconds: f("stage_duration_seconds_total", "Seconds the coordinator spent in each stage, from publishing its tasks to the last result (cluster: all its steps)."),
@@ -86,13 +84,13 @@ func (m *Metrics) TaskEnded(stage string, d time.Duration, err error) {
 }
 
 // Read counts what a finished map task read: documents, input and text
-// bytes, and the reasons of its rejects.
-func (m *Metrics) Read(docs, inputBytes, textBytes int64, rejects []string) {
+// bytes, and its rejects by the kind of their reason.
+func (m *Metrics) Read(docs, inputBytes, textBytes int64, rejects map[string]int64) {
 	m.docs.Add(float64(docs))
 	m.inputBytes.Add(float64(inputBytes))
 	m.textBytes.Add(float64(textBytes))
-	for _, r := range rejects {
-		m.rejects.WithLabelValues(ReasonClass(r)).Inc()
+	for kind, n := range rejects {
+		m.rejects.WithLabelValues(kind).Add(float64(n))
 	}
 }
 
@@ -120,27 +118,6 @@ func (m *Metrics) WatchQueue(pending func(context.Context) (int, error)) {
 			}
 			return float64(n)
 		}))
-}
-
-// ReasonClass is a reject reason's leading words, the metric's label: up
-// to the first colon, quote, parenthesis or digit ("invalid JSON: ..." is
-// "invalid JSON", `missing text field "text"` is "missing text field"), so
-// that labels stay few.
-func ReasonClass(reason string) string {
-	end := strings.IndexFunc(reason, func(r rune) bool {
-		return r == ':' || r == '"' || r == '(' || r == ';' || unicode.IsDigit(r)
-	})
-	if end >= 0 {
-		reason = reason[:end]
-	}
-	reason = strings.TrimSpace(reason)
-	if len(reason) > 48 {
-		reason = reason[:48]
-	}
-	if reason == "" {
-		return "other"
-	}
-	return reason
 }
 
 // Serve serves the metrics at http://addr/metrics until stop is called,

@@ -120,9 +120,7 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 		if err != nil {
 			return fmt.Errorf("map chunk %d: %w", t.Index, err)
 		}
-		if err := observeMap(ctx, w.obs, jc.st, mr); err != nil {
-			return fmt.Errorf("map chunk %d: counting its rejects: %w", t.Index, err)
-		}
+		observeMap(w.obs, mr)
 		result = mr
 	case StageReduce:
 		in, err := readTaskInputs[bandInput](ctx, jc.st, job.InputsReduce, t.Index)
