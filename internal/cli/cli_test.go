@@ -247,3 +247,31 @@ func TestFlagsShared(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherEnv checks the environment variables that are not a flag's own:
+// NATS_URL still gives --nats its default (below NEARDUP_NATS and the
+// flag), and a bad NEARDUP_FAULTS is a usage error.
+func TestOtherEnv(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		wantSays string
+	}{
+		{"no server", nil, []string{"--slots", "0"}, "--nats (or $NEARDUP_NATS or $NATS_URL) is required"},
+		{"NATS_URL", map[string]string{"NATS_URL": "nats://127.0.0.1:1"}, []string{"--slots", "0"}, "--slots 0"},
+		{"NEARDUP_NATS", map[string]string{"NEARDUP_NATS": "nats://127.0.0.1:1"}, []string{"--slots", "0"}, "--slots 0"},
+		{"NEARDUP_FAULTS", map[string]string{"NATS_URL": "nats://127.0.0.1:1", "NEARDUP_FAULTS": "explode@map"}, []string{"--data-root", "."}, "$NEARDUP_FAULTS: faults: rule"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"NATS_URL", "NEARDUP_NATS", "NEARDUP_FAULTS"} {
+				t.Setenv(k, tt.env[k])
+			}
+			var stdout, stderr bytes.Buffer
+			if exit := Main("worker", tt.args, Worker(), &stdout, &stderr); exit != 2 || !strings.Contains(stderr.String(), tt.wantSays) {
+				t.Errorf("exit %d, want 2 saying %q; stderr:\n%s", exit, tt.wantSays, stderr.String())
+			}
+		})
+	}
+}
