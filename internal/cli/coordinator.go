@@ -90,8 +90,12 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 				cfg.Progress, cfg.Live = out.Stderr, isTerminal(out.Stderr)
 			}
 			return func(ctx context.Context) int {
-				m, stop, code := proc.start(log)
-				if code != 0 {
+				m, stop, code, err := proc.start(log)
+				if err != nil {
+					log.Error("job not started", "err", err)
+					if !compare && code != 2 { // 2: a usage error, said on stderr
+						writeSummary(out.Stdout, log, newSummary(cfg.Out, code, nil, err))
+					}
 					return code
 				}
 				defer stop()

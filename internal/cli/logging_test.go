@@ -76,3 +76,24 @@ func TestWaitingForNATS(t *testing.T) {
 		})
 	}
 }
+
+// TestMetricsAddrInUse checks that a coordinator whose metrics port is
+// taken stops before its job with exit status 1 and says so, on stderr
+// and in its stdout summary.
+func TestMetricsAddrInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--out", out, "--metrics-addr", l.Addr().String(), filepath.Join("..", "..", "testdata", "sample", "broken.jsonl")}
+	if exit := Main("coordinator", args, Coordinator(), &stdout, &stderr); exit != 1 || !strings.Contains(stderr.String(), "--metrics-addr") {
+		t.Fatalf("exit %d, want 1 naming --metrics-addr; stderr:\n%s", exit, stderr.String())
+	}
+	var s summary
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil || s.Status != "failed" || s.ExitCode != 1 || !strings.Contains(s.Error, "--metrics-addr") {
+		t.Errorf("summary %+v (%v), want failed, exit 1, naming --metrics-addr:\n%s", s, err, stdout.String())
+	}
+}

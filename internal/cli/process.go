@@ -22,19 +22,17 @@ func (p *processFlags) register(fs *flag.FlagSet) {
 }
 
 // start starts the profiles and the metrics server asked for; stop ends
-// them. On failure, logged, code is the exit status: 2 for a profile file
-// that cannot be created, 1 for a metrics address that cannot be served.
-func (p *processFlags) start(log *slog.Logger) (m *metrics.Metrics, stop func(), code int) {
+// them. On failure, code is the exit status: 2 for a profile file that
+// cannot be created, 1 for a metrics address that cannot be served.
+func (p *processFlags) start(log *slog.Logger) (m *metrics.Metrics, stop func(), code int, err error) {
 	stopProfiles, err := p.prof.start()
 	if err != nil {
-		log.Error("profile", "err", err)
-		return nil, nil, 2
+		return nil, nil, 2, err
 	}
 	m, stopMetrics, err := p.met.serve(log)
 	if err != nil {
 		stopProfiles()
-		log.Error("metrics", "err", err)
-		return nil, nil, 1
+		return nil, nil, 1, err
 	}
-	return m, func() { stopMetrics(); stopProfiles() }, 0
+	return m, func() { stopMetrics(); stopProfiles() }, 0, nil
 }

@@ -60,8 +60,9 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 				log.Warn("no --data-root: this worker will read and write any path a job names, " +
 					"and anyone who can publish to the NATS server can submit a job")
 			}
-			m, stop, code := proc.start(log)
-			if code != 0 {
+			m, stop, code, err := proc.start(log)
+			if err != nil {
+				log.Error("worker not started", "err", err)
 				return code
 			}
 			defer stop()
