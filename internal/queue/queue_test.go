@@ -127,21 +127,11 @@ func TestServe(t *testing.T) {
 // run and acknowledged. The consumer's counts follow publishes a moment
 // later: each is waited for.
 func TestPending(t *testing.T) {
-	srv, err := StartEmbedded(t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	q, err := srv.Open(ctx, "test", DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	ctx, q := embeddedQueue(t)
 	waitPending := func(want int, when string) {
 		t.Helper()
 		var n int
+		var err error
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if n, err = q.Pending(ctx); err != nil {
 				t.Fatal(err)
@@ -176,4 +166,23 @@ func TestPending(t *testing.T) {
 	waitPending(0, "all tasks done")
 	stop()
 	<-served
+}
+
+// embeddedQueue opens a queue with the default rules on an embedded
+// server, both closed when the test ends, and a context of 30 seconds.
+func embeddedQueue(t *testing.T) (context.Context, *Queue) {
+	t.Helper()
+	srv, err := StartEmbedded(t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	q, err := srv.Open(ctx, "test", DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	return ctx, q
 }

@@ -1,27 +1,14 @@
 package queue
 
 import (
-	"context"
 	"errors"
 	"testing"
-	"time"
 )
 
 // TestState checks the job state on an embedded server: get, create,
 // delete, and Follow's replay, mark and later puts.
 func TestState(t *testing.T) {
-	srv, err := StartEmbedded(t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	q, err := srv.Open(ctx, "test", DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	ctx, q := embeddedQueue(t)
 	s, err := q.State(ctx, "job1")
 	if err != nil {
 		t.Fatal(err)
