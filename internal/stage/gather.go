@@ -199,38 +199,17 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 			w.Abort()
 		}
 	}()
-	sum := pqfile.NewSummer(w)
-	bw := bufio.NewWriterSize(sum, 1<<20)
-	var (
-		run   = xxhash.New()
-		out   = io.MultiWriter(bw, run)
-		rec   []byte
-		off   int64 // of the file
-		runAt int64
-	)
-	for lo := 0; lo < len(reqs); {
-		dest := reqs[lo].Dest
-		hi := lo
-		run.Reset()
-		runAt = off
-		for ; hi < len(reqs) && reqs[hi].Dest == dest; hi++ {
-			if hi%1024 == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	res.Ranges, err = groupRanges(ctx, name, reqs,
+		func(i int) ([]byte, error) { return scr.get(ctx, reqs[i].Doc) },
+		func(rec []byte) error {
+			if _, err := bw.Write(rec); err != nil {
+				return fmt.Errorf("writing %s: %w", name, err)
 			}
-			raw, err := scr.get(ctx, reqs[hi].Doc)
-			if err != nil {
-				return nil, err
-			}
-			rec = appendGathered(rec[:0], reqs[hi], raw)
-			if _, err := out.Write(rec); err != nil {
-				return nil, fmt.Errorf("writing %s: %w", name, err)
-			}
-			off += int64(len(rec))
-		}
-		res.Ranges[int(dest)] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: run.Sum64(), Bytes: off - runAt, Offset: runAt}
-		lo = hi
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	if err := bw.Flush(); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", name, err)
@@ -289,6 +268,45 @@ func (g *gatheredReader) next() (r request, raw []byte, ok bool, err error) {
 	return r, g.raw, true, nil
 }
 
+// groupRanges lays out the records of reqs, grouped by verify chunk, as a
+// gather file named name: raw gives request i's signature record, emit (if
+// not nil) takes each encoded record in file order. It returns each verify
+// chunk's range: offset, size, record count and xxhash, as copyRange
+// checks them.
+func groupRanges(ctx context.Context, name string, reqs []request, raw func(i int) ([]byte, error), emit func(rec []byte) error) (map[int]pqfile.Info, error) {
+	ranges := map[int]pqfile.Info{}
+	run := xxhash.New()
+	var rec []byte
+	var off int64
+	for lo := 0; lo < len(reqs); {
+		dest, at := reqs[lo].Dest, off
+		run.Reset()
+		hi := lo
+		for ; hi < len(reqs) && reqs[hi].Dest == dest; hi++ {
+			if hi%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			b, err := raw(hi)
+			if err != nil {
+				return nil, err
+			}
+			rec = appendGathered(rec[:0], reqs[hi], b)
+			run.Write(rec)
+			if emit != nil {
+				if err := emit(rec); err != nil {
+					return nil, err
+				}
+			}
+			off += int64(len(rec))
+		}
+		ranges[int(dest)] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: run.Sum64(), Bytes: off - at, Offset: at}
+		lo = hi
+	}
+	return ranges, nil
+}
+
 // gathered describes the committed gather file of chunk, which must hold
 // exactly the records reqs ask for, in order: what a gather task that
 // ran before (and removed the signature file) wrote.
@@ -299,45 +317,27 @@ func gathered(ctx context.Context, st storage.Opener, chunk int, reqs []request,
 		return nil, err
 	}
 	defer f.Close()
-	var (
-		run   = xxhash.New()
-		gr    = newGatheredReader(io.NewSectionReader(f, 0, f.Size()), f.Size())
-		off   int64
-		runAt int64
-		rec   []byte
-	)
+	gr := newGatheredReader(io.NewSectionReader(f, 0, f.Size()), f.Size())
 	corrupt := func(i int, what string) error {
 		return fmt.Errorf("%s, record %d: %s: %w", name, i, what, pqfile.ErrCorrupt)
 	}
-	for lo := 0; lo < len(reqs); {
-		dest := reqs[lo].Dest
-		run.Reset()
-		runAt = off
-		hi := lo
-		for ; hi < len(reqs) && reqs[hi].Dest == dest; hi++ {
-			if hi%1024 == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-			}
-			r, raw, ok, err := gr.next()
-			switch {
-			case err != nil:
-				return nil, corrupt(hi, err.Error())
-			case !ok:
-				return nil, corrupt(hi, "missing")
-			case r != reqs[hi]:
-				return nil, corrupt(hi, fmt.Sprintf("document %d for chunk %d, want %d for %d", r.Doc, r.Dest, reqs[hi].Doc, reqs[hi].Dest))
-			}
-			if _, err := sigfile.Decode(raw); err != nil {
-				return nil, corrupt(hi, err.Error())
-			}
-			rec = appendGathered(rec[:0], r, raw)
-			run.Write(rec)
-			off += int64(len(rec))
+	res.Ranges, err = groupRanges(ctx, name, reqs, func(i int) ([]byte, error) {
+		r, raw, ok, err := gr.next()
+		switch {
+		case err != nil:
+			return nil, corrupt(i, err.Error())
+		case !ok:
+			return nil, corrupt(i, "missing")
+		case r != reqs[i]:
+			return nil, corrupt(i, fmt.Sprintf("document %d for chunk %d, want %d for %d", r.Doc, r.Dest, reqs[i].Doc, reqs[i].Dest))
 		}
-		res.Ranges[int(dest)] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: run.Sum64(), Bytes: off - runAt, Offset: runAt}
-		lo = hi
+		if _, err := sigfile.Decode(raw); err != nil {
+			return nil, corrupt(i, err.Error())
+		}
+		return raw, nil
+	}, nil)
+	if err != nil {
+		return nil, err
 	}
 	if _, _, ok, err := gr.next(); ok || err != nil {
 		return nil, corrupt(len(reqs), "more records than requests")

@@ -311,14 +311,7 @@ func TestGatheredRanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := newStore(t)
-			p := resolved(t, func(p *job.Params) { p.Gather = "on" })
-			maps := mapVerifyDocs(t, st, p)
-			rr := []job.ReduceResult{edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1}, records.Candidate{A: ordA, B: ordB, Band: 1})}
-			g, err := runGathers(ctx, st, rr, maps)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, p, _, rr, g := gatheredFixture(t)
 			if len(g) != 2 {
 				t.Fatalf("%d gather results, want 2", len(g))
 			}
@@ -370,14 +363,7 @@ func TestGatherAgain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := newStore(t)
-			p := resolved(t, func(p *job.Params) { p.Gather = "on" })
-			maps := mapVerifyDocs(t, st, p)
-			rr := []job.ReduceResult{edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1}, records.Candidate{A: ordA, B: ordB, Band: 1})}
-			first, err := runGathers(ctx, st, rr, maps)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, _, maps, rr, first := gatheredFixture(t)
 			for _, m := range maps {
 				if _, err := os.Stat(st.Path(m.SigFile.Name)); !errors.Is(err, fs.ErrNotExist) {
 					t.Errorf("%s is still there after its gather task: %v", m.SigFile.Name, err)
@@ -414,4 +400,19 @@ func checkErr(t *testing.T, err, wantErr error, wantMsg string) {
 	if wantMsg != "" && (err == nil || !strings.Contains(err.Error(), wantMsg)) {
 		t.Errorf("err = %v, want %q", err, wantMsg)
 	}
+}
+
+// gatheredFixture maps the verify documents, makes two candidates of a
+// (with c in chunk 1 and b in chunk 0) and runs the gather tasks.
+func gatheredFixture(t *testing.T) (*storage.Dir, job.Params, map[int]job.MapResult, []job.ReduceResult, []job.GatherResult) {
+	t.Helper()
+	st := newStore(t)
+	p := resolved(t, func(p *job.Params) { p.Gather = "on" })
+	maps := mapVerifyDocs(t, st, p)
+	rr := []job.ReduceResult{edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1}, records.Candidate{A: ordA, B: ordB, Band: 1})}
+	g, err := runGathers(context.Background(), st, rr, maps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, p, maps, rr, g
 }
