@@ -50,6 +50,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
 		fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
 		fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
+		fs.Var((*listFlag)(&cfg.Against), "against", "an earlier job's output to match against (repeatable; give every earlier job of a series): its documents are never dropped, and this job's near-duplicates of them are")
 		fs.BoolVar(&cfg.AllowPartial, "allow-partial", false, "accept a job whose map tasks failed for good as finished, marked _PARTIAL (without it: no marker, and a rerun retries them)")
 		p.RegisterFlags(fs)
 		qc.RegisterFlags(fs)
@@ -203,4 +204,20 @@ func paramsSetup(fs *flag.FlagSet) Prepare {
 			return 0
 		}, nil
 	}
+}
+
+// listFlag is a flag that may be given several times; its environment
+// variable holds its values separated by commas.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+// Set adds a value (or, from the environment, several).
+func (l *listFlag) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
 }

@@ -30,6 +30,7 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&p.Verify, "verify", p.Verify, "verification: exact (Jaccard of the shingle sets) or estimate (from signatures)")
 	fs.StringVar(&p.Gather, "gather", p.Gather, "how verify reads signatures: on (shuffled to its tasks by sequential reads: for object storage and work areas larger than the page cache), off (random access to every chunk's signature file), auto (on for an object-storage --out or over 4 GiB of input text)")
 	fs.StringVar(&p.Keep, "keep", p.Keep, "which document of a cluster to keep: first (input order) or longest")
+	fs.BoolVar(&p.Index, "index", p.Index, "keep the job's index (index/: signatures, shingle sets, band file lists) for later jobs' --against and for query; --index=false removes it with the work area")
 	fs.IntVar(&p.MaxBucket, "max-bucket", p.MaxBucket, "a band bucket of more documents compares each with its first few only, reported (bounds candidate pairs)")
 	fs.Int64Var(&p.MaxClusterPairs, "max-cluster-pairs", p.MaxClusterPairs, "a cluster with more pairs lists only its kept document's pairs in pairs/, reported")
 	fs.StringVar(&p.IDField, "id-field", p.IDField, "JSONL/Parquet id field")

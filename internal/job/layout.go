@@ -23,6 +23,11 @@ const (
 	CandidatesDir  = "candidates"
 	PairsDir       = "pairs"
 	RejectsDir     = "rejects"
+	// IndexDir holds what later jobs need to match against this one
+	// (--against) and what query reads: see package index.
+	IndexDir = "index"
+	// IndexFile describes the index; written last, it marks it complete.
+	IndexFile = IndexDir + "/index.json"
 )
 
 func BandFile(part, chunk int) string {
@@ -39,11 +44,11 @@ func BandRunFile(part, chunk, run int) string {
 
 // BandRunsFile lists the later runs of a chunk's band records.
 func BandRunsFile(chunk int) string {
-	return fmt.Sprintf("%s/bandruns/chunk-%06d.json", WorkDir, chunk)
+	return fmt.Sprintf("%s/bandruns/chunk-%06d.json", IndexDir, chunk)
 }
 func DocFile(chunk int) string    { return fmt.Sprintf("%s/chunk-%06d.parquet", DocsDir, chunk) }
 func RejectFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", RejectsDir, chunk) }
-func SigFile(chunk int) string    { return fmt.Sprintf("%s/sigs/chunk-%06d.sig", WorkDir, chunk) }
+func SigFile(chunk int) string    { return fmt.Sprintf("%s/sigs/chunk-%06d.sig", IndexDir, chunk) }
 func CandidateFile(part int) string {
 	return fmt.Sprintf("%s/part=%05d.parquet", CandidatesDir, part)
 }
@@ -57,7 +62,14 @@ func EdgeFile(part int) string {
 // (chunks × partitions entries). Kinds: InputsReduce (by partition: the
 // band files), InputsEdges (by chunk: the edge and request ranges),
 // InputsGathered (by chunk: the gathered signatures).
+//
+// A reduce task's list (by partition: the band files of every chunk) is
+// also the index's list of the partition (index/parts/), which a later
+// job's reduce task and query read.
 func TaskInputFile(kind string, i int) string {
+	if kind == InputsReduce {
+		return fmt.Sprintf("%s/parts/part=%05d.json", IndexDir, i)
+	}
 	return fmt.Sprintf("%s/inputs/%s/%06d.json", WorkDir, kind, i)
 }
 

@@ -42,6 +42,18 @@ type Params struct {
 	// job resolves it with AutoGather).
 	Gather string `json:"gather"`
 	Keep   string `json:"keep"` // "first" or "longest"
+	// Index keeps the job's index (IndexDir: signatures, shingle sets and
+	// the lists of band files) after success, for later jobs' --against
+	// and for query; without it the index goes with the work area.
+	Index bool `json:"index"`
+	// FirstChunk is the first chunk of the job's own documents. The chunks
+	// below it are the documents of earlier jobs it is matched against
+	// (--against): never dropped, never paired with each other.
+	FirstChunk int `json:"first_chunk,omitempty"`
+	// Against lists the earlier jobs whose indexes the job is matched
+	// against, in the order given: their documents are the chunks below
+	// FirstChunk.
+	Against []Against `json:"against,omitempty"`
 	// MaxBucket bounds the candidate pairs of one band bucket: a bucket of
 	// m > MaxBucket representatives compares each of them with its h
 	// smallest members only, h = max(1, MaxBucket*(MaxBucket-1)/2 / m),
@@ -92,6 +104,7 @@ func DefaultParams() Params {
 		Verify:          "exact",
 		Gather:          "auto",
 		Keep:            "first",
+		Index:           true,
 		MaxBucket:       DefaultMaxBucket,
 		MaxClusterPairs: DefaultMaxClusterPairs,
 		IDField:         "id",
@@ -217,6 +230,9 @@ func (p Params) ReadOptions() formats.Options {
 	return formats.Options{IDField: p.IDField, TextField: p.TextField, MaxDocBytes: p.MaxDocBytes, Open: OpenInput}
 }
 
+// Earlier reports whether doc is a document of an earlier job (--against).
+func (p Params) Earlier(doc int64) bool { return ChunkOf(doc) < p.FirstChunk }
+
 // Spec is everything a worker needs to run a job's tasks.
 type Spec struct {
 	Job string `json:"job"`
@@ -225,4 +241,31 @@ type Spec struct {
 	Epoch  string `json:"epoch"`
 	Out    string `json:"out"` // output directory, as every worker sees it
 	Params Params `json:"params"`
+}
+
+// Against is an earlier job whose index a job is matched against.
+type Against struct {
+	Job string `json:"job"`
+	// Out is its output's location, as every worker sees it.
+	Out string `json:"out"`
+	// FirstChunk and Chunks are the range of chunk numbers its documents
+	// have (its own ordinals: indexes whose ranges overlap are refused).
+	FirstChunk int   `json:"first_chunk"`
+	Chunks     int   `json:"chunks"`
+	Docs       int64 `json:"docs"`
+}
+
+// Mount is the name prefix under which a job's workers read the files of
+// its i-th earlier job (see storage.Mounted).
+func Mount(i int) string { return fmt.Sprintf("@against-%d", i) }
+
+// AgainstOf returns the earlier job that holds doc, if any.
+func (p Params) AgainstOf(doc int64) (int, bool) {
+	c := ChunkOf(doc)
+	for i, a := range p.Against {
+		if c >= a.FirstChunk && c < a.FirstChunk+a.Chunks {
+			return i, true
+		}
+	}
+	return 0, false
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -114,7 +115,7 @@ func TestResolveBands(t *testing.T) {
 			}
 			// Resolving again changes nothing.
 			q := p
-			if err := q.Resolve(); err != nil || q != p {
+			if err := q.Resolve(); err != nil || !reflect.DeepEqual(q, p) {
 				t.Errorf("second Resolve: %+v, %v", q, err)
 			}
 		})

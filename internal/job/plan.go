@@ -55,9 +55,13 @@ type Chunk struct {
 
 // Plan is the job's inputs and their split into chunks.
 type Plan struct {
-	Inputs  []Input   `json:"inputs"`
-	Skipped []Skipped `json:"skipped,omitempty"`
-	Chunks  []Chunk   `json:"chunks"`
+	// FirstChunk numbers the first chunk (Chunks[i].Index is FirstChunk+i):
+	// a job matched against earlier ones (--against) numbers its chunks
+	// after theirs, so that every ordinal names one document of them all.
+	FirstChunk int       `json:"first_chunk,omitempty"`
+	Inputs     []Input   `json:"inputs"`
+	Skipped    []Skipped `json:"skipped,omitempty"`
+	Chunks     []Chunk   `json:"chunks"`
 }
 
 // ExpandInputs turns arguments (files, directories, globs) into the list of

@@ -7,7 +7,7 @@
 // Layout: records, then the index (one little-endian uint64 offset per
 // document slot, plus the end offset), then a trailer of the slot count,
 // the index's xxhash and the magic "NDSIG1\x00\x00". A record is the
-// uvarint-prefixed id, signature and shingle bytes followed by the record's
+// uvarint-prefixed id, url, signature and shingle bytes followed by the record's
 // xxhash. An empty slot (a document without a signature) has no bytes.
 package sigfile
 
@@ -20,7 +20,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-const magic = "NDSIG1\x00\x00"
+const magic = "NDSIG2\x00\x00"
 
 // ErrCorrupt marks a file whose bytes do not match their checksums.
 var ErrCorrupt = errors.New("signature file is corrupt")
@@ -28,6 +28,7 @@ var ErrCorrupt = errors.New("signature file is corrupt")
 // Record is one document's entry.
 type Record struct {
 	ID       string
+	URL      string
 	Sig      []byte
 	Shingles []byte
 }
@@ -59,7 +60,7 @@ func (w *Writer) Add(r *Record) error {
 		return w.err
 	}
 	b := w.buf[:0]
-	for _, f := range [][]byte{[]byte(r.ID), r.Sig, r.Shingles} {
+	for _, f := range [][]byte{[]byte(r.ID), []byte(r.URL), r.Sig, r.Shingles} {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
@@ -185,7 +186,7 @@ func Decode(raw []byte) (Record, error) {
 	if xxhash.Sum64(body) != binary.LittleEndian.Uint64(raw[len(raw)-8:]) {
 		return Record{}, fmt.Errorf("record checksum: %w", ErrCorrupt)
 	}
-	var fields [3][]byte
+	var fields [4][]byte
 	for i := range fields {
 		l, n := binary.Uvarint(body)
 		if n <= 0 || l > uint64(len(body)-n) {
@@ -193,5 +194,5 @@ func Decode(raw []byte) (Record, error) {
 		}
 		fields[i], body = body[n:n+int(l)], body[n+int(l):]
 	}
-	return Record{ID: string(fields[0]), Sig: fields[1], Shingles: fields[2]}, nil
+	return Record{ID: string(fields[0]), URL: string(fields[1]), Sig: fields[2], Shingles: fields[3]}, nil
 }

@@ -29,8 +29,11 @@ type ClusterStats struct {
 	ExactDuplicates int64 `json:"exact_duplicates"`
 	// CompletePairs counts the pairs of all clusters (verified pairs with
 	// exact groups expanded), PairsListed those written to pairs/.
-	CompletePairs   int64            `json:"complete_pairs"`
-	PairsListed     int64            `json:"pairs_listed"`
+	CompletePairs int64 `json:"complete_pairs"`
+	PairsListed   int64 `json:"pairs_listed"`
+	// PairsAgainst counts the listed pairs with a document of an earlier
+	// job (--against); the others are between the job's own documents.
+	PairsAgainst    int64            `json:"pairs_against,omitempty"`
 	BoundedClusters int64            `json:"bounded_clusters"`
 	PairsNotListed  int64            `json:"pairs_not_listed"`
 	Bounded         []BoundedCluster `json:"bounded"` // the largest, by pairs
@@ -53,8 +56,8 @@ const topClusters = 10
 // groupMember is a document of an exact-duplicate group other than its
 // representative.
 type groupMember struct {
-	doc int64
-	id  string
+	doc     int64
+	id, url string
 }
 
 // BoundedCluster is a cluster whose complete pair list exceeds
@@ -171,6 +174,7 @@ func RunCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 	var keptListed int64
 	for _, w := range written {
 		stats.PairsListed += w.Listed
+		stats.PairsAgainst += w.Against
 		keptListed += w.KeptListed
 		stats.ExactGroups += w.ExactGroups
 		stats.ExactDuplicates += w.ExactDuplicates

@@ -77,20 +77,20 @@ type lookupRow struct {
 	Node    int64
 	Cluster int64  // lookupKept
 	Doc     int64  // the kept document; the member
-	ID      string // the member's id
+	ID, URL string // the member's id and url
 }
 
 func appendLookupRow(b []byte, r lookupRow) []byte {
 	for _, v := range []int64{int64(r.Chunk), int64(r.Kind), r.Node, r.Cluster, r.Doc} {
 		b = binary.AppendVarint(b, v)
 	}
-	return appendString(b, r.ID)
+	return appendString(appendString(b, r.ID), r.URL)
 }
 
 func decodeLookupRow(b []byte) (lookupRow, int) {
 	d := rowDecoder{b: b}
 	r := lookupRow{Chunk: int32(d.int()), Kind: int32(d.int()), Node: d.int(), Cluster: d.int(), Doc: d.int()}
-	r.ID = d.string()
+	r.ID, r.URL = d.string(), d.string()
 	return r, d.used()
 }
 
@@ -178,7 +178,7 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 				return nil
 			}
 			l, err := label(m.Group)
-			rows = append(rows, compRow{Label: l, Kind: rowMember, A: m.Group, B: m.Doc, ID: m.ID})
+			rows = append(rows, compRow{Label: l, Kind: rowMember, A: m.Group, B: m.Doc, ID: m.ID, URL: m.URL})
 			return err
 		})
 		if err != nil {
@@ -287,7 +287,7 @@ func (c *component) lookups(dst []lookupRow, groups map[int64][2]int, bounded bo
 		// The group of b is in the file of a's chunk only when b is.
 		if g, ok := groups[pr.B]; ok && job.ChunkOf(pr.B) != job.ChunkOf(pr.A) {
 			for _, m := range c.members[g[0]:g[1]] {
-				dst = append(dst, lookupRow{Chunk: int32(job.ChunkOf(pr.A)), Kind: lookupMember, Node: pr.B, Doc: m.B, ID: m.ID})
+				dst = append(dst, lookupRow{Chunk: int32(job.ChunkOf(pr.A)), Kind: lookupMember, Node: pr.B, Doc: m.B, ID: m.ID, URL: m.URL})
 			}
 		}
 	}
@@ -330,24 +330,41 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 			return nil, fmt.Errorf("clusters: component %d has %d documents, the first %v", c.label, len(c.docs), c.docs[:min(len(c.docs), 1)])
 		}
 
-		k := chooseKept(c.docs, p.Keep)
+		// Documents of earlier jobs (--against) come first and are never
+		// dropped: a cluster holding any keeps one of them.
+		earlier := 0
+		for earlier < len(c.docs) && p.Earlier(c.docs[earlier].A) {
+			earlier++
+		}
+		groups := c.groups()
+		if earlier == len(c.docs) {
+			// Joined by the exact groups of earlier jobs only: their
+			// cluster, not this job's. Its lookups still serve the
+			// expansion, which lists none of its pairs.
+			lookups = c.lookups(lookups, groups, false, c.label)
+			continue
+		}
+		keepable := c.docs
+		if earlier > 0 {
+			keepable = c.docs[:earlier]
+		}
+		k := chooseKept(keepable, p.Keep)
 		kept := c.docs[k]
 		size := int32(len(c.docs))
 		for i, d := range c.docs {
-			clusters = append(clusters, records.ClusterRecord{Doc: d.A, ID: d.ID, Cluster: c.label, ClusterSize: size, Keep: i == k})
-			if i != k {
+			clusters = append(clusters, records.ClusterRecord{Doc: d.A, ID: d.ID, Cluster: c.label, ClusterSize: size, Keep: i == k || i < earlier})
+			if i != k && i >= earlier {
 				dups = append(dups, records.Duplicate{Doc: d.A, ID: d.ID, URL: d.URL, Cluster: c.label, KeptDoc: kept.A, KeptID: kept.ID})
 			}
 		}
 		cs := &res.Stats
 		cs.Clusters++
 		cs.Clustered += int64(size)
-		cs.Duplicates += int64(size) - 1
+		cs.Duplicates += int64(size) - int64(max(earlier, 1))
 		cs.Largest = max(cs.Largest, int64(size))
 		cs.SizeHist[sizeBin(int64(size))]++
 		cs.Top = insertTop(cs.Top, summary(c.label, c.docs, k))
 
-		groups := c.groups()
 		total := c.completePairs(groups)
 		cs.CompletePairs += total
 		bounded := total > p.MaxClusterPairs

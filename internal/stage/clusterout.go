@@ -21,6 +21,7 @@ type outputResult struct {
 	// documents of bounded clusters, Top those of each bounded cluster
 	// the step named.
 	Listed     int64           `json:"listed,omitempty"`
+	Against    int64           `json:"against,omitempty"` // of Listed, pairs with an earlier job's document
 	KeptListed int64           `json:"kept_listed,omitempty"`
 	Top        map[int64]int64 `json:"top,omitempty"`
 	// Rows counts the rows of clusters.parquet, duplicates.parquet or
@@ -48,7 +49,7 @@ func outputTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep
 		})
 		return &outputResult{Rows: rows}, err
 	case 2:
-		return writeExact(ctx, st, s.Verifies)
+		return writeExact(ctx, st, p, s.Verifies)
 	}
 	return expandTask(ctx, st, p, s, s.Verifies[i])
 }
@@ -56,7 +57,7 @@ func outputTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep
 // expandTask writes the pairs/ file of one verify task (see expander),
 // with what the components step sent it.
 func expandTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep, v verifyFiles) (*outputResult, error) {
-	x := &expander{groups: map[int64][]groupMember{}, repIDs: map[int64]string{}, bounded: map[int64]keptDoc{}, params: p}
+	x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, params: p}
 	lookups, err := readParts(ctx, st, s.Runs, v.Chunk%s.Parts, decodeLookupRow, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pairs: %w", err)
@@ -67,15 +68,15 @@ func expandTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep
 		case r.Kind == lookupKept:
 			x.bounded[r.Node] = keptDoc{cluster: r.Cluster, doc: r.Doc}
 		default:
-			x.groups[r.Node] = append(x.groups[r.Node], groupMember{doc: r.Doc, id: r.ID})
+			x.groups[r.Node] = append(x.groups[r.Node], groupMember{doc: r.Doc, id: r.ID, url: r.URL})
 		}
 	}
 	err = readVerified[pairEnds](ctx, st, v, nil, func(r records.ExactMember) error {
 		if len(x.reps) == 0 || x.reps[len(x.reps)-1] != r.Group {
 			x.reps = append(x.reps, r.Group)
-			x.repIDs[r.Group] = r.GroupID
+			x.repOf[r.Group] = groupMember{doc: r.Group, id: r.GroupID, url: r.GroupURL}
 		}
-		x.groups[r.Group] = append(x.groups[r.Group], groupMember{doc: r.Doc, id: r.ID})
+		x.groups[r.Group] = append(x.groups[r.Group], groupMember{doc: r.Doc, id: r.ID, url: r.URL})
 		return nil
 	})
 	if err != nil {
@@ -85,7 +86,7 @@ func expandTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep
 	if err != nil {
 		return nil, err
 	}
-	res := &outputResult{Listed: w.listed, Top: map[int64]int64{}}
+	res := &outputResult{Listed: w.listed, Against: w.against, Top: map[int64]int64{}}
 	for _, n := range w.keptListed {
 		res.KeptListed += n
 	}
@@ -100,7 +101,10 @@ func expandTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep
 // writeExact writes exact.parquet: every document of an exact-duplicate
 // group, by (group, doc), from the verify tasks' members in chunk order
 // (a group's members are all in its representative's chunk's file).
-func writeExact(ctx context.Context, st storage.FS, verifies []verifyFiles) (*outputResult, error) {
+//
+// A group of earlier jobs' documents only (--against) is theirs, not
+// written.
+func writeExact(ctx context.Context, st storage.FS, p job.Params, verifies []verifyFiles) (*outputResult, error) {
 	w, err := pqfile.NewWriter[records.ExactRecord](ctx, st, job.ExactFile, outputFile("group", "doc"))
 	if err != nil {
 		return nil, err
@@ -113,6 +117,10 @@ func writeExact(ctx context.Context, st storage.FS, verifies []verifyFiles) (*ou
 			return nil
 		}
 		g := group[0]
+		if p.Earlier(group[len(group)-1].Doc) {
+			group = group[:0]
+			return nil
+		}
 		size := int32(len(group) + 1)
 		rows = append(rows[:0], records.ExactRecord{Doc: g.Group, ID: g.GroupID, Group: g.Group, GroupSize: size})
 		for _, m := range group {

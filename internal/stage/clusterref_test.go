@@ -43,15 +43,15 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 
 	// Exact-duplicate groups: representative -> other members, by ordinal.
 	groups := map[int64][]groupMember{}
-	repIDs := map[int64]string{}
+	repOf := map[int64]groupMember{}
 	for _, v := range verifies {
 		if v.MembersFile == nil {
 			continue
 		}
 		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []records.ExactMember) error {
 			for _, r := range rows {
-				groups[r.Group] = append(groups[r.Group], groupMember{doc: r.Doc, id: r.ID})
-				repIDs[r.Group] = r.GroupID
+				groups[r.Group] = append(groups[r.Group], groupMember{doc: r.Doc, id: r.ID, url: r.URL})
+				repOf[r.Group] = groupMember{doc: r.Group, id: r.GroupID, url: r.GroupURL}
 				uf.Union(r.Group, r.Doc)
 			}
 			return nil
@@ -162,7 +162,7 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 		g := groupSize(rep)
 		stats.ExactGroups++
 		stats.ExactDuplicates += g - 1
-		exact = append(exact, records.ExactRecord{Doc: rep, ID: repIDs[rep], Group: rep, GroupSize: int32(g)})
+		exact = append(exact, records.ExactRecord{Doc: rep, ID: repOf[rep].id, Group: rep, GroupSize: int32(g)})
 		for _, m := range groups[rep] {
 			exact = append(exact, records.ExactRecord{Doc: m.doc, ID: m.id, Group: rep, GroupSize: int32(g)})
 		}
@@ -185,7 +185,7 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 	if err := st.Remove(ctx, job.PairsDir); err != nil {
 		return nil, err
 	}
-	ex := &refExpander{groups: groups, repIDs: repIDs, compOf: compOf, bounded: bounded, params: p}
+	ex := &refExpander{groups: groups, repOf: repOf, compOf: compOf, bounded: bounded, params: p}
 	// One pairs/ file per verify task, written in parallel: the workers
 	// are idle now, and each file depends on its task's results only.
 	written := make([]refExpanded, len(verifies))
@@ -268,7 +268,7 @@ func refSummarize(comps [][]int64, members map[int64]*refMember, keep string) []
 // An refExpander is read-only once built: write may run concurrently.
 type refExpander struct {
 	groups  map[int64][]groupMember
-	repIDs  map[int64]string
+	repOf   map[int64]groupMember
 	compOf  map[int64]int
 	bounded map[int]int64
 	params  job.Params
@@ -296,8 +296,8 @@ func (x *refExpander) identical() records.Pair {
 }
 
 // group returns the documents of the group represented by rep, rep first.
-func (x *refExpander) group(rep int64, repID string) []groupMember {
-	return append([]groupMember{{doc: rep, id: repID}}, x.groups[rep]...)
+func (x *refExpander) group(rep groupMember) []groupMember {
+	return append([]groupMember{rep}, x.groups[rep.doc]...)
 }
 
 func (x *refExpander) write(ctx context.Context, st storage.FS, v job.VerifyResult) (refExpanded, error) {
@@ -313,14 +313,14 @@ func (x *refExpander) write(ctx context.Context, st storage.FS, v job.VerifyResu
 		if a.doc > b.doc {
 			a, b = b, a
 		}
-		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID = a.doc, b.doc, a.id, b.id
+		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID, tmpl.AURL, tmpl.BURL = a.doc, b.doc, a.id, b.id, a.url, b.url
 		out = append(out, tmpl)
 	}
 	if v.File != nil {
 		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []records.Pair) error {
 			for _, r := range rows {
 				comp := x.compOf[r.A]
-				ga, gb := x.group(r.A, r.AID), x.group(r.B, r.BID)
+				ga, gb := x.group(groupMember{r.A, r.AID, r.AURL}), x.group(groupMember{r.B, r.BID, r.BURL})
 				if k, ok := x.bounded[comp]; ok {
 					// Only the kept document's pairs: skip the product.
 					ga, gb = onlyKept(ga, gb, k)
@@ -353,7 +353,7 @@ func (x *refExpander) write(ctx context.Context, st storage.FS, v job.VerifyResu
 
 		for _, rep := range reps {
 			comp := x.compOf[rep]
-			g := x.group(rep, x.repIDs[rep])
+			g := x.group(x.repOf[rep])
 			tmpl := x.identical()
 			if k, ok := x.bounded[comp]; ok {
 				// Only the kept document's pairs: skip the square.

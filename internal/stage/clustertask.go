@@ -117,6 +117,7 @@ type memberOf struct {
 	Group int64  `parquet:"group"`
 	Doc   int64  `parquet:"doc"`
 	ID    string `parquet:"id"`
+	URL   string `parquet:"url"`
 }
 
 // ClusterTask runs task index of the cluster step named step (see

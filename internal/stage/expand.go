@@ -27,7 +27,7 @@ import (
 type expander struct {
 	reps    []int64 // the representatives of the task's groups, ascending
 	groups  map[int64][]groupMember
-	repIDs  map[int64]string
+	repOf   map[int64]groupMember // the task's representatives
 	bounded map[int64]keptDoc
 	params  job.Params
 }
@@ -39,6 +39,7 @@ type keptDoc struct{ cluster, doc int64 }
 // documents of bounded clusters, by cluster.
 type expanded struct {
 	listed     int64
+	against    int64 // pairs with an earlier job's document
 	keptListed map[int64]int64
 }
 
@@ -57,8 +58,8 @@ func (x *expander) identical() records.Pair {
 }
 
 // group returns the documents of the group represented by rep, rep first.
-func (x *expander) group(rep int64, repID string) []groupMember {
-	return append([]groupMember{{doc: rep, id: repID}}, x.groups[rep]...)
+func (x *expander) group(rep groupMember) []groupMember {
+	return append([]groupMember{rep}, x.groups[rep.doc]...)
 }
 
 func (x *expander) write(ctx context.Context, st storage.FS, v verifyFiles) (expanded, error) {
@@ -81,6 +82,9 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 	var spillErr error
 	// first is the pair's first document, or the group's representative.
 	emit := func(first int64, a, b groupMember, tmpl records.Pair) {
+		if x.params.Earlier(a.doc) && x.params.Earlier(b.doc) {
+			return // a pair of earlier jobs' documents: theirs to list
+		}
 		if k, ok := x.bounded[first]; ok {
 			if a.doc != k.doc && b.doc != k.doc {
 				return
@@ -90,7 +94,12 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 		if a.doc > b.doc {
 			a, b = b, a
 		}
-		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID = a.doc, b.doc, a.id, b.id
+		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID, tmpl.AURL, tmpl.BURL = a.doc, b.doc, a.id, b.id, a.url, b.url
+		tmpl.AJob, tmpl.AOut = nil, nil
+		if i, ok := x.params.AgainstOf(a.doc); ok {
+			tmpl.AJob, tmpl.AOut = &x.params.Against[i].Job, &x.params.Against[i].Out
+			res.against++
+		}
 		out = append(out, tmpl)
 		if len(out) >= spill && spillErr == nil {
 			slices.SortFunc(out, comparePair)
@@ -103,7 +112,7 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 	if v.Pairs != nil {
 		err := pqfile.Stream(ctx, st, v.Pairs.Name, v.Pairs, 4096, func(rows []records.Pair) error {
 			for _, r := range rows {
-				ga, gb := x.group(r.A, r.AID), x.group(r.B, r.BID)
+				ga, gb := x.group(groupMember{r.A, r.AID, r.AURL}), x.group(groupMember{r.B, r.BID, r.BURL})
 				if k, ok := x.bounded[r.A]; ok {
 					// Only the kept document's pairs: skip the product.
 					ga, gb = onlyKept(ga, gb, k.doc)
@@ -121,7 +130,7 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 		}
 	}
 	for _, rep := range x.reps {
-		g := x.group(rep, x.repIDs[rep])
+		g := x.group(x.repOf[rep])
 		tmpl := x.identical()
 		if k, ok := x.bounded[rep]; ok {
 			// Only the kept document's pairs: skip the square.

@@ -25,11 +25,11 @@ func TestExpandSpill(t *testing.T) {
 	// Representatives 0..199 (even ones with a group of up to 3 members
 	// numbered from 1000), random verified pairs among them.
 	x := func() *expander {
-		x := &expander{groups: map[int64][]groupMember{}, repIDs: map[int64]string{}, bounded: map[int64]keptDoc{}, params: job.DefaultParams()}
+		x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, params: job.DefaultParams()}
 		next := int64(1000)
 		for rep := int64(0); rep < 200; rep += 2 {
 			x.reps = append(x.reps, rep)
-			x.repIDs[rep] = id(rep)
+			x.repOf[rep] = groupMember{doc: rep, id: id(rep)}
 			for range 1 + int(rep)%3 {
 				x.groups[rep] = append(x.groups[rep], groupMember{doc: next, id: id(next)})
 				next++

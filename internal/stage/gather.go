@@ -99,9 +99,12 @@ func writeRequests(ctx context.Context, st storage.Creator, name string, edges [
 // read once, in order; the distinct records go to a scratch file on local
 // disk first (in memory if small), from which the groups are copied, so
 // memory holds only the requests (12 bytes each) and their index.
-func Gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult) (*job.GatherResult, error) {
+//
+// With removeSig, the task then removes the chunk's signature file (when
+// the job keeps no index, nothing reads it again).
+func Gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult, removeSig bool) (*job.GatherResult, error) {
 	start := time.Now()
-	res, err := gather(ctx, st, chunk, reduces, maps)
+	res, err := gather(ctx, st, chunk, reduces, maps, removeSig)
 	if err != nil {
 		return nil, fmt.Errorf("gather chunk %d: %w", chunk, err)
 	}
@@ -109,7 +112,7 @@ func Gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 	return res, nil
 }
 
-func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult) (*job.GatherResult, error) {
+func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceResult, maps map[int]job.MapResult, removeSig bool) (*job.GatherResult, error) {
 	var reqs []request
 	for _, rr := range reduces {
 		info, ok := rr.RequestFiles[chunk]
@@ -221,6 +224,9 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 	// Nothing reads the signature file after its gather task: removing it
 	// keeps each signature once in the work area.
 	closeSig()
+	if !removeSig {
+		return res, nil
+	}
 	if err := st.Remove(ctx, sig.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

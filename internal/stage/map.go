@@ -133,7 +133,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 					return err
 				}
 			}
-			rec := sigfile.Record{ID: d.ID, Sig: sig}
+			rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: sig}
 			if p.Verify == "exact" {
 				rec.Shingles = setBuf
 			}
@@ -285,6 +285,11 @@ func readBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map
 	var runs map[int][]pqfile.Info
 	if err := json.Unmarshal(data, &runs); err != nil {
 		return nil, fmt.Errorf("%s: %w", info.Name, err)
+	}
+	for _, list := range runs {
+		for i := range list { // an earlier job's file names its runs in its own output
+			list[i].Name = storage.InMountOf(info.Name, list[i].Name)
+		}
 	}
 	return runs, nil
 }

@@ -51,7 +51,7 @@ func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []j
 		}
 	}
 
-	b := &bucketer{maxBucket: p.MaxBucket, res: res}
+	b := &bucketer{maxBucket: p.MaxBucket, res: res, firstOwn: job.Ordinal(p.FirstChunk, 0)}
 	var bucket []records.BandRecord
 	for n := 0; ; n++ {
 		if n%65536 == 0 {
@@ -122,6 +122,9 @@ const compactAt = 1 << 22
 // bucketer turns buckets into candidate pairs and exact-group claims.
 type bucketer struct {
 	maxBucket int
+	// firstOwn is the job's first own ordinal: the documents below it are
+	// earlier jobs' (--against), whose pairs with each other are theirs.
+	firstOwn  int64
 	res       *job.ReduceResult
 	edges     []records.Candidate
 	compacted int // edges[:compacted] are sorted and unique
@@ -150,9 +153,13 @@ func (b *bucketer) add(bucket []records.BandRecord) {
 		}
 		return cmp.Compare(x.Doc, y.Doc)
 	})
+	// An exact group is of one job: an earlier job's documents (--against;
+	// they come first) and the job's own with the same fingerprint are two
+	// groups, paired as any two representatives, so that each own document
+	// meets every earlier one it is a copy or near-duplicate of.
 	b.reps = b.reps[:0]
 	for i, r := range b.byFP {
-		if i > 0 && r.FPHi == b.byFP[i-1].FPHi && r.FPLo == b.byFP[i-1].FPLo {
+		if i > 0 && r.FPHi == b.byFP[i-1].FPHi && r.FPLo == b.byFP[i-1].FPLo && (r.Doc < b.firstOwn) == (b.byFP[i-1].Doc < b.firstOwn) {
 			if band == 0 {
 				rep := b.reps[len(b.reps)-1]
 				b.claims = append(b.claims, records.Candidate{A: rep, B: r.Doc, Band: claimBand})
@@ -173,8 +180,9 @@ func (b *bucketer) add(bucket []records.BandRecord) {
 		res.PairsNotCompared += m*(m-1)/2 - compared
 		res.NoteBounded(job.BoundedBucket{Band: band, Key: bucket[0].Key, Docs: int64(len(bucket)), Representatives: m, Hubs: hubs, FirstDoc: reps[0]})
 	}
+	earlier, _ := slices.BinarySearch(reps, b.firstOwn) // reps[:earlier] are earlier jobs'
 	for i := range min(hubs, m) {
-		for _, d := range reps[i+1:] {
+		for _, d := range reps[max(i+1, int64(earlier)):] {
 			b.edges = append(b.edges, records.Candidate{A: reps[i], B: d, Band: band})
 		}
 	}

@@ -19,6 +19,7 @@ import (
 // sigEntry is what verification holds of one document.
 type sigEntry struct {
 	id  string
+	url string
 	sig minhash.Signature // MinHash
 	fp  uint64            // SimHash
 	set []uint64
@@ -154,7 +155,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 				if p.Verify == "exact" && !slices.Equal(a.set, b.set) {
 					return nil, fmt.Errorf("verify chunk %d: documents %d (%s) and %d (%s) have the same 128-bit shingle-set fingerprint but different sets: a fingerprint collision", chunk, e.A, a.id, e.B, b.id)
 				}
-				members = append(members, records.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id})
+				members = append(members, records.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id, GroupURL: a.url, URL: b.url})
 				continue
 			}
 			res.Checked++
@@ -181,7 +182,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 				continue
 			}
 			res.VerifiedHist[bin]++
-			pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method}
+			pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method, AURL: a.url, BURL: b.url}
 			if j.hamming >= 0 {
 				h := int32(j.hamming)
 				pair.Hamming = &h
@@ -280,7 +281,7 @@ func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", doc, err)
 		}
-		e := &sigEntry{id: rec.ID}
+		e := &sigEntry{id: rec.ID, url: rec.URL}
 		if err := decodeSignature(p, rec.Sig, e); err != nil {
 			return nil, fmt.Errorf("document %d: %w", doc, err)
 		}

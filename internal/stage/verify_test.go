@@ -84,7 +84,7 @@ func runGathers(ctx context.Context, st storage.FS, reduces []job.ReduceResult, 
 	}
 	var gathers []job.GatherResult
 	for _, c := range slices.Sorted(maps.Keys(srcs)) {
-		g, err := Gather(ctx, st, c, reduces, byChunk)
+		g, err := Gather(ctx, st, c, reduces, byChunk, true)
 		if err != nil {
 			return nil, err
 		}

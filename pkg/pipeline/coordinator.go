@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/stage"
@@ -29,8 +30,12 @@ type coordinator struct {
 	mapRan bool
 	spec   *job.Spec
 	plan   *job.Plan
-	prog   *progress
-	life   string // random, new for every start of the coordinator
+	// earlier are the jobs this one is matched against (--against), and
+	// fs reads this job's files and, through their mounts, theirs.
+	earlier []earlierJob
+	fs      storage.FS
+	prog    *progress
+	life    string // random, new for every start of the coordinator
 }
 
 // confirmer confirms that this coordinator still holds the job's lease.
@@ -53,7 +58,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	man := newManifest(c.spec, c.plan, started)
 
 	// Map: one task per chunk.
-	mapList, err := runStage(ctx, c, StageMap, seq(len(c.plan.Chunks)), "", man.addMaps,
+	mapList, err := runStage(ctx, c, StageMap, chunkSeq(c.plan), "", man.addMaps,
 		func(m job.MapResult) (int64, int64) { return m.Docs, m.InputBytes })
 	if err != nil {
 		return nil, err
@@ -79,13 +84,17 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 
 	// What later tasks read of the map results: the reduce tasks their
 	// band files, the others the rest.
-	if err := writeJSON(ctx, c.st, job.MapStageFile, slimMaps(mapList)); err != nil {
-		return nil, err
-	}
+	// The earlier jobs' chunks (--against) are read through their mounts:
+	// their documents and signatures here, their band files by the reduce
+	// tasks from their indexes.
 	if err := writeTaskInputs(ctx, c.st, job.InputsReduce, reduceInputs(mapList, p.Partitions)); err != nil {
 		return nil, err
 	}
 	mapList = slimMaps(mapList) // the band files (chunks × partitions) are written: let them go
+	allMaps := append(earlierMaps(c.earlier), mapList...)
+	if err := writeJSON(ctx, c.st, job.MapStageFile, allMaps); err != nil {
+		return nil, err
+	}
 
 	// Reduce: one task per partition.
 	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), "", man.addReduces, nil)
@@ -133,12 +142,12 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	if err := c.reset.DeletePrefix(ctx, stageKeys(c.spec.Epoch, stage.ClusterStepPrefix)); err != nil {
 		return nil, fmt.Errorf("clearing the cluster stage: %w", err)
 	}
-	mapsByChunk := make(map[int]job.MapResult, len(mapList))
-	for _, m := range mapList {
+	mapsByChunk := make(map[int]job.MapResult, len(allMaps))
+	for _, m := range allMaps {
 		mapsByChunk[m.Chunk] = m
 	}
 	steps := &clusterSteps{c: c}
-	stats, err := stage.RunCluster(ctx, c.st, p, verifyList, mapsByChunk, steps)
+	stats, err := stage.RunCluster(ctx, c.fs, p, verifyList, mapsByChunk, steps)
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +191,14 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		return nil, err
 	} else if n > 0 {
 		c.log.Info("removed temporary files left by interrupted writers", "files", n)
+	}
+
+	// The index is complete once its description is written: before the
+	// manifest, so that a finished job always has it (unless --index=false).
+	if p.Index {
+		if err := index.Write(ctx, c.st, index.New(c.spec, mapList)); err != nil {
+			return nil, err
+		}
 	}
 
 	man.Finished = time.Now().UTC()
@@ -250,6 +267,15 @@ func (c *coordinator) checkFailures(out *stageOutcome) error {
 		return errors.New(strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// chunkSeq numbers the plan's chunks: its map tasks.
+func chunkSeq(plan *job.Plan) []int {
+	s := seq(len(plan.Chunks))
+	for i := range s {
+		s[i] += plan.FirstChunk
+	}
+	return s
 }
 
 func seq(n int) []int {

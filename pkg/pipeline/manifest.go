@@ -115,6 +115,10 @@ type Counts struct {
 	ExactGroups    int64 `json:"exact_groups"`
 	ExactDups      int64 `json:"exact_duplicates"`
 	Pairs          int64 `json:"pairs"`
+	// PairsAgainst counts the pairs with a document of an earlier job
+	// (--against): pairs_against new-vs-old, pairs - pairs_against
+	// new-vs-new.
+	PairsAgainst   int64 `json:"pairs_against"`
 	BoundedBuckets int64 `json:"bounded_buckets"`
 	NotCompared    int64 `json:"pairs_not_compared"`
 	BoundedClust   int64 `json:"bounded_clusters"`
@@ -232,6 +236,7 @@ func (m *Manifest) addClusters(s *stage.ClusterStats, tasks int, d time.Duration
 	m.Counts.ExactDups = s.ExactDuplicates
 	m.Counts.NearDups = s.Duplicates - s.ExactDuplicates
 	m.Counts.Pairs = s.PairsListed
+	m.Counts.PairsAgainst = s.PairsAgainst
 	m.Counts.BoundedClust = s.BoundedClusters
 	m.Counts.NotListed = s.PairsNotListed
 	m.BoundedClusters = append(m.BoundedClusters, s.Bounded...)

@@ -47,6 +47,10 @@ type Config struct {
 	freeSpace func(string) (uint64, error)
 	Overwrite bool
 	KeepWork  bool // keep the work area after success
+	// Against lists the outputs of earlier jobs to match against: their
+	// documents are never dropped, and a document of this job that is a
+	// near-duplicate of one of theirs is dropped in favour of it.
+	Against []string
 	// AllowPartial accepts a job whose map tasks failed for good as
 	// finished: its output is marked _PARTIAL, not _SUCCESS, and is not
 	// resumed. Without it such a job stops with its work area kept, and
@@ -92,10 +96,12 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	// Everything is checked before anything in the output is touched.
-	params, inputs, skipped, err := checkConfig(ctx, cfg)
+	cc, err := checkConfig(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
+	defer closeEarlier(cc.earlier)
+	params, skipped := cc.params, cc.skipped
 	for _, sk := range skipped {
 		log.Warn("input file skipped", "path", sk.Path, "reason", sk.Reason)
 	}
@@ -104,7 +110,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		return nil, err
 	}
 	defer unlock()
-	spec, plan, resumed, err := loadOrPlan(ctx, st, cfg.Job, params, inputs, skipped)
+	spec, plan, resumed, err := loadOrPlan(ctx, st, cfg.Job, cc)
 	if err != nil {
 		return nil, err
 	}
@@ -145,13 +151,14 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		"chunks", len(plan.Chunks), "bands", params.Bands, "rows", params.Rows, "partitions", params.Partitions)
 	stopWorkers := func() {}
 	if cfg.NATSURL == "" && cfg.Workers > 0 {
-		if stopWorkers, err = startWorkers(ctx, cfg, open, jobRoots(st, plan), log); err != nil {
+		if stopWorkers, err = startWorkers(ctx, cfg, open, jobRoots(st, plan, spec), log); err != nil {
 			return nil, err
 		}
 		defer stopWorkers()
 	}
 
 	c := &coordinator{cfg: cfg, log: log, st: st, q: q, state: state, reset: state, lease: lease, spec: spec, plan: plan,
+		earlier: cc.earlier, fs: mounted(st, cc.earlier),
 		prog: newProgress(cfg.Progress, cfg.Live), life: life}
 	man, err := c.execute(ctx, started)
 	if err != nil {
@@ -195,6 +202,11 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		if err := st.Remove(context.WithoutCancel(ctx), job.WorkDir); err != nil {
 			log.Warn("could not remove the work area", "err", err)
 		}
+		if !params.Index {
+			if err := st.Remove(context.WithoutCancel(ctx), job.IndexDir); err != nil {
+				log.Warn("could not remove the index", "err", err)
+			}
+		}
 	}
 	return man, nil
 }
@@ -213,23 +225,42 @@ func (cfg Config) Check() error {
 	return params.Resolve()
 }
 
+// checked is a configuration checked and resolved by checkConfig.
+type checked struct {
+	params  job.Params
+	inputs  []job.Input // absolute paths
+	skipped []job.Skipped
+	earlier []earlierJob // --against, open: close them
+}
+
 // checkConfig resolves the parameters and the inputs (as absolute paths),
-// with the files found under them that are skipped, and checks the rest
-// of the configuration.
-func checkConfig(ctx context.Context, cfg Config) (job.Params, []job.Input, []job.Skipped, error) {
+// with the files found under them that are skipped, opens the indexes of
+// the earlier jobs to match against, and checks the rest of the
+// configuration.
+func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, error) {
 	if err := cfg.Check(); err != nil {
-		return job.Params{}, nil, nil, err
+		return nil, err
 	}
 	params := cfg.Params
 	auto := params.Partitions == 0
-	if err := params.Resolve(); err != nil {
-		return job.Params{}, nil, nil, err
+	earlier, err := openEarlier(ctx, cfg.Against, &params, params.Bands != 0 || params.Rows != 0, !auto, log)
+	if err != nil {
+		return nil, err
 	}
+	c := &checked{earlier: earlier}
+	fail := func(err error) (*checked, error) {
+		closeEarlier(earlier)
+		return nil, err
+	}
+	if err := params.Resolve(); err != nil {
+		return fail(err)
+	}
+	params.Against, params.FirstChunk = againstList(earlier)
 	inputs, skipped, err := job.ExpandInputs(ctx, cfg.Inputs, job.InputOptions{Format: params.InputKind(), Strict: params.Strict})
 	if err != nil {
-		return job.Params{}, nil, nil, err
+		return fail(err)
 	}
-	if auto {
+	if auto && len(earlier) == 0 {
 		params.Partitions = job.AutoPartitions(inputs)
 	}
 	if params.Gather == "auto" {
@@ -241,7 +272,8 @@ func checkConfig(ctx context.Context, cfg Config) (job.Params, []job.Input, []jo
 	for i := range skipped {
 		skipped[i].Path = absPath(skipped[i].Path)
 	}
-	return params, inputs, skipped, nil
+	c.params, c.inputs, c.skipped = params, inputs, skipped
+	return c, nil
 }
 
 // absPath is a local path made absolute; URLs are kept.
@@ -325,8 +357,11 @@ func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Que
 // jobRoots are the paths an in-process worker of the job may touch: its
 // output directory and its input files (those still there: a missing one
 // fails its map task anyway).
-func jobRoots(st *storage.Dir, plan *job.Plan) []string {
+func jobRoots(st *storage.Dir, plan *job.Plan, spec *job.Spec) []string {
 	roots := []string{st.Root()}
+	for _, a := range spec.Params.Against {
+		roots = append(roots, a.Out)
+	}
 	for _, in := range plan.Inputs {
 		roots = append(roots, in.Path)
 	}
@@ -351,7 +386,8 @@ func validJob(s string) bool {
 // the job was planned (kept, so that a moved output resumes). The spec on
 // disk holds the output as "." (the directory it is in); the spec returned
 // holds its absolute path, the one workers are told.
-func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job.Params, inputs []job.Input, skipped []job.Skipped) (*job.Spec, *job.Plan, bool, error) {
+func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, cc *checked) (*job.Spec, *job.Plan, bool, error) {
+	params, inputs := cc.params, cc.inputs
 	var old job.Spec
 	err := readJSON(ctx, st, job.SpecFile, &old)
 	if err == nil {
@@ -373,7 +409,11 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, params job
 	if err != nil {
 		return nil, nil, false, err
 	}
-	plan.Skipped = skipped
+	plan.Skipped = cc.skipped
+	plan.FirstChunk = params.FirstChunk
+	for i := range plan.Chunks {
+		plan.Chunks[i].Index += plan.FirstChunk
+	}
 	if jobName == "" {
 		jobName = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
 	}
@@ -525,5 +565,5 @@ func randomHex(n int) string {
 func outputNames() []string {
 	return []string{job.SuccessFile, job.PartialFile, job.ManifestFile, job.ClustersFile, job.DuplicatesFile, job.ExactFile,
 		report.HTMLFile, report.SCurveFile, report.SimilarityFile, report.ClustersFile, report.StagesFile,
-		job.BandsDir, job.CandidatesDir, job.PairsDir, job.DocsDir, job.RejectsDir, job.WorkDir}
+		job.BandsDir, job.CandidatesDir, job.PairsDir, job.DocsDir, job.RejectsDir, job.IndexDir, job.WorkDir}
 }

@@ -60,6 +60,31 @@ type bandInput struct {
 	Runs  *pqfile.Info `json:"r,omitempty"`
 }
 
+// reduceTaskInputs is a reduce task's list: its partition's entries of
+// the job's own chunks (the index's list of the partition) and of every
+// earlier job's (--against, read through its mount, their files named
+// in it).
+func reduceTaskInputs(ctx context.Context, st storage.Opener, earlier, part int) ([]bandInput, error) {
+	var all []bandInput
+	for i := range earlier {
+		var in []bandInput
+		if err := readJSON(ctx, st, job.Mount(i)+"/"+job.TaskInputFile(job.InputsReduce, part), &in); err != nil {
+			return nil, fmt.Errorf("earlier job %d (--against): %w", i, err)
+		}
+		for _, b := range in {
+			if b.File != nil {
+				b.File.Name = job.Mount(i) + "/" + b.File.Name
+			}
+			if b.Runs != nil {
+				b.Runs.Name = job.Mount(i) + "/" + b.Runs.Name
+			}
+			all = append(all, b)
+		}
+	}
+	own, err := readTaskInputs[bandInput](ctx, st, job.InputsReduce, part)
+	return append(all, own...), err
+}
+
 // mapResults turns a reduce task's entries back into the map results
 // stage.Reduce reads.
 func mapResults(in []bandInput, part int) []job.MapResult {

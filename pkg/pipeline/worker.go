@@ -58,6 +58,10 @@ type jobCache struct {
 	spec  job.Spec
 	state *queue.State
 	st    *storage.Dir
+	// fs reads the job's files and, through their mounts (job.Mount),
+	// those of the earlier jobs it is matched against.
+	fs      storage.FS
+	earlier []*storage.Dir
 
 	once sync.Mutex
 	plan *job.Plan
@@ -100,7 +104,7 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 	if err := w.faults.Task(ctx, t.Stage, t.Index); err != nil {
 		return err
 	}
-	st := w.faults.FS(jc.st)
+	st := w.faults.FS(jc.fs)
 	var result any
 	switch t.Stage {
 	case StageMap:
@@ -108,22 +112,23 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 		if err != nil {
 			return err
 		}
-		if t.Index < 0 || t.Index >= len(plan.Chunks) {
-			return queue.Permanent(fmt.Errorf("map task %d: the plan has %d chunks", t.Index, len(plan.Chunks)))
+		i := t.Index - plan.FirstChunk
+		if i < 0 || i >= len(plan.Chunks) {
+			return queue.Permanent(fmt.Errorf("map task %d: the plan has chunks %d to %d", t.Index, plan.FirstChunk, plan.FirstChunk+len(plan.Chunks)-1))
 		}
-		for _, pc := range plan.Chunks[t.Index].Pieces {
+		for _, pc := range plan.Chunks[i].Pieces {
 			if err := w.roots.Check(pc.Path); err != nil {
 				return queue.Permanent(fmt.Errorf("job %s: input: %w", t.Job, err))
 			}
 		}
-		mr, err := stage.Map(ctx, st, &jc.spec, plan.Chunks[t.Index])
+		mr, err := stage.Map(ctx, st, &jc.spec, plan.Chunks[i])
 		if err != nil {
 			return fmt.Errorf("map chunk %d: %w", t.Index, err)
 		}
 		observeMap(w.obs, mr)
 		result = mr
 	case StageReduce:
-		in, err := readTaskInputs[bandInput](ctx, jc.st, job.InputsReduce, t.Index)
+		in, err := reduceTaskInputs(ctx, jc.fs, len(jc.spec.Params.Against), t.Index)
 		if err != nil {
 			return err
 		}
@@ -136,22 +141,23 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 		if err != nil {
 			return err
 		}
-		in, err := readTaskInputs[edgeInput](ctx, jc.st, job.InputsEdges, t.Index)
+		in, err := readTaskInputs[edgeInput](ctx, jc.fs, job.InputsEdges, t.Index)
 		if err != nil {
 			return err
 		}
-		result, err = stage.Gather(ctx, st, t.Index, reduceResults(in, t.Index), maps)
+		result, err = stage.Gather(ctx, st, t.Index, reduceResults(in, t.Index), maps,
+			!jc.spec.Params.Index && t.Index >= jc.spec.Params.FirstChunk)
 		if err != nil {
 			return err
 		}
 	case StageVerify:
-		in, err := readTaskInputs[edgeInput](ctx, jc.st, job.InputsEdges, t.Index)
+		in, err := readTaskInputs[edgeInput](ctx, jc.fs, job.InputsEdges, t.Index)
 		if err != nil {
 			return err
 		}
 		src := stage.SigSource{}
 		if jc.spec.Params.Gather == "on" {
-			g, err := readTaskInputs[gatheredInput](ctx, jc.st, job.InputsGathered, t.Index)
+			g, err := readTaskInputs[gatheredInput](ctx, jc.fs, job.InputsGathered, t.Index)
 			if err != nil {
 				return err
 			}
@@ -244,14 +250,53 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	}
 	st.Fsync = spec.Params.Fsync
 	j := &jobCache{spec: spec, state: state, st: st}
+	if j.fs, j.earlier, err = mountEarlier(ctx, st, spec.Params.Against, w.roots); err != nil {
+		st.Close()
+		return nil, err
+	}
 	w.jobs[t.cacheKey()] = j
 	w.order = append(w.order, t.cacheKey())
 	if len(w.order) > cachedJobs {
-		w.jobs[w.order[0]].st.Close()
+		w.jobs[w.order[0]].close()
 		delete(w.jobs, w.order[0])
 		w.order = w.order[1:]
 	}
 	return j, nil
+}
+
+// close releases the job's storage.
+func (j *jobCache) close() {
+	j.st.Close()
+	for _, d := range j.earlier {
+		d.Close()
+	}
+}
+
+// mountEarlier opens the outputs of the earlier jobs a job is matched
+// against, each under its mount (job.Mount), for reading only: checked
+// against roots like the job's own output.
+func mountEarlier(ctx context.Context, st *storage.Dir, against []job.Against, roots DataRoots) (storage.FS, []*storage.Dir, error) {
+	if len(against) == 0 {
+		return st, nil, nil
+	}
+	m := storage.Mounted{FS: st, Mounts: map[string]storage.Opener{}}
+	var dirs []*storage.Dir
+	for i, a := range against {
+		err := roots.Check(a.Out)
+		var d *storage.Dir
+		if err == nil {
+			d, err = storage.Open(ctx, a.Out)
+		}
+		if err != nil {
+			for _, d := range dirs {
+				d.Close()
+			}
+			return nil, nil, queue.Permanent(fmt.Errorf("earlier job %s (--against): %w", a.Job, err))
+		}
+		dirs = append(dirs, d)
+		m.Mounts[job.Mount(i)] = d
+	}
+	return m, dirs, nil
 }
 
 func (j *jobCache) loadPlan(ctx context.Context) (*job.Plan, error) {

@@ -65,6 +65,13 @@ type Pair struct {
 	Method     string  `parquet:"method"`
 	// Hamming is the SimHash distance of the pair; null for MinHash.
 	Hamming *int32 `parquet:"hamming,optional"`
+	AURL    string `parquet:"a_url"`
+	BURL    string `parquet:"b_url"`
+	// AJob and AOut name the earlier job that a is a document of, and
+	// its output, for a pair of a job matched against earlier ones
+	// (--against); null when a is the job's own.
+	AJob *string `parquet:"a_job,optional"`
+	AOut *string `parquet:"a_out,optional"`
 }
 
 // ExactRecord places one document in a group of documents with identical
@@ -84,6 +91,9 @@ type ExactMember struct {
 	Doc     int64  `parquet:"doc"`
 	GroupID string `parquet:"group_id"`
 	ID      string `parquet:"id"`
+	// GroupURL and URL are the representative's url and the member's.
+	GroupURL string `parquet:"group_url"`
+	URL      string `parquet:"url"`
 }
 
 // ClusterRecord places one document in a cluster of near-duplicates.

@@ -1,0 +1,146 @@
+// Package index describes what a finished job keeps for later jobs to
+// match against it (--against) and for query: its parameters, and for each
+// chunk its documents file and its signature file (ids, urls, signatures
+// and shingle sets). The band records stay where the job wrote them
+// (bands/), listed by partition in index/parts/ (the lists the job's own
+// reduce tasks read); index/index.json is written last and marks the index
+// complete.
+//
+// Layout, under the job's output:
+//
+//	index/index.json                 this description
+//	index/sigs/chunk-CCCCCC.sig      per chunk: id, url, signature, shingle set by slot (package sigfile)
+//	index/parts/part=NNNNN.json      per partition: every chunk's band files in bands/
+//	index/bandruns/chunk-CCCCCC.json per chunk read in runs: its later runs' band files
+//	bands/part=NNNNN/chunk-*.parquet the band records, sorted by (band, key, doc)
+//	docs/chunk-CCCCCC.parquet        the documents
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// Version is the layout's version; Load refuses others.
+const Version = 1
+
+// Index describes a job's index.
+type Index struct {
+	Version int    `json:"version"`
+	Job     string `json:"job"`
+	// Params are the job's parameters: what made its signatures and band
+	// keys (Params.Against: the earlier jobs it was matched against, whose
+	// documents are not in this index).
+	Params job.Params `json:"params"`
+	// FirstChunk is the first of its own chunks; Chunks lists them.
+	FirstChunk int     `json:"first_chunk"`
+	Chunks     []Chunk `json:"chunks"`
+	Docs       int64   `json:"docs"`
+}
+
+// Chunk is one chunk's files.
+type Chunk struct {
+	Chunk   int         `json:"chunk"`
+	Docs    int64       `json:"docs"`
+	DocFile pqfile.Info `json:"doc_file"`
+	SigFile pqfile.Info `json:"sig_file"`
+}
+
+// New describes the index of a job from its spec and its map results.
+func New(spec *job.Spec, maps []job.MapResult) *Index {
+	ix := &Index{Version: Version, Job: spec.Job, Params: spec.Params, FirstChunk: spec.Params.FirstChunk}
+	for _, m := range maps {
+		ix.Chunks = append(ix.Chunks, Chunk{Chunk: m.Chunk, Docs: m.Docs, DocFile: m.DocFile, SigFile: m.SigFile})
+		ix.Docs += m.Docs
+	}
+	return ix
+}
+
+// End is one past its last chunk.
+func (ix *Index) End() int {
+	if len(ix.Chunks) == 0 {
+		return ix.FirstChunk
+	}
+	return ix.Chunks[len(ix.Chunks)-1].Chunk + 1
+}
+
+// Write writes the index's description (last: it marks the index
+// complete).
+func Write(ctx context.Context, st storage.Creator, ix *Index) error {
+	data, err := json.MarshalIndent(ix, "", " ")
+	if err != nil {
+		return err
+	}
+	return storage.WriteFile(ctx, st, job.IndexFile, append(data, '\n'))
+}
+
+// ErrNoIndex marks a location that holds no complete index.
+var ErrNoIndex = errors.New("no index")
+
+// Load reads the index of the job at st.
+func Load(ctx context.Context, st storage.Opener) (*Index, error) {
+	data, err := storage.ReadFile(ctx, st, job.IndexFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s is missing (was the job run with --index=false, or is it unfinished?)", ErrNoIndex, job.IndexFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ix Index
+	if err := json.Unmarshal(data, &ix); err != nil {
+		return nil, fmt.Errorf("%s: %w", job.IndexFile, err)
+	}
+	if ix.Version != Version {
+		return nil, fmt.Errorf("%s: layout version %d, this build reads %d", job.IndexFile, ix.Version, Version)
+	}
+	return &ix, nil
+}
+
+// Incomparable names the parameters of p that differ from the index's
+// in a way that makes their signatures or band keys incomparable, as
+// "--flag OLD (this job: NEW)", or returns nil.
+func (ix *Index) Incomparable(p job.Params) []string {
+	o := ix.Params
+	var diff []string
+	check := func(flag string, old, now any) {
+		if old != now {
+			diff = append(diff, fmt.Sprintf("--%s %v (this job: %v)", flag, old, now))
+		}
+	}
+	check("method", o.Method, p.Method)
+	if o.Method == "minhash" {
+		check("sketch", o.Sketch, p.Sketch)
+		check("perms", o.K, p.K)
+	} else {
+		check("simhash-weights", o.SimHashWeights, p.SimHashWeights)
+		check("hamming", o.Hamming, p.Hamming)
+	}
+	check("seed", o.Seed, p.Seed)
+	check("words", o.Words, p.Words)
+	check("char-grams", o.CharGrams, p.CharGrams)
+	check("digits-to-zero", o.DigitsToZero, p.DigitsToZero)
+	check("strip-diacritics", o.StripDiacritics, p.StripDiacritics)
+	check("bands", o.Bands, p.Bands)
+	check("rows", o.Rows, p.Rows)
+	check("partitions", o.Partitions, p.Partitions)
+	return diff
+}
+
+// Explain is Incomparable as one error naming the index's location, or
+// nil.
+func (ix *Index) Explain(loc string, p job.Params) error {
+	diff := ix.Incomparable(p)
+	if len(diff) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--against %s: its index was made with other parameters, so its signatures cannot be compared with this job's: %s",
+		loc, strings.Join(diff, ", "))
+}
