@@ -77,6 +77,14 @@ type params struct {
 	Keep            string  `json:"keep"`
 	MaxBucket       int     `json:"max_bucket"`
 	MaxClusterPairs int64   `json:"max_cluster_pairs"`
+	Against         []earlierJob `json:"against"`
+}
+
+// earlierJob is an earlier job the job was matched against (--against).
+type earlierJob struct {
+	Job  string `json:"job"`
+	Out  string `json:"out"`
+	Docs int64  `json:"docs"`
 }
 
 // curve summarises the chosen S-curve.

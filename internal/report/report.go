@@ -145,6 +145,18 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		{"records rejected", groupDigits(c.get("rejected")), groupDigits(c.get("empty")) + " empty documents"},
 		{"run time", secondsText(m.Seconds) + " s", rate(inBytes, m.Seconds)},
 	}
+	if a := m.Params.Against; len(a) > 0 {
+		var earlier int64
+		names := make([]string, len(a))
+		for i, e := range a {
+			earlier += e.Docs
+			names[i] = e.Job
+		}
+		against := c.get("pairs_against")
+		p.Cards = slices.Insert(p.Cards, 4,
+			card{"pairs with earlier jobs", groupDigits(against), "new-vs-old, against " + plural(earlier, "document", "documents") + " of " + strings.Join(names, ", ")},
+			card{"pairs among this job's", groupDigits(c.get("pairs") - against), "new-vs-new"})
+	}
 
 	t := m.Params.Threshold
 	shingles := plural(int64(m.Params.Words), "word", "words") + " per shingle"
@@ -364,6 +376,8 @@ func countNote(name string) string {
 		return "documents in exact groups beyond one per group"
 	case "pairs":
 		return "pairs listed in pairs/ (exact groups expanded)"
+	case "pairs_against":
+		return "of those, pairs with a document of an earlier job (--against)"
 	case "bounded_buckets":
 		return "band buckets over --max-bucket: not every pair compared"
 	case "pairs_not_compared":

@@ -711,3 +711,44 @@ func parseF(t *testing.T, s string) float64 {
 	}
 	return f
 }
+
+// TestBuildAgainst checks that a job matched against earlier jobs counts
+// its new-vs-old and new-vs-new pairs apart, and names the earlier jobs;
+// a job that was not shows neither card.
+func TestBuildAgainst(t *testing.T) {
+	for _, tt := range []struct {
+		name, against string
+		want          []string
+	}{
+		{"against", `[{"job": "week-1", "out": "/data/w1", "docs": 1200}, {"job": "week-2", "out": "/data/w2", "docs": 800}]`,
+			[]string{"pairs with earlier jobs|70|new-vs-old, against 2,000 documents of week-1, week-2|", "pairs among this job's|30|new-vs-new|"}},
+		{"alone", `null`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := `{"params": {"bands": 16, "rows": 8, "threshold": 0.8, "against": ` + tt.against + `}, "counts": {"docs": 10, "pairs": 100, "pairs_against": 70}}`
+			files, err := Build([]byte(m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := html.Parse(bytes.NewReader(files[HTMLFile]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range findAll(doc, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "div" && hasClass(n, "card") }) {
+				var text strings.Builder
+				walk(c, func(n *html.Node) {
+					if n.Type == html.TextNode {
+						text.WriteString(n.Data + "|")
+					}
+				})
+				if s := text.String(); strings.HasPrefix(s, "pairs with") || strings.HasPrefix(s, "pairs among") {
+					got = append(got, s)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("cards %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -273,6 +276,9 @@ func TestAgainstRefused(t *testing.T) {
 	cfg.Params.Index = false
 	if _, err := Run(ctx, cfg); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(noIndex, job.IndexDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("--index=false left %s: %v", job.IndexDir, err)
 	}
 	for _, tt := range []struct {
 		name    string

@@ -211,7 +211,7 @@ func testTasksIdempotent(t *testing.T, in, gather string) {
 		list := reduceResults(in, c)
 		edges[c] = list
 		if spec.Params.Gather == "on" {
-			if _, err := stage.Gather(ctx, st, c, list, byChunk, true); err != nil {
+			if _, err := stage.Gather(ctx, st, c, list, byChunk, !spec.Params.Index); err != nil {
 				t.Fatal(err)
 			}
 		}
