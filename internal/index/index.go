@@ -128,6 +128,10 @@ func (ix *Index) Incomparable(p job.Params) []string {
 	check("char-grams", o.CharGrams, p.CharGrams)
 	check("digits-to-zero", o.DigitsToZero, p.DigitsToZero)
 	check("strip-diacritics", o.StripDiacritics, p.StripDiacritics)
+	if o.Verify == "estimate" && p.Verify == "exact" {
+		// Its signature files hold no shingle sets to compare exactly.
+		diff = append(diff, "--verify estimate (this job: exact; an index without shingle sets verifies by estimate only)")
+	}
 	check("bands", o.Bands, p.Bands)
 	check("rows", o.Rows, p.Rows)
 	check("partitions", o.Partitions, p.Partitions)

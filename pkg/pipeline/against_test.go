@@ -277,6 +277,12 @@ func TestAgainstRefused(t *testing.T) {
 	if _, err := Run(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
+	estimate := filepath.Join(t.TempDir(), "estimate")
+	cfg = testConfig(t, in, estimate, 1)
+	cfg.Params.Verify = "estimate"
+	if _, err := Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(filepath.Join(noIndex, job.IndexDir)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("--index=false left %s: %v", job.IndexDir, err)
 	}
@@ -294,6 +300,7 @@ func TestAgainstRefused(t *testing.T) {
 		{"bands", func(c *Config) { c.Params.Bands, c.Params.Rows = 32, 4 }, out1, "--bands 16 (this job: 32), --rows 8 (this job: 4)"},
 		{"partitions", func(c *Config) { c.Params.Partitions = 3 }, out1, "--partitions 8 (this job: 3)"},
 		{"no index", func(c *Config) {}, noIndex, "index/index.json is missing"},
+		{"verify", func(c *Config) {}, estimate, "--verify estimate (this job: exact"},
 		{"twice", func(c *Config) { c.Against = append(c.Against, out1) }, out1, "are the same job"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
