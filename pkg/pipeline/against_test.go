@@ -302,6 +302,7 @@ func TestAgainstRefused(t *testing.T) {
 		{"no index", func(c *Config) {}, noIndex, "index/index.json is missing"},
 		{"verify", func(c *Config) {}, estimate, "--verify estimate (this job: exact"},
 		{"twice", func(c *Config) { c.Against = append(c.Against, out1) }, out1, "are the same job"},
+		{"itself", func(c *Config) { c.Against = []string{c.Out} }, out1, "is the job's own --out"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "second")

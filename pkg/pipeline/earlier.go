@@ -25,7 +25,7 @@ type earlierJob struct {
 // refused, naming it. Their chunk ranges must not overlap: each job of a
 // series is matched against all earlier ones, and numbers its chunks
 // after theirs.
-func openEarlier(ctx context.Context, locs []string, p *job.Params, explicitBands, explicitParts bool, log *slog.Logger) ([]earlierJob, error) {
+func openEarlier(ctx context.Context, own string, locs []string, p *job.Params, explicitBands, explicitParts bool, log *slog.Logger) ([]earlierJob, error) {
 	var out []earlierJob
 	fail := func(err error) ([]earlierJob, error) {
 		closeEarlier(out)
@@ -33,6 +33,9 @@ func openEarlier(ctx context.Context, locs []string, p *job.Params, explicitBand
 	}
 	for _, loc := range locs {
 		loc = absPath(loc)
+		if loc == absPath(own) {
+			return fail(fmt.Errorf("--against %s is the job's own --out", loc))
+		}
 		d, err := storage.Open(ctx, loc)
 		if err != nil {
 			return fail(fmt.Errorf("--against %s: %w", loc, err))

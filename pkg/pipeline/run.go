@@ -243,7 +243,7 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 	}
 	params := cfg.Params
 	auto := params.Partitions == 0
-	earlier, err := openEarlier(ctx, cfg.Against, &params, params.Bands != 0 || params.Rows != 0, !auto, log)
+	earlier, err := openEarlier(ctx, cfg.Out, cfg.Against, &params, params.Bands != 0 || params.Rows != 0, !auto, log)
 	if err != nil {
 		return nil, err
 	}
