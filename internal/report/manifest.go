@@ -57,26 +57,26 @@ type boundedCluster struct {
 
 // params are the job's parameters.
 type params struct {
-	Method          string  `json:"method"`
-	Hamming         int     `json:"hamming"`
-	SimHashWeights  string  `json:"simhash_weights"`
-	Sketch          string  `json:"sketch"`
-	K               int     `json:"k"`
-	Bands           int     `json:"bands"`
-	Rows            int     `json:"rows"`
-	Words           int     `json:"words"`
-	CharGrams       int     `json:"char_grams"`
-	DigitsToZero    bool    `json:"digits_to_zero"`
-	StripDiacritics bool    `json:"strip_diacritics"`
-	Threshold       float64 `json:"threshold"`
-	FPWeight        float64 `json:"fp_weight"`
-	FNWeight        float64 `json:"fn_weight"`
-	Seed            uint64  `json:"seed"`
-	Partitions      int     `json:"partitions"`
-	Verify          string  `json:"verify"`
-	Keep            string  `json:"keep"`
-	MaxBucket       int     `json:"max_bucket"`
-	MaxClusterPairs int64   `json:"max_cluster_pairs"`
+	Method          string       `json:"method"`
+	Hamming         int          `json:"hamming"`
+	SimHashWeights  string       `json:"simhash_weights"`
+	Sketch          string       `json:"sketch"`
+	K               int          `json:"k"`
+	Bands           int          `json:"bands"`
+	Rows            int          `json:"rows"`
+	Words           int          `json:"words"`
+	CharGrams       int          `json:"char_grams"`
+	DigitsToZero    bool         `json:"digits_to_zero"`
+	StripDiacritics bool         `json:"strip_diacritics"`
+	Threshold       float64      `json:"threshold"`
+	FPWeight        float64      `json:"fp_weight"`
+	FNWeight        float64      `json:"fn_weight"`
+	Seed            uint64       `json:"seed"`
+	Partitions      int          `json:"partitions"`
+	Verify          string       `json:"verify"`
+	Keep            string       `json:"keep"`
+	MaxBucket       int          `json:"max_bucket"`
+	MaxClusterPairs int64        `json:"max_cluster_pairs"`
 	Against         []earlierJob `json:"against"`
 }
 
