@@ -122,12 +122,21 @@ func earlierMaps(list []earlierJob) []job.MapResult {
 
 // mounted is st with the earlier jobs' outputs under their mounts.
 func mounted(st *storage.Dir, list []earlierJob) storage.FS {
-	if len(list) == 0 {
+	dirs := make([]*storage.Dir, len(list))
+	for i, e := range list {
+		dirs[i] = e.dir
+	}
+	return mountDirs(st, dirs)
+}
+
+// mountDirs is st with dirs[i] under job.Mount(i), read-only.
+func mountDirs(st *storage.Dir, dirs []*storage.Dir) storage.FS {
+	if len(dirs) == 0 {
 		return st
 	}
 	m := storage.Mounted{FS: st, Mounts: map[string]storage.Opener{}}
-	for i, e := range list {
-		m.Mounts[job.Mount(i)] = e.dir
+	for i, d := range dirs {
+		m.Mounts[job.Mount(i)] = d
 	}
 	return m
 }

@@ -276,12 +276,8 @@ func (j *jobCache) close() {
 // against, each under its mount (job.Mount), for reading only: checked
 // against roots like the job's own output.
 func mountEarlier(ctx context.Context, st *storage.Dir, against []job.Against, roots DataRoots) (storage.FS, []*storage.Dir, error) {
-	if len(against) == 0 {
-		return st, nil, nil
-	}
-	m := storage.Mounted{FS: st, Mounts: map[string]storage.Opener{}}
 	var dirs []*storage.Dir
-	for i, a := range against {
+	for _, a := range against {
 		err := roots.Check(a.Out)
 		var d *storage.Dir
 		if err == nil {
@@ -294,9 +290,8 @@ func mountEarlier(ctx context.Context, st *storage.Dir, against []job.Against, r
 			return nil, nil, queue.Permanent(fmt.Errorf("earlier job %s (--against): %w", a.Job, err))
 		}
 		dirs = append(dirs, d)
-		m.Mounts[job.Mount(i)] = d
 	}
-	return m, dirs, nil
+	return mountDirs(st, dirs), dirs, nil
 }
 
 func (j *jobCache) loadPlan(ctx context.Context) (*job.Plan, error) {
