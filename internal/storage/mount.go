@@ -2,14 +2,15 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"strings"
 )
 
 // Mounted is an FS that also reads other locations: a name whose first
 // element is one of Mounts ("@against-0/docs/chunk-000000.parquet") is
-// opened in that location (as "docs/chunk-000000.parquet"). Creating and
-// removing go to the base FS only, so a mounted location is never
-// written.
+// opened in that location (as "docs/chunk-000000.parquet"). A mounted
+// location is never written: creating or removing a name in a mount is an
+// error.
 type Mounted struct {
 	FS
 	Mounts map[string]Opener
@@ -23,6 +24,22 @@ func (m Mounted) Open(ctx context.Context, name string) (File, error) {
 		}
 	}
 	return m.FS.Open(ctx, name)
+}
+
+// Create creates name in the base FS; a name in a mount is refused.
+func (m Mounted) Create(ctx context.Context, name string) (Writer, error) {
+	if mount, _, ok := SplitMount(name); ok {
+		return nil, fmt.Errorf("%s: %s is mounted read-only", name, mount)
+	}
+	return m.FS.Create(ctx, name)
+}
+
+// Remove removes name from the base FS; a name in a mount is refused.
+func (m Mounted) Remove(ctx context.Context, name string) error {
+	if mount, _, ok := SplitMount(name); ok {
+		return fmt.Errorf("%s: %s is mounted read-only", name, mount)
+	}
+	return m.FS.Remove(ctx, name)
 }
 
 // SplitMount splits a mounted name into its mount and the name inside it;

@@ -329,3 +329,61 @@ func readOutput[T any](t testing.TB, out, name string) []T {
 	}
 	return rows
 }
+
+// TestMountEarlier checks a worker's view of the earlier outputs: one
+// under its data roots is read through its mount (and nothing is written
+// there), one outside them is refused, naming it.
+func TestMountEarlier(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "data"), filepath.Join(base, "private")
+	for _, d := range []string{filepath.Join(root, "out"), filepath.Join(root, "w1"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "w1", "x"), []byte("earlier"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	roots, err := ResolveRoots([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(ctx, filepath.Join(root, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, tt := range []struct {
+		name string
+		out  string
+		want string // error, "" for none
+	}{
+		{"under a root", filepath.Join(root, "w1"), ""},
+		{"outside the roots", outside, outside},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys, dirs, err := mountEarlier(ctx, st, []job.Against{{Job: "w1", Out: tt.out}}, roots)
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("error %v, want one naming %s", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dirs[0].Close()
+			data, err := storage.ReadFile(ctx, fsys, job.Mount(0)+"/x")
+			if err != nil || string(data) != "earlier" {
+				t.Fatalf("read through the mount: %q, %v", data, err)
+			}
+			if err := storage.WriteFile(ctx, fsys, job.Mount(0)+"/y", nil); err == nil || !strings.Contains(err.Error(), "read-only") {
+				t.Fatalf("writing through the mount: %v, want a read-only error", err)
+			}
+			if _, err := os.Stat(filepath.Join(root, "w1", "y")); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("a write through the view reached the earlier output: %v", err)
+			}
+		})
+	}
+}
