@@ -246,6 +246,40 @@ func TestAgainst(t *testing.T) {
 	}
 	t.Logf("kept: whole job %d, the two runs %d (%d earlier documents joined only through the second half's)", len(whole), len(union), bridged)
 
+	// With --keep longest, still no earlier document is dropped, and a
+	// cluster with earlier documents keeps the longest of them.
+	longest := filepath.Join(base, "longest")
+	cfg := testConfig(t, "", longest, 2)
+	cfg.Inputs, cfg.Against = w.Files[1:], []string{out1}
+	cfg.Params.ChunkBytes, cfg.Params.Partitions, cfg.Params.Keep = 128<<10, 0, "longest"
+	if _, err := Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	tokens := map[int64]int32{}
+	for _, out := range []string{out1, longest} {
+		for _, d := range readDataset[records.DocRecord](t, out, job.DocsDir) {
+			tokens[d.Doc] = d.Tokens
+		}
+	}
+	members := map[int64][]int64{}
+	for _, c := range readOutput[records.ClusterRecord](t, longest, job.ClustersFile) {
+		members[c.Cluster] = append(members[c.Cluster], c.Doc)
+		if p.Earlier(c.Doc) && !c.Keep {
+			t.Fatalf("--keep longest: earlier document %s not kept", c.ID)
+		}
+	}
+	for _, d := range readOutput[records.Duplicate](t, longest, job.DuplicatesFile) {
+		if p.Earlier(d.Doc) {
+			t.Fatalf("--keep longest: earlier document %s dropped", d.ID)
+		}
+		for _, m := range members[d.Cluster] {
+			if p.Earlier(m) && (!p.Earlier(d.KeptDoc) || tokens[m] > tokens[d.KeptDoc]) {
+				t.Fatalf("--keep longest: %s dropped for %d (%d tokens), but its cluster holds earlier document %d (%d tokens)",
+					d.ID, d.KeptDoc, tokens[d.KeptDoc], m, tokens[m])
+			}
+		}
+	}
+
 	// The index of the second job holds its own chunks only.
 	st, err := storage.Open(ctx, out2)
 	if err != nil {
