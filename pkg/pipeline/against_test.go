@@ -35,6 +35,8 @@ import (
 //   - a pair with an earlier document names that job and output, and the
 //     earlier document's id and url;
 //   - no document of the first half is in duplicates.parquet;
+//   - gather on gives the same bytes, and --keep longest keeps the
+//     longest earlier document of a cluster, never dropping one;
 //   - the two runs keep what the whole job keeps, except documents of the
 //     first half that only the second half's documents joined into one
 //     cluster (earlier documents are never dropped): each such document is
@@ -246,10 +248,21 @@ func TestAgainst(t *testing.T) {
 	}
 	t.Logf("kept: whole job %d, the two runs %d (%d earlier documents joined only through the second half's)", len(whole), len(union), bridged)
 
+	// Through the gather stage (which reads the earlier signature files
+	// too), the same bytes.
+	gathered := filepath.Join(base, "gathered")
+	cfg := testConfig(t, "", gathered, 2)
+	cfg.Inputs, cfg.Against = w.Files[1:], []string{out1}
+	cfg.Params.ChunkBytes, cfg.Params.Partitions, cfg.Params.Gather = 128<<10, 0, "on"
+	if m, err := Run(ctx, cfg); err != nil || m.Counts.Gathered == 0 {
+		t.Fatalf("gather on: %v", err)
+	}
+	sameFiles(t, out2, gathered, "pairs/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet")
+
 	// With --keep longest, still no earlier document is dropped, and a
 	// cluster with earlier documents keeps the longest of them.
 	longest := filepath.Join(base, "longest")
-	cfg := testConfig(t, "", longest, 2)
+	cfg = testConfig(t, "", longest, 2)
 	cfg.Inputs, cfg.Against = w.Files[1:], []string{out1}
 	cfg.Params.ChunkBytes, cfg.Params.Partitions, cfg.Params.Keep = 128<<10, 0, "longest"
 	if _, err := Run(ctx, cfg); err != nil {
