@@ -173,10 +173,10 @@ func clip(b []byte) []byte {
 // records copies a WARC or WET file that is not made of one gzip member
 // per record (uncompressed, one gzip stream, zstd): decompressed, record
 // by record, each as a gzip member of its own, without the records of the
-// documents dropped. A record runs from its header to the next one: its
-// header, block and the blank lines after it, and any bytes up to the next
-// line starting "WARC/" when its framing is broken; it never runs past the
-// offset where docs/ places a document.
+// documents dropped. A record is its header, block and the blank lines
+// after it (bytes that are no record, where the framing is broken, are
+// copied as one piece up to the next line starting "WARC/"); it never runs
+// past the offset where docs/ places a document.
 func (f *fileJob) records(file storage.File) error {
 	src, done, err := decompress(file, compressionOf(f.in), f.in.Path)
 	if err != nil {
@@ -305,48 +305,48 @@ func (r *recordReader) line(w io.Writer) (int64, error) {
 	}
 }
 
-// record copies one record to w and returns its WARC-Record-ID ("" for
-// bytes that are not a record).
+// record copies one record to w and returns its WARC-Record-ID: its
+// header, its block and the blank lines after it. Bytes that are not a
+// record (broken framing: garbage, a header cut short) run to the next
+// line starting "WARC/" and are copied as one piece, whose id is "".
 func (r *recordReader) record(w io.Writer) (string, error) {
-	var id string
 	if bytes.HasPrefix(r.peek(5), []byte("WARC/")) {
 		h, n, err := r.header(w)
 		if err != nil {
 			return "", err
 		}
 		if n > 0 && h.length >= 0 {
-			id = h.id
 			if _, err := r.copyN(w, h.length); err != nil {
 				return "", err
 			}
-			for {
-				p := r.peek(2)
-				switch {
-				case bytes.HasPrefix(p, []byte("\r\n")):
-					_, err = r.copyN(w, 2)
-				case bytes.HasPrefix(p, []byte("\n")):
-					_, err = r.copyN(w, 1)
-				default:
-					p = nil
-				}
-				if err != nil {
-					return "", err
-				}
-				if p == nil {
-					break
-				}
-			}
+			return h.id, r.blankLines(w)
 		}
 	}
-	// Whatever follows, up to the next record header: nothing when the
-	// framing is right.
 	for {
 		p := r.peek(5)
 		if len(p) == 0 || bytes.HasPrefix(p, []byte("WARC/")) {
-			return id, r.failed()
+			return "", r.failed()
 		}
 		if _, err := r.line(w); err != nil {
 			return "", err
+		}
+	}
+}
+
+// blankLines copies the line ends that follow a record's block.
+func (r *recordReader) blankLines(w io.Writer) error {
+	for {
+		n := 0
+		switch p := r.peek(2); {
+		case bytes.HasPrefix(p, []byte("\r\n")):
+			n = 2
+		case bytes.HasPrefix(p, []byte("\n")):
+			n = 1
+		default:
+			return r.failed()
+		}
+		if _, err := r.copyN(w, int64(n)); err != nil {
+			return err
 		}
 	}
 }
