@@ -13,8 +13,10 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
-// AnnotationsFile is the sidecar of --annotate: one row per document.
-const AnnotationsFile = "annotations.parquet"
+// AnnotationsFile is the sidecar of --annotate: one row per document. It
+// has a folder of its own, so that a glob of the corpus (DIR/*.parquet)
+// does not take it in.
+const AnnotationsFile = "annotations/annotations.parquet"
 
 // Annotation is one row of annotations.parquet: a document, where it is
 // (its input file and offset there, the output file holding it), its

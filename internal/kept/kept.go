@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path"
 	"strings"
 
@@ -132,6 +133,11 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	}
 	if o.Open == nil {
 		o.Open = storage.OpenFile
+	}
+	if l, err := storage.ParseLocation(o.Job); err != nil {
+		return nil, err
+	} else if _, err := os.Stat(l.Path); l.Local() && err != nil {
+		return nil, fmt.Errorf("job: %w", err) // not created by opening it
 	}
 	src, err := storage.Open(ctx, o.Job)
 	if err != nil {
