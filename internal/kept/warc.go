@@ -90,13 +90,12 @@ func (f *fileJob) members(file storage.File) error {
 
 // appendN appends the next n bytes of r to dst.
 func appendN(dst []byte, r io.Reader, n int64) ([]byte, error) {
-	start := len(dst)
 	buf := bytes.NewBuffer(dst)
 	_, err := io.CopyN(buf, r, n)
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
-	return buf.Bytes()[:start+int(min(n, int64(buf.Len()-start)))], err
+	return buf.Bytes(), err
 }
 
 // checkMember checks that member is one gzip member holding the WARC
