@@ -18,7 +18,7 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 	var o kept.Options
 	fs.StringVar(&o.Job, "job", "", "the finished job's output directory or URL (its --out; required)")
 	fs.StringVar(&o.Dir, "dir", "", "where to write the corpus: an empty directory or URL (required)")
-	fs.StringVar(&o.Format, "format", kept.FormatAuto, "how JSONL and Parquet inputs are written: auto (each in its own format: .jsonl.gz, .parquet)")
+	fs.StringVar(&o.Format, "format", kept.FormatAuto, "how JSONL and Parquet inputs are written: auto (each in its own format), jsonl (all as .jsonl.gz: a Parquet row as a JSON object of its columns) or parquet (all as .parquet: a JSONL document as columns id, url, text and json, its line unchanged)")
 	fs.BoolVar(&o.Annotate, "annotate", false, "write every document, with its cluster, cluster size, keep flag and best match, instead of the kept ones only")
 	fs.Int64Var(&o.ShardDocs, "shard-docs", 0, "start a new output file every N documents of an input file (0: one output file per input file)")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "empty a --dir that holds files first")

@@ -3,12 +3,14 @@ package kept
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -51,19 +53,29 @@ func gzipShards(out *shards) *gzip.Writer {
 
 // jsonl copies the lines of a JSONL file, as they are, except those of
 // the documents dropped; annotating, a document's line gets a "neardup"
-// member (appendJSON) before its closing brace.
+// member (appendJSON) before its closing brace. With FormatParquet it
+// writes a jsonlRecord row for each document instead (lines that are not
+// documents have no row).
 func (f *fileJob) jsonl(file storage.File) error {
 	src, done, err := decompress(file, compressionOf(f.in), f.in.Path)
 	if err != nil {
 		return err
 	}
 	defer done()
-	gz := gzipShards(f.out)
-	br := bufio.NewReaderSize(src, 256<<10)
 	var (
-		off  int64
-		line []byte // an annotated line
+		gz    *gzip.Writer
+		sink  *parquetSink
+		rows  = f.w.o.Format == FormatParquet
+		br    = bufio.NewReaderSize(src, 256<<10)
+		off   int64
+		line  []byte // a line wanted whole
+		field = f.w.params.TextField
 	)
+	if rows {
+		sink = newParquetSink(f, jsonlSchema)
+	} else {
+		gz = gzipShards(f.out)
+	}
 	for n := 1; ; n++ {
 		if n%checkEvery == 0 {
 			if err := f.ctx.Err(); err != nil {
@@ -80,23 +92,26 @@ func (f *fileJob) jsonl(file storage.File) error {
 		if err != nil {
 			return err
 		}
-		write, annotate := true, false
-		if isDoc {
+		write := true
+		switch {
+		case isDoc:
 			write, err = f.write(d)
-			annotate = write && f.w.ann != nil
-		} else {
+		case rows:
+			write = false
+		default:
 			err = f.out.ensure()
 		}
 		if err != nil {
 			return err
 		}
+		whole := write && isDoc && (rows || f.w.ann != nil)
 		start := off
 		line = line[:0]
 		for {
 			frag, err := br.ReadSlice('\n')
 			off += int64(len(frag))
 			switch {
-			case annotate:
+			case whole:
 				line = append(line, frag...)
 			case write:
 				if _, werr := gz.Write(frag); werr != nil {
@@ -111,16 +126,55 @@ func (f *fileJob) jsonl(file storage.File) error {
 			}
 			break
 		}
-		if annotate {
-			out, err := annotateLine(nil, line, &f.an)
-			if err != nil {
-				return fmt.Errorf("%s: offset %d: %w", f.in.Path, start, err)
+		if !whole {
+			continue
+		}
+		var an *Annotation
+		if f.w.ann != nil {
+			an = &f.an
+		}
+		if rows {
+			err = sink.add(jsonlRow(line, d.ID, d.URL, field), an)
+			if err == nil && len(sink.held) >= 1024 {
+				err = sink.flush()
 			}
-			if _, err := gz.Write(out); err != nil {
-				return fmt.Errorf("%s: offset %d: %w", f.in.Path, start, err)
+		} else {
+			var out []byte
+			if out, err = annotateLine(nil, line, an); err == nil {
+				_, err = gz.Write(out)
 			}
 		}
+		if err != nil {
+			return fmt.Errorf("%s: offset %d: %w", f.in.Path, start, err)
+		}
 	}
+}
+
+// jsonlRecord is the row a JSONL document becomes with FormatParquet: its
+// id and URL as the job read them, its text, and its line as it is (every
+// member, unchanged; without its line end).
+type jsonlRecord struct {
+	ID   string  `parquet:"id"`
+	URL  *string `parquet:"url,optional"`
+	Text string  `parquet:"text"`
+	JSON string  `parquet:"json"`
+}
+
+// jsonlSchema is the schema of jsonlRecord rows.
+var jsonlSchema = parquet.SchemaOf(jsonlRecord{})
+
+// jsonlRow is the row of a document's line; its text is the member field.
+func jsonlRow(line []byte, id, url, field string) parquet.Row {
+	line = bytes.TrimPrefix(bytes.TrimRight(line, "\r\n"), []byte("\xef\xbb\xbf"))
+	r := jsonlRecord{ID: id, JSON: string(line)}
+	if url != "" {
+		r.URL = &url
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(line, &members) == nil {
+		json.Unmarshal(members[field], &r.Text) // a document's text is a string
+	}
+	return jsonlSchema.Deconstruct(nil, &r)
 }
 
 // annotateLine appends to dst the JSON object line with a member

@@ -148,11 +148,6 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, in := range man.Inputs {
-		if err := checkConversion(in, o.Format); err != nil {
-			return nil, err
-		}
-	}
 	dst, err := openOutput(ctx, o, src)
 	if err != nil {
 		return nil, err
@@ -225,16 +220,6 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	return sum, nil
 }
 
-// checkConversion refuses a conversion Write cannot do.
-func checkConversion(in job.Input, format string) error {
-	switch {
-	case format == FormatJSONL && in.Kind == formats.KindParquet,
-		format == FormatParquet && in.Kind == formats.KindJSONL:
-		return fmt.Errorf("%s: writing %s input as %s is not supported; use format %s (each input in its own format)", in.Path, in.Kind, format, FormatAuto)
-	}
-	return nil
-}
-
 // openOutput opens o.Dir, which must be empty, or is emptied with
 // o.Overwrite; it is never the job's directory or another job's.
 func openOutput(ctx context.Context, o Options, src *storage.Dir) (*storage.Dir, error) {
@@ -303,11 +288,19 @@ func (w *writer) file(ctx context.Context, i int, in job.Input, fi *fileIndex) (
 	defer file.Close()
 	switch in.Kind {
 	case formats.KindJSONL:
-		f.out = newShards(ctx, w.dst, stem, ".jsonl.gz", w.o.ShardDocs)
+		ext := ".jsonl.gz"
+		if w.o.Format == FormatParquet {
+			ext = ".parquet"
+		}
+		f.out = newShards(ctx, w.dst, stem, ext, w.o.ShardDocs)
 		f.sum.Copy = "lines"
 		err = f.jsonl(file)
 	case formats.KindParquet:
-		f.out = newShards(ctx, w.dst, stem, ".parquet", w.o.ShardDocs)
+		ext := ".parquet"
+		if w.o.Format == FormatJSONL {
+			ext = ".jsonl.gz"
+		}
+		f.out = newShards(ctx, w.dst, stem, ext, w.o.ShardDocs)
 		f.sum.Copy = "rows"
 		err = f.parquet(file)
 	case formats.KindWARC, formats.KindWET:

@@ -280,6 +280,12 @@ func TestDerivedInputs(t *testing.T) {
 			}
 		})
 	}
+	for _, format := range []string{FormatJSONL, FormatParquet} {
+		t.Run("format "+format, func(t *testing.T) {
+			dir, _ := writeCorpus(t, jobDir, Options{Format: format, ShardDocs: 100})
+			checkConverted(t, jobDir, dir, format)
+		})
+	}
 	t.Run("annotate", func(t *testing.T) {
 		dir, _ := writeCorpus(t, jobDir, Options{Annotate: true, ShardDocs: 100})
 		if err := checkAnnotated(t, jobDir, dir); err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/neardup/neardup/internal/buildinfo"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -30,9 +29,10 @@ var annotationColumns = []struct {
 // parquetRowGroup bounds the rows an output file's writer holds.
 const parquetRowGroup = 64 << 10
 
-// parquet copies the rows of a Parquet file, with the input's schema and
-// every column, except those of the documents dropped; annotating, every
-// row gets the annotationColumns too.
+// parquet copies the rows of a Parquet file, every column, except those of
+// the documents dropped: as Parquet with the input's schema (and, when
+// annotating, the annotationColumns after its own), or with FormatJSONL
+// as JSON lines.
 func (f *fileJob) parquet(file storage.File) (err error) {
 	defer func() {
 		if p := recover(); p != nil { // parquet-go may panic on a corrupt file
@@ -43,88 +43,72 @@ func (f *fileJob) parquet(file storage.File) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: not a readable parquet file: %w", f.in.Path, err)
 	}
-	schema := pf.Schema()
-	base := len(schema.Columns())
-	if f.w.ann != nil {
-		schema = annotatedSchema(schema)
+	var sink rowSink
+	if f.w.o.Format == FormatJSONL {
+		sink = newJSONSink(f, pf.Schema())
+	} else {
+		sink = newParquetSink(f, pf.Schema())
 	}
-	var pw *parquet.Writer
-	f.out.begin = func(w io.Writer) error {
-		pw = parquet.NewWriter(w, schema, parquet.Compression(&parquet.Zstd),
-			parquet.MaxRowsPerRowGroup(parquetRowGroup),
-			&parquet.WriterConfig{CreatedBy: buildinfo.Read().CreatedBy()})
-		return nil
-	}
-	f.out.end = func() error { return pw.Close() }
 	buf := make([]parquet.Row, 256)
 	var row int64
 	for g, rg := range pf.RowGroups() {
 		rows := rg.Rows()
-		for {
-			if err := f.ctx.Err(); err != nil {
-				rows.Close()
-				return fmt.Errorf("%s: row %d: %w", f.in.Path, row, err)
-			}
-			n, rerr := rows.ReadRows(buf)
-			out := buf[:0:0]
-			flush := func() error {
-				if len(out) == 0 {
-					return nil
-				}
-				_, err := pw.WriteRows(out)
-				out = out[:0]
-				if err != nil {
-					return fmt.Errorf("%s: %s: %w", f.in.Path, f.out.name, err)
-				}
-				return nil
-			}
-			for _, r := range buf[:n] {
-				d, isDoc, err := f.docs.at(row)
-				row++
-				if err == nil && isDoc && f.out.full() {
-					err = flush() // the rows before d go to the file d does not
-				}
-				write := true
-				if err == nil && isDoc {
-					write, err = f.write(d)
-				} else if err == nil {
-					err = f.out.ensure()
-				}
-				if err != nil {
-					rows.Close()
-					return err
-				}
-				if !write {
-					continue
-				}
-				if f.w.ann != nil {
-					r = appendAnnotation(r, base, isDoc, &f.an)
-				}
-				out = append(out, r)
-			}
-			if err := flush(); err != nil {
-				rows.Close()
-				return err
-			}
-			if errors.Is(rerr, io.EOF) {
-				break
-			}
-			if rerr != nil {
-				rows.Close()
-				return fmt.Errorf("%s: row group %d, row %d: %w", f.in.Path, g, row, rerr)
-			}
-		}
+		err := f.rowGroup(rows, buf, &row, sink)
 		rows.Close()
+		if err != nil {
+			return fmt.Errorf("%s: row group %d: %w", f.in.Path, g, err)
+		}
 	}
 	return nil
 }
 
+// rowGroup copies the rows of one row group to sink; row counts the rows
+// of the file.
+func (f *fileJob) rowGroup(rows parquet.Rows, buf []parquet.Row, row *int64, sink rowSink) error {
+	for {
+		if err := f.ctx.Err(); err != nil {
+			return fmt.Errorf("row %d: %w", *row, err)
+		}
+		n, rerr := rows.ReadRows(buf)
+		for _, r := range buf[:n] {
+			d, isDoc, err := f.docs.at(*row)
+			*row++
+			write := true
+			if err == nil && isDoc {
+				write, err = f.write(d)
+			} else if err == nil {
+				err = f.out.ensure()
+			}
+			if err == nil && write {
+				var an *Annotation
+				if isDoc && f.w.ann != nil {
+					an = &f.an
+				}
+				err = sink.add(r, an)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		// The rows are buf's, which the next read overwrites.
+		if err := sink.flush(); err != nil {
+			return err
+		}
+		if errors.Is(rerr, io.EOF) {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("row %d: %w", *row, rerr)
+		}
+	}
+}
+
 // appendAnnotation appends to r, a row of a file whose schema has base
 // leaf columns, the values of the annotation columns: an's, or nulls for
-// a row that is not a document.
-func appendAnnotation(r parquet.Row, base int, isDoc bool, an *Annotation) parquet.Row {
+// a row that is not a document (an nil).
+func appendAnnotation(r parquet.Row, base int, an *Annotation) parquet.Row {
 	vals := make([]parquet.Value, len(annotationColumns))
-	if isDoc {
+	if an != nil {
 		vals[0] = parquet.ValueOf(an.Doc)
 		vals[1] = parquet.ValueOf(an.Cluster)
 		vals[2] = parquet.ValueOf(an.ClusterSize)
