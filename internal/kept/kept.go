@@ -288,19 +288,11 @@ func (w *writer) file(ctx context.Context, i int, in job.Input, fi *fileIndex) (
 	defer file.Close()
 	switch in.Kind {
 	case formats.KindJSONL:
-		ext := ".jsonl.gz"
-		if w.o.Format == FormatParquet {
-			ext = ".parquet"
-		}
-		f.out = newShards(ctx, w.dst, stem, ext, w.o.ShardDocs)
+		f.out = newShards(ctx, w.dst, stem, tableExt(w.o.Format, FormatJSONL), w.o.ShardDocs)
 		f.sum.Copy = "lines"
 		err = f.jsonl(file)
 	case formats.KindParquet:
-		ext := ".parquet"
-		if w.o.Format == FormatJSONL {
-			ext = ".jsonl.gz"
-		}
-		f.out = newShards(ctx, w.dst, stem, ext, w.o.ShardDocs)
+		f.out = newShards(ctx, w.dst, stem, tableExt(w.o.Format, FormatParquet), w.o.ShardDocs)
 		f.sum.Copy = "rows"
 		err = f.parquet(file)
 	case formats.KindWARC, formats.KindWET:
@@ -394,6 +386,18 @@ func (f *fileJob) text(file storage.File) error {
 		return fmt.Errorf("%s: %w", f.in.Path, err)
 	}
 	return nil
+}
+
+// tableExt is the ending of the outputs of a JSONL or Parquet input
+// (whose own format is own) written with format.
+func tableExt(format, own string) string {
+	if format == FormatAuto {
+		format = own
+	}
+	if format == FormatParquet {
+		return ".parquet"
+	}
+	return ".jsonl.gz"
 }
 
 // compressionOf is the compression of an input: what its content told,

@@ -26,33 +26,18 @@ import (
 // record against the inputs minus the duplicates.
 func TestSampleCorpus(t *testing.T) {
 	jobDir := runJob(t, 32<<20, "../../testdata/sample")
-	for _, tt := range []struct {
-		name string
-		o    Options
-	}{
-		{"one file per input", Options{}},
-		{"shards of 150 documents", Options{ShardDocs: 150}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			dir, sum := writeCorpus(t, jobDir, tt.o)
-			if err := checkKept(t, jobDir, dir); err != nil {
-				t.Fatal(err)
-			}
-			copies := map[formats.Kind]string{}
-			for _, f := range sum.Files {
-				copies[f.Kind] = f.Copy
-				if tt.o.ShardDocs > 0 {
-					checkShards(t, dir, f, tt.o.ShardDocs)
-				}
-			}
-			if copies[formats.KindWARC] != "members" || copies[formats.KindWET] != "members" {
-				t.Errorf("WARC and WET records copied as %v, want their gzip members", copies)
-			}
-			if sum.Docs != 2601 || sum.Dropped != sum.Duplicates || sum.Kept+sum.Dropped != sum.Docs {
-				t.Errorf("summary: docs %d, kept %d, dropped %d, duplicates %d", sum.Docs, sum.Kept, sum.Dropped, sum.Duplicates)
-			}
-		})
-	}
+	writeAndCheck(t, jobDir, 150, func(t *testing.T, dir string, sum *Summary) {
+		copies := map[formats.Kind]string{}
+		for _, f := range sum.Files {
+			copies[f.Kind] = f.Copy
+		}
+		if copies[formats.KindWARC] != "members" || copies[formats.KindWET] != "members" {
+			t.Errorf("WARC and WET records copied as %v, want their gzip members", copies)
+		}
+		if sum.Docs != 2601 || sum.Dropped != sum.Duplicates || sum.Kept+sum.Dropped != sum.Docs {
+			t.Errorf("summary: docs %d, kept %d, dropped %d, duplicates %d", sum.Docs, sum.Kept, sum.Dropped, sum.Duplicates)
+		}
+	})
 	t.Run("annotate", func(t *testing.T) {
 		dir, sum := writeCorpus(t, jobDir, Options{Annotate: true})
 		if sum.Kept != sum.Docs || sum.Dropped != 0 {
@@ -85,6 +70,30 @@ func TestSampleCorpus(t *testing.T) {
 			}
 		}
 	})
+}
+
+// writeAndCheck writes the corpus of jobDir with one output file per input
+// and in shards of per documents, checks each with checkKept (and the
+// shards with checkShards), then with more.
+func writeAndCheck(t *testing.T, jobDir string, per int64, more func(t *testing.T, dir string, sum *Summary)) {
+	for _, shard := range []int64{0, per} {
+		name := "one file per input"
+		if shard > 0 {
+			name = fmt.Sprintf("shards of %d documents", shard)
+		}
+		t.Run(name, func(t *testing.T) {
+			dir, sum := writeCorpus(t, jobDir, Options{ShardDocs: shard})
+			if err := checkKept(t, jobDir, dir); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range sum.Files {
+				if shard > 0 {
+					checkShards(t, dir, f, shard)
+				}
+			}
+			more(t, dir, sum)
+		})
+	}
 }
 
 // checkShards checks that each output of f holds at most per documents,
@@ -243,43 +252,28 @@ func derivedInputs(t *testing.T) string {
 func TestDerivedInputs(t *testing.T) {
 	in := derivedInputs(t)
 	jobDir := runJob(t, 64<<10, in)
-	for _, tt := range []struct {
-		name string
-		o    Options
-	}{
-		{"one file per input", Options{}},
-		{"shards of 100 documents", Options{ShardDocs: 100}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			dir, sum := writeCorpus(t, jobDir, tt.o)
-			if err := checkKept(t, jobDir, dir); err != nil {
-				t.Fatal(err)
+	jf := readJob(t, jobDir)
+	writeAndCheck(t, jobDir, 100, func(t *testing.T, dir string, sum *Summary) {
+		for _, f := range sum.Files {
+			if f.Dropped == 0 {
+				t.Errorf("%s: no duplicate dropped; the test wants some in every input", f.Input)
 			}
-			jf := readJob(t, jobDir)
-			for _, f := range sum.Files {
-				if f.Dropped == 0 {
-					t.Errorf("%s: no duplicate dropped; the test wants some in every input", f.Input)
+			switch f.Kind {
+			case formats.KindWARC, formats.KindWET:
+				if f.Copy != "records" {
+					t.Errorf("%s: copied as %q, want records", f.Input, f.Copy)
 				}
-				switch f.Kind {
-				case formats.KindWARC, formats.KindWET:
-					if f.Copy != "records" {
-						t.Errorf("%s: copied as %q, want records", f.Input, f.Copy)
-					}
-				case formats.KindParquet:
-					checkTable(t, jf, f, dir)
-				}
-				if tt.o.ShardDocs > 0 {
-					checkShards(t, dir, f, tt.o.ShardDocs)
-				}
+			case formats.KindParquet:
+				checkTable(t, jf, f, dir)
 			}
-			data := concat(t, outputsOf(t, dir, sum, "plain.warc"))
-			for _, typ := range []string{"request", "metadata"} {
-				if n := bytes.Count(data, []byte("WARC-Type: "+typ+"\r\n")); n != 10 {
-					t.Errorf("%d %s records kept, want all 10", n, typ)
-				}
+		}
+		data := concat(t, outputsOf(t, dir, sum, "plain.warc"))
+		for _, typ := range []string{"request", "metadata"} {
+			if n := bytes.Count(data, []byte("WARC-Type: "+typ+"\r\n")); n != 10 {
+				t.Errorf("%d %s records kept, want all 10", n, typ)
 			}
-		})
-	}
+		}
+	})
 	for _, format := range []string{FormatJSONL, FormatParquet} {
 		t.Run("format "+format, func(t *testing.T) {
 			dir, _ := writeCorpus(t, jobDir, Options{Format: format, ShardDocs: 100})
@@ -373,37 +367,30 @@ func TestWriteChecks(t *testing.T) {
 		want   string
 	}{
 		{"a duplicate no input holds", func(t *testing.T, dir string) {
-			path := filepath.Join(dir, job.DuplicatesFile)
-			rows := readRows[records.Duplicate](t, path)
-			rows = append(rows, records.Duplicate{Doc: 1 << 40, ID: "nowhere"})
-			if err := parquet.WriteFile(path, rows); err != nil {
-				t.Fatal(err)
-			}
+			rewrite(t, filepath.Join(dir, job.DuplicatesFile), func(rows []records.Duplicate) []records.Duplicate {
+				return append(rows, records.Duplicate{Doc: 1 << 40, ID: "nowhere"})
+			})
 		}, "documents dropped, but duplicates.parquet lists"},
 		{"a document at the wrong offset", func(t *testing.T, dir string) {
-			path := filepath.Join(dir, "docs", "chunk-000000.parquet")
-			rows := readRows[records.DocRecord](t, path)
-			for i := range rows {
-				if strings.HasSuffix(rows[i].File, ".jsonl") {
-					rows[i].Offset++
+			rewrite(t, filepath.Join(dir, "docs", "chunk-000000.parquet"), func(rows []records.DocRecord) []records.DocRecord {
+				for i := range rows {
+					if strings.HasSuffix(rows[i].File, ".jsonl") {
+						rows[i].Offset++
+					}
 				}
-			}
-			if err := parquet.WriteFile(path, rows); err != nil {
-				t.Fatal(err)
-			}
+				return rows
+			})
 		}, "broken.jsonl: offset 1: docs/ lists document"},
 		{"a member in the wrong place", func(t *testing.T, dir string) {
-			path := filepath.Join(dir, "docs", "chunk-000000.parquet")
-			rows := readRows[records.DocRecord](t, path)
-			for i := range rows {
-				if rows[i].CompressedOffset != nil && i%2 == 0 {
-					*rows[i].CompressedOffset = *rows[i+1].CompressedOffset
-					*rows[i].CompressedLength = *rows[i+1].CompressedLength
+			rewrite(t, filepath.Join(dir, "docs", "chunk-000000.parquet"), func(rows []records.DocRecord) []records.DocRecord {
+				for i := range rows {
+					if rows[i].CompressedOffset != nil && i%2 == 0 {
+						*rows[i].CompressedOffset = *rows[i+1].CompressedOffset
+						*rows[i].CompressedLength = *rows[i+1].CompressedLength
+					}
 				}
-			}
-			if err := parquet.WriteFile(path, rows); err != nil {
-				t.Fatal(err)
-			}
+				return rows
+			})
 		}, "sample.warc.gz: compressed byte"},
 		{"an unfinished job", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, job.SuccessFile))
@@ -441,6 +428,14 @@ func TestWriteChecks(t *testing.T) {
 			t.Fatal("Write into the job's directory succeeded")
 		}
 	})
+}
+
+// rewrite rewrites a Parquet file of T with its rows changed by change.
+func rewrite[T any](t *testing.T, path string, change func([]T) []T) {
+	t.Helper()
+	if err := parquet.WriteFile(path, change(readRows[T](t, path))); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // annotation is the "neardup" member of an annotated JSONL line.
