@@ -148,6 +148,9 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if man.Status != "complete" {
+		o.Log.Warn("the job is partial: the inputs of its failed map tasks have no documents in docs/ and are copied whole", "status", man.Status)
+	}
 	dst, err := openOutput(ctx, o, src)
 	if err != nil {
 		return nil, err
@@ -244,7 +247,7 @@ func openOutput(ctx context.Context, o Options, src *storage.Dir) (*storage.Dir,
 		return nil, fmt.Errorf("%s: %w (%d files; pass overwrite to replace them)", o.Dir, ErrNotEmpty, len(names))
 	}
 	for _, n := range names {
-		if n == job.ManifestFile || n == job.SpecFile {
+		if path.Base(n) == job.ManifestFile {
 			dst.Close()
 			return nil, fmt.Errorf("%s: holds a job (%s); not overwriting it", o.Dir, n)
 		}
@@ -286,6 +289,9 @@ func (w *writer) file(ctx context.Context, i int, in job.Input, fi *fileIndex) (
 		return nil, err
 	}
 	defer file.Close()
+	if file.Size() != in.Size {
+		return nil, fmt.Errorf("%s: %d bytes, but %d when the job read it: the file has changed", in.Path, file.Size(), in.Size)
+	}
 	switch in.Kind {
 	case formats.KindJSONL:
 		f.out = newShards(ctx, w.dst, stem, tableExt(w.o.Format, FormatJSONL), w.o.ShardDocs)

@@ -392,6 +392,19 @@ func TestWriteChecks(t *testing.T) {
 				return rows
 			})
 		}, "sample.warc.gz: compressed byte"},
+		{"an input that has changed", func(t *testing.T, dir string) {
+			path := filepath.Join(dir, job.ManifestFile)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var man map[string]any
+			json.Unmarshal(data, &man)
+			in := man["inputs"].([]any)[0].(map[string]any)
+			in["size"] = in["size"].(float64) + 1
+			data, _ = json.Marshal(man)
+			os.WriteFile(path, data, 0o644)
+		}, "when the job read it: the file has changed"},
 		{"an unfinished job", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, job.SuccessFile))
 		}, ErrNotFinished.Error()},
@@ -420,6 +433,16 @@ func TestWriteChecks(t *testing.T) {
 			t.Errorf("Overwrite left the file that was there: %v", err)
 		}
 		if err := checkKept(t, jobDir, out); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a directory that holds a job", func(t *testing.T) {
+		parent := filepath.Dir(clone(t))
+		_, err := Write(ctx, Options{Job: jobDir, Dir: parent, Overwrite: true})
+		if err == nil || !strings.Contains(err.Error(), "holds a job") {
+			t.Fatalf("Write over a directory that holds a job: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(parent, "job", job.ManifestFile)); err != nil {
 			t.Fatal(err)
 		}
 	})
