@@ -43,7 +43,7 @@ func TestSampleCorpus(t *testing.T) {
 		if sum.Kept != sum.Docs || sum.Dropped != 0 {
 			t.Errorf("annotating wrote %d of %d documents, dropped %d", sum.Kept, sum.Docs, sum.Dropped)
 		}
-		if err := checkAnnotated(t, jobDir, dir); err != nil {
+		if err := checkAnnotated(t, jobDir, dir, FormatAuto); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -280,12 +280,14 @@ func TestDerivedInputs(t *testing.T) {
 			checkConverted(t, jobDir, dir, format)
 		})
 	}
-	t.Run("annotate", func(t *testing.T) {
-		dir, _ := writeCorpus(t, jobDir, Options{Annotate: true, ShardDocs: 100})
-		if err := checkAnnotated(t, jobDir, dir); err != nil {
-			t.Fatal(err)
-		}
-	})
+	for _, format := range []string{FormatAuto, FormatJSONL, FormatParquet} {
+		t.Run("annotate, format "+format, func(t *testing.T) {
+			dir, _ := writeCorpus(t, jobDir, Options{Annotate: true, ShardDocs: 100, Format: format})
+			if err := checkAnnotated(t, jobDir, dir, format); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 	t.Run("the check fails on a wrong row", func(t *testing.T) {
 		jf := readJob(t, jobDir)
 		dir, sum := writeCorpus(t, jobDir, Options{})
@@ -535,7 +537,7 @@ func wantAnnotations(t *testing.T, jobDir string, jf *jobFacts) map[int64]annota
 // document's with that annotation added and nothing else changed; Parquet
 // outputs every row with its columns and the annotation's; WARC and WET
 // outputs every record unchanged.
-func checkAnnotated(t *testing.T, jobDir, dir string) error {
+func checkAnnotated(t *testing.T, jobDir, dir, format string) error {
 	t.Helper()
 	jf := readJob(t, jobDir)
 	want := wantAnnotations(t, jobDir, jf)
@@ -574,32 +576,40 @@ func checkAnnotated(t *testing.T, jobDir, dir string) error {
 		for _, d := range jf.docs[in.Path] {
 			docAt[d.Offset] = d.Doc
 		}
-		switch in.Kind {
-		case formats.KindJSONL:
-			errs = append(errs, checkAnnotatedLines(t, in, outs, docAt, want))
-		case formats.KindParquet:
-			errs = append(errs, checkRows(t, in.Path, outs, nil, len(annotationColumns)))
-			var rows []annotatedRow
+		rowDoc := func(i int) (int64, bool) {
+			doc, ok := docAt[int64(i)]
+			return doc, ok
+		}
+		switch {
+		case in.Kind == formats.KindJSONL && format == FormatParquet:
+			// A row for each document, its line in the json column.
+			docs := jf.docs[in.Path]
+			inLines := map[int64]string{}
+			for _, l := range lines(decompressed(t, in.Path, in.Compression)) {
+				inLines[l.off] = string(bytes.TrimRight(l.data, "\r\n"))
+			}
+			var rows []jsonlRecord
 			for _, o := range outs {
-				rows = append(rows, readRows[annotatedRow](t, o)...)
+				rows = append(rows, readRows[jsonlRecord](t, o)...)
+			}
+			if len(rows) != len(docs) {
+				errs = append(errs, fmt.Errorf("%s: %d rows, want one for each of its %d documents", in.Path, len(rows), len(docs)))
+				continue
 			}
 			for i, r := range rows {
-				doc, isDoc := docAt[int64(i)]
-				if !isDoc {
-					if r.Doc != nil {
-						errs = append(errs, fmt.Errorf("%s: row %d is no document but annotated %d", in.Path, i, *r.Doc))
-					}
-					continue
-				}
-				if r.Doc == nil || r.Cluster == nil || r.ClusterSize == nil || r.Keep == nil {
-					errs = append(errs, fmt.Errorf("%s: row %d: annotation columns null", in.Path, i))
-					continue
-				}
-				got := annotation{*r.Doc, *r.Cluster, *r.ClusterSize, *r.Keep, r.BestMatchID, r.BestSimilarity}
-				if !sameAnnotation(got, want[doc]) {
-					errs = append(errs, fmt.Errorf("%s: row %d: %s, want %s", in.Path, i, show(got), show(want[doc])))
+				if r.JSON != inLines[docs[i].Offset] || r.ID != docs[i].ID {
+					errs = append(errs, fmt.Errorf("%s: row %d is not document %q's line", in.Path, i, docs[i].ID))
+					break
 				}
 			}
+			errs = append(errs, checkAnnotatedRows(t, in.Path, outs, func(i int) (int64, bool) { return docs[i].Doc, true }, want))
+		case in.Kind == formats.KindJSONL:
+			errs = append(errs, checkAnnotatedLines(t, in, outs, docAt, want))
+		case in.Kind == formats.KindParquet && format == FormatJSONL:
+			errs = append(errs, checkAnnotatedObjects(t, in.Path, outs, rowDoc, want))
+		case in.Kind == formats.KindParquet:
+			errs = append(errs, checkRows(t, in.Path, outs, nil, len(annotationColumns)))
+			errs = append(errs, checkAnnotatedRows(t, in.Path, outs, rowDoc, want))
 		default:
 			if !bytes.Equal(concat(t, outs), decompressed(t, in.Path, in.Compression)) {
 				errs = append(errs, fmt.Errorf("%s: the annotated outputs are not the input's records", in.Path))
@@ -607,6 +617,62 @@ func checkAnnotated(t *testing.T, jobDir, dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkAnnotatedRows checks the annotation columns of the Parquet outputs
+// of input: row i has the annotation of document docOf(i), or nulls when
+// it is no document.
+func checkAnnotatedRows(t *testing.T, input string, outs []string, docOf func(i int) (int64, bool), want map[int64]annotation) error {
+	var rows []annotatedRow
+	for _, o := range outs {
+		rows = append(rows, readRows[annotatedRow](t, o)...)
+	}
+	for i, r := range rows {
+		doc, isDoc := docOf(i)
+		switch {
+		case !isDoc && r.Doc != nil:
+			return fmt.Errorf("%s: row %d is no document but annotated %d", input, i, *r.Doc)
+		case !isDoc:
+		case r.Doc == nil || r.Cluster == nil || r.ClusterSize == nil || r.Keep == nil:
+			return fmt.Errorf("%s: row %d: annotation columns null", input, i)
+		default:
+			got := annotation{*r.Doc, *r.Cluster, *r.ClusterSize, *r.Keep, r.BestMatchID, r.BestSimilarity}
+			if !sameAnnotation(got, want[doc]) {
+				return fmt.Errorf("%s: row %d: %s, want %s", input, i, show(got), show(want[doc]))
+			}
+		}
+	}
+	return nil
+}
+
+// checkAnnotatedObjects checks the JSON lines a Parquet input was written
+// as: line i is row i, with the "neardup" member of document docOf(i), or
+// none when it is no document.
+func checkAnnotatedObjects(t *testing.T, input string, outs []string, docOf func(i int) (int64, bool), want map[int64]annotation) error {
+	rows := readRows[tableRow](t, input)
+	outLines := lines(concat(t, outs))
+	if len(outLines) != len(rows) {
+		return fmt.Errorf("%s: %d lines, want the input's %d rows", input, len(outLines), len(rows))
+	}
+	for i, l := range outLines {
+		var obj struct {
+			ID      string      `json:"id"`
+			Neardup *annotation `json:"neardup"`
+		}
+		if err := json.Unmarshal(l.data, &obj); err != nil {
+			return fmt.Errorf("%s: line %d: %v", input, i, err)
+		}
+		doc, isDoc := docOf(i)
+		switch {
+		case obj.ID != rows[i].ID:
+			return fmt.Errorf("%s: line %d is %q, not row %d, %q", input, i, obj.ID, i, rows[i].ID)
+		case isDoc != (obj.Neardup != nil):
+			return fmt.Errorf("%s: line %d: document %v, annotated %v", input, i, isDoc, obj.Neardup != nil)
+		case isDoc && !sameAnnotation(*obj.Neardup, want[doc]):
+			return fmt.Errorf("%s: line %d: %s, want %s", input, i, show(*obj.Neardup), show(want[doc]))
+		}
+	}
+	return nil
 }
 
 // checkAnnotatedLines checks the annotated outputs of a JSONL input.
