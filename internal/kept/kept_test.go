@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -446,6 +447,27 @@ func TestWriteChecks(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(parent, "job", job.ManifestFile)); err != nil {
 			t.Fatal(err)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		out := filepath.Join(t.TempDir(), "kept")
+		opened := 0
+		open := func(ctx context.Context, path string) (storage.File, error) {
+			if opened++; opened == 2 {
+				cancel() // while the second input is written
+			}
+			return storage.OpenFile(ctx, path)
+		}
+		_, err := Write(ctx, Options{Job: jobDir, Dir: out, Open: open})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Write: %v, want context.Canceled", err)
+		}
+		for _, name := range []string{SuccessFile, SummaryFile} {
+			if _, err := os.Stat(filepath.Join(out, name)); !os.IsNotExist(err) {
+				t.Errorf("a cancelled Write left %s: %v", name, err)
+			}
 		}
 	})
 	t.Run("the job's own directory", func(t *testing.T) {
