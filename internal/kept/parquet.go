@@ -26,8 +26,9 @@ var annotationColumns = []struct {
 	{"neardup_best_similarity", parquet.Leaf(parquet.DoubleType)},
 }
 
-// parquetRowGroup bounds the rows an output file's writer holds.
-const parquetRowGroup = 64 << 10
+// parquetRowGroup bounds the rows an output file's writer holds in memory:
+// a few thousand rows of text, tens of MB.
+const parquetRowGroup = 8 << 10
 
 // parquet copies the rows of a Parquet file, every column, except those of
 // the documents dropped: as Parquet with the input's schema (and, when
