@@ -148,7 +148,7 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if man.Status != "complete" {
+	if man.Status != "complete" { // pipeline.StatusComplete
 		o.Log.Warn("the job is partial: the inputs of its failed map tasks have no documents in docs/ and are copied whole", "status", man.Status)
 	}
 	dst, err := openOutput(ctx, o, src)
@@ -166,14 +166,8 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	inputs := map[string]bool{}
-	for _, in := range man.Inputs {
-		inputs[in.Path] = true
-	}
-	for file := range idx {
-		if !inputs[file] {
-			return nil, fmt.Errorf("%s: docs/ lists documents of %s, which is not among the job's inputs", o.Job, file)
-		}
+	if err := checkInputs(man.Inputs, idx); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Job, err)
 	}
 	w := &writer{o: o, src: src, dst: dst, params: man.Params, dups: dups}
 	sum := &Summary{Job: o.Job, Format: o.Format, Annotate: o.Annotate, ShardDocs: o.ShardDocs, Duplicates: int64(len(dups))}
@@ -210,17 +204,33 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 			return nil, err
 		}
 	}
+	return sum, finish(ctx, dst, sum)
+}
+
+// checkInputs checks that every file docs/ lists documents of is an input.
+func checkInputs(inputs []job.Input, idx map[string]*fileIndex) error {
+	known := map[string]bool{}
+	for _, in := range inputs {
+		known[in.Path] = true
+	}
+	for file := range idx {
+		if !known[file] {
+			return fmt.Errorf("docs/ lists documents of %s, which is not among the job's inputs", file)
+		}
+	}
+	return nil
+}
+
+// finish writes the summary, then the marker of a complete corpus.
+func finish(ctx context.Context, dst storage.Creator, sum *Summary) error {
 	data, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := storage.WriteFile(ctx, dst, SummaryFile, append(data, '\n')); err != nil {
-		return nil, err
+		return err
 	}
-	if err := storage.WriteFile(ctx, dst, SuccessFile, nil); err != nil {
-		return nil, err
-	}
-	return sum, nil
+	return storage.WriteFile(ctx, dst, SuccessFile, nil)
 }
 
 // openOutput opens o.Dir, which must be empty, or is emptied with
@@ -244,7 +254,7 @@ func openOutput(ctx context.Context, o Options, src *storage.Dir) (*storage.Dir,
 	}
 	if !o.Overwrite {
 		dst.Close()
-		return nil, fmt.Errorf("%s: %w (%d files; pass overwrite to replace them)", o.Dir, ErrNotEmpty, len(names))
+		return nil, fmt.Errorf("%s: %w (%d files; pass --overwrite to replace them)", o.Dir, ErrNotEmpty, len(names))
 	}
 	for _, n := range names {
 		if path.Base(n) == job.ManifestFile {
