@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 
@@ -83,41 +84,42 @@ func contains(set []int64, v int64) bool {
 	return ok
 }
 
-// fileIndex is what a pass over docs/ tells of one input file.
-type fileIndex struct {
-	docs int64
-	// chunks maps the docs/ files holding the file's documents to the
-	// smallest offset among them: the order to read them in.
-	chunks map[string]int64
-	// members is true when every document of the file is a gzip member
-	// of its own.
-	members bool
-}
-
-// docsIndex reads docs/ once and returns, by input file, how many
-// documents it has and which docs/ files hold them.
-func docsIndex(ctx context.Context, s *storage.Dir) (map[string]*fileIndex, error) {
+// docFiles returns the files of docs/ in the order of their chunks.
+func docFiles(ctx context.Context, s *storage.Dir) ([]string, error) {
 	names, err := s.List(ctx, job.DocsDir)
 	if err != nil {
 		return nil, err
 	}
-	idx := map[string]*fileIndex{}
+	type chunk struct {
+		name string
+		n    int
+	}
+	var chunks []chunk
 	for _, name := range names {
-		if !strings.HasSuffix(name, ".parquet") {
-			continue
+		var n int
+		if _, err := fmt.Sscanf(path.Base(name), "chunk-%d.parquet", &n); err == nil && strings.HasSuffix(name, ".parquet") {
+			chunks = append(chunks, chunk{name, n})
 		}
+	}
+	slices.SortFunc(chunks, func(a, b chunk) int { return cmp.Compare(a.n, b.n) })
+	files := make([]string, len(chunks))
+	for i, c := range chunks {
+		files[i] = c.name
+	}
+	return files, nil
+}
+
+// membersOnly reads docs/ once and returns the input files all of whose
+// documents are gzip members of their own.
+func membersOnly(ctx context.Context, s storage.Opener, files []string) (map[string]bool, error) {
+	members := map[string]bool{}
+	for _, name := range files {
 		err := pqfile.Stream(ctx, s, name, nil, batchRows, func(rows []records.DocRecord) error {
 			for _, r := range rows {
-				fi := idx[r.File]
-				if fi == nil {
-					fi = &fileIndex{chunks: map[string]int64{}, members: true}
-					idx[r.File] = fi
+				own := r.CompressedOffset != nil && r.CompressedLength != nil
+				if m, ok := members[r.File]; !ok || m {
+					members[r.File] = own
 				}
-				fi.docs++
-				if off, ok := fi.chunks[name]; !ok || r.Offset < off {
-					fi.chunks[name] = r.Offset
-				}
-				fi.members = fi.members && r.CompressedOffset != nil && r.CompressedLength != nil
 			}
 			return nil
 		})
@@ -125,58 +127,47 @@ func docsIndex(ctx context.Context, s *storage.Dir) (map[string]*fileIndex, erro
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	return idx, nil
+	return members, nil
 }
 
-// docCursor walks the documents of one input file in the order of their
-// offsets, reading the docs/ files that hold them one after the other.
+// docCursor walks the rows of docs/, chunk after chunk, alongside the
+// inputs: a job's chunks are runs of the inputs' pieces in the order of
+// the manifest, and a chunk lists its documents in the order it read
+// them, so the documents of input i come after those of the inputs
+// before it, in the order of their offsets. One pass over docs/ serves
+// every input.
 type docCursor struct {
 	ctx    context.Context
 	s      storage.Opener
+	chunks []string       // docs/ files not yet opened
+	order  map[string]int // input index by path
+	cur    int            // index of the input being written
 	path   string
-	chunks []string
 	r      *pqfile.Reader[records.DocRecord]
 	buf    []records.DocRecord
 	rows   []records.DocRecord // unread rows of buf
-	peeked *records.DocRecord
-	last   int64 // offset of the last document returned
-	seen   int64 // documents returned
+	last   int64               // offset of the last document taken
 }
 
-// newDocCursor returns a cursor over the documents of path that fi
-// indexes (nil: none).
-func newDocCursor(ctx context.Context, s storage.Opener, path string, fi *fileIndex) *docCursor {
-	c := &docCursor{ctx: ctx, s: s, path: path, last: -1}
-	if fi != nil {
-		for name := range fi.chunks {
-			c.chunks = append(c.chunks, name)
-		}
-		slices.SortFunc(c.chunks, func(a, b string) int {
-			return cmp.Or(cmp.Compare(fi.chunks[a], fi.chunks[b]), strings.Compare(a, b))
-		})
+// newDocCursor returns a cursor over the files of docs/ (in chunk order)
+// for the inputs.
+func newDocCursor(ctx context.Context, s storage.Opener, chunks []string, inputs []job.Input) *docCursor {
+	c := &docCursor{ctx: ctx, s: s, chunks: chunks, order: map[string]int{}, cur: -1}
+	for i, in := range inputs {
+		c.order[in.Path] = i
 	}
 	return c
 }
 
-// peek returns the next document without consuming it, or nil after the
-// last.
-func (c *docCursor) peek() (*records.DocRecord, error) {
-	if c.peeked != nil {
-		return c.peeked, nil
-	}
-	for {
-		for len(c.rows) > 0 {
-			r := &c.rows[0]
-			c.rows = c.rows[1:]
-			if r.File != c.path {
-				continue
-			}
-			if r.Offset <= c.last {
-				return nil, fmt.Errorf("%s: docs/ lists document %d at offset %d after one at offset %d: not in the order of the file", c.path, r.Doc, r.Offset, c.last)
-			}
-			c.peeked = r
-			return r, nil
-		}
+// begin starts on input i, whose path is path.
+func (c *docCursor) begin(i int, path string) {
+	c.cur, c.path, c.last = i, path, -1
+}
+
+// row returns the next row of docs/ without consuming it, or nil after
+// the last.
+func (c *docCursor) row() (*records.DocRecord, error) {
+	for len(c.rows) == 0 {
 		if c.r == nil {
 			if len(c.chunks) == 0 {
 				return nil, nil
@@ -199,14 +190,35 @@ func (c *docCursor) peek() (*records.DocRecord, error) {
 			return nil, err
 		}
 	}
+	return &c.rows[0], nil
+}
+
+// peek returns the next document of the current input without consuming
+// it, or nil after its last.
+func (c *docCursor) peek() (*records.DocRecord, error) {
+	r, err := c.row()
+	if err != nil || r == nil {
+		return nil, err
+	}
+	i, ok := c.order[r.File]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("docs/ lists document %d (id %q) of %s, which is not among the job's inputs", r.Doc, r.ID, r.File)
+	case i < c.cur:
+		return nil, fmt.Errorf("%s: docs/ lists document %d (id %q) at offset %d after documents of the inputs that follow it", r.File, r.Doc, r.ID, r.Offset)
+	case i > c.cur:
+		return nil, nil // a later input's
+	case r.Offset <= c.last:
+		return nil, fmt.Errorf("%s: docs/ lists document %d at offset %d after one at offset %d: not in the order of the file", c.path, r.Doc, r.Offset, c.last)
+	}
+	return r, nil
 }
 
 // take consumes the document peek returned.
 func (c *docCursor) take() records.DocRecord {
-	d := *c.peeked
-	c.peeked = nil
+	d := c.rows[0]
+	c.rows = c.rows[1:]
 	c.last = d.Offset
-	c.seen++
 	return d
 }
 
@@ -226,7 +238,8 @@ func (c *docCursor) at(off int64) (records.DocRecord, bool, error) {
 	return c.take(), true, nil
 }
 
-// nextOffset is the offset of the next document, or -1 after the last.
+// nextOffset is the offset of the current input's next document, or -1
+// after its last.
 func (c *docCursor) nextOffset() (int64, error) {
 	d, err := c.peek()
 	if err != nil || d == nil {
@@ -235,15 +248,7 @@ func (c *docCursor) nextOffset() (int64, error) {
 	return d.Offset, nil
 }
 
-// close releases the docs/ file being read.
-func (c *docCursor) close() {
-	if c.r != nil {
-		c.r.Close()
-		c.r = nil
-	}
-}
-
-// finish checks that every document listed for the file was met.
+// finish checks that every document listed for the current input was met.
 func (c *docCursor) finish() error {
 	d, err := c.peek()
 	if err != nil {
@@ -253,4 +258,12 @@ func (c *docCursor) finish() error {
 		return fmt.Errorf("%s: offset %d: docs/ lists document %d (id %q) here, past the last record read", c.path, d.Offset, d.Doc, d.ID)
 	}
 	return nil
+}
+
+// close releases the docs/ file being read.
+func (c *docCursor) close() {
+	if c.r != nil {
+		c.r.Close()
+		c.r = nil
+	}
 }

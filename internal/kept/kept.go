@@ -162,14 +162,17 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx, err := docsIndex(ctx, src)
+	chunks, err := docFiles(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkInputs(man.Inputs, idx); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Job, err)
+	members, err := membersOnly(ctx, src, chunks)
+	if err != nil {
+		return nil, err
 	}
-	w := &writer{o: o, src: src, dst: dst, params: man.Params, dups: dups}
+	docs := newDocCursor(ctx, src, chunks, man.Inputs)
+	defer docs.close()
+	w := &writer{o: o, dst: dst, params: man.Params, dups: dups, docs: docs}
 	sum := &Summary{Job: o.Job, Format: o.Format, Annotate: o.Annotate, ShardDocs: o.ShardDocs, Duplicates: int64(len(dups))}
 	if o.Annotate {
 		if w.ann, err = newAnnotator(ctx, src, dups); err != nil {
@@ -182,7 +185,8 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 		sum.Annotations = AnnotationsFile
 	}
 	for i, in := range man.Inputs {
-		fs, err := w.file(ctx, i, in, idx[in.Path])
+		docs.begin(i, in.Path)
+		fs, err := w.file(ctx, i, in, members[in.Path])
 		if err != nil {
 			return nil, err
 		}
@@ -191,6 +195,9 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 		sum.Docs += fs.Docs
 		sum.Kept += fs.Kept
 		sum.Dropped += fs.Dropped
+	}
+	if r, err := docs.row(); err != nil || r != nil {
+		return nil, errors.Join(err, fmt.Errorf("%s: docs/ lists documents of no input", o.Job))
 	}
 	dropped := sum.Dropped
 	if o.Annotate {
@@ -205,20 +212,6 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	return sum, finish(ctx, dst, sum)
-}
-
-// checkInputs checks that every file docs/ lists documents of is an input.
-func checkInputs(inputs []job.Input, idx map[string]*fileIndex) error {
-	known := map[string]bool{}
-	for _, in := range inputs {
-		known[in.Path] = true
-	}
-	for file := range idx {
-		if !known[file] {
-			return fmt.Errorf("docs/ lists documents of %s, which is not among the job's inputs", file)
-		}
-	}
-	return nil
 }
 
 // finish writes the summary, then the marker of a complete corpus.
@@ -279,8 +272,8 @@ func openOutput(ctx context.Context, o Options, src *storage.Dir) (*storage.Dir,
 // writer holds what every input file is written with.
 type writer struct {
 	o       Options
-	src     storage.Opener
 	dst     storage.Creator
+	docs    *docCursor
 	params  job.Params
 	dups    []int64
 	ann     *annotator
@@ -288,11 +281,11 @@ type writer struct {
 	notKept int64 // documents annotated as not kept
 }
 
-// file writes input i.
-func (w *writer) file(ctx context.Context, i int, in job.Input, fi *fileIndex) (*FileSummary, error) {
-	f := &fileJob{ctx: ctx, w: w, in: in, docs: newDocCursor(ctx, w.src, in.Path, fi),
+// file writes input i; members tells that every document of it is a gzip
+// member of its own.
+func (w *writer) file(ctx context.Context, i int, in job.Input, members bool) (*FileSummary, error) {
+	f := &fileJob{ctx: ctx, w: w, in: in, docs: w.docs,
 		sum: FileSummary{Input: in.Path, Kind: in.Kind, Outputs: []string{}}}
-	defer f.docs.close()
 	stem := fmt.Sprintf("%05d-%s", i, stem(in.Path))
 	file, err := w.o.Open(ctx, in.Path)
 	if err != nil {
@@ -317,7 +310,7 @@ func (w *writer) file(ctx context.Context, i int, in job.Input, fi *fileIndex) (
 			ext = ".warc.wet.gz"
 		}
 		f.out = newShards(ctx, w.dst, stem, ext, w.o.ShardDocs)
-		if fi != nil && fi.members && compressionOf(in) == "gzip" {
+		if members && compressionOf(in) == "gzip" {
 			f.sum.Copy = "members"
 			err = f.members(file)
 		} else {
