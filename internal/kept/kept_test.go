@@ -395,6 +395,12 @@ func TestWriteChecks(t *testing.T) {
 				return rows
 			})
 		}, "sample.warc.gz: compressed byte"},
+		{"a document of no input", func(t *testing.T, dir string) {
+			rewrite(t, filepath.Join(dir, "docs", "chunk-000000.parquet"), func(rows []records.DocRecord) []records.DocRecord {
+				rows[len(rows)/2].File = "/nowhere.warc.gz"
+				return rows
+			})
+		}, "of /nowhere.warc.gz, which is not among the job's inputs"},
 		{"an input that has changed", func(t *testing.T, dir string) {
 			path := filepath.Join(dir, job.ManifestFile)
 			data, err := os.ReadFile(path)
