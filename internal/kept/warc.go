@@ -45,7 +45,10 @@ func (f *fileJob) members(file storage.File) error {
 		}
 		return nil
 	}
-	var member []byte
+	var (
+		member []byte
+		check  memberChecker
+	)
 	for n := 1; ; n++ {
 		if n%checkEvery == 0 {
 			if err := f.ctx.Err(); err != nil {
@@ -77,7 +80,7 @@ func (f *fileJob) members(file storage.File) error {
 		if err != nil {
 			return fmt.Errorf("%s: compressed byte %d: %w", f.in.Path, off, err)
 		}
-		if err := checkMember(member, d.ID); err != nil {
+		if err := check.check(member, d.ID); err != nil {
 			return fmt.Errorf("%s: compressed byte %d: document %d: %w", f.in.Path, off, d.Doc, err)
 		}
 		if write {
@@ -98,18 +101,34 @@ func appendN(dst []byte, r io.Reader, n int64) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// checkMember checks that member is one gzip member holding the WARC
-// record whose WARC-Record-ID is id.
-func checkMember(member []byte, id string) error {
+// memberChecker checks that a gzip member holds the record it should; its
+// decompressor and buffer serve member after member.
+type memberChecker struct {
+	src bytes.Reader
+	zr  gzip.Reader
+	br  *bufio.Reader
+	hdr []byte
+}
+
+// check checks that member is one gzip member holding the WARC record
+// whose WARC-Record-ID is id.
+func (c *memberChecker) check(member []byte, id string) error {
 	if !bytes.HasPrefix(member, gzipMagic) {
 		return errors.New("no gzip member starts where docs/ says the record's does")
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(member))
-	if err != nil {
+	c.src.Reset(member)
+	if err := c.zr.Reset(&c.src); err != nil {
 		return fmt.Errorf("the record's gzip member: %w", err)
 	}
-	defer zr.Close()
-	h, err := readHeader(bufio.NewReaderSize(zr, 4096), io.Discard)
+	if c.br == nil {
+		c.br = bufio.NewReaderSize(&c.zr, maxHeaderLine+16)
+	}
+	c.br.Reset(&c.zr)
+	var err error
+	if c.hdr, err = readHeader(c.br, c.hdr[:0]); err != nil {
+		return fmt.Errorf("the record's gzip member: %w", err)
+	}
+	h, err := parseHeader(c.hdr)
 	if err != nil {
 		return fmt.Errorf("the record's gzip member: %w", err)
 	}
@@ -125,30 +144,33 @@ type header struct {
 	length int64 // Content-Length; -1 when missing or not a number
 }
 
-// readHeader reads a WARC record header (version line to blank line) from
-// r, copying it to w. A header that is cut short or too long is an error.
-func readHeader(r *bufio.Reader, w io.Writer) (header, error) {
-	h := header{length: -1}
-	total := 0
-	for first := true; ; first = false {
+// readHeader appends the WARC record header at r (version line to blank
+// line) to dst. A header that is cut short or too long is an error.
+func readHeader(r *bufio.Reader, dst []byte) ([]byte, error) {
+	start := len(dst)
+	for {
 		line, err := r.ReadSlice('\n')
-		total += len(line)
-		if _, werr := w.Write(line); werr != nil {
-			return h, werr
-		}
+		dst = append(dst, line...)
 		switch {
-		case errors.Is(err, bufio.ErrBufferFull) || total > maxHeaderBytes:
-			return h, errors.New("WARC record header too long")
+		case errors.Is(err, bufio.ErrBufferFull) || len(dst)-start > maxHeaderBytes:
+			return dst, errors.New("WARC record header too long")
 		case err != nil:
-			return h, fmt.Errorf("WARC record header cut short: %w", err)
-		case first && !bytes.HasPrefix(line, []byte("WARC/")):
-			return h, fmt.Errorf("no WARC/ version line but %q", clip(line))
+			return dst, fmt.Errorf("WARC record header cut short: %w", err)
+		case len(bytes.TrimRight(line, "\r\n")) == 0:
+			return dst, nil
 		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
-			return h, nil
-		}
-		name, value, ok := bytes.Cut(line, []byte{':'})
+	}
+}
+
+// parseHeader parses a WARC record header: its version line, its fields
+// and the blank line that ends it.
+func parseHeader(b []byte) (header, error) {
+	h := header{length: -1}
+	if !bytes.HasPrefix(b, []byte("WARC/")) {
+		return h, fmt.Errorf("no WARC/ version line but %q", clip(b))
+	}
+	for _, line := range bytes.Split(b, []byte{'\n'})[1:] {
+		name, value, ok := bytes.Cut(bytes.TrimRight(line, "\r"), []byte{':'})
 		if !ok {
 			continue
 		}
@@ -162,6 +184,7 @@ func readHeader(r *bufio.Reader, w io.Writer) (header, error) {
 			}
 		}
 	}
+	return h, nil
 }
 
 // clip shortens a line for a message.
@@ -249,6 +272,7 @@ type recordReader struct {
 	off  int64 // offset of the next byte in the stream
 	stop int64 // reads end at this offset; -1: no bound
 	err  error // the stream's error, other than its end
+	hdr  bytes.Buffer
 }
 
 // peek returns up to n of the next bytes, none past stop.
@@ -354,10 +378,11 @@ func (r *recordReader) blankLines(w io.Writer) error {
 // parses it; n is 0 when it is not a whole header within stop (its bytes
 // are copied all the same).
 func (r *recordReader) header(w io.Writer) (header, int64, error) {
-	var buf bytes.Buffer
+	buf := &r.hdr
+	buf.Reset()
 	var total int64
 	for {
-		n, err := r.line(io.MultiWriter(w, &buf))
+		n, err := r.line(io.MultiWriter(w, buf))
 		total += n
 		if err != nil {
 			return header{}, 0, err
@@ -367,7 +392,7 @@ func (r *recordReader) header(w io.Writer) (header, int64, error) {
 		case n == 0 || b[len(b)-1] != '\n' || total > maxHeaderBytes:
 			return header{length: -1}, 0, nil // cut short, or not a header
 		case len(bytes.TrimRight(b[len(b)-int(n):], "\r\n")) == 0:
-			h, err := readHeader(bufio.NewReaderSize(&buf, maxHeaderLine+16), io.Discard)
+			h, err := parseHeader(b)
 			if err != nil {
 				return header{length: -1}, 0, nil
 			}
