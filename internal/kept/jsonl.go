@@ -71,8 +71,9 @@ func (f *fileJob) jsonl(file storage.File) error {
 		line  []byte // a line wanted whole
 		field = f.w.params.TextField
 	)
+	schema := parquet.SchemaOf(jsonlRecord{})
 	if rows {
-		sink = newParquetSink(f, jsonlSchema)
+		sink = newParquetSink(f, schema)
 	} else {
 		gz = gzipShards(f.out)
 	}
@@ -134,7 +135,7 @@ func (f *fileJob) jsonl(file storage.File) error {
 			an = &f.an
 		}
 		if rows {
-			err = sink.add(jsonlRow(line, d.ID, d.URL, field), an)
+			err = sink.add(jsonlRow(schema, line, d.ID, d.URL, field), an)
 			if err == nil && len(sink.held) >= 1024 {
 				err = sink.flush()
 			}
@@ -160,11 +161,9 @@ type jsonlRecord struct {
 	JSON string  `parquet:"json"`
 }
 
-// jsonlSchema is the schema of jsonlRecord rows.
-var jsonlSchema = parquet.SchemaOf(jsonlRecord{})
-
-// jsonlRow is the row of a document's line; its text is the member field.
-func jsonlRow(line []byte, id, url, field string) parquet.Row {
+// jsonlRow is the row of schema (jsonlRecord's) of a document's line; its
+// text is the member field.
+func jsonlRow(schema *parquet.Schema, line []byte, id, url, field string) parquet.Row {
 	line = bytes.TrimPrefix(bytes.TrimRight(line, "\r\n"), []byte("\xef\xbb\xbf"))
 	r := jsonlRecord{ID: id, JSON: string(line)}
 	if url != "" {
@@ -174,7 +173,7 @@ func jsonlRow(line []byte, id, url, field string) parquet.Row {
 	if json.Unmarshal(line, &members) == nil {
 		json.Unmarshal(members[field], &r.Text) // a document's text is a string
 	}
-	return jsonlSchema.Deconstruct(nil, &r)
+	return schema.Deconstruct(nil, &r)
 }
 
 // annotateLine appends to dst the JSON object line with a member

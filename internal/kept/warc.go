@@ -223,10 +223,7 @@ func (f *fileJob) records(file storage.File) error {
 		}
 		r.stop = -1
 		if len(r.peek(1)) == 0 {
-			if err := r.failed(); err != nil {
-				return err
-			}
-			return nil
+			return r.failed()
 		}
 		start := r.off
 		d, isDoc, err := f.docs.at(start)
