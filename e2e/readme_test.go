@@ -259,13 +259,21 @@ func arrowRead(t *testing.T, path string) (string, int64) {
 // file name.
 func duckdbQueries(t *testing.T, dir, name string) {
 	t.Helper()
+	golden(t, name, duckdbBlocks(t, dir, "sql"))
+}
+
+// duckdbBlocks runs every block of the README with the info string lang
+// with DuckDB in dir and returns what it printed: each query and its
+// rows as JSON lines.
+func duckdbBlocks(t *testing.T, dir, lang string) []byte {
+	t.Helper()
 	modules := os.Getenv("NEARDUP_NODE_MODULES")
 	if modules == "" {
 		skipOrFail(t, "NEARDUP_NODE_MODULES is not set: run scripts/install-test-tools.sh and scripts/test to check the README's SQL with DuckDB")
 	}
-	queries := readmeBlocks(t, "sql")
+	queries := readmeBlocks(t, lang)
 	if len(queries) == 0 {
-		t.Fatal("README.md has no ```sql blocks")
+		t.Fatalf("README.md has no ```%s blocks", lang)
 	}
 	qfile := filepath.Join(dir, "queries.json")
 	qdata, _ := json.Marshal(queries)
@@ -290,5 +298,5 @@ func duckdbQueries(t *testing.T, dir, name string) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("DuckDB: %v\n%s", err, stderr.String())
 	}
-	golden(t, name, stdout.Bytes())
+	return stdout.Bytes()
 }

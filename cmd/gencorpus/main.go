@@ -28,7 +28,7 @@ func run() error {
 	var (
 		n       = flag.Int("n", 10000, "number of documents")
 		seed    = flag.Uint64("seed", def.Seed, "random seed")
-		format  = flag.String("format", "jsonl", "output format: jsonl, wet or warc")
+		format  = flag.String("format", "jsonl", "output format: jsonl, wet, warc or parquet")
 		out     = flag.String("out", "", "output directory (required)")
 		files   = flag.Int("files", 0, "number of data files (0: one per 10,000 documents)")
 		gz      = flag.Bool("gzip", false, "gzip the data files (WARC/WET: one gzip member per record)")

@@ -71,6 +71,13 @@ func TestExitCodes(t *testing.T) {
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--replicas", "6"}, 2, "--replicas 6"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1,nats://127.0.0.1:2", "--replicas", "3", "--connect-timeout", "300ms", "--data-root", "."}, 1, ""},
 		{"coordinator", Coordinator(), []string{"--out", out, "--replicas", "-1", "--nats", "nats://127.0.0.1:1", "in.jsonl"}, 2, "--replicas -1"},
+		{"coordinator", Coordinator(), []string{"write-kept", "--dir", out}, 2, "--job is required"},
+		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j"}, 2, "--dir is required"},
+		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "x"}, 2, "no arguments"},
+		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--format", "csv"}, 2, "--format must be auto, jsonl or parquet"},
+		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--shard-docs", "-1"}, 2, "--shard-docs must be 0 or more"},
+		{"coordinator", Coordinator(), []string{"write-kept", "--job", t.TempDir(), "--dir", filepath.Join(t.TempDir(), "kept")}, 1, "the job is not finished"},
+		{"coordinator", Coordinator(), []string{"write-kept", "--job", filepath.Join(t.TempDir(), "nojob"), "--dir", filepath.Join(t.TempDir(), "kept")}, 1, "no such file or directory"},
 		// The embedded server is one server: it cannot keep 3 replicas.
 		{"coordinator", Coordinator(), []string{"--out", out, "--replicas", "3", "in.jsonl"}, 2, "needs --nats naming a JetStream cluster"},
 	}

@@ -23,13 +23,15 @@ import (
 const inputHelp = "INPUT: files, directories or globs of .warc.wet[.gz], .warc[.gz], .jsonl[.gz|.zst], .parquet, .txt"
 
 // Coordinator returns the coordinator's commands: a job (the default),
-// compare and params.
+// compare, params and write-kept.
 func Coordinator() []Command {
 	return []Command{
 		{Usage: "coordinator --out DIR [flags] INPUT...", Summary: "run a dedup job (" + inputHelp + ")", Setup: jobSetup(false)},
 		{Name: "compare", Usage: "coordinator compare --out DIR [flags] INPUT...", Summary: "run the job with MinHash and with SimHash, side by side", Setup: jobSetup(true)},
 		{Name: "params", Usage: "coordinator params [--method M] [--threshold T] [--perms K] [--bands B --rows R] [--svg FILE [--also BxR,...]]",
 			Summary: "show the banding plan for a threshold", Setup: paramsSetup},
+		{Name: "write-kept", Usage: "coordinator write-kept --job OUT --dir DIR [--annotate] [--shard-docs N] [--format auto|jsonl|parquet]",
+			Summary: "write a finished job's corpus without its duplicates (or, --annotate, every document annotated)", Setup: writeKeptSetup},
 	}
 }
 

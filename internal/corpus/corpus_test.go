@@ -406,6 +406,7 @@ func TestWriteDeterministic(t *testing.T) {
 		{FormatJSONL, false}, {FormatJSONL, true},
 		{FormatWET, false}, {FormatWET, true},
 		{FormatWARC, false}, {FormatWARC, true},
+		{FormatParquet, false},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.format)+map[bool]string{true: "-gz", false: ""}[tt.gz], func(t *testing.T) {

@@ -28,15 +28,18 @@ const (
 	// FormatWARC writes a warcinfo record and one WARC/1.0 response record
 	// per document, whose body is an HTTP/1.1 response carrying an HTML page.
 	FormatWARC Format = "warc"
+	// FormatParquet writes a Parquet table of string columns id, url and
+	// text (zstd-compressed; Gzip does not apply).
+	FormatParquet Format = "parquet"
 )
 
 // ParseFormat parses a format name.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
-	case FormatJSONL, FormatWET, FormatWARC:
+	case FormatJSONL, FormatWET, FormatWARC, FormatParquet:
 		return f, nil
 	}
-	return "", fmt.Errorf("unknown format %q (want jsonl, wet or warc)", s)
+	return "", fmt.Errorf("unknown format %q (want jsonl, wet, warc or parquet)", s)
 }
 
 // Extension returns the file-name extension of f, with ".gz" when gz.
@@ -49,6 +52,8 @@ func (f Format) Extension(gz bool) string {
 		ext = ".warc.wet"
 	case FormatWARC:
 		ext = ".warc"
+	case FormatParquet:
+		return ".parquet"
 	}
 	if gz {
 		ext += ".gz"
@@ -180,6 +185,8 @@ func writeFile(g *Generator, opts WriteOptions, path string, idx, lo, hi int) (e
 	switch opts.Format {
 	case FormatJSONL:
 		err = writeJSONL(g, bw, opts.Gzip, lo, hi)
+	case FormatParquet:
+		err = writeParquet(g, bw, lo, hi)
 	default:
 		err = writeWARC(g, bw, opts, filepath.Base(path), idx, lo, hi)
 	}

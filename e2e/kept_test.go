@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestKeptCorpus runs the README's sample command, then the commands of
+// its section "Writing the deduplicated corpus" as written (```sh kept
+// blocks): the sample's corpus without its duplicates and annotated, and
+// a job on a generated Parquet table whose corpus is Parquet. It checks
+// the counts of every kept.json against the jobs' manifests, then runs
+// the section's SQL (```sql kept) in DuckDB: the Parquet corpus holds
+// the table's documents minus its duplicates.
+func TestKeptCorpus(t *testing.T) {
+	dir, _ := sampleJob(t)
+	ran := 0
+	for _, b := range readmeBlocks(t, "sh kept") {
+		for _, line := range strings.Split(b, "\n") {
+			rest, ok := strings.CutPrefix(line, "go run ./cmd/")
+			if !ok {
+				continue
+			}
+			f := strings.Fields(rest)
+			cmd := command(f[0], f[1:]...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", line, err, out)
+			}
+			ran++
+		}
+	}
+	if ran < 4 {
+		t.Fatalf("the README's ```sh kept blocks hold %d commands, want the sample's corpus and the Parquet table's", ran)
+	}
+	for kept, job := range map[string]string{
+		"out/sample-kept": "out/sample", "out/sample-annotated": "out/sample",
+		"out/table-kept": "out/table", "out/table-annotated": "out/table",
+	} {
+		counts := readCounts(t, filepath.Join(dir, job))
+		var sum struct {
+			Annotate                        bool
+			Docs, Kept, Dropped, Duplicates int64
+		}
+		data, err := os.ReadFile(filepath.Join(dir, kept, "kept.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &sum); err != nil {
+			t.Fatal(err)
+		}
+		wantKept := counts["docs"] - counts["duplicates"]
+		if sum.Annotate {
+			wantKept = counts["docs"]
+		}
+		if sum.Docs != counts["docs"] || sum.Duplicates != counts["duplicates"] || sum.Kept != wantKept || sum.Kept+sum.Dropped != sum.Docs {
+			t.Errorf("%s: kept.json counts %+v; the job's manifest: docs %d, duplicates %d", kept, sum, counts["docs"], counts["duplicates"])
+		}
+		if _, err := os.Stat(filepath.Join(dir, kept, "_SUCCESS")); err != nil {
+			t.Errorf("%s: %v", kept, err)
+		}
+	}
+	out := duckdbBlocks(t, dir, "sql kept")
+	golden(t, "duckdb-kept.golden", out)
+	var counts struct {
+		Kept                string `json:"kept"`
+		DocsMinusDuplicates string `json:"docs_minus_duplicates"`
+		DuplicatesKept      string `json:"duplicates_kept"`
+	}
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("{")) && (bytes.Contains(line, []byte(`"docs_minus_duplicates"`)) || bytes.Contains(line, []byte(`"duplicates_kept"`))) {
+			json.Unmarshal(line, &counts)
+		}
+	}
+	if counts.Kept == "" || counts.Kept != counts.DocsMinusDuplicates || counts.DuplicatesKept != "0" {
+		t.Errorf("DuckDB: %+v: the Parquet corpus is not the table's documents minus its duplicates\n%s", counts, out)
+	}
+}
