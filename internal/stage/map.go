@@ -243,8 +243,10 @@ func (r *bandRuns) finish(ctx context.Context) error {
 	return nil
 }
 
-// readBandRuns reads the list of a chunk's later band runs.
-func readBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map[int][]pqfile.Info, error) {
+// ReadBandRuns reads the list of a chunk's later band runs (an index's
+// index.PartEntry.Runs), checked against what its writer recorded: the
+// files of its runs after the first, by partition.
+func ReadBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map[int][]pqfile.Info, error) {
 	data, err := storage.ReadFile(ctx, st, info.Name)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/pkg/shingle"
 )
 
@@ -87,4 +88,54 @@ func (s *DocSketcher) Sketch(text []byte) Sketch {
 		out.FP = xxh3.Hash128(s.setBuf)
 	}
 	return out
+}
+
+// Verdict is what verification says of a pair of documents.
+type Verdict struct {
+	// Similarity is the exact Jaccard similarity of the shingle sets when
+	// both records hold them, else Estimate.
+	Similarity float64
+	// Estimate is the signatures' estimate.
+	Estimate float64
+	// Method is "exact", or the signatures' method ("minhash" or
+	// "simhash") when Similarity is the estimate.
+	Method string
+	// Pass reports whether the pair is at or above the threshold.
+	Pass bool
+}
+
+// JudgePair verifies a pair of signature records as the verify stage
+// does, at threshold t (the job's own when 0): by the exact similarity of
+// their shingle sets when the job kept them (Verify "exact") and both
+// records hold them, else by the signatures' estimate (with SimHash and no
+// t, by the job's Hamming bound).
+func JudgePair(p job.Params, t float64, a, b sigfile.Record) (Verdict, error) {
+	var ea, eb sigEntry
+	if err := decodeSignature(p, a.Sig, &ea); err != nil {
+		return Verdict{}, err
+	}
+	if err := decodeSignature(p, b.Sig, &eb); err != nil {
+		return Verdict{}, err
+	}
+	j := judge(p, &ea, &eb)
+	v := Verdict{Similarity: j.estimate, Estimate: j.estimate, Method: p.Method, Pass: j.pass}
+	if t > 0 {
+		v.Pass = j.estimate >= t
+	} else {
+		t = p.Threshold
+	}
+	if p.Verify != "exact" || len(a.Shingles) == 0 || len(b.Shingles) == 0 {
+		return v, nil
+	}
+	sa, err := decodeSet(a.Shingles)
+	if err != nil {
+		return Verdict{}, err
+	}
+	sb, err := decodeSet(b.Shingles)
+	if err != nil {
+		return Verdict{}, err
+	}
+	v.Similarity, v.Method = shingle.Jaccard(sa, sb), "exact"
+	v.Pass = v.Similarity >= t
+	return v, nil
 }
