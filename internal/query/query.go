@@ -84,7 +84,7 @@ type Stats struct {
 	// Partitions is the number of (index, partition) pairs looked up,
 	// BandFiles the band files read and BandBytes their bytes read.
 	Partitions, BandFiles int
-	BandBytes            int64
+	BandBytes             int64
 	// Candidates is the number of (document, indexed document) pairs
 	// verified, and Matches those that passed.
 	Candidates, Matches int
