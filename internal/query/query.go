@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 
 	"github.com/neardup/neardup/internal/index"
@@ -179,7 +180,7 @@ const maxSigFiles = 64
 // source is one open index.
 type source struct {
 	loc    string
-	st     storage.Opener
+	st     *storage.Dir
 	ix     *index.Index
 	sk     *stage.DocSketcher
 	chunks map[int]pqfile.Info // signature file by chunk
@@ -197,16 +198,27 @@ type openSig struct {
 }
 
 func openSource(ctx context.Context, loc string) (*source, error) {
+	l, err := storage.ParseLocation(loc)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", loc, err)
+	}
+	if l.Local() { // storage.Open would create it
+		if _, err := os.Stat(l.Path); err != nil {
+			return nil, fmt.Errorf("index %s: %w", loc, err)
+		}
+	}
 	st, err := storage.Open(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", loc, err)
 	}
 	ix, err := index.Load(ctx, st)
 	if err != nil {
+		st.Close()
 		return nil, fmt.Errorf("index %s: %w", loc, err)
 	}
 	sk, err := stage.NewDocSketcher(ix.Params)
 	if err != nil {
+		st.Close()
 		return nil, fmt.Errorf("index %s: %s: %w", loc, job.IndexFile, err)
 	}
 	src := &source{loc: loc, st: st, ix: ix, sk: sk, chunks: map[int]pqfile.Info{},
@@ -222,6 +234,7 @@ func (src *source) close() {
 		s.done()
 	}
 	clear(src.sigs)
+	src.st.Close()
 }
 
 // candidate is a pair to verify: a queried document (by position) and an
