@@ -25,6 +25,7 @@ func querySetup(fs *flag.FlagSet) Prepare {
 	threshold := fs.Float64("threshold", 0, "similarity at or above which an indexed document is reported (0: each index's own --threshold)")
 	format := fs.String("format", query.FormatAuto, "input format: auto, jsonl (id and text fields) or text (one document a line, id = line number)")
 	batch := fs.Int("batch", 256, "documents queried together: a batch reads each partition it needs once")
+	cacheMB := fs.Int64("cache-mb", 256, "memory for the band files kept between batches (20 bytes a band record; 0: none, each batch reads the columns it needs)")
 	var logs logFlags
 	logs.register(fs)
 	return func(args []string, out Streams) (Run, error) {
@@ -45,6 +46,9 @@ func querySetup(fs *flag.FlagSet) Prepare {
 		if *batch < 1 {
 			return nil, fmt.Errorf("--batch %d: must be at least 1", *batch)
 		}
+		if *cacheMB < 0 {
+			return nil, fmt.Errorf("--cache-mb %d: must be at least 0", *cacheMB)
+		}
 		for _, loc := range indexes {
 			if _, err := storage.ParseLocation(loc); err != nil {
 				return nil, fmt.Errorf("--index %s: %w", loc, err)
@@ -60,7 +64,7 @@ func querySetup(fs *flag.FlagSet) Prepare {
 				return 1
 			}
 			start := time.Now()
-			s, err := query.Open(ctx, indexes, query.Options{Threshold: *threshold})
+			s, err := query.Open(ctx, indexes, query.Options{Threshold: *threshold, CacheBytes: *cacheMB << 20})
 			if err != nil {
 				return fail(err)
 			}
@@ -95,7 +99,7 @@ func querySetup(fs *flag.FlagSet) Prepare {
 			}
 			mean, p50, p99 := latencies(lat)
 			log.Info("query done", "docs", total.Docs, "empty", total.Empty, "matches", total.Matches,
-				"candidates", total.Candidates, "partitions", total.Partitions, "band_files", total.BandFiles,
+				"candidates", total.Candidates, "partitions", total.Partitions, "band_files", total.BandFiles, "cached", total.Cached,
 				"band_mib", float64(total.BandBytes)/(1<<20), "seconds", time.Since(start).Seconds(),
 				"ms_per_doc_mean", ms(mean), "ms_per_doc_p50", ms(p50), "ms_per_doc_p99", ms(p99),
 				"peak_rss_mib", procstat.PeakRSSMiB())

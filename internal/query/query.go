@@ -42,6 +42,12 @@ type Options struct {
 	// is a match; 0 takes each index's own (its job's --threshold; with
 	// SimHash and estimates, its --hamming bound).
 	Threshold float64
+	// CacheBytes bounds the memory of the band tables kept between
+	// queries (whole band files read once, their band, key and doc
+	// columns kept: 20 bytes a band record). 0 keeps none: each query
+	// reads, of each band file it needs, the band and key columns (and the
+	// doc column when a key is there).
+	CacheBytes int64
 }
 
 // Doc is a document to query.
@@ -83,9 +89,10 @@ type Stats struct {
 	// shingle (which match nothing).
 	Docs, Empty int
 	// Partitions is the number of (index, partition) pairs looked up,
-	// BandFiles the band files read and BandBytes their bytes read.
-	Partitions, BandFiles int
-	BandBytes             int64
+	// BandFiles the band files looked up, Cached those of them found in
+	// the cache, and BandBytes the bytes read of the others.
+	Partitions, BandFiles, Cached int
+	BandBytes                     int64
 	// Candidates is the number of (document, indexed document) pairs
 	// verified, and Matches those that passed.
 	Candidates, Matches int
@@ -97,6 +104,7 @@ func (s *Stats) Add(o Stats) {
 	s.Empty += o.Empty
 	s.Partitions += o.Partitions
 	s.BandFiles += o.BandFiles
+	s.Cached += o.Cached
 	s.BandBytes += o.BandBytes
 	s.Candidates += o.Candidates
 	s.Matches += o.Matches
@@ -108,6 +116,7 @@ func (s *Stats) Add(o Stats) {
 type Searcher struct {
 	opts    Options
 	sources []*source
+	cache   *tableCache // nil: none
 }
 
 // Open opens the indexes at locs (job output directories or object-store
@@ -120,6 +129,9 @@ func Open(ctx context.Context, locs []string, o Options) (*Searcher, error) {
 		return nil, fmt.Errorf("query: threshold must be in (0, 1] (or 0: each index's own), not %g", o.Threshold)
 	}
 	s := &Searcher{opts: o}
+	if o.CacheBytes > 0 {
+		s.cache = newTableCache(o.CacheBytes)
+	}
 	for _, loc := range locs {
 		src, err := openSource(ctx, loc)
 		if err != nil {
@@ -157,7 +169,7 @@ func (s *Searcher) Query(ctx context.Context, docs []Doc) ([]Result, Stats, erro
 	var st Stats
 	st.Docs = len(docs)
 	for _, src := range s.sources {
-		if err := src.query(ctx, s.opts.Threshold, docs, res, &st); err != nil {
+		if err := src.query(ctx, s.opts.Threshold, s.cache, docs, res, &st); err != nil {
 			return nil, st, err
 		}
 	}
@@ -245,7 +257,7 @@ type candidate struct {
 }
 
 // query adds the matches of docs in this index to res.
-func (src *source) query(ctx context.Context, threshold float64, docs []Doc, res []Result, st *Stats) error {
+func (src *source) query(ctx context.Context, threshold float64, cache *tableCache, docs []Doc, res []Result, st *Stats) error {
 	p := src.ix.Params
 	// The documents' records (as a signature file would hold them) and
 	// their band keys, by partition.
@@ -275,13 +287,10 @@ func (src *source) query(ctx context.Context, threshold float64, docs []Doc, res
 			return err
 		}
 		st.Partitions++
+		hit := func(tag int32, doc int64) { cands[candidate{doc: tag, ord: doc}] = struct{}{} }
 		for _, f := range files {
-			n, err := stage.LookupBands(ctx, src.st, f, want, func(tag int32, doc int64) {
-				cands[candidate{doc: tag, ord: doc}] = struct{}{}
-			})
 			st.BandFiles++
-			st.BandBytes += n
-			if err != nil {
+			if err := src.lookup(ctx, cache, f, want, hit, st); err != nil {
 				return fmt.Errorf("index %s: %w", src.loc, err)
 			}
 		}
@@ -316,6 +325,31 @@ func (src *source) query(ctx context.Context, threshold float64, docs []Doc, res
 			Similarity: v.Similarity, Estimate: v.Estimate, Method: v.Method,
 		})
 	}
+	return nil
+}
+
+// lookup looks the keys of want up in a band file: in its table, cached
+// or read whole into the cache, or without a cache in the columns it
+// needs.
+func (src *source) lookup(ctx context.Context, cache *tableCache, f pqfile.Info, want []stage.BandKey, hit func(int32, int64), st *Stats) error {
+	if cache == nil {
+		n, err := stage.LookupBands(ctx, src.st, f, want, hit)
+		st.BandBytes += n
+		return err
+	}
+	name := src.loc + "\x00" + f.Name
+	t, ok := cache.get(name)
+	if ok {
+		st.Cached++
+	} else {
+		var err error
+		if t, err = stage.ReadBandTable(ctx, src.st, f); err != nil {
+			return err
+		}
+		st.BandBytes += f.Bytes
+		cache.add(name, t)
+	}
+	t.Lookup(want, hit)
 	return nil
 }
 

@@ -98,7 +98,8 @@ type truePair struct {
 //     the S-curve allows: each is found with probability
 //     bands.Probability(J), so the misses stay within 4 standard
 //     deviations of their expected count;
-//   - the results are the same whatever the batch size (1, 7, all).
+//   - the results are the same whatever the batch size (1, 7, all) and
+//     with band tables cached or not.
 func TestQuery(t *testing.T) {
 	f := runJob(t, 1500, 3, func(*job.Params) {})
 	p := f.p
@@ -142,7 +143,7 @@ func TestQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	query := func(batch int) []Result {
+	query := func(s *Searcher, batch int) []Result {
 		var all []Result
 		for start := 0; start < len(docs); start += batch {
 			res, _, err := s.Query(ctx, docs[start:min(start+batch, len(docs))])
@@ -153,7 +154,7 @@ func TestQuery(t *testing.T) {
 		}
 		return all
 	}
-	res := query(len(docs))
+	res := query(s, len(docs))
 
 	found := map[[2]string]float64{}
 	for q, rr := range res {
@@ -207,9 +208,21 @@ func TestQuery(t *testing.T) {
 			sources, p.Threshold, near, p.Threshold+0.05)
 	}
 
-	for _, batch := range []int{1, 7} {
-		if got := query(batch); !reflect.DeepEqual(got, res) {
-			t.Errorf("batches of %d: results differ from one batch of %d", batch, len(docs))
+	// Batches, and the band tables cached (a cache of 64 KiB holds a few
+	// of this index's files: evictions).
+	for _, cache := range []int64{0, 64 << 10, 64 << 20} {
+		s, err := Open(ctx, []string{f.out}, Options{CacheBytes: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for _, batch := range []int{1, 7, len(docs)} {
+			if cache == 0 && batch == len(docs) {
+				continue // res
+			}
+			if got := query(s, batch); !reflect.DeepEqual(got, res) {
+				t.Errorf("cache of %d bytes, batches of %d: results differ from one batch of %d without a cache", cache, batch, len(docs))
+			}
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
@@ -30,14 +32,65 @@ func CompareBandKeys(a, b BandKey) int {
 	return cmp.Compare(a.Key, b.Key)
 }
 
+// BandTable holds the band, key and doc columns of a band file's rows,
+// in file order: sorted by (band, key, doc).
+type BandTable struct {
+	Bands []int32
+	Keys  []int64
+	Docs  []int64
+}
+
+// Bytes is the memory the table's columns hold.
+func (t *BandTable) Bytes() int64 {
+	return int64(cap(t.Bands))*4 + int64(cap(t.Keys)+cap(t.Docs))*8
+}
+
+// ReadBandTable reads a whole band file, checked against what its writer
+// recorded as every reader of band files does, and keeps its band, key
+// and doc columns.
+func ReadBandTable(ctx context.Context, st storage.Opener, info pqfile.Info) (*BandTable, error) {
+	recs, err := readBandFile(ctx, st, info)
+	if err != nil {
+		return nil, err
+	}
+	t := &BandTable{Bands: make([]int32, len(recs)), Keys: make([]int64, len(recs)), Docs: make([]int64, len(recs))}
+	for i, r := range recs {
+		t.Bands[i], t.Keys[i], t.Docs[i] = r.Band, r.Key, r.Doc
+	}
+	return t, nil
+}
+
+// Lookup calls hit with the tag of each key of want (sorted by
+// CompareBandKeys) and the document of each row under it.
+func (t *BandTable) Lookup(want []BandKey, hit func(tag int32, doc int64)) {
+	t.match(want, func(row int, tag int32) { hit(tag, t.Docs[row]) })
+}
+
+// match calls fn with every row under a key of want and the key's tag, by
+// binary search: a batch of one document looks up a few keys in
+// thousands of rows.
+func (t *BandTable) match(want []BandKey, fn func(row int, tag int32)) {
+	lo := 0 // want is sorted: each key's rows start at or after the last's
+	for _, w := range want {
+		at := func(r int) int {
+			return CompareBandKeys(BandKey{Band: t.Bands[r], Key: t.Keys[r]}, w)
+		}
+		lo += sort.Search(len(t.Keys)-lo, func(i int) bool { return at(lo+i) >= 0 })
+		for r := lo; r < len(t.Keys) && at(r) == 0; r++ {
+			fn(r, w.Tag)
+		}
+	}
+}
+
 // LookupBands finds, in the band file info, the records under the keys of
 // want (sorted by CompareBandKeys) and calls hit with the asking key's
-// tag and the record's document, once per key and record. It reads the
-// file's footer and its band and key columns, and its doc column only if
-// some key is there: a file is sorted by (band, key, doc) in one page per
-// column, so that is the least it can read. It returns the bytes read.
+// tag and the record's document, once per key and record, without
+// holding the file: it reads the footer and the band and key columns,
+// and the doc column only if some key is there (a file is sorted by
+// (band, key, doc) in one page per column, so that is the least it can
+// read). It returns the bytes read.
 //
-// Unlike readBandFile it cannot check the whole file's checksum (it does
+// Unlike ReadBandTable it cannot check the whole file's checksum (it does
 // not read the whole file): it checks the size and the row count.
 func LookupBands(ctx context.Context, st storage.Opener, info pqfile.Info, want []BandKey, hit func(tag int32, doc int64)) (int64, error) {
 	if err := ctx.Err(); err != nil {
@@ -78,44 +131,29 @@ func LookupBands(ctx context.Context, st storage.Opener, info pqfile.Info, want 
 		tag int32
 	}
 	var (
-		rows    []BandKey
+		t       BandTable // of the row group
 		matches []match
-		docs    []int64
 	)
 	for _, rg := range pf.RowGroups() {
 		n := int(rg.NumRows())
-		rows = append(rows[:0], make([]BandKey, n)...)
-		if err := column(rg, "band", n, func(i int, v int64) { rows[i].Band = int32(v) }); err != nil {
+		t.Bands, t.Keys = slices.Grow(t.Bands[:0], n)[:n], slices.Grow(t.Keys[:0], n)[:n]
+		if err := column(rg, "band", n, func(i int, v int64) { t.Bands[i] = int32(v) }); err != nil {
 			return cr.n.Load(), err
 		}
-		if err := column(rg, "key", n, func(i int, v int64) { rows[i].Key = v }); err != nil {
+		if err := column(rg, "key", n, func(i int, v int64) { t.Keys[i] = v }); err != nil {
 			return cr.n.Load(), err
 		}
-		// Both sorted: a merge of the wanted keys with the rows.
 		matches = matches[:0]
-		for i, j := 0, 0; i < len(want) && j < len(rows); {
-			switch c := CompareBandKeys(want[i], rows[j]); {
-			case c < 0:
-				i++
-			case c > 0:
-				j++
-			default:
-				// Every row of the key, for every wanted copy of it.
-				for k := j; k < len(rows) && CompareBandKeys(want[i], rows[k]) == 0; k++ {
-					matches = append(matches, match{row: k, tag: want[i].Tag})
-				}
-				i++
-			}
-		}
+		t.match(want, func(row int, tag int32) { matches = append(matches, match{row: row, tag: tag}) })
 		if len(matches) == 0 {
 			continue
 		}
-		docs = append(docs[:0], make([]int64, n)...)
-		if err := column(rg, "doc", n, func(i int, v int64) { docs[i] = v }); err != nil {
+		t.Docs = slices.Grow(t.Docs[:0], n)[:n]
+		if err := column(rg, "doc", n, func(i int, v int64) { t.Docs[i] = v }); err != nil {
 			return cr.n.Load(), err
 		}
 		for _, m := range matches {
-			hit(m.tag, docs[m.row])
+			hit(m.tag, t.Docs[m.row])
 		}
 	}
 	return cr.n.Load(), nil
