@@ -24,7 +24,7 @@ func querySetup(fs *flag.FlagSet) Prepare {
 	fs.Var(&indexes, "index", "a finished job's output whose index to query (repeatable)")
 	threshold := fs.Float64("threshold", 0, "similarity at or above which an indexed document is reported (0: each index's own --threshold)")
 	format := fs.String("format", query.FormatAuto, "input format: auto, jsonl (id and text fields) or text (one document a line, id = line number)")
-	batch := fs.Int("batch", 256, "documents queried together: a batch reads each partition it needs once")
+	batch := fs.Int("batch", 256, "documents queried together: a batch reads each partition it needs once, and its results are printed when it is done (1 for interactive use)")
 	cacheMB := fs.Int64("cache-mb", 256, "memory for the band files kept between batches (20 bytes a band record; 0: none, each batch reads the columns it needs)")
 	var logs logFlags
 	logs.register(fs)

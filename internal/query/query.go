@@ -1,8 +1,8 @@
 // Package query finds the near-duplicates of documents in the indexes of
 // finished jobs (package index), without running a job.
 //
-// A batch of documents is sketched as the map stage sketches (stage.
-// DocSketcher, with each index's parameters), so that each document meets
+// A batch of documents is sketched as the map stage sketches
+// (stage.DocSketcher, with each index's parameters), so that each document meets
 // the indexed ones under the band keys they were written under. Its keys
 // are grouped by partition, and only those partitions' band files are
 // read, and of each only the footer and the band and key columns (the doc
