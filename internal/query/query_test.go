@@ -299,3 +299,48 @@ func TestQueryIndexes(t *testing.T) {
 		}
 	})
 }
+
+// TestQueryMethods queries an indexed document's own text in indexes of
+// each method and verification: it finds itself at similarity 1, said by
+// the method that measured it, and nothing the job would not pass.
+func TestQueryMethods(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		method, verify, want string
+	}{
+		{"minhash", "estimate", "minhash"},
+		{"simhash", "exact", "exact"},
+		{"simhash", "estimate", "simhash"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+"/"+tt.verify, func(t *testing.T) {
+			f := runJob(t, 200, 8, func(p *job.Params) { p.Method, p.Verify = tt.method, tt.verify })
+			s, err := Open(ctx, []string{f.out}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			id := f.ids[5]
+			res, _, err := s.Query(ctx, []Doc{{ID: "q", Text: []byte(f.texts[id])}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			self := false
+			for _, m := range res[0].Matches {
+				self = self || m.ID == id && m.Similarity == 1 && m.Estimate == 1
+				if m.Method != tt.want {
+					t.Errorf("match %+v: method %q, want %q", m, m.Method, tt.want)
+				}
+				switch {
+				case tt.want != "simhash" && m.Similarity < f.p.Threshold:
+					t.Errorf("match %+v below the threshold %.2f", m, f.p.Threshold)
+				case tt.want == "simhash" && m.Similarity < 1-float64(f.p.Hamming)/64:
+					t.Errorf("match %+v beyond the Hamming bound %d", m, f.p.Hamming)
+				}
+			}
+			if !self {
+				t.Errorf("document %s not found at similarity 1: %+v", id, res[0].Matches)
+			}
+		})
+	}
+}
