@@ -23,7 +23,7 @@ import (
 const inputHelp = "INPUT: files, directories or globs of .warc.wet[.gz], .warc[.gz], .jsonl[.gz|.zst], .parquet, .txt"
 
 // Coordinator returns the coordinator's commands: a job (the default),
-// compare, params and write-kept.
+// compare, params, query and write-kept.
 func Coordinator() []Command {
 	return []Command{
 		{Usage: "coordinator --out DIR [flags] INPUT...", Summary: "run a dedup job (" + inputHelp + ")", Setup: jobSetup(false)},
@@ -32,6 +32,8 @@ func Coordinator() []Command {
 			Summary: "show the banding plan for a threshold", Setup: paramsSetup},
 		{Name: "write-kept", Usage: "coordinator write-kept --job OUT --dir DIR [--annotate] [--shard-docs N] [--format auto|jsonl|parquet]",
 			Summary: "write a finished job's corpus without its duplicates (or, --annotate, every document annotated)", Setup: writeKeptSetup},
+		{Name: "query", Usage: "coordinator query --index OUT [--index OUT2] [--threshold T] [--format auto|jsonl|text] [--batch N] FILE|-",
+			Summary: "print each document's near-duplicates in finished jobs' indexes, as JSON lines", Setup: querySetup},
 	}
 }
 

@@ -54,6 +54,31 @@ type Chunk struct {
 	SigFile pqfile.Info `json:"sig_file"`
 }
 
+// PartEntry is one chunk's entry in the list of a partition
+// (index/parts/part=NNNNN.json, job.TaskInputFile(job.InputsReduce, part)):
+// its band file in the partition (the first run's; nil when it has no
+// record there) and the list of its later runs (nil when it has none).
+// File names are relative to the job's output.
+type PartEntry struct {
+	Chunk int          `json:"c"`
+	File  *pqfile.Info `json:"f,omitempty"`
+	Runs  *pqfile.Info `json:"r,omitempty"`
+}
+
+// ReadPart reads the list of partition part of the index at st.
+func ReadPart(ctx context.Context, st storage.Opener, part int) ([]PartEntry, error) {
+	name := job.TaskInputFile(job.InputsReduce, part)
+	data, err := storage.ReadFile(ctx, st, name)
+	if err != nil {
+		return nil, err
+	}
+	var list []PartEntry
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return list, nil
+}
+
 // New describes the index of a job from its spec and its map results.
 func New(spec *job.Spec, maps []job.MapResult) *Index {
 	ix := &Index{Version: Version, Job: spec.Job, Params: spec.Params, FirstChunk: spec.Params.FirstChunk}

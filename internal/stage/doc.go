@@ -20,6 +20,11 @@
 //     a dataset no task wrote a file of (rejects/, bands/, pairs/) one
 //     empty file with its schema.
 //
+// Query (package query) uses the stages' own logic through
+// NewDocSketcher (a text's set, signature and band keys, as Map computes
+// them), LookupBands and ReadBandTable (band files), OpenSigFile and
+// JudgePair (verification, as Verify judges).
+//
 // Every stage is idempotent: run again on the same inputs, it writes the
 // same files.
 package stage

@@ -364,24 +364,35 @@ func openSigFile(ctx context.Context, st storage.Opener, maps map[int]job.MapRes
 	if !ok {
 		return nil, nil, fmt.Errorf("chunk %d has no map result", chunk)
 	}
-	f, err := st.Open(ctx, mr.SigFile.Name)
+	r, done, err := OpenSigFile(ctx, st, mr.SigFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	if f.Size() != mr.SigFile.Bytes {
+	return &sigFile{r: r, name: mr.SigFile.Name}, done, nil
+}
+
+// OpenSigFile opens a signature file for random access, checking its
+// size and slot count against what its writer recorded; the function
+// returned closes it.
+func OpenSigFile(ctx context.Context, st storage.Opener, info pqfile.Info) (*sigfile.Reader, func(), error) {
+	f, err := st.Open(ctx, info.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.Size() != info.Bytes {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s has %d bytes, its writer wrote %d: %w", mr.SigFile.Name, f.Size(), mr.SigFile.Bytes, sigfile.ErrCorrupt)
+		return nil, nil, fmt.Errorf("%s has %d bytes, its writer wrote %d: %w", info.Name, f.Size(), info.Bytes, sigfile.ErrCorrupt)
 	}
 	r, err := sigfile.NewReader(f, f.Size())
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", mr.SigFile.Name, err)
+		return nil, nil, fmt.Errorf("%s: %w", info.Name, err)
 	}
-	if int64(r.Len()) != mr.SigFile.Rows {
+	if int64(r.Len()) != info.Rows {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s has %d slots, want %d: %w", mr.SigFile.Name, r.Len(), mr.SigFile.Rows, sigfile.ErrCorrupt)
+		return nil, nil, fmt.Errorf("%s has %d slots, want %d: %w", info.Name, r.Len(), info.Rows, sigfile.ErrCorrupt)
 	}
-	return &sigFile{r: r, name: mr.SigFile.Name}, sync.OnceFunc(func() { f.Close() }), nil
+	return r, sync.OnceFunc(func() { f.Close() }), nil
 }
 
 // readGathered copies the records gathered for the verify task of chunk

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/zeebo/xxh3"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -22,7 +21,6 @@ import (
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/minhash"
 	"github.com/neardup/neardup/pkg/records"
-	"github.com/neardup/neardup/pkg/shingle"
 )
 
 // sketcher computes a signature from shingle hashes.
@@ -42,11 +40,7 @@ func newSketcher(p job.Params) (sketcher, error) {
 func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*job.MapResult, error) {
 	start := time.Now()
 	p := spec.Params
-	sh, err := shingle.NewShingler(p.ShingleOptions())
-	if err != nil {
-		return nil, err
-	}
-	sg, err := newSigner(p)
+	sk, err := NewDocSketcher(p)
 	if err != nil {
 		return nil, err
 	}
@@ -71,12 +65,6 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 		ndocs   int
 		row     [1]records.DocRecord // the document being written
 		rejects []records.RejectRecord
-		hashes  []uint64
-		keys    []uint64
-		setBuf  []byte
-		fpBuf   []byte   // what the fingerprint covers: setBuf, or the multiset
-		multi   []uint64 // sorted multiset of shingle hashes (term-weighted signatures)
-		sorter  shingle.SetSorter
 	)
 	for _, piece := range chunk.Pieces {
 		emit := func(d formats.Doc) error {
@@ -85,22 +73,8 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			}
 			ord := job.Ordinal(chunk.Index, ndocs)
 			ndocs++
-			var tokens int
-			hashes, tokens = sh.Hashes(hashes[:0], d.Text)
-			var sig []byte
-			if len(hashes) > 0 && sg.counts() {
-				sig, keys = sg.sign(hashes, keys[:0])
-				// The signature depends on the counts too: fingerprint the
-				// sorted multiset, so that one fingerprint still means one
-				// signature (and whole groups in every bucket).
-				multi = append(multi[:0], hashes...)
-				slices.Sort(multi)
-				fpBuf = appendSet(fpBuf[:0], multi)
-			}
-			set := sorter.SortUnique(hashes)
-			if len(set) > 0 && !sg.counts() {
-				sig, keys = sg.sign(set, keys[:0])
-			}
+			skt := sk.Sketch(d.Text)
+			set, tokens := skt.Set, skt.Tokens
 			row[0] = records.DocRecord{
 				Doc: ord, ID: d.ID, URL: d.URL, File: piece.Path, Offset: d.Offset, Line: d.Line,
 				Bytes: int64(len(d.Text)), Tokens: int32(min(tokens, 1<<31-1)), Shingles: int32(len(set)),
@@ -117,12 +91,8 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 				res.Empty++
 				return sigs.add(nil)
 			}
-			setBuf = appendSet(setBuf[:0], set)
-			if !sg.counts() {
-				fpBuf = setBuf
-			}
-			fp := xxh3.Hash128(fpBuf)
-			for b, k := range keys {
+			fp := skt.FP
+			for b, k := range skt.Keys {
 				part := bands.Partition(k, p.Partitions)
 				runs.parts[part] = append(runs.parts[part], records.BandRecord{
 					Band: int32(b), Key: int64(k), Doc: ord, FPHi: int64(fp.Hi), FPLo: int64(fp.Lo),
@@ -133,9 +103,9 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 					return err
 				}
 			}
-			rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: sig}
+			rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: skt.Sig}
 			if p.Verify == "exact" {
-				rec.Shingles = setBuf
+				rec.Shingles = skt.SetBytes
 			}
 			return sigs.add(&rec)
 		}
@@ -273,8 +243,10 @@ func (r *bandRuns) finish(ctx context.Context) error {
 	return nil
 }
 
-// readBandRuns reads the list of a chunk's later band runs.
-func readBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map[int][]pqfile.Info, error) {
+// ReadBandRuns reads the list of a chunk's later band runs (an index's
+// index.PartEntry.Runs), checked against what its writer recorded: the
+// files of its runs after the first, by partition.
+func ReadBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map[int][]pqfile.Info, error) {
 	data, err := storage.ReadFile(ctx, st, info.Name)
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@ func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []j
 	for _, mr := range maps {
 		var files []pqfile.Info
 		if mr.BandRuns != nil {
-			runs, err := readBandRuns(ctx, st, *mr.BandRuns)
+			runs, err := ReadBandRuns(ctx, st, *mr.BandRuns)
 			if err != nil {
 				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -53,12 +54,9 @@ func readTaskInputs[T any](ctx context.Context, st storage.Opener, kind string, 
 }
 
 // bandInput is a reduce task's entry for one chunk: its band file in the
-// partition and the side file of its later runs.
-type bandInput struct {
-	Chunk int          `json:"c"`
-	File  *pqfile.Info `json:"f,omitempty"`
-	Runs  *pqfile.Info `json:"r,omitempty"`
-}
+// partition and the side file of its later runs (the index's list of the
+// partition, which query reads too).
+type bandInput = index.PartEntry
 
 // reduceTaskInputs is a reduce task's list: its partition's entries of
 // the job's own chunks (the index's list of the partition) and of every
