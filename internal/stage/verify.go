@@ -22,6 +22,17 @@ type sigEntry struct {
 	sig minhash.Signature // MinHash
 	fp  uint64            // SimHash
 	set []uint64
+	// keys are the band keys, computed when a pair of the document is
+	// verified (see bandKeys).
+	keys []uint64
+}
+
+// bandKeys returns the document's band keys, computing them once.
+func (e *sigEntry) bandKeys(bnd banding) []uint64 {
+	if e.keys == nil {
+		e.keys = bnd.keys(make([]uint64, 0, bnd.n()), e.sig, e.fp)
+	}
+	return e.keys
 }
 
 // Verify checks every candidate pair and every exact-group claim whose
@@ -100,6 +111,10 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	minMatches := -1 // no pre-filter
 	if p.Method == "minhash" && p.Verify == "exact" {
 		minMatches = prefilterMatches(p.Threshold, p.K, prefilterRisk)
+	}
+	bnd, err := newBanding(p)
+	if err != nil {
+		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 	}
 	sigs, closeSigs, err := src.open(ctx, st, p, chunk)
 	if err != nil {
@@ -182,6 +197,10 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			}
 			res.VerifiedHist[bin]++
 			pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method}
+			pair.BandsCollided, pair.FirstBand = collided(a.bandKeys(bnd), b.bandKeys(bnd))
+			if pair.BandsCollided == 0 {
+				return nil, fmt.Errorf("verify chunk %d: candidate %d (%s) and %d (%s) share no band key: their signatures disagree with their band records", chunk, e.A, a.id, e.B, b.id)
+			}
 			if j.hamming >= 0 {
 				h := int32(j.hamming)
 				pair.Hamming = &h
