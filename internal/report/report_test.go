@@ -143,13 +143,15 @@ func checkSVG(t *testing.T, name string, data []byte) {
 }
 
 // checkSelfContained fails on anything the page would fetch: every src,
-// href and url( must be empty, a #fragment or a data: URL, and the page
+// href and url( must be empty, a #fragment, a data: URL or a link to the
+// report's other page (PairsFile or HTMLFile, beside it), and the page
 // must have no script, link, iframe, object or embed element.
 func checkSelfContained(t *testing.T, doc *html.Node) {
 	t.Helper()
 	localRef := func(v string) bool {
 		v = strings.Trim(strings.TrimSpace(v), `'"`)
-		return v == "" || strings.HasPrefix(v, "#") || strings.HasPrefix(strings.ToLower(v), "data:")
+		return v == "" || strings.HasPrefix(v, "#") || strings.HasPrefix(strings.ToLower(v), "data:") ||
+			v == HTMLFile || strings.HasPrefix(v, PairsFile+"#")
 	}
 	checkCSS := func(where, css string) {
 		for rest := css; ; {
