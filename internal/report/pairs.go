@@ -211,7 +211,6 @@ func segments(text string, spans []shingle.Span, maxRunes int) ([]segment, bool)
 
 // pairsPage is what the pairs template shows.
 type pairsPage struct {
-	Job      string
 	MaxRunes string
 	Pairs    []pairView
 }
@@ -230,12 +229,14 @@ type docView struct {
 	Cut                       bool
 }
 
-// PairsPage renders PairsFile for a job: each example pair, in order, with
-// its two documents side by side (docs by ordinal), the words of each
-// that belong to a shingle present in both highlighted. Texts are
-// shingled with options o, the job's. Equal arguments give equal bytes.
-func PairsPage(job string, o shingle.Options, examples []Example, docs map[int64]ExampleDoc) ([]byte, error) {
-	pg := pairsPage{Job: job, MaxRunes: groupDigits(MaxShownRunes)}
+// PairsPage renders PairsFile: each example pair, in order, with its two
+// documents side by side (docs by ordinal), the words of each that belong
+// to a shingle present in both highlighted. Texts are shingled with
+// options o, the job's. Equal arguments give equal bytes: the page holds
+// nothing else (not the job's name, which may differ between two runs of
+// one job), so a job run again writes the same page.
+func PairsPage(o shingle.Options, examples []Example, docs map[int64]ExampleDoc) ([]byte, error) {
+	pg := pairsPage{MaxRunes: groupDigits(MaxShownRunes)}
 	for i, e := range examples {
 		v := pairView{
 			Anchor: pairAnchor(i),
@@ -301,7 +302,7 @@ const pairsTemplate = `<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>neardup example pairs: {{.Job}}</title>
+<title>neardup example pairs</title>
 <style>
 * { box-sizing: border-box; }
 body { margin: 0; background: #f4f5f7; color: #1f2328; font: 14px/1.45 "DejaVu Sans", Helvetica, Arial, sans-serif; }
@@ -325,7 +326,7 @@ p.err { color: #9a3412; font-weight: bold; }
 <body>
 <main>
 <h1>Example pairs</h1>
-<p>job <code>{{.Job}}</code> · <a href="report.html">back to the run report</a></p>
+<p><a href="report.html">Back to the run report</a></p>
 <p class="muted">Each document's text is read again from its input. <mark>Highlighted</mark> words belong to at least one shingle that both documents have (with the job's shingle options). Only the first {{.MaxRunes}} characters of each document are shown; the shingles are those of the whole text.</p>
 {{- range .Pairs}}
 <section id="{{.Anchor}}">

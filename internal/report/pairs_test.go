@@ -236,11 +236,11 @@ func pairsFixture() ([]Example, map[int64]ExampleDoc) {
 func TestPairsPage(t *testing.T) {
 	examples, docs := pairsFixture()
 	o := shingle.Options{Words: 3}
-	page, err := PairsPage("job <1>", o, examples, docs)
+	page, err := PairsPage(o, examples, docs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := PairsPage("job <1>", o, examples, docs)
+	again, _ := PairsPage(o, examples, docs)
 	if !bytes.Equal(page, again) {
 		t.Error("two renderings of the same examples differ")
 	}
@@ -291,7 +291,7 @@ func TestReportLinksResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := PairsPage("sample", shingle.Options{}, examples, docs)
+	page, err := PairsPage(shingle.Options{}, examples, docs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,12 +184,20 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		c.log.Info("removed temporary files left by interrupted writers", "files", n)
 	}
 
+	examples, err := chooseExamples(ctx, c.st, p.Threshold)
+	if err != nil {
+		return nil, err
+	}
+	man.ExamplePairs = append(man.ExamplePairs, examples...)
 	man.Finished = time.Now().UTC()
 	man.Seconds = time.Since(started).Seconds()
 	if err := writeJSON(ctx, c.st, job.ManifestFile, man); err != nil {
 		return nil, err
 	}
 	if err := writeReport(ctx, c.st); err != nil {
+		return nil, err
+	}
+	if err := writePairsPage(ctx, c.st, p, c.plan, man.ExamplePairs, c.log); err != nil {
 		return nil, err
 	}
 	switch {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
+	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -100,7 +102,16 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// Byte-identical results whatever the number of workers.
-	sameFiles(t, outs[1], outs[3], "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet")
+	sameFiles(t, outs[1], outs[3], "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet", report.PairsFile)
+	// The example pairs: the most the report shows, each with its texts
+	// read again.
+	page, err := os.ReadFile(filepath.Join(outs[1], report.PairsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(man.ExamplePairs) != report.MaxExamples || bytes.Contains(page, []byte("could not be read again")) || bytes.Count(page, []byte("<mark>")) < 100 {
+		t.Errorf("%d example pairs (want %d), or their texts are not shown with shared words highlighted", len(man.ExamplePairs), report.MaxExamples)
+	}
 
 	// Brute force: every pair's exact Jaccard.
 	p := job.DefaultParams()
