@@ -139,16 +139,10 @@ func Shared(a, b string, o shingle.Options) (sa, sb []shingle.Span, na, nb, both
 		return shingle.SortUnique(h)
 	}
 	setA, setB := set(a), set(b)
-	var common []uint64
-	for i, j := 0, 0; i < len(setA) && j < len(setB); {
-		switch {
-		case setA[i] < setB[j]:
-			i++
-		case setA[i] > setB[j]:
-			j++
-		default:
-			common = append(common, setA[i])
-			i, j = i+1, j+1
+	var common []uint64 // sorted, as setA
+	for _, h := range setA {
+		if _, ok := slices.BinarySearch(setB, h); ok {
+			common = append(common, h)
 		}
 	}
 	marked := func(text string) []shingle.Span {

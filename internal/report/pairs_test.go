@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -278,19 +277,7 @@ func TestPairsPage(t *testing.T) {
 // back to report.html.
 func TestReportLinksResolve(t *testing.T) {
 	examples, docs := pairsFixture()
-	var m map[string]any
-	if err := json.Unmarshal(readFixture(t, "sample"), &m); err != nil {
-		t.Fatal(err)
-	}
-	m["example_pairs"] = examples
-	data, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := Build(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := buildEdited(t, "sample", func(m map[string]any) { m["example_pairs"] = examples })
 	page, err := PairsPage(shingle.Options{}, examples, docs)
 	if err != nil {
 		t.Fatal(err)
