@@ -27,10 +27,14 @@ type sigEntry struct {
 	keys []uint64
 }
 
-// bandKeys returns the document's band keys, computing them once.
-func (e *sigEntry) bandKeys(bnd banding) []uint64 {
+// bandKeys returns the document's band keys, computing them once into
+// slab (which the task reuses from window to window: no allocation per
+// document).
+func (e *sigEntry) bandKeys(bnd banding, slab *[]uint64) []uint64 {
 	if e.keys == nil {
-		e.keys = bnd.keys(make([]uint64, 0, bnd.n()), e.sig, e.fp)
+		n := len(*slab)
+		*slab = bnd.keys(*slab, e.sig, e.fp)
+		e.keys = (*slab)[n:len(*slab):len(*slab)]
 	}
 	return e.keys
 }
@@ -139,6 +143,8 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		last  records.Candidate
 		seen  bool // last is set
 		more  = true
+		// keySlab holds the window's band keys (see bandKeys).
+		keySlab []uint64
 	)
 	for more {
 		var e records.Candidate
@@ -197,7 +203,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			}
 			res.VerifiedHist[bin]++
 			pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method}
-			pair.BandsCollided, pair.FirstBand = collided(a.bandKeys(bnd), b.bandKeys(bnd))
+			pair.BandsCollided, pair.FirstBand = collided(a.bandKeys(bnd, &keySlab), b.bandKeys(bnd, &keySlab))
 			if pair.BandsCollided == 0 {
 				return nil, fmt.Errorf("verify chunk %d: candidate %d (%s) and %d (%s) share no band key: their signatures disagree with their band records", chunk, e.A, a.id, e.B, b.id)
 			}
@@ -215,7 +221,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		}
 		res.Verified += int64(len(pairs))
 		res.ExactMembers += int64(len(members))
-		pairs, members = pairs[:0], members[:0]
+		pairs, members, keySlab = pairs[:0], members[:0], keySlab[:0]
 		edges, need = edges[:0], map[int64]bool{}
 		if more {
 			edges = append(edges, e)
