@@ -71,9 +71,10 @@ type Pair struct {
 	Estimate   float64 `parquet:"estimate"`
 	Method     string  `parquet:"method"`
 	// Hamming is the SimHash distance of the pair; null for MinHash.
-	Hamming       *int32 `parquet:"hamming,optional"`
-	BandsCollided int32  `parquet:"bands_collided"`
-	FirstBand     int32  `parquet:"first_band"`
+	Hamming *int32 `parquet:"hamming,optional"`
+	// BandsCollided and FirstBand say why the pair was found: see above.
+	BandsCollided int32 `parquet:"bands_collided"`
+	FirstBand     int32 `parquet:"first_band"`
 }
 
 // ExactRecord places one document in a group of documents with identical
