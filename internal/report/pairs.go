@@ -263,6 +263,10 @@ func PairsPage(o shingle.Options, examples []Example, docs map[int64]ExampleDoc)
 				v.Docs[k].Segments, v.Docs[k].Cut = segments(x.text, x.spans, MaxShownRunes)
 				v.Docs[k].Note = fmt.Sprintf("%s of its %s in the other document", groupDigits(int64(both)), plural(int64(x.n), "shingle", "shingles"))
 			}
+			// What --verify exact computes, also when the job estimated.
+			if union := na + nb - both; union > 0 {
+				v.Rows = append(v.Rows, row{"Jaccard of the texts", roundedText(float64(both) / float64(union)), "exact, from the shingles of the texts read again"})
+			}
 		}
 		pg.Pairs = append(pg.Pairs, v)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -111,6 +112,18 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if len(man.ExamplePairs) != report.MaxExamples || bytes.Contains(page, []byte("could not be read again")) || bytes.Count(page, []byte("<mark>")) < 100 {
 		t.Errorf("%d example pairs (want %d), or their texts are not shown with shared words highlighted", len(man.ExamplePairs), report.MaxExamples)
+	}
+	// With --verify exact, the Jaccard of the texts read again and
+	// shingled for the page is the similarity verify computed.
+	sims := regexp.MustCompile(`<td>similarity</td><td class="mono">([0-9.]+)<`).FindAllSubmatch(page, -1)
+	jacs := regexp.MustCompile(`<td>Jaccard of the texts</td><td class="mono">([0-9.]+)<`).FindAllSubmatch(page, -1)
+	if len(sims) != len(man.ExamplePairs) || len(jacs) != len(sims) {
+		t.Errorf("%s shows %d similarities and %d Jaccards for %d pairs", report.PairsFile, len(sims), len(jacs), len(man.ExamplePairs))
+	}
+	for i := range min(len(sims), len(jacs)) {
+		if !bytes.Equal(sims[i][1], jacs[i][1]) {
+			t.Errorf("example pair %d: similarity %s, Jaccard of its texts %s", i+1, sims[i][1], jacs[i][1])
+		}
 	}
 
 	// Brute force: every pair's exact Jaccard.
