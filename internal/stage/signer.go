@@ -39,6 +39,14 @@ func newBanding(p job.Params) (banding, error) {
 	return banding{bp: p.BandParams()}, nil
 }
 
+// n is the number of bands.
+func (b banding) n() int {
+	if b.simhash {
+		return b.blocks.N()
+	}
+	return b.bp.Bands
+}
+
 // keys appends the band keys of a MinHash signature sig, or of a SimHash
 // fingerprint fp, to dst.
 func (b banding) keys(dst []uint64, sig minhash.Signature, fp uint64) []uint64 {

@@ -203,6 +203,9 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			}
 			res.VerifiedHist[bin]++
 			pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method}
+			if keySlab == nil {
+				keySlab = make([]uint64, 0, len(need)*bnd.n())
+			}
 			pair.BandsCollided, pair.FirstBand = collided(a.bandKeys(bnd, &keySlab), b.bandKeys(bnd, &keySlab))
 			if pair.BandsCollided == 0 {
 				return nil, fmt.Errorf("verify chunk %d: candidate %d (%s) and %d (%s) share no band key: their signatures disagree with their band records", chunk, e.A, a.id, e.B, b.id)
