@@ -100,7 +100,9 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the dumped DOM of %s does not parse: %v", report.PairsFile, err)
 	}
-	links := elements(dom, func(n *html.Node) bool { return n.Data == "a" && strings.HasPrefix(attrOf(n, "href"), report.PairsFile+"#") })
+	links := elements(dom, func(n *html.Node) bool {
+		return n.Data == "a" && strings.HasPrefix(attrOf(n, "href"), report.PairsFile+"#")
+	})
 	if len(links) == 0 {
 		t.Error("report.html links to no example pair")
 	}
