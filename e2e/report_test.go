@@ -94,6 +94,33 @@ func TestReportInChromium(t *testing.T) {
 		t.Errorf("the S-curve is not drawn: %d paths", len(curves))
 	}
 
+	// The example pairs: each link of report.html opens a section of
+	// report-pairs.html that shows both texts with shared words marked.
+	pairsDOM, err := html.Parse(bytes.NewReader(chromium(t, "--dump-dom", (&url.URL{Scheme: "file", Path: filepath.Join(out, report.PairsFile)}).String())))
+	if err != nil {
+		t.Fatalf("the dumped DOM of %s does not parse: %v", report.PairsFile, err)
+	}
+	links := elements(dom, func(n *html.Node) bool {
+		return n.Data == "a" && strings.HasPrefix(attrOf(n, "href"), report.PairsFile+"#")
+	})
+	if len(links) == 0 {
+		t.Error("report.html links to no example pair")
+	}
+	for _, a := range links {
+		id := strings.TrimPrefix(attrOf(a, "href"), report.PairsFile+"#")
+		sections := elements(pairsDOM, func(n *html.Node) bool { return n.Data == "section" && attrOf(n, "id") == id })
+		if len(sections) != 1 {
+			t.Errorf("%s has %d sections %q, want 1", report.PairsFile, len(sections), id)
+			continue
+		}
+		if texts := elements(sections[0], func(n *html.Node) bool { return attrOf(n, "class") == "text" }); len(texts) != 2 {
+			t.Errorf("%s#%s shows %d texts, want 2", report.PairsFile, id, len(texts))
+		}
+		if marks := elements(sections[0], func(n *html.Node) bool { return n.Data == "mark" }); len(marks) < 10 {
+			t.Errorf("%s#%s marks %d words", report.PairsFile, id, len(marks))
+		}
+	}
+
 	// The screenshot: a real page, with the bars painted in their colours.
 	shot := filepath.Join(t.TempDir(), "report.png")
 	chromium(t, "--screenshot="+shot, "--window-size=1200,4000", pageURL)

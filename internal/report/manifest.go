@@ -32,6 +32,7 @@ type manifest struct {
 	BoundedBuckets  []boundedBucket   `json:"bounded_buckets"`
 	BoundedClusters []boundedCluster  `json:"bounded_clusters"`
 	Warnings        []string          `json:"warnings"`
+	ExamplePairs    []Example         `json:"example_pairs"`
 }
 
 // boundedBucket is a band bucket whose pairs were not all compared.

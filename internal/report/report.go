@@ -86,6 +86,7 @@ type page struct {
 	SkippedInputs                        []row
 	InputTotal                           string
 	Versions                             []row
+	Examples                             []exampleRow
 
 	SCurve, Similarity, Clusters, StageChart template.HTML
 }
@@ -113,6 +114,11 @@ type boundedBucketRow struct {
 	Band, Key, Docs, Representatives, Hubs, FirstDoc string
 }
 
+// exampleRow is a row of the example pairs' table, linked to PairsFile.
+type exampleRow struct {
+	Link, AID, BID, Similarity, Bands, Why string
+}
+
 // stageRow is a row of the stage timings' table.
 type stageRow struct {
 	Name, Tasks, Failed, Seconds, Share, Rate string
@@ -133,6 +139,12 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		Similarity: template.HTML(charts[SimilarityFile]),
 		Clusters:   template.HTML(charts[ClustersFile]),
 		StageChart: template.HTML(charts[StagesFile]),
+	}
+	for i, e := range m.ExamplePairs {
+		p.Examples = append(p.Examples, exampleRow{
+			Link: PairsFile + "#" + pairAnchor(i), AID: e.AID, BID: e.BID, Similarity: roundedText(e.Similarity),
+			Bands: fmt.Sprintf("%d of %d, from band %d", e.BandsCollided, m.Params.Bands, e.FirstBand), Why: e.Why,
+		})
 	}
 	c := m.Counts
 	docs, inBytes := c.get("docs"), c.get("input_bytes")

@@ -143,13 +143,15 @@ func checkSVG(t *testing.T, name string, data []byte) {
 }
 
 // checkSelfContained fails on anything the page would fetch: every src,
-// href and url( must be empty, a #fragment or a data: URL, and the page
+// href and url( must be empty, a #fragment, a data: URL or a link to the
+// report's other page (PairsFile or HTMLFile, beside it), and the page
 // must have no script, link, iframe, object or embed element.
 func checkSelfContained(t *testing.T, doc *html.Node) {
 	t.Helper()
 	localRef := func(v string) bool {
 		v = strings.Trim(strings.TrimSpace(v), `'"`)
-		return v == "" || strings.HasPrefix(v, "#") || strings.HasPrefix(strings.ToLower(v), "data:")
+		return v == "" || strings.HasPrefix(v, "#") || strings.HasPrefix(strings.ToLower(v), "data:") ||
+			v == HTMLFile || strings.HasPrefix(v, PairsFile+"#")
 	}
 	checkCSS := func(where, css string) {
 		for rest := css; ; {
@@ -345,8 +347,27 @@ func TestBuildErrors(t *testing.T) {
 	}
 }
 
+// buildEdited builds the report of fixture name after edit has changed
+// its decoded JSON.
+func buildEdited(t *testing.T, name string, edit func(m map[string]any)) map[string][]byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(readFixture(t, name), &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Build(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 func TestBuildMethods(t *testing.T) {
-	sample := readFixture(t, "sample")
 	tests := []struct {
 		method string
 		want   []string // texts the page must show
@@ -358,23 +379,13 @@ func TestBuildMethods(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.method, func(t *testing.T) {
-			var m map[string]any
-			if err := json.Unmarshal(sample, &m); err != nil {
-				t.Fatal(err)
-			}
-			params := m["params"].(map[string]any)
-			params["method"] = tc.method
-			if tc.method == "" {
-				delete(params, "method") // manifests written before SimHash
-			}
-			data, err := json.Marshal(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files, err := Build(data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			files := buildEdited(t, "sample", func(m map[string]any) {
+				params := m["params"].(map[string]any)
+				params["method"] = tc.method
+				if tc.method == "" {
+					delete(params, "method") // manifests written before SimHash
+				}
+			})
 			page := string(files[HTMLFile])
 			for _, w := range tc.want {
 				if !strings.Contains(page, w) {

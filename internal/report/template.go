@@ -128,6 +128,19 @@ footer { margin-top: 20px; color: #666; font-size: 12px; }
 <p class="muted">No clusters.</p>
 {{- end}}
 </section>
+{{- if .Examples}}
+
+<section id="example-pairs">
+<h2>Example pairs</h2>
+<table>
+<tr><th>pair</th><th>documents</th><th class="num">similarity</th><th>bands collided</th><th>chosen as</th></tr>
+{{- range $i, $e := .Examples}}
+<tr><td class="key"><a href="{{$e.Link}}">side by side</a></td><td class="mono"><span class="id">{{$e.AID}}</span>, <span class="id">{{$e.BID}}</span></td><td class="num">{{$e.Similarity}}</td><td class="key">{{$e.Bands}}</td><td class="note">{{$e.Why}}</td></tr>
+{{- end}}
+</table>
+<p class="caption">The links open report-pairs.html: both documents' text, read again from the inputs, with the words of their shared shingles highlighted.</p>
+</section>
+{{- end}}
 
 <section id="exact-and-bounds">
 <h2>Exact duplicates and bounds</h2>

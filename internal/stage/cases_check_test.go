@@ -233,6 +233,8 @@ func checkCase(t *testing.T, c *stageCase, ref *reference, r *caseRun) {
 		}
 	}
 
+	checkBands(t, c, ref, r, groupOf, reduced.PairsNotCompared > 0)
+
 	// Clusters: every listed pair and exact group inside one cluster whose
 	// id is its smallest document; one kept document, chosen by --keep;
 	// duplicates.parquet the others.
@@ -362,6 +364,65 @@ func checkCase(t *testing.T, c *stageCase, ref *reference, r *caseRun) {
 			if _, ok := listed[[2]int64{a, b}]; !ok {
 				t.Errorf("pair %s %s (Jaccard %.4f, SimHash distance %d) is not listed", ref.id[a], ref.id[b], ref.jaccard(a, b), ref.distance(a, b))
 			}
+		}
+	}
+}
+
+// checkBands checks each verified and listed pair's bands_collided and
+// first_band against a brute-force count over the documents' band records
+// (bands/), and first_band against the candidates: the lowest band of the
+// candidate rows of the pair's representatives (at most that when a
+// bounded bucket left pairs not compared), or band 0 of all b bands for
+// two documents of one exact group, which were never candidates.
+func checkBands(t *testing.T, c *stageCase, ref *reference, r *caseRun, groupOf map[int64]int64, bounded bool) {
+	t.Helper()
+	p := c.params
+	keys := map[int64][]uint64{} // document -> band keys, by band
+	for _, rec := range r.bands {
+		if keys[rec.Doc] == nil {
+			keys[rec.Doc] = make([]uint64, p.Bands)
+		}
+		keys[rec.Doc][rec.Band] = uint64(rec.Key)
+	}
+	lowest := map[[2]int64]int32{} // candidate pair -> its lowest band over the partitions
+	for _, cands := range r.cands {
+		for _, e := range cands {
+			k := [2]int64{e.A, e.B}
+			if b, ok := lowest[k]; !ok || e.Band < b {
+				lowest[k] = e.Band
+			}
+		}
+	}
+	rep := func(d int64) int64 {
+		if g, ok := groupOf[d]; ok {
+			return g
+		}
+		return d
+	}
+	for _, pr := range append(slices.Clone(r.verified), r.pairs...) {
+		var n, first int32 = 0, -1
+		ka, kb := keys[pr.A], keys[pr.B]
+		for band := range p.Bands {
+			if ka != nil && kb != nil && ka[band] == kb[band] {
+				if n == 0 {
+					first = int32(band)
+				}
+				n++
+			}
+		}
+		if pr.BandsCollided != n || pr.FirstBand != first || n < 1 {
+			t.Errorf("pair %s %s: bands_collided %d first_band %d, the band records say %d and %d", pr.AID, pr.BID, pr.BandsCollided, pr.FirstBand, n, first)
+		}
+		ra, rb := rep(pr.A), rep(pr.B)
+		if ra == rb {
+			if n != int32(p.Bands) || first != 0 {
+				t.Errorf("pair %s %s of one exact group collides in %d bands from band %d, want all %d from 0", pr.AID, pr.BID, n, first, p.Bands)
+			}
+			continue
+		}
+		low, ok := lowest[[2]int64{min(ra, rb), max(ra, rb)}]
+		if !ok || pr.FirstBand > low || !bounded && pr.FirstBand != low {
+			t.Errorf("pair %s %s: first_band %d, its representatives' candidate rows %d (found %v)", ref.id[pr.A], ref.id[pr.B], pr.FirstBand, low, ok)
 		}
 	}
 }

@@ -33,7 +33,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // invariants that hold whatever the golden says.
 //
 // The cases are built so that their pairs, similarities (with --verify
-// exact), exact groups and clusters do not depend on the MinHash sketch:
+// exact), exact groups and clusters do not depend on the MinHash sketch
+// (a pair's bands=N first=F, the bands it collides in, do):
 // every pair at or above the threshold shares a band with probability
 // 1 - 1e-6 or more. What does depend on it is said in the cases that show
 // it (estimate, partitions, max-bucket); elsewhere only a count may move,
@@ -150,7 +151,8 @@ func (c *stageCase) writeInput(path string) error {
 // caseRun is everything the stages produced for a case.
 type caseRun struct {
 	plan     job.Plan
-	docs     []records.DocRecord // docs/, in ordinal order
+	docs     []records.DocRecord  // docs/, in ordinal order
+	bands    []records.BandRecord // bands/, every file
 	maps     []job.MapResult
 	reduces  []job.ReduceResult
 	cands    [][]records.Candidate // candidates/, by partition
@@ -201,6 +203,12 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 		r.maps = append(r.maps, *mr)
 		byChunk[ch.Index] = *mr
 		r.docs = append(r.docs, readAll[records.DocRecord](t, st, mr.DocFile)...)
+		if mr.BandRuns != nil {
+			t.Fatalf("map chunk %d: band records in several runs", ch.Index)
+		}
+		for _, info := range mr.BandFiles {
+			r.bands = append(r.bands, readAll[records.BandRecord](t, st, info)...)
+		}
 	}
 	edgeChunks := map[int]bool{}
 	for part := range p.Partitions {
@@ -358,7 +366,7 @@ func render(c *stageCase, ref *reference, r *caseRun) string {
 		if pr.Hamming != nil {
 			s += fmt.Sprintf(" d=%d", *pr.Hamming)
 		}
-		return s
+		return s + fmt.Sprintf(" bands=%d first=%d", pr.BandsCollided, pr.FirstBand)
 	}
 	fmt.Fprintf(&b, "params: method=%s threshold=%g bands=%d rows=%d verify=%s keep=%s partitions=%d max-bucket=%d max-cluster-pairs=%d\n",
 		p.Method, p.Threshold, p.Bands, p.Rows, p.Verify, p.Keep, p.Partitions, p.MaxBucket, p.MaxClusterPairs)

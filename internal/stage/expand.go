@@ -45,9 +45,9 @@ type expanded struct {
 
 // identical is the pair row of two documents with the same shingle set:
 // similarity 1, as exact verification, the signature estimate (equal
-// signatures) and SimHash (distance 0) all say.
+// signatures) and SimHash (distance 0) all say, colliding in every band.
 func (x *expander) identical() records.Pair {
-	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method}
+	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method, BandsCollided: int32(x.params.Bands), FirstBand: 0}
 	if x.params.Verify == "exact" {
 		pr.Method = "exact"
 	}

@@ -21,10 +21,61 @@ type signer interface {
 	counts() bool
 }
 
+// banding cuts a signature into the job's band keys: MinHash values in
+// bands of r rows, or a SimHash fingerprint's blocks. Map's signers and
+// verify's count of the bands a pair collides in both go through keys, so
+// the two cannot disagree.
+type banding struct {
+	simhash bool
+	bp      bands.Params
+	blocks  simhash.Blocks
+}
+
+func newBanding(p job.Params) (banding, error) {
+	if p.Method == "simhash" {
+		blocks, err := simhash.NewBlocks(p.Hamming)
+		return banding{simhash: true, blocks: blocks}, err
+	}
+	return banding{bp: p.BandParams()}, nil
+}
+
+// n is the number of bands.
+func (b banding) n() int {
+	if b.simhash {
+		return b.blocks.N()
+	}
+	return b.bp.Bands
+}
+
+// keys appends the band keys of a MinHash signature sig, or of a SimHash
+// fingerprint fp, to dst.
+func (b banding) keys(dst []uint64, sig minhash.Signature, fp uint64) []uint64 {
+	if b.simhash {
+		return b.blocks.Keys(dst, fp)
+	}
+	return bands.Keys(dst, sig, b.bp)
+}
+
+// collided returns how many bands have equal keys in a and b (the band
+// keys of two documents, in band order) and the lowest such band, -1 if
+// none.
+func collided(a, b []uint64) (n, first int32) {
+	first = -1
+	for i, k := range a {
+		if i < len(b) && k == b[i] {
+			if n == 0 {
+				first = int32(i)
+			}
+			n++
+		}
+	}
+	return n, first
+}
+
 // minhashSigner signs with a MinHash sketch cut into bands.
 type minhashSigner struct {
 	sk  sketcher
-	bp  bands.Params
+	bnd banding
 	sig minhash.Signature
 	buf []byte // the encoded signature, reused
 }
@@ -34,12 +85,12 @@ func (m *minhashSigner) counts() bool { return false }
 func (m *minhashSigner) sign(hashes, keys []uint64) ([]byte, []uint64) {
 	m.sig = m.sk.Sketch(m.sig, hashes)
 	m.buf = appendSig(m.buf[:0], m.sig)
-	return m.buf, bands.Keys(keys, m.sig, m.bp)
+	return m.buf, m.bnd.keys(keys, m.sig, 0)
 }
 
 // simhashSigner signs with a 64-bit SimHash whose blocks are the bands.
 type simhashSigner struct {
-	blocks   simhash.Blocks
+	bnd      banding
 	weighted bool
 	buf      []byte // the encoded fingerprint, reused
 }
@@ -54,22 +105,22 @@ func (s *simhashSigner) sign(hashes, keys []uint64) ([]byte, []uint64) {
 		fp = simhash.Fingerprint(hashes)
 	}
 	s.buf = binary.LittleEndian.AppendUint64(s.buf[:0], fp)
-	return s.buf, s.blocks.Keys(keys, fp)
+	return s.buf, s.bnd.keys(keys, nil, fp)
 }
 
 func newSigner(p job.Params) (signer, error) {
+	bnd, err := newBanding(p)
+	if err != nil {
+		return nil, err
+	}
 	if p.Method == "simhash" {
-		blocks, err := simhash.NewBlocks(p.Hamming)
-		if err != nil {
-			return nil, err
-		}
-		return &simhashSigner{blocks: blocks, weighted: p.SimHashWeights == "tf"}, nil
+		return &simhashSigner{bnd: bnd, weighted: p.SimHashWeights == "tf"}, nil
 	}
 	sk, err := newSketcher(p)
 	if err != nil {
 		return nil, err
 	}
-	return &minhashSigner{sk: sk, bp: p.BandParams()}, nil
+	return &minhashSigner{sk: sk, bnd: bnd}, nil
 }
 
 // judgement is what the signatures say of a candidate pair.

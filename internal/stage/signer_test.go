@@ -181,3 +181,22 @@ func TestDecodeErrors(t *testing.T) {
 		t.Errorf("signature round trip: %v, %v", got, err)
 	}
 }
+
+// TestCollided checks the count and lowest band of equal band keys.
+func TestCollided(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		a, b     []uint64
+		n, first int32
+	}{
+		{"none", []uint64{1, 2, 3}, []uint64{4, 5, 6}, 0, -1},
+		{"all", []uint64{1, 2, 3}, []uint64{1, 2, 3}, 3, 0},
+		{"last", []uint64{1, 2, 3}, []uint64{4, 5, 3}, 1, 2},
+		{"two", []uint64{1, 2, 3, 4}, []uint64{0, 2, 0, 4}, 2, 1},
+		{"empty", nil, nil, 0, -1},
+	} {
+		if n, first := collided(tt.a, tt.b); n != tt.n || first != tt.first {
+			t.Errorf("%s: collided = %d, %d; want %d, %d", tt.name, n, first, tt.n, tt.first)
+		}
+	}
+}

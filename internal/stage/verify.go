@@ -23,6 +23,21 @@ type sigEntry struct {
 	sig minhash.Signature // MinHash
 	fp  uint64            // SimHash
 	set []uint64
+	// keys are the band keys, computed when a pair of the document is
+	// verified (see bandKeys).
+	keys []uint64
+}
+
+// bandKeys returns the document's band keys, computing them once into
+// slab (which the task reuses from window to window: no allocation per
+// document).
+func (e *sigEntry) bandKeys(bnd banding, slab *[]uint64) []uint64 {
+	if e.keys == nil {
+		n := len(*slab)
+		*slab = bnd.keys(*slab, e.sig, e.fp)
+		e.keys = (*slab)[n:len(*slab):len(*slab)]
+	}
+	return e.keys
 }
 
 // Verify checks every candidate pair and every exact-group claim whose
@@ -102,6 +117,10 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	if p.Method == "minhash" && p.Verify == "exact" {
 		minMatches = prefilterMatches(p.Threshold, p.K, prefilterRisk)
 	}
+	bnd, err := newBanding(p)
+	if err != nil {
+		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+	}
 	sigs, closeSigs, err := src.open(ctx, st, p, chunk)
 	if err != nil {
 		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
@@ -125,6 +144,8 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		last  records.Candidate
 		seen  bool // last is set
 		more  = true
+		// keySlab holds the window's band keys (see bandKeys).
+		keySlab []uint64
 	)
 	for more {
 		var e records.Candidate
@@ -183,6 +204,13 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			}
 			res.VerifiedHist[bin]++
 			pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method, AURL: a.url, BURL: b.url}
+			if keySlab == nil {
+				keySlab = make([]uint64, 0, len(need)*bnd.n())
+			}
+			pair.BandsCollided, pair.FirstBand = collided(a.bandKeys(bnd, &keySlab), b.bandKeys(bnd, &keySlab))
+			if pair.BandsCollided == 0 {
+				return nil, fmt.Errorf("verify chunk %d: candidate %d (%s) and %d (%s) share no band key: their signatures disagree with their band records", chunk, e.A, a.id, e.B, b.id)
+			}
 			if j.hamming >= 0 {
 				h := int32(j.hamming)
 				pair.Hamming = &h
@@ -197,7 +225,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		}
 		res.Verified += int64(len(pairs))
 		res.ExactMembers += int64(len(members))
-		pairs, members = pairs[:0], members[:0]
+		pairs, members, keySlab = pairs[:0], members[:0], keySlab[:0]
 		edges, need = edges[:0], map[int64]bool{}
 		if more {
 			edges = append(edges, e)

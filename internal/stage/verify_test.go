@@ -109,8 +109,9 @@ func gatherAndVerify(ctx context.Context, st storage.FS, p job.Params, chunk int
 
 // TestVerifyEdges checks verification of hand-made candidates and claims:
 // what it keeps and counts, and that a claim whose sets differ (a
-// fingerprint collision), or an edge naming a document without a
-// signature, fails the task. Each case runs with the task's window of
+// fingerprint collision), an edge naming a document without a signature,
+// or a pair whose signatures share no band key (they would not have been
+// a candidate), fails the task. Each case runs with the task's window of
 // documents and with windows of one and two documents: the results are
 // the same.
 func TestVerifyEdges(t *testing.T) {
@@ -143,6 +144,8 @@ func TestVerifyEdges(t *testing.T) {
 			[][]records.Candidate{{cand(ordA, ordB)}}, result{checked: 1, exact: 1}, nil, ""},
 		{"estimate: no pre-filter, no exact similarity", func(p *job.Params) { p.Verify, p.Threshold = "estimate", 0.01 },
 			[][]records.Candidate{{cand(ordA, ordA2), cand(ordA, ordU)}}, result{checked: 2, verified: 1}, []string{"a a2 1.0000"}, ""},
+		{"a candidate whose band keys all differ is an error", func(p *job.Params) { p.Bands, p.Rows, p.Threshold = 1, 128, 0.7 },
+			[][]records.Candidate{{cand(ordA, ordB)}}, result{}, nil, "share no band key"},
 		{"a document without shingles has no signature", nil,
 			[][]records.Candidate{{cand(ordA, ordEmpty)}}, result{}, nil, "no signature"},
 	}

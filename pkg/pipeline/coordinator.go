@@ -201,6 +201,14 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		}
 	}
 
+	// The report's example pairs: one more read of pairs/.
+	t1 := time.Now()
+	examples, err := chooseExamples(ctx, c.st, p.Threshold)
+	if err != nil {
+		return nil, err
+	}
+	man.ExamplePairs = append(man.ExamplePairs, examples...)
+	chose := time.Since(t1)
 	man.Finished = time.Now().UTC()
 	man.Seconds = time.Since(started).Seconds()
 	if err := writeJSON(ctx, c.st, job.ManifestFile, man); err != nil {
@@ -209,6 +217,12 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	if err := writeReport(ctx, c.st); err != nil {
 		return nil, err
 	}
+	t1 = time.Now()
+	if err := writePairsPage(ctx, c.st, p, c.plan, man.ExamplePairs, c.log); err != nil {
+		return nil, err
+	}
+	c.log.Info("example pairs written", "file", report.PairsFile, "pairs", len(man.ExamplePairs),
+		"choose_seconds", chose.Seconds(), "page_seconds", time.Since(t1).Seconds())
 	switch {
 	case man.Status == StatusComplete:
 		if err := storage.WriteFile(ctx, c.st, job.SuccessFile, nil); err != nil {

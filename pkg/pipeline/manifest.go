@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/pkg/bands"
 )
@@ -61,6 +62,9 @@ type Manifest struct {
 	BoundedClusters []stage.BoundedCluster `json:"bounded_clusters"`
 	// Warnings name what a person should look at before dropping documents.
 	Warnings []string `json:"warnings"`
+	// ExamplePairs are the few pairs the report shows side by side
+	// (report-pairs.html), chosen from pairs/ by report.Chooser.
+	ExamplePairs []report.Example `json:"example_pairs"`
 }
 
 // ReasonCount is how many records were rejected for one kind of reason.
@@ -145,7 +149,7 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 	m := &Manifest{
 		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions(), Params: p,
 		Inputs: plan.Inputs, SkippedInputs: append([]job.Skipped{}, plan.Skipped...),
-		Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{},
+		Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{}, ExamplePairs: []report.Example{},
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
 		SimilarityEdges: job.HistEdges(), ClusterSizeEdges: stage.ClusterSizeEdges(), RejectReasons: []ReasonCount{},
 	}

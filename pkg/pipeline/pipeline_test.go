@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
+	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -100,7 +103,28 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// Byte-identical results whatever the number of workers.
-	sameFiles(t, outs[1], outs[3], "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet")
+	sameFiles(t, outs[1], outs[3], "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet", report.PairsFile)
+	// The example pairs: the most the report shows, each with its texts
+	// read again.
+	page, err := os.ReadFile(filepath.Join(outs[1], report.PairsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(man.ExamplePairs) != report.MaxExamples || bytes.Contains(page, []byte("could not be read again")) || bytes.Count(page, []byte("<mark>")) < 100 {
+		t.Errorf("%d example pairs (want %d), or their texts are not shown with shared words highlighted", len(man.ExamplePairs), report.MaxExamples)
+	}
+	// With --verify exact, the Jaccard of the texts read again and
+	// shingled for the page is the similarity verify computed.
+	sims := regexp.MustCompile(`<td>similarity</td><td class="mono">([0-9.]+)<`).FindAllSubmatch(page, -1)
+	jacs := regexp.MustCompile(`<td>Jaccard of the texts</td><td class="mono">([0-9.]+)<`).FindAllSubmatch(page, -1)
+	if len(sims) != len(man.ExamplePairs) || len(jacs) != len(sims) {
+		t.Errorf("%s shows %d similarities and %d Jaccards for %d pairs", report.PairsFile, len(sims), len(jacs), len(man.ExamplePairs))
+	}
+	for i := range min(len(sims), len(jacs)) {
+		if !bytes.Equal(sims[i][1], jacs[i][1]) {
+			t.Errorf("example pair %d: similarity %s, Jaccard of its texts %s", i+1, sims[i][1], jacs[i][1])
+		}
+	}
 
 	// Brute force: every pair's exact Jaccard.
 	p := job.DefaultParams()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/report"
 )
 
 // cancelOn cancels a context when a progress line contains a marker.
@@ -77,7 +78,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 			if stage != "map" && len(before) != man.Chunks {
 				t.Errorf("%d docs files after the map stage, want %d", len(before), man.Chunks)
 			}
-			sameFiles(t, ref, out, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet")
+			sameFiles(t, ref, out, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", report.PairsFile)
 		})
 	}
 }

@@ -564,6 +564,6 @@ func randomHex(n int) string {
 // outputNames are what --overwrite removes.
 func outputNames() []string {
 	return []string{job.SuccessFile, job.PartialFile, job.ManifestFile, job.ClustersFile, job.DuplicatesFile, job.ExactFile,
-		report.HTMLFile, report.SCurveFile, report.SimilarityFile, report.ClustersFile, report.StagesFile,
+		report.HTMLFile, report.PairsFile, report.SCurveFile, report.SimilarityFile, report.ClustersFile, report.StagesFile,
 		job.BandsDir, job.CandidatesDir, job.PairsDir, job.DocsDir, job.RejectsDir, job.IndexDir, job.WorkDir}
 }

@@ -54,7 +54,14 @@ type Candidate struct {
 	Band int32 `parquet:"band"`
 }
 
-// Pair is a verified near-duplicate pair; A < B.
+// Pair is a verified near-duplicate pair; A < B. Similarity is what was
+// compared with the threshold: the exact Jaccard of the shingle sets with
+// Method "exact", else the signature estimate (the exact sets are not kept
+// then). Estimate is the signature estimate, always (for SimHash
+// 1 - Hamming/64). BandsCollided is how many of the job's bands have equal
+// band keys for the two documents and FirstBand the lowest of them: a
+// listed pair collides in at least one band (two documents of an exact
+// group, with equal signatures, in all of them, the first being 0).
 type Pair struct {
 	A          int64   `parquet:"a"`
 	B          int64   `parquet:"b"`
@@ -65,8 +72,11 @@ type Pair struct {
 	Method     string  `parquet:"method"`
 	// Hamming is the SimHash distance of the pair; null for MinHash.
 	Hamming *int32 `parquet:"hamming,optional"`
-	AURL    string `parquet:"a_url"`
-	BURL    string `parquet:"b_url"`
+	// BandsCollided and FirstBand say why the pair was found: see above.
+	BandsCollided int32  `parquet:"bands_collided"`
+	FirstBand     int32  `parquet:"first_band"`
+	AURL          string `parquet:"a_url"`
+	BURL          string `parquet:"b_url"`
 	// AJob and AOut name the earlier job that a is a document of, and
 	// its output, for a pair of a job matched against earlier ones
 	// (--against); null when a is the job's own.

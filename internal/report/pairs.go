@@ -1,0 +1,364 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"html/template"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/neardup/neardup/pkg/records"
+	"github.com/neardup/neardup/pkg/shingle"
+)
+
+// PairsFile is the side-by-side view of the example pairs, written beside
+// report.html, which links to it.
+const PairsFile = "report-pairs.html"
+
+// MaxExamples is the most example pairs a job's report shows.
+const MaxExamples = 5
+
+// MaxShownRunes is how much of each document's text the side-by-side view
+// shows: its first MaxShownRunes characters (runes). Shingles are taken
+// from the whole text.
+const MaxShownRunes = 5000
+
+// nearThreshold is how many of the examples are the pairs of lowest
+// similarity.
+const nearThreshold = 3
+
+// Example is one example pair as manifest.json lists it
+// (example_pairs): its pairs/ row and why it was chosen.
+type Example struct {
+	A             int64   `json:"a"`
+	B             int64   `json:"b"`
+	AID           string  `json:"a_id"`
+	BID           string  `json:"b_id"`
+	Similarity    float64 `json:"similarity"`
+	Estimate      float64 `json:"estimate"`
+	Method        string  `json:"method"`
+	Hamming       *int32  `json:"hamming,omitempty"`
+	BandsCollided int32   `json:"bands_collided"`
+	FirstBand     int32   `json:"first_band"`
+	Why           string  `json:"why"`
+}
+
+// Chooser picks a job's example pairs from its pairs, whatever order they
+// come in, so that a job run again shows the same ones: the nearThreshold
+// pairs of lowest similarity, the pair closest to halfway between the
+// threshold and 1, and the pair of highest similarity below 1 (a pair of
+// similarity 1 if there is none). Ties go to the smaller (a, b).
+type Chooser struct {
+	mid          float64
+	low          []records.Pair // ascending by less
+	middle, high *records.Pair
+	identical    *records.Pair
+}
+
+// NewChooser returns a Chooser for a job's threshold.
+func NewChooser(threshold float64) *Chooser {
+	return &Chooser{mid: (threshold + 1) / 2}
+}
+
+// less orders pairs by similarity, then (a, b).
+func less(x, y records.Pair) int {
+	return cmp.Or(cmp.Compare(x.Similarity, y.Similarity), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
+}
+
+// lessAB orders pairs by (a, b).
+func lessAB(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) }
+
+// Add considers one pair.
+func (c *Chooser) Add(p records.Pair) {
+	if i, _ := slices.BinarySearchFunc(c.low, p, less); i < nearThreshold {
+		c.low = slices.Insert(c.low, i, p)
+		c.low = c.low[:min(len(c.low), nearThreshold)]
+	}
+	if m := c.middle; m == nil || cmp.Or(cmp.Compare(math.Abs(p.Similarity-c.mid), math.Abs(m.Similarity-c.mid)), less(p, *m)) < 0 {
+		c.middle = &p
+	}
+	if p.Similarity >= 1 {
+		if c.identical == nil || lessAB(p, *c.identical) < 0 {
+			c.identical = &p
+		}
+	} else if h := c.high; h == nil || cmp.Or(cmp.Compare(h.Similarity, p.Similarity), lessAB(p, *h)) < 0 {
+		c.high = &p
+	}
+}
+
+// Examples returns the chosen pairs, each once, by similarity then (a, b).
+func (c *Chooser) Examples() []Example {
+	var out []Example
+	add := func(p *records.Pair, why string) {
+		if p == nil || slices.ContainsFunc(out, func(e Example) bool { return e.A == p.A && e.B == p.B }) {
+			return
+		}
+		out = append(out, Example{A: p.A, B: p.B, AID: p.AID, BID: p.BID, Similarity: p.Similarity, Estimate: p.Estimate,
+			Method: p.Method, Hamming: p.Hamming, BandsCollided: p.BandsCollided, FirstBand: p.FirstBand, Why: why})
+	}
+	for i := range c.low {
+		add(&c.low[i], "near the threshold")
+	}
+	add(c.middle, "halfway between the threshold and 1")
+	if c.high != nil {
+		add(c.high, "highest similarity below 1")
+	} else {
+		add(c.identical, "identical shingle sets")
+	}
+	slices.SortFunc(out, func(x, y Example) int {
+		return cmp.Or(cmp.Compare(x.Similarity, y.Similarity), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
+	})
+	return out
+}
+
+// pairAnchor is the id of example i (from 0) in PairsFile.
+func pairAnchor(i int) string { return "pair-" + strconv.Itoa(i+1) }
+
+// ExampleDoc is one document of an example pair: its docs/ row and its
+// whole text, or why the text could not be read again.
+type ExampleDoc struct {
+	Row  records.DocRecord
+	Text string
+	Err  string
+}
+
+// Shared returns, for two texts, the spans of the tokens of each that
+// belong to at least one shingle present in both, and the sizes of the
+// two shingle sets and of their intersection. The sets are those the job
+// compared: its shingler's hashes, with options o; the tokens of a shingle
+// come from shingle.Locate, whose hashes are the same.
+func Shared(a, b string, o shingle.Options) (sa, sb []shingle.Span, na, nb, both int, err error) {
+	sh, err := shingle.NewShingler(o)
+	if err != nil {
+		return nil, nil, 0, 0, 0, err
+	}
+	set := func(text string) []uint64 {
+		h, _ := sh.Hashes(nil, []byte(text))
+		return shingle.SortUnique(h)
+	}
+	setA, setB := set(a), set(b)
+	var common []uint64 // sorted, as setA
+	for _, h := range setA {
+		if _, ok := slices.BinarySearch(setB, h); ok {
+			common = append(common, h)
+		}
+	}
+	marked := func(text string) []shingle.Span {
+		spans, located := shingle.Locate(text, o)
+		in := make([]bool, len(spans))
+		for _, l := range located {
+			if _, ok := slices.BinarySearch(common, l.Hash); ok {
+				for t := max(l.First, 0); t <= l.Last; t++ {
+					in[t] = true
+				}
+			}
+		}
+		var out []shingle.Span
+		for t, s := range spans {
+			if in[t] {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return marked(a), marked(b), len(setA), len(setB), len(common), nil
+}
+
+// segment is a piece of shown text, highlighted or not.
+type segment struct {
+	Text   string
+	Shared bool
+}
+
+// segments cuts the first maxRunes runes of text into pieces, the spans
+// highlighted (a span cut by the limit is highlighted up to it), and
+// reports whether text was longer.
+func segments(text string, spans []shingle.Span, maxRunes int) ([]segment, bool) {
+	limit, n := len(text), 0
+	for i := range text {
+		if n == maxRunes {
+			limit = i
+			break
+		}
+		n++
+	}
+	var out []segment
+	at := 0
+	for _, s := range spans {
+		if s.Start >= limit {
+			break
+		}
+		if s.Start > at {
+			out = append(out, segment{Text: text[at:s.Start]})
+		}
+		end := min(s.End, limit)
+		out = append(out, segment{Text: text[s.Start:end], Shared: true})
+		at = end
+	}
+	if at < limit {
+		out = append(out, segment{Text: text[at:limit]})
+	}
+	return out, limit < len(text)
+}
+
+// pairsPage is what the pairs template shows.
+type pairsPage struct {
+	MaxRunes string
+	Pairs    []pairView
+}
+
+// pairView is one example pair on the page.
+type pairView struct {
+	Anchor, Title, Why string
+	Rows               []row
+	Docs               [2]docView
+}
+
+// docView is one document of a pair on the page.
+type docView struct {
+	ID, URL, Where, Err, Note string
+	Segments                  []segment
+	Cut                       bool
+}
+
+// PairsPage renders PairsFile: each example pair, in order, with its two
+// documents side by side (docs by ordinal), the words of each that belong
+// to a shingle present in both highlighted. Texts are shingled with
+// options o, the job's. Equal arguments give equal bytes: the page holds
+// nothing else (not the job's name, which may differ between two runs of
+// one job), so a job run again writes the same page.
+func PairsPage(o shingle.Options, examples []Example, docs map[int64]ExampleDoc) ([]byte, error) {
+	pg := pairsPage{MaxRunes: groupDigits(MaxShownRunes)}
+	for i, e := range examples {
+		v := pairView{
+			Anchor: pairAnchor(i),
+			Title:  fmt.Sprintf("Pair %d: similarity %s", i+1, roundedText(e.Similarity)),
+			Why:    e.Why,
+		}
+		v.Rows = []row{
+			{"similarity", roundedText(e.Similarity), "compared with the threshold (" + e.Method + ")"},
+			{"estimate", roundedText(e.Estimate), "the signatures' estimate"},
+			{"bands collided", strconv.Itoa(int(e.BandsCollided)), "bands with equal band keys; the lowest is band " + strconv.Itoa(int(e.FirstBand))},
+		}
+		if e.Hamming != nil {
+			v.Rows = append(v.Rows, row{"hamming", strconv.Itoa(int(*e.Hamming)), "SimHash distance"})
+		}
+		da, db := docs[e.A], docs[e.B]
+		ids := [2]string{e.AID, e.BID}
+		for k, d := range []ExampleDoc{da, db} {
+			v.Docs[k] = docView{ID: ids[k], URL: d.Row.URL, Err: d.Err, Where: where(d.Row)}
+		}
+		if da.Err == "" && db.Err == "" {
+			sa, sb, na, nb, both, err := Shared(da.Text, db.Text, o)
+			if err != nil {
+				return nil, fmt.Errorf("report: pair %d %d: %w", e.A, e.B, err)
+			}
+			for k, x := range []struct {
+				text  string
+				spans []shingle.Span
+				n     int
+			}{{da.Text, sa, na}, {db.Text, sb, nb}} {
+				v.Docs[k].Segments, v.Docs[k].Cut = segments(x.text, x.spans, MaxShownRunes)
+				v.Docs[k].Note = fmt.Sprintf("%s of its %s in the other document", groupDigits(int64(both)), plural(int64(x.n), "shingle", "shingles"))
+			}
+			// What --verify exact computes, also when the job estimated.
+			if union := na + nb - both; union > 0 {
+				v.Rows = append(v.Rows, row{"Jaccard of the texts", roundedText(float64(both) / float64(union)), "exact, from the shingles of the texts read again"})
+			}
+		}
+		pg.Pairs = append(pg.Pairs, v)
+	}
+	tmpl, err := template.New(PairsFile).Parse(pairsTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("report: parsing the pairs template: %w", err)
+	}
+	var out bytes.Buffer
+	if err := tmpl.Execute(&out, pg); err != nil {
+		return nil, fmt.Errorf("report: rendering %s: %w", PairsFile, err)
+	}
+	return out.Bytes(), nil
+}
+
+// where says where a document was read: file, offset and line.
+func where(r records.DocRecord) string {
+	if r.File == "" {
+		return ""
+	}
+	s := r.File + " at offset " + strconv.FormatInt(r.Offset, 10)
+	if r.Line > 0 {
+		s += ", line " + strconv.FormatInt(r.Line, 10)
+	}
+	return s
+}
+
+// pairsTemplate is the html/template of PairsFile: self-contained, like
+// report.html.
+const pairsTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>neardup example pairs</title>
+<style>
+* { box-sizing: border-box; }
+body { margin: 0; background: #f4f5f7; color: #1f2328; font: 14px/1.45 "DejaVu Sans", Helvetica, Arial, sans-serif; }
+main { max-width: 1400px; margin: 0 auto; padding: 20px 24px 32px; }
+h1 { margin: 0 0 4px; font-size: 24px; }
+h2 { margin: 0 0 8px; font-size: 17px; }
+code, .mono { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; }
+section { background: #fff; border: 1px solid #dcdfe4; border-radius: 6px; padding: 14px 16px; margin-top: 16px; }
+table { border-collapse: collapse; }
+td { padding: 2px 10px 2px 0; vertical-align: top; }
+td.note, .muted { color: #666; }
+.side { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; margin-top: 10px; }
+@media (max-width: 900px) { .side { grid-template-columns: minmax(0, 1fr); } }
+.doc h3 { margin: 0; font-size: 14px; overflow-wrap: anywhere; }
+.doc p { margin: 2px 0; overflow-wrap: anywhere; }
+.text { white-space: pre-wrap; overflow-wrap: anywhere; border: 1px solid #eceef1; border-radius: 4px; padding: 8px; margin-top: 6px; max-height: 640px; overflow-y: auto; }
+mark { background: #fde68a; color: inherit; }
+p.err { color: #9a3412; font-weight: bold; }
+</style>
+</head>
+<body>
+<main>
+<h1>Example pairs</h1>
+<p><a href="report.html">Back to the run report</a></p>
+<p class="muted">Each document's text is read again from its input. <mark>Highlighted</mark> words belong to at least one shingle that both documents have (with the job's shingle options). Only the first {{.MaxRunes}} characters of each document are shown; the shingles are those of the whole text.</p>
+{{- range .Pairs}}
+<section id="{{.Anchor}}">
+<h2>{{.Title}}</h2>
+<p class="muted">Chosen as: {{.Why}}.</p>
+<table>
+{{- range .Rows}}
+<tr><td>{{.Name}}</td><td class="mono">{{.Value}}</td><td class="note">{{.Note}}</td></tr>
+{{- end}}
+</table>
+<div class="side">
+{{- range .Docs}}
+<div class="doc">
+<h3><code>{{.ID}}</code></h3>
+{{- with .URL}}
+<p class="mono muted">{{.}}</p>
+{{- end}}
+{{- with .Where}}
+<p class="mono muted">{{.}}</p>
+{{- end}}
+{{- if .Err}}
+<p class="err">The text could not be read again: {{.Err}}</p>
+{{- else}}
+<p class="muted">{{.Note}}{{if .Cut}}; text cut after {{$.MaxRunes}} characters{{end}}.</p>
+<div class="text">{{range .Segments}}{{if .Shared}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</div>
+{{- end}}
+</div>
+{{- end}}
+</div>
+</section>
+{{- else}}
+<p>No pairs were found.</p>
+{{- end}}
+</main>
+</body>
+</html>
+`

@@ -1,0 +1,76 @@
+package stage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/internal/benchtext"
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// BenchmarkVerify times one verify task over a chunk of near-duplicate
+// families: Opticks cut into 100-word documents, each with three variants
+// that change one word (about 3,800 documents, 5,700 candidate pairs, most
+// of them verified). Map and reduce run once, outside the timing.
+func BenchmarkVerify(b *testing.B) {
+	text, err := os.ReadFile(filepath.Join("..", "..", "pkg", "shingle", "testdata", "Isaac.Newton-Opticks.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines []byte
+	for i, d := range benchtext.SplitDocs(string(text), 100, 100, 1) {
+		words := strings.Fields(string(d))
+		for v := range 4 {
+			w := append([]string(nil), words...)
+			if v > 0 && len(w) > 0 {
+				w[(v*len(w))/4] = "variant"
+			}
+			line, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("d%d-%d", i, v), "text": strings.Join(w, " ")})
+			lines = append(append(lines, line...), '\n')
+		}
+	}
+	for _, verify := range []string{"exact", "estimate"} {
+		b.Run("verify="+verify, func(b *testing.B) {
+			ctx := context.Background()
+			dir := b.TempDir()
+			in := filepath.Join(dir, "in.jsonl")
+			if err := os.WriteFile(in, lines, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			st, err := storage.NewDir(filepath.Join(dir, "out"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := job.DefaultParams()
+			p.Partitions, p.Verify, p.Gather = 1, verify, "off"
+			if err := p.Resolve(); err != nil {
+				b.Fatal(err)
+			}
+			spec := &job.Spec{Params: p}
+			mr, err := Map(ctx, st, spec, wholeChunk(0, in))
+			if err != nil {
+				b.Fatal(err)
+			}
+			rr, err := Reduce(ctx, st, p, 0, []job.MapResult{*mr})
+			if err != nil {
+				b.Fatal(err)
+			}
+			src := SigSource{Maps: map[int]job.MapResult{0: *mr}}
+			reduces := []job.ReduceResult{*rr}
+			var res *job.VerifyResult
+			for b.Loop() {
+				if res, err = Verify(ctx, st, spec, 0, reduces, src); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(res.Checked), "ns/pair")
+			b.ReportMetric(float64(res.Verified), "verified")
+		})
+	}
+}

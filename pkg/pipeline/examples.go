@@ -1,0 +1,185 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/report"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// chooseExamples reads pairs/ and returns the job's example pairs (see
+// report.Chooser): the same whatever the order of the files and rows.
+func chooseExamples(ctx context.Context, st *storage.Dir, threshold float64) ([]report.Example, error) {
+	names, err := st.List(ctx, job.PairsDir)
+	if err != nil {
+		return nil, fmt.Errorf("example pairs: %w", err)
+	}
+	c := report.NewChooser(threshold)
+	for _, name := range names {
+		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []records.Pair) error {
+			for _, r := range rows {
+				c.Add(r)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("example pairs: %s: %w", name, err)
+		}
+	}
+	return c.Examples(), nil
+}
+
+// writePairsPage writes report.PairsFile: the example pairs side by side,
+// their texts read again from the inputs. A text that cannot be read (an
+// input moved or changed since) is said so on the page and in the log,
+// and does not fail the job.
+func writePairsPage(ctx context.Context, st storage.FS, p job.Params, plan *job.Plan, examples []report.Example, log *slog.Logger) error {
+	want := map[int64]bool{}
+	for _, e := range examples {
+		want[e.A], want[e.B] = true, true
+	}
+	docs, err := exampleDocs(ctx, st, p, plan, want)
+	if err != nil {
+		return err
+	}
+	for _, d := range slices.Sorted(maps.Keys(docs)) {
+		if docs[d].Err != "" {
+			log.Warn("an example pair's text could not be read again", "doc", d, "err", docs[d].Err)
+		}
+	}
+	page, err := report.PairsPage(p.ShingleOptions(), examples, docs)
+	if err != nil {
+		return err
+	}
+	return storage.WriteFile(ctx, st, report.PairsFile, page)
+}
+
+// exampleDocs returns the docs/ rows of the wanted documents, with their
+// texts read again.
+func exampleDocs(ctx context.Context, st storage.Opener, p job.Params, plan *job.Plan, want map[int64]bool) (map[int64]report.ExampleDoc, error) {
+	out := map[int64]report.ExampleDoc{}
+	byChunk := map[int][]int64{}
+	for d := range want {
+		byChunk[job.ChunkOf(d)] = append(byChunk[job.ChunkOf(d)], d)
+	}
+	for _, c := range slices.Sorted(maps.Keys(byChunk)) {
+		name := job.DocFile(c)
+		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []records.DocRecord) error {
+			for _, r := range rows {
+				if want[r.Doc] {
+					out[r.Doc] = report.ExampleDoc{Row: r}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("example pairs: %s: %w", name, err)
+		}
+		var chunk *job.Chunk
+		for i := range plan.Chunks {
+			if plan.Chunks[i].Index == c {
+				chunk = &plan.Chunks[i]
+			}
+		}
+		for _, d := range byChunk[c] {
+			e, ok := out[d]
+			if !ok {
+				return nil, fmt.Errorf("example pairs: %s has no row for document %d", name, d)
+			}
+			text, err := readText(ctx, p.ReadOptions(), chunk, e.Row)
+			if err != nil {
+				e.Err = err.Error()
+			}
+			e.Text = text
+			out[d] = e
+		}
+	}
+	return out, nil
+}
+
+// errFound stops a read once the record is found.
+var errFound = errors.New("found")
+
+// readText reads the text of the document of docs/ row r again from its
+// input, the piece of chunk that holds it: a record of uncompressed JSONL
+// from its offset, a WARC or WET record that is a gzip member of its own
+// from that member, any other by reading its file up to it. The document
+// read must have r's offset and id.
+func readText(ctx context.Context, o formats.Options, chunk *job.Chunk, r records.DocRecord) (string, error) {
+	if chunk == nil {
+		return "", fmt.Errorf("%s: offset %d: no chunk of the plan holds document %d", r.File, r.Offset, r.Doc)
+	}
+	var piece *formats.Piece
+	for i, pc := range chunk.Pieces {
+		if pc.Path == r.File && pc.Start <= r.Offset && (pc.End < 0 || r.Offset < pc.End) {
+			piece = &chunk.Pieces[i]
+		}
+	}
+	if piece == nil {
+		return "", fmt.Errorf("%s: offset %d: not in chunk %d", r.File, r.Offset, chunk.Index)
+	}
+	pc, at := *piece, r.Offset
+	switch {
+	case pc.Kind == formats.KindJSONL && !formats.IsCompressed(pc.Path, pc.Compression):
+		pc.Start, pc.StartLine = r.Offset, r.Line
+	case r.CompressedOffset != nil && r.CompressedLength != nil:
+		// The record's own gzip member, read as if it were the file.
+		off, n, open := *r.CompressedOffset, *r.CompressedLength, o.Open
+		o.Open = func(ctx context.Context, path string) (formats.File, error) {
+			f, err := open(ctx, path)
+			if err != nil {
+				return nil, err
+			}
+			return memberFile{io.NewSectionReader(f, off, n), f}, nil
+		}
+		pc.Start, pc.End, at = 0, -1, 0
+	}
+	var text string
+	found := false
+	emit := func(d formats.Doc) error {
+		if d.Offset < at {
+			return nil
+		}
+		if d.Offset > at || d.ID != r.ID {
+			return fmt.Errorf("the record there is %q at offset %d, not %q", d.ID, d.Offset, r.ID)
+		}
+		text, found = string(d.Text), true
+		return errFound
+	}
+	reject := func(x formats.Reject) error {
+		if x.Offset == at {
+			return fmt.Errorf("the record is rejected now: %s", x.Reason)
+		}
+		return nil
+	}
+	err := formats.Read(ctx, pc, o, emit, reject)
+	if errors.Is(err, errFound) {
+		err = nil
+	}
+	if err == nil && !found {
+		err = errors.New("no record there")
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: offset %d: %w", r.File, r.Offset, err)
+	}
+	return text, nil
+}
+
+// memberFile is a byte range of an input file (one gzip member) seen as a
+// whole file.
+type memberFile struct {
+	*io.SectionReader
+	f formats.File
+}
+
+func (m memberFile) Close() error { return m.f.Close() }
