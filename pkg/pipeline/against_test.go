@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/reference"
+	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/records"
@@ -247,6 +249,20 @@ func TestAgainst(t *testing.T) {
 		}
 	}
 	t.Logf("kept: whole job %d, the two runs %d (%d earlier documents joined only through the second half's)", len(whole), len(union), bridged)
+
+	// The report's example pairs read the earlier documents' texts from
+	// the earlier job's inputs too.
+	earlierExamples := 0
+	for _, e := range man2.ExamplePairs {
+		if p.Earlier(e.A) {
+			earlierExamples++
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(out2, report.PairsFile))
+	if err != nil || earlierExamples == 0 || bytes.Contains(page, []byte("could not be read again")) {
+		t.Fatalf("report-pairs.html: %d example pairs with an earlier document; %v; unreadable texts: %v",
+			earlierExamples, err, bytes.Contains(page, []byte("could not be read again")))
+	}
 
 	// Through the gather stage (which reads the earlier signature files
 	// too), the same bytes.

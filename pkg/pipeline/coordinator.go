@@ -218,7 +218,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		return nil, err
 	}
 	t1 = time.Now()
-	if err := writePairsPage(ctx, c.st, p, c.plan, man.ExamplePairs, c.log); err != nil {
+	if err := writePairsPage(ctx, c.fs, p, c.plan, man.ExamplePairs, c.log); err != nil {
 		return nil, err
 	}
 	c.log.Info("example pairs written", "file", report.PairsFile, "pairs", len(man.ExamplePairs),

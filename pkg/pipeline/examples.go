@@ -74,6 +74,10 @@ func exampleDocs(ctx context.Context, st storage.Opener, p job.Params, plan *job
 	}
 	for _, c := range slices.Sorted(maps.Keys(byChunk)) {
 		name := job.DocFile(c)
+		earlier, isEarlier := p.AgainstOf(job.Ordinal(c, 0))
+		if isEarlier { // a document of an earlier job (--against)
+			name = job.Mount(earlier) + "/" + name
+		}
 		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []records.DocRecord) error {
 			for _, r := range rows {
 				if want[r.Doc] {
@@ -96,6 +100,11 @@ func exampleDocs(ctx context.Context, st storage.Opener, p job.Params, plan *job
 			if !ok {
 				return nil, fmt.Errorf("example pairs: %s has no row for document %d", name, d)
 			}
+			if isEarlier {
+				// The earlier job's plan is gone with its work area: its
+				// document is read from its file, whole.
+				chunk = wholeFile(ctx, p, c, e.Row.File)
+			}
 			text, err := readText(ctx, p.ReadOptions(), chunk, e.Row)
 			if err != nil {
 				e.Err = err.Error()
@@ -105,6 +114,17 @@ func exampleDocs(ctx context.Context, st storage.Opener, p job.Params, plan *job
 		}
 	}
 	return out, nil
+}
+
+// wholeFile is a chunk of one piece, the whole of file, its kind told
+// as the job tells an input's; nil if it cannot be told.
+func wholeFile(ctx context.Context, p job.Params, c int, file string) *job.Chunk {
+	f, err := formats.Detect(ctx, p.ReadOptions().Open, file, p.InputKind())
+	if err != nil {
+		return nil
+	}
+	pc := formats.Piece{Path: file, Kind: f.Kind, End: -1, StartLine: 1, Compression: f.Compression}
+	return &job.Chunk{Index: c, Pieces: []formats.Piece{pc}}
 }
 
 // errFound stops a read once the record is found.
