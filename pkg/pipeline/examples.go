@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"runtime"
 	"slices"
 
 	"github.com/neardup/neardup/internal/job"
@@ -15,6 +16,7 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
+	"golang.org/x/sync/errgroup"
 )
 
 // chooseExamples reads pairs/ and returns the job's example pairs (see
@@ -65,13 +67,18 @@ func writePairsPage(ctx context.Context, st storage.FS, p job.Params, plan *job.
 }
 
 // exampleDocs returns the docs/ rows of the wanted documents, with their
-// texts read again.
+// texts read again, each from its input file, the files at once.
 func exampleDocs(ctx context.Context, st storage.Opener, p job.Params, plan *job.Plan, want map[int64]bool) (map[int64]report.ExampleDoc, error) {
 	out := map[int64]report.ExampleDoc{}
 	byChunk := map[int][]int64{}
 	for d := range want {
 		byChunk[job.ChunkOf(d)] = append(byChunk[job.ChunkOf(d)], d)
 	}
+	type read struct {
+		doc   int64
+		chunk *job.Chunk
+	}
+	var reads []read
 	for _, c := range slices.Sorted(maps.Keys(byChunk)) {
 		name := job.DocFile(c)
 		earlier, isEarlier := p.AgainstOf(job.Ordinal(c, 0))
@@ -105,13 +112,28 @@ func exampleDocs(ctx context.Context, st storage.Opener, p job.Params, plan *job
 				// document is read from its file, whole.
 				chunk = wholeFile(ctx, p, c, e.Row.File)
 			}
-			text, err := readText(ctx, p.ReadOptions(), chunk, e.Row)
-			if err != nil {
-				e.Err = err.Error()
-			}
-			e.Text = text
-			out[d] = e
+			reads = append(reads, read{d, chunk})
 		}
+	}
+	// Reading a text may mean decompressing its file up to it: the
+	// files are read at once, each text into its own slot.
+	texts, errs := make([]string, len(reads)), make([]error, len(reads))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, r := range reads {
+		g.Go(func() error {
+			texts[i], errs[i] = readText(ctx, p.ReadOptions(), r.chunk, out[r.doc].Row)
+			return nil
+		})
+	}
+	g.Wait()
+	for i, r := range reads {
+		e := out[r.doc]
+		e.Text = texts[i]
+		if errs[i] != nil {
+			e.Err = errs[i].Error()
+		}
+		out[r.doc] = e
 	}
 	return out, nil
 }
