@@ -19,6 +19,21 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
+// examplePair is what choosing the examples reads of a pair: only these
+// columns are decoded (not the urls, nor the earlier job's names).
+type examplePair struct {
+	A             int64   `parquet:"a"`
+	B             int64   `parquet:"b"`
+	AID           string  `parquet:"a_id"`
+	BID           string  `parquet:"b_id"`
+	Similarity    float64 `parquet:"similarity"`
+	Estimate      float64 `parquet:"estimate"`
+	Method        string  `parquet:"method"`
+	Hamming       *int32  `parquet:"hamming,optional"`
+	BandsCollided int32   `parquet:"bands_collided"`
+	FirstBand     int32   `parquet:"first_band"`
+}
+
 // chooseExamples reads pairs/ and returns the job's example pairs (see
 // report.Chooser): the same whatever the order of the files and rows.
 func chooseExamples(ctx context.Context, st *storage.Dir, threshold float64) ([]report.Example, error) {
@@ -28,9 +43,10 @@ func chooseExamples(ctx context.Context, st *storage.Dir, threshold float64) ([]
 	}
 	c := report.NewChooser(threshold)
 	for _, name := range names {
-		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []records.Pair) error {
+		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []examplePair) error {
 			for _, r := range rows {
-				c.Add(r)
+				c.Add(records.Pair{A: r.A, B: r.B, AID: r.AID, BID: r.BID, Similarity: r.Similarity, Estimate: r.Estimate,
+					Method: r.Method, Hamming: r.Hamming, BandsCollided: r.BandsCollided, FirstBand: r.FirstBand})
 			}
 			return nil
 		})
