@@ -259,6 +259,10 @@ type Against struct {
 // its i-th earlier job (see storage.Mounted).
 func Mount(i int) string { return fmt.Sprintf("@against-%d", i) }
 
+// InMount names a file of the i-th earlier job's output (name relative to
+// it) as its workers read it: under its mount.
+func InMount(i int, name string) string { return Mount(i) + "/" + name }
+
 // AgainstOf returns the earlier job that holds doc, if any.
 func (p Params) AgainstOf(doc int64) (int, bool) {
 	c := ChunkOf(doc)

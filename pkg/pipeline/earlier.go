@@ -112,8 +112,8 @@ func earlierMaps(list []earlierJob) []job.MapResult {
 	for i, e := range list {
 		for _, c := range e.index.Chunks {
 			m := job.MapResult{Chunk: c.Chunk, Docs: c.Docs, DocFile: c.DocFile, SigFile: c.SigFile}
-			m.DocFile.Name = job.Mount(i) + "/" + m.DocFile.Name
-			m.SigFile.Name = job.Mount(i) + "/" + m.SigFile.Name
+			m.DocFile.Name = job.InMount(i, m.DocFile.Name)
+			m.SigFile.Name = job.InMount(i, m.SigFile.Name)
 			out = append(out, m)
 		}
 	}

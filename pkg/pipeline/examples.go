@@ -99,7 +99,7 @@ func exampleDocs(ctx context.Context, st storage.Opener, p job.Params, plan *job
 		name := job.DocFile(c)
 		earlier, isEarlier := p.AgainstOf(job.Ordinal(c, 0))
 		if isEarlier { // a document of an earlier job (--against)
-			name = job.Mount(earlier) + "/" + name
+			name = job.InMount(earlier, name)
 		}
 		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []records.DocRecord) error {
 			for _, r := range rows {

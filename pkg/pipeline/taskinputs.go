@@ -66,15 +66,15 @@ func reduceTaskInputs(ctx context.Context, st storage.Opener, earlier, part int)
 	var all []bandInput
 	for i := range earlier {
 		var in []bandInput
-		if err := readJSON(ctx, st, job.Mount(i)+"/"+job.TaskInputFile(job.InputsReduce, part), &in); err != nil {
+		if err := readJSON(ctx, st, job.InMount(i, job.TaskInputFile(job.InputsReduce, part)), &in); err != nil {
 			return nil, fmt.Errorf("earlier job %d (--against): %w", i, err)
 		}
 		for _, b := range in {
 			if b.File != nil {
-				b.File.Name = job.Mount(i) + "/" + b.File.Name
+				b.File.Name = job.InMount(i, b.File.Name)
 			}
 			if b.Runs != nil {
-				b.Runs.Name = job.Mount(i) + "/" + b.Runs.Name
+				b.Runs.Name = job.InMount(i, b.Runs.Name)
 			}
 			all = append(all, b)
 		}
