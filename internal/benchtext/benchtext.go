@@ -30,3 +30,22 @@ func SplitDocs(text string, lo, hi int, seed uint64) [][]byte {
 	}
 	return docs
 }
+
+// SplitBytes cuts text into documents of about size bytes each, for
+// scripts written without spaces: each document ends at the first
+// whitespace at or after size bytes, or at the first rune boundary after
+// size+64 bytes when there is none, and keeps the original bytes.
+func SplitBytes(text string, size int) [][]byte {
+	var docs [][]byte
+	start := 0
+	for i, c := range text {
+		if n := i - start; n >= size && (unicode.IsSpace(c) || n >= size+64) {
+			docs = append(docs, []byte(text[start:i]))
+			start = i
+		}
+	}
+	if start < len(text) {
+		docs = append(docs, []byte(text[start:]))
+	}
+	return docs
+}

@@ -1,9 +1,11 @@
 package shingle
 
 import (
-	"github.com/neardup/neardup/internal/benchtext"
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/neardup/neardup/internal/benchtext"
 )
 
 type corpus struct {
@@ -14,10 +16,20 @@ type corpus struct {
 func benchCorpora(b *testing.B) []corpus {
 	opticks := readTestdata(b, "Isaac.Newton-Opticks.txt")
 	nonASCII := readTestdata(b, "tutor.ru.utf-8") + readTestdata(b, "tutor.el.utf-8") + readTestdata(b, "tutor.fr.utf-8")
+	// Scripts written without spaces, and Hindi, in documents of about
+	// the bytes of a 300-word English one (1,900).
+	perScript := func(name string, copies int) [][]byte {
+		return benchtext.SplitBytes(strings.Repeat(readTestdata(b, name)+"\n", copies), 1900)
+	}
 	return []corpus{
 		{"english-300w", benchtext.SplitDocs(opticks, 300, 300, 1)},
 		{"short-10-50w", benchtext.SplitDocs(opticks, 10, 50, 2)},
 		{"nonascii-300w", benchtext.SplitDocs(nonASCII, 300, 300, 3)},
+		{"chinese-1900B", perScript("tutor.zh_cn.utf-8", 1)},
+		{"japanese-1900B", perScript("tutor.ja.utf-8", 1)},
+		{"korean-1900B", perScript("tutor.ko.utf-8", 1)},
+		{"thai-1900B", perScript("prose.th.txt", 6)},
+		{"hindi-1900B", perScript("prose.hi.txt", 6)},
 	}
 }
 
@@ -80,7 +92,7 @@ func BenchmarkHashes(b *testing.B) {
 		for _, o := range []struct {
 			name string
 			o    Options
-		}{{"words5", Options{}}, {"chars4", Options{CharGrams: 4}}} {
+		}{{"words5", Options{}}, {"words5-wordsonly", Options{Tokenizer: TokenizeWordsOnly}}, {"chars4", Options{CharGrams: 4}}} {
 			b.Run(c.name+"/"+o.name, func(b *testing.B) {
 				s, _ := NewShingler(o.o)
 				var dst []uint64

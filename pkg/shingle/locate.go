@@ -1,10 +1,6 @@
 package shingle
 
-import (
-	"strings"
-	"unicode"
-	"unicode/utf8"
-)
+import "strings"
 
 // Span is where a token lies in the original text: text[Start:End], before
 // lower-casing and the normalisations of Options (a deleted combining mark
@@ -28,38 +24,10 @@ type Located struct {
 func Locate(text string, o Options) ([]Span, []Located) {
 	var spans []Span
 	var toks []string
-	var cur []byte
-	start := -1
-	end := func(at int) {
-		if start >= 0 && len(cur) > 0 {
-			spans = append(spans, Span{start, at})
-			toks = append(toks, string(cur))
-		}
-		start, cur = -1, cur[:0]
-	}
-	last := 0 // the end of the last token rune or deleted mark in a token
-	for i, r := range text {
-		w := utf8.RuneLen(r)
-		if r == utf8.RuneError {
-			_, w = utf8.DecodeRuneInString(text[i:])
-		}
-		r = o.mapLowered(unicode.ToLower(r))
-		switch {
-		case r < 0:
-			if start >= 0 {
-				last = i + w
-			}
-		case isTokenRune(r):
-			if start < 0 {
-				start = i
-			}
-			cur = utf8.AppendRune(cur, r)
-			last = i + w
-		default:
-			end(last)
-		}
-	}
-	end(last)
+	tokenize(text, o, func(tok []byte, sp Span) {
+		spans = append(spans, sp)
+		toks = append(toks, string(tok))
+	})
 	if len(toks) == 0 {
 		return nil, nil
 	}

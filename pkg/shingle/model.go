@@ -3,35 +3,85 @@ package shingle
 import (
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
-// Tokens returns the tokens of text: text lower-cased with strings.ToLower,
-// then split into the maximal runs of runes for which unicode.IsLetter or
-// unicode.IsDigit holds, after the optional normalisations of o. It is the
-// reference model; [Shingler.Hashes] is the fast path.
+// Tokens returns the tokens of text, the reference model of the tokenizer
+// that o names ([Shingler.Hashes] is the fast path). The text is
+// lower-cased with strings.ToLower and each rune goes through the optional
+// normalisations of o; then, with TokenizeWordsOnly, tokens are the maximal
+// runs of runes for which unicode.IsLetter or unicode.IsDigit holds. With
+// TokenizeScripts (the default):
+//
+//   - a letter or digit of a script written without spaces (Han, Hiragana,
+//     Katakana with its prolonged sound mark U+30FC, Bopomofo, Hangul,
+//     Thai, Lao, Khmer, Myanmar, Tibetan) is a token of its own;
+//   - any other letter or digit continues the current token if that is a
+//     word (not a token of one character), else starts a word;
+//   - a combining mark (Mn, Mc, Me), ZWNJ, ZWJ, or a conjoining Hangul
+//     vowel or final consonant continues the current token, whatever its
+//     kind (a character token becomes the character and its marks); with
+//     no current token it is dropped;
+//   - anything else ends the current token.
+//
+// In character mode (o.CharGrams > 0) letters of the scripts without
+// spaces are letters like any other.
 func Tokens(text string, o Options) []string {
-	lower := strings.ToLower(text)
 	var toks []string
-	var cur []byte
-	for _, r := range lower {
-		r = o.mapLowered(r)
-		if r < 0 {
-			continue
-		}
-		if isTokenRune(r) {
-			cur = utf8.AppendRune(cur, r)
-			continue
-		}
-		if len(cur) > 0 {
-			toks = append(toks, string(cur))
-			cur = cur[:0]
-		}
-	}
-	if len(cur) > 0 {
-		toks = append(toks, string(cur))
-	}
+	tokenize(text, o, func(tok []byte, _ Span) { toks = append(toks, string(tok)) })
 	return toks
+}
+
+// tokenize calls emit with every token of text (see [Tokens]), in order,
+// and its span. A rune is lower-cased with unicode.ToLower (as
+// strings.ToLower does; invalid UTF-8 is U+FFFD, a separator). The span
+// of a token runs from its first rune to its last rune or deleted mark.
+func tokenize(text string, o Options, emit func(tok []byte, sp Span)) {
+	var cur []byte
+	start, last := -1, 0
+	single := false // cur is a token of one character (and its marks)
+	end := func() {
+		if len(cur) > 0 {
+			emit(cur, Span{start, last})
+		}
+		start, cur, single = -1, cur[:0], false
+	}
+	for i, r := range text {
+		w := utf8.RuneLen(r)
+		if r == utf8.RuneError {
+			_, w = utf8.DecodeRuneInString(text[i:])
+		}
+		r = o.mapLowered(unicode.ToLower(r))
+		if r < 0 {
+			if start >= 0 {
+				last = i + w
+			}
+			continue
+		}
+		switch o.kindOf(r) {
+		case kindWord:
+			if single {
+				end()
+			}
+		case kindChar:
+			end()
+			single = true
+		case kindExtend:
+			if len(cur) == 0 {
+				continue // nothing to continue
+			}
+		default:
+			end()
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+		cur = utf8.AppendRune(cur, r)
+		last = i + w
+	}
+	end()
 }
 
 // Shingles returns the shingles of text in document order, repeats kept.

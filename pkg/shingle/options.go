@@ -35,10 +35,57 @@ type Options struct {
 	// æ) are kept.
 	StripDiacritics bool
 	// CharGrams, if > 0, makes shingles the character n-grams (n runes) of
-	// the token stream joined by single spaces, for languages written
-	// without spaces; a stream shorter than n runes is one shingle. 0 means
-	// word k-grams.
+	// the token stream joined by single spaces; a stream shorter than n
+	// runes is one shingle. 0 means word k-grams. In this mode runs of a
+	// script written without spaces are not split into one token per
+	// character.
 	CharGrams int
+	// Tokenizer is the rule that cuts text into tokens: TokenizeScripts
+	// (the zero value and the default) or TokenizeWordsOnly (the rule of
+	// neardup before it learnt scripts, kept to reproduce earlier results).
+	Tokenizer Tokenizer
+}
+
+// Tokenizer is a rule that cuts text into tokens (see the package doc).
+type Tokenizer uint8
+
+// The tokenizers.
+const (
+	// TokenizeScripts makes words of the scripts written with spaces
+	// (combining marks and joiners belong to the word they follow) and one
+	// token of every character of the scripts written without spaces (Han,
+	// Hiragana, Katakana, Bopomofo, Hangul, Thai, Lao, Khmer, Myanmar,
+	// Tibetan).
+	TokenizeScripts Tokenizer = iota
+	// TokenizeWordsOnly makes a token of every maximal run of letters and
+	// digits, whatever the script: combining marks separate tokens, and a
+	// clause of Chinese is one token.
+	TokenizeWordsOnly
+)
+
+// numTokenizers is the number of tokenizers.
+const numTokenizers = 2
+
+// String returns the name of t: "scripts" or "words-only".
+func (t Tokenizer) String() string {
+	switch t {
+	case TokenizeScripts:
+		return "scripts"
+	case TokenizeWordsOnly:
+		return "words-only"
+	}
+	return fmt.Sprintf("Tokenizer(%d)", uint8(t))
+}
+
+// ParseTokenizer returns the tokenizer named name ("scripts" or
+// "words-only").
+func ParseTokenizer(name string) (Tokenizer, error) {
+	for t := range Tokenizer(numTokenizers) {
+		if t.String() == name {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("shingle: tokenizer %q, want scripts or words-only: %w", name, ErrInvalidOptions)
 }
 
 // Validate reports whether o is usable.
@@ -48,6 +95,9 @@ func (o Options) Validate() error {
 	}
 	if o.CharGrams < 0 || o.CharGrams > MaxGrams {
 		return fmt.Errorf("shingle: CharGrams = %d, want 0..%d: %w", o.CharGrams, MaxGrams, ErrInvalidOptions)
+	}
+	if o.Tokenizer >= numTokenizers {
+		return fmt.Errorf("shingle: %v: %w", o.Tokenizer, ErrInvalidOptions)
 	}
 	return nil
 }
@@ -78,10 +128,65 @@ func (o Options) mapLowered(r rune) rune {
 	return r
 }
 
-// isTokenRune reports whether r belongs to a token.
+// isTokenRune reports whether r is a letter or a digit.
 func isTokenRune(r rune) bool {
 	if r < 0x80 {
 		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// kind is what a rune is to the tokenizer.
+type kind uint8
+
+const (
+	kindSeparator kind = iota // ends the current token
+	kindWord                  // a letter or digit of a word
+	kindChar                  // a letter or digit that is a token of its own
+	kindExtend                // a mark or joiner: continues the current token
+)
+
+// isUnspaced reports whether r belongs to a script written without spaces
+// between words, whose letters and digits are tokens of one character
+// each.
+func isUnspaced(r rune) bool {
+	if r == 0x30FC || r == 0xFF70 {
+		// The prolonged sound mark of Katakana (script Common), a
+		// character of its own like the kana it lengthens.
+		return true
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Bopomofo, unicode.Hangul,
+		unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar, unicode.Tibetan)
+}
+
+// kindOf returns what the lower-cased, normalised rune r is under o's
+// tokenizer.
+func (o Options) kindOf(r rune) kind {
+	if o.Tokenizer == TokenizeWordsOnly {
+		if isTokenRune(r) {
+			return kindWord
+		}
+		return kindSeparator
+	}
+	if r < 0x300 { // below the combining marks: no mark, no unspaced script
+		if isTokenRune(r) {
+			return kindWord
+		}
+		return kindSeparator
+	}
+	switch {
+	case r == 0x200C || r == 0x200D: // ZWNJ, ZWJ
+		return kindExtend
+	case r >= 0x1160 && r <= 0x11FF, r >= 0xD7B0 && r <= 0xD7FF:
+		// Conjoining Hangul vowels and final consonants: part of the
+		// syllable their leading consonant starts.
+		return kindExtend
+	case unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me):
+		return kindExtend
+	case !isTokenRune(r):
+		return kindSeparator
+	case o.CharGrams == 0 && isUnspaced(r):
+		return kindChar
+	}
+	return kindWord
 }

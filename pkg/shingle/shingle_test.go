@@ -55,7 +55,21 @@ func TestTokens(t *testing.T) {
 		{"simple", "Jack London traveled to Oakland.", Options{}, []string{"jack", "london", "traveled", "to", "oakland"}},
 		{"punctuation inside", "don't e-mail x@y.z", Options{}, []string{"don", "t", "e", "mail", "x", "y", "z"}},
 		{"digits", "Route 66, 3.14 and 1st", Options{}, []string{"route", "66", "3", "14", "and", "1st"}},
-		{"non-ascii letters", "Straße Ünïcödé 東京 123", Options{}, []string{"straße", "ünïcödé", "東京", "123"}},
+		{"non-ascii letters", "Straße Ünïcödé 東京 123", Options{}, []string{"straße", "ünïcödé", "東", "京", "123"}},
+		{"words-only: a clause of Han is one token", "Straße 東京タワー 123", Options{Tokenizer: TokenizeWordsOnly}, []string{"straße", "東京タワー", "123"}},
+		{"han and kana: one token per character", "東京タワーは高い。", Options{}, []string{"東", "京", "タ", "ワ", "ー", "は", "高", "い"}},
+		{"mixed scripts in reading order", "iPhone手机好用2024年", Options{}, []string{"iphone", "手", "机", "好", "用", "2024", "年"}},
+		{"latin letters next to han end at the han", "abc東def", Options{}, []string{"abc", "東", "def"}},
+		{"devanagari marks stay in the word", "नमस्ते दुनिया", Options{}, []string{"नमस्ते", "दुनिया"}},
+		{"words-only: devanagari cut at marks", "नमस्ते दुनिया", Options{Tokenizer: TokenizeWordsOnly}, []string{"नमस", "त", "द", "न", "य"}},
+		{"thai: a character and its marks", "สวัสดีครับ", Options{}, []string{"ส", "วั", "ส", "ดี", "ค", "รั", "บ"}},
+		{"thai leading vowel is its own token", "เมือง", Options{}, []string{"เ", "มื", "อ", "ง"}},
+		{"hangul syllables", "안녕 하세요", Options{}, []string{"안", "녕", "하", "세", "요"}},
+		{"conjoining jamo make one syllable", "각나", Options{}, []string{"각", "나"}},
+		{"arabic harakat stay in the word", "كَتَبَ الوَلَدُ", Options{}, []string{"كَتَبَ", "الوَلَدُ"}},
+		{"zero-width joiner and non-joiner continue", "می‌خواهم", Options{}, []string{"می‌خواهم"}},
+		{"a mark with nothing before it is dropped", " ́abc ि", Options{}, []string{"abc"}},
+		{"bengali and tamil marks", "বাংলা தமிழ்", Options{}, []string{"বাংলা", "தமிழ்"}},
 		{"cyrillic greek", "Привет, ΜΈΓΑ мир", Options{}, []string{"привет", "μέγα", "мир"}},
 		{"invalid utf-8 separates", "ab\xffcd\xc3(ef", Options{}, []string{"ab", "cd", "ef"}},
 		{"replacement char separates", "ab\uFFFDcd", Options{}, []string{"ab", "cd"}},
@@ -63,7 +77,8 @@ func TestTokens(t *testing.T) {
 		{"dotted capital I", "İSTANBUL", Options{}, []string{"istanbul"}},
 		{"dotless i kept", "ıi", Options{}, []string{"ıi"}},
 		{"em dash and quotes", "word\u2014word \u201cquoted\u201d", Options{}, []string{"word", "word", "quoted"}},
-		{"combining mark separates by default", "cafe\u0301s", Options{}, []string{"cafe", "s"}},
+		{"combining mark continues the word", "cafe\u0301s", Options{}, []string{"cafe\u0301s"}},
+		{"words-only: combining mark separates", "cafe\u0301s", Options{Tokenizer: TokenizeWordsOnly}, []string{"cafe", "s"}},
 		{"nbsp separates", "a\u00a0b", Options{}, []string{"a", "b"}},
 		{"roman numeral is not a letter", "Ⅻ x", Options{}, []string{"x"}},
 		{"arabic-indic digits", "٣٤ apples", Options{}, []string{"٣٤", "apples"}},
@@ -101,6 +116,8 @@ func TestShingles(t *testing.T) {
 			[]string{"jack london", "london traveled", "traveled to", "to oakland"}},
 		{"repeats kept", "a a a", Options{Words: 1}, []string{"a", "a", "a"}},
 		{"char grams", "東京 タワー", Options{CharGrams: 2}, []string{"東京", "京 ", " タ", "タワ", "ワー"}},
+		{"han: 5 characters a shingle", "東京タワーは高い", Options{}, []string{"東 京 タ ワ ー", "京 タ ワ ー は", "タ ワ ー は 高", "ワ ー は 高 い"}},
+		{"char grams keep thai marks", "ดี", Options{CharGrams: 1}, []string{"ด", "ี"}},
 		{"char grams short", "Ab", Options{CharGrams: 3}, []string{"ab"}},
 		{"char grams words joined by one space", "a, b", Options{CharGrams: 3}, []string{"a b"}},
 		{"char grams none", " ! ", Options{CharGrams: 3}, nil},
@@ -186,6 +203,9 @@ var modelOptions = []Options{
 	{CharGrams: 1},
 	{CharGrams: 3, StripDiacritics: true, DigitsToZero: true},
 	{CharGrams: 5},
+	{Tokenizer: TokenizeWordsOnly},
+	{Words: 2, Tokenizer: TokenizeWordsOnly, StripDiacritics: true},
+	{CharGrams: 2, Tokenizer: TokenizeWordsOnly},
 }
 
 // checkAgainstModel checks that Shingler.Hashes gives exactly the model's
@@ -221,6 +241,8 @@ var pieces = []string{
 	"é", "É", "Straße", "ÜNÏCÖDÉ", "東京", "タワー", "Привет", "ΜΈΓΑ", "ς", "\u212A", "İ", "ı",
 	"\u0301", "\u0308", "\u2014", "\u201c", "\u00a0", "٣", "Ⅻ", "²", "ǅ", "ẞ", "\U0001F600", "\U00010400",
 	"\xff", "\xc3", "\xe6\x9d", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\uFFFD",
+	"高い", "は", "ー", "ｰ", "한국어", "\u1100\u1161", "\u11a8", "ด", "\u0e35", "เมือง", "ສະບາຍ", "ខ្មែរ",
+	"မြန်မာ", "བོད", "नमस्ते", "\u093f", "বাংলা", "தமிழ்", "كَتَبَ", "\u064e", "\u200c", "\u200d", "ㄅㄆ", "𠀋",
 }
 
 func randomText(r *rand.Rand, maxPieces int) string {
@@ -266,7 +288,8 @@ func TestHashesMatchModelFiles(t *testing.T) {
 
 func FuzzHashes(f *testing.F) {
 	for _, s := range []string{"", "a", "Jack London traveled to Oakland", "Straße Ünïcödé 東京 123",
-		"ab\xffcd\xc3(ef", "\u212Aelvin İ", "cafe\u0301s", strings.Repeat("Refrangibility of rays. ", 10)} {
+		"ab\xffcd\xc3(ef", "\u212Aelvin İ", "cafe\u0301s", strings.Repeat("Refrangibility of rays. ", 10),
+		"東京タワーは高い。iPhone手机", "नमस्ते दुनिया", "สวัสดีครับ", "\u0301x\u200d"} {
 		f.Add(s, uint8(0))
 	}
 	f.Fuzz(func(t *testing.T, text string, sel uint8) {
@@ -277,6 +300,9 @@ func FuzzHashes(f *testing.F) {
 		}
 		if sel&32 != 0 {
 			o.CharGrams = int(sel%5) + 1
+		}
+		if sel&64 != 0 {
+			o.Tokenizer = TokenizeWordsOnly
 		}
 		s, err := NewShingler(o)
 		if err != nil {

@@ -56,6 +56,7 @@ type Shingler struct {
 	masks [8]uint64 // masks[r] has the low r bytes set
 	ascii [128]uint64
 	small [0x800]int32 // classify of every rune below U+0800
+	bmp   []int32      // classify of runes below U+10000 met so far (0: not yet), made on first use
 
 	avx2       bool   // use scanBlocksAVX2, runBoundsBMI and hashBoundsBMI
 	zeroDigits uint64 // 0x0f if DigitsToZero
@@ -395,26 +396,45 @@ func hashBoundsGo(low []byte, masks *[8]uint64, words []uint64) {
 	}
 }
 
-// unicodeRun appends the unit hashes of the words of a run that contains
+// unicodeRun appends the unit hashes of the tokens of a run that contains
 // non-ASCII bytes; low is the run's lower-cased copy (valid for its ASCII
-// bytes).
+// bytes). It follows [Tokens].
 func (s *Shingler) unicodeRun(words []uint64, run, low []byte) []uint64 {
 	wb := s.word[:0]
+	single := false // wb is a token of one character (and its marks)
 	for i := 0; i < len(run); {
 		if run[i] < utf8.RuneSelf { // an ASCII letter or digit: runs hold no other ASCII
+			if single {
+				words = append(words, unitHash(wb))
+				wb, single = wb[:0], false
+			}
 			wb = append(wb, low[i])
 			i++
 			continue
 		}
 		class, size := s.decodeClass(run, i)
 		i += size
-		if class >= 0 {
+		switch {
+		case class < 0:
+			if class == separator && len(wb) > 0 {
+				words = append(words, unitHash(wb))
+				wb, single = wb[:0], false
+			}
+		case class&charFlag != 0:
+			if len(wb) > 0 {
+				words = append(words, unitHash(wb))
+			}
+			wb, single = utf8.AppendRune(wb[:0], class&^charFlag), true
+		case class&extendFlag != 0:
+			if len(wb) > 0 {
+				wb = utf8.AppendRune(wb, class&^extendFlag)
+			}
+		default:
+			if single {
+				words = append(words, unitHash(wb))
+				wb, single = wb[:0], false
+			}
 			wb = utf8.AppendRune(wb, class)
-			continue
-		}
-		if class == separator && len(wb) > 0 {
-			words = append(words, unitHash(wb))
-			wb = wb[:0]
 		}
 	}
 	if len(wb) > 0 {
@@ -425,21 +445,29 @@ func (s *Shingler) unicodeRun(words []uint64, run, low []byte) []uint64 {
 }
 
 // Classes of a rune besides a token rune (its lower-cased, normalised
-// value).
+// value, with charFlag or extendFlag for those kinds).
 const (
 	separator = -1 // ends a token
 	deleted   = -2 // removed by StripDiacritics
+
+	charFlag   = 1 << 29 // the rune is a token of its own (kindChar)
+	extendFlag = 1 << 30 // the rune continues the current token (kindExtend)
 )
 
-// classify returns the token rune r becomes (lower-cased and normalised),
-// or separator, or deleted.
+// classify returns the class of r: the token rune r becomes (lower-cased
+// and normalised) with the flag of its kind, or separator, or deleted.
 func (s *Shingler) classify(r rune) int32 {
 	r = s.o.mapLowered(unicode.ToLower(r))
-	switch {
-	case r < 0:
+	if r < 0 {
 		return deleted
-	case isTokenRune(r):
+	}
+	switch s.o.kindOf(r) {
+	case kindWord:
 		return r
+	case kindChar:
+		return r | charFlag
+	case kindExtend:
+		return r | extendFlag
 	}
 	return separator
 }
@@ -456,7 +484,21 @@ func (s *Shingler) decodeClass(text []byte, i int) (int32, int) {
 	if r == utf8.RuneError && size == 1 {
 		return separator, 1
 	}
-	return s.classify(r), size
+	if r > 0xffff {
+		return s.classify(r), size
+	}
+	// The Basic Multilingual Plane: classified once per Shingler, on
+	// first use (0 is no class: U+0000 is a separator, never looked up
+	// here).
+	if s.bmp == nil {
+		s.bmp = make([]int32, 0x10000)
+	}
+	c := s.bmp[r]
+	if c == 0 {
+		c = s.classify(r)
+		s.bmp[r] = c
+	}
+	return c, size
 }
 
 // charHashes is Hashes in character mode; it returns dst and the number
@@ -481,6 +523,12 @@ func (s *Shingler) charHashes(dst []uint64, text []byte) ([]uint64, int) {
 		if class == separator {
 			inToken = false
 			continue
+		}
+		if class&extendFlag != 0 {
+			if !inToken {
+				continue // a mark with no token to continue
+			}
+			class &^= extendFlag
 		}
 		if !inToken {
 			inToken = true
