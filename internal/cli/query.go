@@ -14,6 +14,7 @@ import (
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/query"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/shingle"
 )
 
 // querySetup registers the flags of `coordinator query` and returns its
@@ -25,6 +26,7 @@ func querySetup(fs *flag.FlagSet) Prepare {
 	threshold := fs.Float64("threshold", 0, "similarity at or above which an indexed document is reported (0: each index's own --threshold)")
 	format := fs.String("format", query.FormatAuto, "input format: auto, jsonl (id and text fields) or text (one document a line, id = line number)")
 	batch := fs.Int("batch", 256, "documents queried together: a batch reads each partition it needs once, and its results are printed when it is done (1 for interactive use)")
+	tokenizer := fs.String("tokenizer", shingle.TokenizeScripts.String(), "the tokenizer the indexes must have been made with (scripts or words-only): an index made with the other is refused")
 	cacheMB := fs.Int64("cache-mb", 256, "memory for the band files kept between batches (20 bytes a band record; 0: none, each batch reads the columns it needs)")
 	var logs logFlags
 	logs.register(fs)
@@ -42,6 +44,9 @@ func querySetup(fs *flag.FlagSet) Prepare {
 		case query.FormatAuto, query.FormatJSONL, query.FormatText:
 		default:
 			return nil, fmt.Errorf("--format must be auto, jsonl or text, not %q", *format)
+		}
+		if _, err := shingle.ParseTokenizer(*tokenizer); err != nil {
+			return nil, fmt.Errorf("--tokenizer must be scripts or words-only, not %q", *tokenizer)
 		}
 		if *batch < 1 {
 			return nil, fmt.Errorf("--batch %d: must be at least 1", *batch)
@@ -64,7 +69,7 @@ func querySetup(fs *flag.FlagSet) Prepare {
 				return 1
 			}
 			start := time.Now()
-			s, err := query.Open(ctx, indexes, query.Options{Threshold: *threshold, CacheBytes: *cacheMB << 20})
+			s, err := query.Open(ctx, indexes, query.Options{Threshold: *threshold, CacheBytes: *cacheMB << 20, Tokenizer: *tokenizer})
 			if err != nil {
 				return fail(err)
 			}

@@ -27,6 +27,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/shingle"
 )
 
 // Version is the layout's version; Load refuses others.
@@ -126,6 +127,10 @@ func Load(ctx context.Context, st storage.Opener) (*Index, error) {
 	if ix.Version != Version {
 		return nil, fmt.Errorf("%s: layout version %d, this build reads %d", job.IndexFile, ix.Version, Version)
 	}
+	if ix.Params.Tokenizer == "" {
+		// Made before the tokenizer was a parameter: by the rule of then.
+		ix.Params.Tokenizer = shingle.TokenizeWordsOnly.String()
+	}
 	return &ix, nil
 }
 
@@ -150,6 +155,7 @@ func (ix *Index) Incomparable(p job.Params) []string {
 	}
 	check("seed", o.Seed, p.Seed)
 	check("words", o.Words, p.Words)
+	check("tokenizer", o.Tokenizer, p.Tokenizer)
 	check("char-grams", o.CharGrams, p.CharGrams)
 	check("digits-to-zero", o.DigitsToZero, p.DigitsToZero)
 	check("strip-diacritics", o.StripDiacritics, p.StripDiacritics)
@@ -170,6 +176,11 @@ func (ix *Index) Explain(loc string, p job.Params) error {
 	if len(diff) == 0 {
 		return nil
 	}
-	return fmt.Errorf("--against %s: its index was made with other parameters, so its signatures cannot be compared with this job's: %s",
-		loc, strings.Join(diff, ", "))
+	hint := ""
+	if ix.Params.Tokenizer != p.Tokenizer {
+		hint = fmt.Sprintf(" (its text was cut into tokens by the %s rule; run this job with --tokenizer %s, or rebuild that index with --tokenizer %s)",
+			ix.Params.Tokenizer, ix.Params.Tokenizer, p.Tokenizer)
+	}
+	return fmt.Errorf("--against %s: its index was made with other parameters, so its signatures cannot be compared with this job's: %s%s",
+		loc, strings.Join(diff, ", "), hint)
 }

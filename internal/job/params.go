@@ -19,12 +19,17 @@ import (
 // Params are the parameters of a job; equal params and inputs give
 // byte-identical pairs and clusters.
 type Params struct {
-	Method          string  `json:"method"` // "minhash" or "simhash"
-	Sketch          string  `json:"sketch"` // MinHash: "dart" (the default) or "classic"
-	K               int     `json:"k"`      // signature values
-	Bands           int     `json:"bands"`
-	Rows            int     `json:"rows"`
-	Words           int     `json:"words"` // words per shingle
+	Method string `json:"method"` // "minhash" or "simhash"
+	Sketch string `json:"sketch"` // MinHash: "dart" (the default) or "classic"
+	K      int    `json:"k"`      // signature values
+	Bands  int    `json:"bands"`
+	Rows   int    `json:"rows"`
+	Words  int    `json:"words"` // words per shingle
+	// Tokenizer is the rule that cuts text into tokens: "scripts" (words
+	// in scripts written with spaces, one token per character in those
+	// written without) or "words-only" (runs of letters and digits, the
+	// rule before scripts). An index without it was made with words-only.
+	Tokenizer       string  `json:"tokenizer"`
 	CharGrams       int     `json:"char_grams,omitempty"`
 	DigitsToZero    bool    `json:"digits_to_zero,omitempty"`
 	StripDiacritics bool    `json:"strip_diacritics,omitempty"`
@@ -96,6 +101,7 @@ func DefaultParams() Params {
 		SimHashWeights:  "none",
 		K:               128,
 		Words:           5,
+		Tokenizer:       shingle.TokenizeScripts.String(),
 		Threshold:       0.8,
 		FPWeight:        0.05,
 		FNWeight:        0.95,
@@ -170,6 +176,9 @@ func (p *Params) Resolve() error {
 	if p.MaxDocBytes < 0 {
 		bad("--max-doc-bytes must not be negative")
 	}
+	if _, err := shingle.ParseTokenizer(p.Tokenizer); err != nil {
+		bad("--tokenizer must be scripts or words-only, not %q", p.Tokenizer)
+	}
 	if err := p.ShingleOptions().Validate(); err != nil {
 		bad("--words %d, --char-grams %d: %v", p.Words, p.CharGrams, err)
 	}
@@ -215,7 +224,15 @@ func (p Params) ShingleOptions() shingle.Options {
 		CharGrams:       p.CharGrams,
 		DigitsToZero:    p.DigitsToZero,
 		StripDiacritics: p.StripDiacritics,
+		Tokenizer:       p.tokenizer(),
 	}
+}
+
+// tokenizer is the Tokenizer p names (TokenizeScripts if none: Resolve
+// refuses an unknown name).
+func (p Params) tokenizer() shingle.Tokenizer {
+	t, _ := shingle.ParseTokenizer(p.Tokenizer)
+	return t
 }
 
 // InputKind is the kind of every input file, or formats.KindAuto; call it

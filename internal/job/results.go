@@ -27,13 +27,16 @@ type MapResult struct {
 	DamagedBytes  int64 `json:"damaged_bytes,omitempty"`
 	// RejectReasons counts the rejects by the kind of their reason (see
 	// stage.RejectKind).
-	RejectReasons map[string]int64    `json:"reject_reasons,omitempty"`
-	Shingles      int64               `json:"shingles"`
-	BandRecords   int64               `json:"band_records"`
-	DocFile       pqfile.Info         `json:"doc_file"`
-	SigFile       pqfile.Info         `json:"sig_file"`
-	RejectFile    *pqfile.Info        `json:"reject_file,omitempty"`
-	BandFiles     map[int]pqfile.Info `json:"band_files"`
+	RejectReasons map[string]int64 `json:"reject_reasons,omitempty"`
+	Shingles      int64            `json:"shingles"`
+	// Scripts counts the documents by their script
+	// (shingle.DominantScript's name), with their shingle counts.
+	Scripts     map[string]*ScriptStats `json:"scripts,omitempty"`
+	BandRecords int64                   `json:"band_records"`
+	DocFile     pqfile.Info             `json:"doc_file"`
+	SigFile     pqfile.Info             `json:"sig_file"`
+	RejectFile  *pqfile.Info            `json:"reject_file,omitempty"`
+	BandFiles   map[int]pqfile.Info     `json:"band_files"`
 	// BandRuns names, for a chunk with more text than ChunkBytes, the
 	// file (BandRunsFile, JSON: partition -> infos) listing the band files
 	// of its runs after the first (BandRunFile): kept out of the result,

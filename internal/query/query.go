@@ -48,6 +48,10 @@ type Options struct {
 	// reads, of each band file it needs, the band and key columns (and the
 	// doc column when a key is there).
 	CacheBytes int64
+	// Tokenizer, if not empty, is the tokenizer the queries are meant
+	// for ("scripts" or "words-only"): an index made with another is
+	// refused, naming its rule. Empty takes each index's own.
+	Tokenizer string
 }
 
 // Doc is a document to query.
@@ -137,6 +141,12 @@ func Open(ctx context.Context, locs []string, o Options) (*Searcher, error) {
 		if err != nil {
 			s.Close()
 			return nil, err
+		}
+		if t := src.ix.Params.Tokenizer; o.Tokenizer != "" && t != o.Tokenizer {
+			src.close()
+			s.Close()
+			return nil, fmt.Errorf("index %s was made with --tokenizer %s, not %s: its shingles cannot be compared with queries cut into tokens by the %s rule (query it with --tokenizer %s, or rebuild it)",
+				loc, t, o.Tokenizer, o.Tokenizer, t)
 		}
 		s.sources = append(s.sources, src)
 	}

@@ -272,6 +272,22 @@ func TestQueryIndexes(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 
+	t.Run("tokenizer", func(t *testing.T) {
+		// The index was made with --tokenizer scripts (the default).
+		for _, tc := range []struct{ tokenizer, want string }{
+			{"", ""},
+			{"scripts", ""},
+			{"words-only", "was made with --tokenizer scripts, not words-only"},
+		} {
+			s, err := Open(ctx, []string{exact.out}, Options{Tokenizer: tc.tokenizer})
+			if err == nil {
+				s.Close()
+			}
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("--tokenizer %q: got %v, want %q", tc.tokenizer, err, tc.want)
+			}
+		}
+	})
 	t.Run("index=false", func(t *testing.T) {
 		none := runJob(t, 50, 6, func(p *job.Params) { p.Index = false })
 		_, err := Open(ctx, []string{exact.out, none.out}, Options{})

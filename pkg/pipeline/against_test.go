@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -346,6 +347,26 @@ func TestAgainstRefused(t *testing.T) {
 	if _, err := Run(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
+	// An index made before the tokenizer was a parameter: its params have
+	// none, and it was made by the words-only rule.
+	old := filepath.Join(t.TempDir(), "old")
+	cfg = testConfig(t, in, old, 1)
+	cfg.Params.Tokenizer = "words-only"
+	if _, err := Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	ixPath := filepath.Join(old, job.IndexFile)
+	data, err := os.ReadFile(ixPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped := regexp.MustCompile(`\s*"tokenizer": "words-only",`).ReplaceAll(data, nil)
+	if bytes.Equal(stripped, data) {
+		t.Fatalf("%s names no tokenizer to remove", ixPath)
+	}
+	if err := os.WriteFile(ixPath, stripped, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(filepath.Join(noIndex, job.IndexDir)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("--index=false left %s: %v", job.IndexDir, err)
 	}
@@ -362,6 +383,8 @@ func TestAgainstRefused(t *testing.T) {
 		{"method", func(c *Config) { c.Params.Method = "simhash" }, out1, "--method minhash (this job: simhash)"},
 		{"bands", func(c *Config) { c.Params.Bands, c.Params.Rows = 32, 4 }, out1, "--bands 16 (this job: 32), --rows 8 (this job: 4)"},
 		{"partitions", func(c *Config) { c.Params.Partitions = 3 }, out1, "--partitions 8 (this job: 3)"},
+		{"tokenizer", func(c *Config) { c.Params.Tokenizer = "words-only" }, out1, "--tokenizer scripts (this job: words-only)"},
+		{"old index", func(c *Config) {}, old, "--tokenizer words-only (this job: scripts) (its text was cut into tokens by the words-only rule"},
 		{"no index", func(c *Config) {}, noIndex, "index/index.json is missing"},
 		{"verify", func(c *Config) {}, estimate, "--verify estimate (this job: exact"},
 		{"twice", func(c *Config) { c.Against = append(c.Against, out1) }, out1, "are the same job"},

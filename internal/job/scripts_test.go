@@ -1,0 +1,67 @@
+package job
+
+import (
+	"testing"
+
+	"github.com/neardup/neardup/pkg/shingle"
+)
+
+func TestShingleBins(t *testing.T) {
+	prev := -1
+	for n := int64(0); n < 1<<20; n++ {
+		b := ShingleBin(n)
+		if b < prev || b > prev+1 {
+			t.Fatalf("ShingleBin(%d) = %d after %d: bins must be consecutive", n, b, prev)
+		}
+		if low := ShingleBinLow(b); low > n || float64(n-low) > float64(low)/8 {
+			t.Fatalf("ShingleBin(%d) = %d, whose lower bound is %d: not within 1/8", n, b, low)
+		}
+		if b != prev {
+			if low := ShingleBinLow(b); low != n {
+				t.Fatalf("bin %d starts at %d, ShingleBinLow says %d", b, n, low)
+			}
+		}
+		prev = b
+	}
+	if b := ShingleBin(1 << 40); b != shingleBins-1 {
+		t.Fatalf("ShingleBin(2^40) = %d, want the last bin %d", b, shingleBins-1)
+	}
+}
+
+func TestScriptStats(t *testing.T) {
+	tests := []struct {
+		name       string
+		counts     []int64
+		thin       int64
+		median     int64
+		mergeFirst int // documents counted in a first map, merged
+	}{
+		{"one", []int64{7}, 0, 7, 0},
+		{"thin ones", []int64{1, 2, 4, 5, 0}, 3, 2, 2},
+		{"long", []int64{100, 200, 300, 400, 500}, 0, 288, 3}, // 300 is in the bin [288, 320)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := map[string]*ScriptStats{}, map[string]*ScriptStats{}
+			for i, n := range tc.counts {
+				m := b
+				if i < tc.mergeFirst {
+					m = a
+				}
+				AddDoc(m, shingle.ScriptThai, n)
+			}
+			st := b["Thai"]
+			if x := a["Thai"]; x != nil {
+				x.Merge(st)
+				st = x
+			}
+			if st.Docs != int64(len(tc.counts)) || st.Thin != tc.thin || st.MedianShingles() != tc.median {
+				t.Fatalf("docs %d thin %d median %d, want %d, %d, %d", st.Docs, st.Thin, st.MedianShingles(), len(tc.counts), tc.thin, tc.median)
+			}
+		})
+	}
+	sum := SummariseScripts(map[string]*ScriptStats{"other": {Docs: 1}, "Han": {Docs: 3}, "Latin": {Docs: 3}})
+	if len(sum) != 3 || sum[0].Script != "Han" || sum[1].Script != "Latin" || sum[2].Covered {
+		t.Fatalf("SummariseScripts = %+v: want Han, Latin, then other (not covered)", sum)
+	}
+}
