@@ -32,7 +32,17 @@ type manifest struct {
 	BoundedBuckets  []boundedBucket   `json:"bounded_buckets"`
 	BoundedClusters []boundedCluster  `json:"bounded_clusters"`
 	Warnings        []string          `json:"warnings"`
+	Scripts         []script          `json:"scripts"`
 	ExamplePairs    []Example         `json:"example_pairs"`
+}
+
+// script is the count of one script's documents.
+type script struct {
+	Script         string `json:"script"`
+	Covered        bool   `json:"covered"`
+	Docs           int64  `json:"docs"`
+	Thin           int64  `json:"thin"`
+	MedianShingles int64  `json:"median_shingles"`
 }
 
 // boundedBucket is a band bucket whose pairs were not all compared.
@@ -67,6 +77,7 @@ type params struct {
 	Rows            int          `json:"rows"`
 	Words           int          `json:"words"`
 	CharGrams       int          `json:"char_grams"`
+	Tokenizer       string       `json:"tokenizer"`
 	DigitsToZero    bool         `json:"digits_to_zero"`
 	StripDiacritics bool         `json:"strip_diacritics"`
 	Threshold       float64      `json:"threshold"`

@@ -81,6 +81,7 @@ type page struct {
 	StageNote                            string
 	Failures                             []failure
 	Rejects                              []row // reason, count
+	Scripts                              []scriptRow
 	RejectNote                           string
 	Inputs                               []row
 	SkippedInputs                        []row
@@ -90,6 +91,9 @@ type page struct {
 
 	SCurve, Similarity, Clusters, StageChart template.HTML
 }
+
+// scriptRow is a row of the scripts table.
+type scriptRow struct{ Script, Docs, Share, Thin, Median, Note string }
 
 // card is one headline number.
 type card struct{ Label, Value, Note string }
@@ -171,11 +175,17 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 	}
 
 	t := m.Params.Threshold
-	shingles := plural(int64(m.Params.Words), "word", "words") + " per shingle"
+	shingles := plural(int64(m.Params.Words), "token", "tokens") + " per shingle"
 	if m.Params.CharGrams > 0 {
 		shingles = strconv.Itoa(m.Params.CharGrams) + "-character grams"
 	}
 	norm := []string{"lower case"}
+	switch m.Params.Tokenizer {
+	case "scripts":
+		norm = append(norm, "tokens by script (a word, or a character where a script has no spaces)")
+	case "words-only", "":
+		norm = append(norm, "tokens are runs of letters and digits (words-only)")
+	}
 	if m.Params.DigitsToZero {
 		norm = append(norm, "digits to 0")
 	}
@@ -230,6 +240,14 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 	}
 
 	p.Rejects, p.RejectNote = rejectRows(m.RejectReasons, c.get("rejected"))
+	for _, s := range m.Scripts {
+		r := scriptRow{Script: s.Script, Docs: groupDigits(s.Docs), Share: percent(s.Docs, c.get("docs")),
+			Thin: groupDigits(s.Thin), Median: groupDigits(s.MedianShingles)}
+		if !s.Covered && s.Script != "none" {
+			r.Note = "no rule of its own: cut at spaces and punctuation"
+		}
+		p.Scripts = append(p.Scripts, r)
+	}
 
 	checked, verified := sum(m.VerifiedHist)+sum(m.RejectedHist), sum(m.VerifiedHist)
 	p.SimilarityNote = fmt.Sprintf("%s of %s candidate pairs checked (%s) reached the threshold %s; the other %s were false positives of the banding.",

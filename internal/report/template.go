@@ -202,6 +202,18 @@ footer { margin-top: 20px; color: #666; font-size: 12px; }
 <p class="caption">{{.RejectNote}}</p>
 </div>
 </div>
+{{if .Scripts -}}
+<div class="panel" id="scripts">
+<h2>Scripts</h2>
+<table>
+<tr><th>script</th><th class="num">documents</th><th class="num">share</th><th class="num">thin</th><th class="num">median shingles</th><th></th></tr>
+{{- range .Scripts}}
+<tr><td>{{.Script}}</td><td class="num">{{.Docs}}</td><td class="num">{{.Share}}</td><td class="num">{{.Thin}}</td><td class="num">{{.Median}}</td><td>{{.Note}}</td></tr>
+{{- end}}
+</table>
+<p class="caption">Documents by the script of most of their letters. A thin document has fewer than 5 shingles: its near copies are found only when nearly identical.</p>
+</div>
+{{- end}}
 
 <div class="grid">
 <div class="panel" id="inputs">

@@ -162,6 +162,10 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
 	}
+	for _, w := range scriptWarnings(man, p) {
+		c.log.Warn(w)
+		man.Warnings = append(man.Warnings, w)
+	}
 	if w := simhashRecallWarning(p); w != "" {
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)

@@ -60,6 +60,10 @@ type Manifest struct {
 	// pairs (--max-cluster-pairs).
 	BoundedBuckets  []job.BoundedBucket    `json:"bounded_buckets"`
 	BoundedClusters []stage.BoundedCluster `json:"bounded_clusters"`
+	// Scripts counts the documents by script (the script of most of
+	// their letters), most documents first: thin ones and the median
+	// number of shingles.
+	Scripts []job.ScriptSummary `json:"scripts"`
 	// Warnings name what a person should look at before dropping documents.
 	Warnings []string `json:"warnings"`
 	// ExamplePairs are the few pairs the report shows side by side
@@ -98,10 +102,12 @@ type Counts struct {
 	DamagedRanges int64 `json:"damaged_ranges"`
 	DamagedBytes  int64 `json:"damaged_bytes"`
 	Empty         int64 `json:"empty"`
-	Shingles      int64 `json:"shingles"`
-	BandRecords   int64 `json:"band_records"`
-	BandGroups    int64 `json:"band_groups"`
-	MaxBandGroup  int64 `json:"max_band_group"`
+	// Thin counts the documents with 1 to job.ThinShingles-1 shingles.
+	Thin         int64 `json:"thin"`
+	Shingles     int64 `json:"shingles"`
+	BandRecords  int64 `json:"band_records"`
+	BandGroups   int64 `json:"band_groups"`
+	MaxBandGroup int64 `json:"max_band_group"`
 	// CandidateRows counts the rows of candidates/: a pair that collides
 	// in several partitions is a row of each. Candidates is its old name,
 	// kept for older readers. UniquePairs counts the distinct pairs.
@@ -149,7 +155,7 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 	m := &Manifest{
 		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions(), Params: p,
 		Inputs: plan.Inputs, SkippedInputs: append([]job.Skipped{}, plan.Skipped...),
-		Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{}, ExamplePairs: []report.Example{},
+		Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{}, Scripts: []job.ScriptSummary{}, ExamplePairs: []report.Example{},
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
 		SimilarityEdges: job.HistEdges(), ClusterSizeEdges: stage.ClusterSizeEdges(), RejectReasons: []ReasonCount{},
 	}
@@ -166,7 +172,15 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 
 func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 	reasons := map[string]int64{}
+	scripts := map[string]*job.ScriptStats{}
 	for _, r := range list {
+		for name, st := range r.Scripts {
+			if scripts[name] == nil {
+				scripts[name] = &job.ScriptStats{}
+			}
+			scripts[name].Merge(st)
+			m.Counts.Thin += st.Thin
+		}
 		for kind, n := range r.RejectReasons {
 			reasons[kind] += n
 		}
@@ -188,6 +202,7 @@ func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 	slices.SortFunc(m.RejectReasons, func(x, y ReasonCount) int {
 		return cmp.Or(cmp.Compare(y.Count, x.Count), strings.Compare(x.Reason, y.Reason))
 	})
+	m.Scripts = job.SummariseScripts(scripts)
 	m.Counts.FailedChunks = int64(len(out.failures))
 	m.addStage(out)
 }

@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/pkg/shingle"
 )
 
 // Giant-cluster rule: a cluster of at least giantClusterSize documents, or
@@ -45,4 +47,57 @@ func giantClusterWarning(s *stage.ClusterStats, docs int64) string {
 	}
 	return fmt.Sprintf("cluster %d holds %d documents (%.1f%% of the corpus, kept: %s): near-duplicates may be chained through templated pages; check it before dropping documents",
 		big.Cluster, big.Size, 100*float64(big.Size)/float64(max(docs, 1)), big.KeptID)
+}
+
+// Script rules: a job warns when more than thinShare of its documents with
+// shingles are thin, or more than otherShare are of scripts the tokenizer
+// has no rule for, or (with --tokenizer words-only) more than otherShare
+// are of scripts written without spaces.
+const (
+	thinShare  = 0.2
+	otherShare = 0.01
+)
+
+// scriptWarnings say when many documents have too few shingles, or are in
+// scripts the tokenizer does not cut as it should.
+func scriptWarnings(man *Manifest, p job.Params) []string {
+	var out []string
+	docs := man.Counts.Docs - man.Counts.Empty
+	if docs <= 0 {
+		return nil
+	}
+	share := func(n int64) float64 { return float64(n) / float64(docs) }
+	if share(man.Counts.Thin) > thinShare {
+		var by []string
+		for _, s := range man.Scripts {
+			if s.Thin > 0 && len(by) < 4 {
+				by = append(by, fmt.Sprintf("%s %d of %d", s.Script, s.Thin, s.Docs))
+			}
+		}
+		out = append(out, fmt.Sprintf("%d of %d documents (%.0f%%) are thin, with fewer than %d shingles (%s): their near copies are found only when nearly identical; "+
+			"fewer --words per shingle give them more", man.Counts.Thin, docs, 100*share(man.Counts.Thin), job.ThinShingles, strings.Join(by, ", ")))
+	}
+	var other, unspaced int64
+	var names []string
+	for _, s := range man.Scripts {
+		switch s.Script {
+		case shingle.ScriptOther.String():
+			other += s.Docs
+		case shingle.ScriptHan.String(), shingle.ScriptKana.String(), shingle.ScriptHangul.String(), shingle.ScriptThai.String(),
+			shingle.ScriptLao.String(), shingle.ScriptKhmer.String(), shingle.ScriptMyanmar.String(), shingle.ScriptTibetan.String(),
+			shingle.ScriptBopomofo.String():
+			unspaced += s.Docs
+			names = append(names, s.Script)
+		}
+	}
+	if share(other) > otherShare {
+		out = append(out, fmt.Sprintf("%d documents (%.1f%%) are mostly in scripts neardup has no rule for: they are cut into words at spaces and punctuation, which some of them do not use",
+			other, 100*share(other)))
+	}
+	if p.Tokenizer == shingle.TokenizeWordsOnly.String() && share(unspaced) > otherShare {
+		out = append(out, fmt.Sprintf("%d documents (%.1f%%) are mostly in scripts written without spaces (%s), but --tokenizer words-only makes one token of each run of letters, a whole clause: "+
+			"their near copies are mostly missed; --tokenizer scripts makes a token of each character",
+			unspaced, 100*share(unspaced), strings.Join(names, ", ")))
+	}
+	return out
 }
