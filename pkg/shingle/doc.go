@@ -3,13 +3,34 @@
 // # Reference model
 //
 // [Tokens] and [Shingles] define the semantics and are written for clarity:
-// the text is lower-cased with strings.ToLower; tokens are the maximal runs
-// of runes for which unicode.IsLetter or unicode.IsDigit holds (invalid
-// UTF-8 therefore separates tokens, because strings.ToLower turns it into
-// U+FFFD); shingles are word k-grams, the k tokens joined by one space; a
-// text with 1..k-1 tokens has one shingle made of all its tokens and a text
-// with no token has no shingle. Options can map digits to '0', strip
-// diacritics, or switch to character n-grams.
+// the text is lower-cased rune by rune (as strings.ToLower does; invalid
+// UTF-8 is U+FFFD, a separator) and cut into tokens by the rule
+// Options.Tokenizer names. The default, [TokenizeScripts], cuts by script,
+// with no language identification:
+//
+//   - in scripts written with spaces between words, a token is a word: a
+//     run of letters and digits (unicode.IsLetter, unicode.IsDigit) with
+//     the combining marks (Mn, Mc, Me) and joiners (ZWNJ, ZWJ) inside and
+//     after it, so Devanagari, Bengali, Tamil or vowelled Arabic words stay
+//     whole;
+//   - in the scripts written without spaces (Han, Hiragana, Katakana with
+//     its prolonged sound mark, Bopomofo, Hangul, Thai, Lao, Khmer,
+//     Myanmar, Tibetan), every letter or digit is a token of its own,
+//     together with the marks that follow it (a Thai consonant and its
+//     vowel and tone marks; a conjoining Hangul syllable), so a 5-token
+//     shingle is 5 characters there;
+//   - a mark with no token before it is dropped; anything else separates
+//     tokens. A text mixing scripts gets both kinds of tokens in reading
+//     order.
+//
+// [TokenizeWordsOnly] is the earlier rule: tokens are the maximal runs of
+// letters and digits, whatever the script. Shingles are word k-grams, the
+// k tokens joined by one space; a text with 1..k-1 tokens has one shingle
+// made of all its tokens and a text with no token has no shingle. Options
+// can map digits to '0', strip diacritics, or switch to character n-grams
+// (of the tokens joined by spaces; there, scripts without spaces are not
+// cut into characters first). [DominantScript] names the script of most
+// of a text's letters, for counting documents by script.
 //
 // # Fast path
 //
@@ -47,7 +68,10 @@
 // one run. Runs of ASCII bytes are words; their bounds come from the
 // bitmaps of run starts and ends, and their hashes are computed from 8-byte
 // loads of the lower-cased copy. Runs that contain a byte >= 0x80 are split
-// into tokens rune by rune (utf8.DecodeRune, unicode.ToLower,
-// unicode.IsLetter/IsDigit, with a per-Shingler cache for runes below
-// U+0800), so the result is identical to the reference model.
+// into tokens rune by rune (utf8.DecodeRune, then the class of the rune:
+// unicode.ToLower, the normalisations and its kind under the tokenizer,
+// cached per Shingler for every rune below U+0800 and, once met, every
+// rune of the Basic Multilingual Plane), so the result is identical to the
+// reference model. ASCII text never takes that path, so English runs at
+// the same speed under either tokenizer.
 package shingle
