@@ -92,7 +92,8 @@ func (s *ScriptStats) MedianShingles() int64 {
 type ScriptSummary struct {
 	Script string `json:"script"`
 	// Covered is false for documents of scripts the tokenizer has no
-	// rule for ("other"), cut into words at spaces and punctuation.
+	// rule for ("other"), cut into words at spaces and punctuation, and
+	// for documents without letters ("none").
 	Covered        bool  `json:"covered"`
 	Docs           int64 `json:"docs"`
 	Thin           int64 `json:"thin"`
@@ -103,7 +104,8 @@ type ScriptSummary struct {
 func SummariseScripts(stats map[string]*ScriptStats) []ScriptSummary {
 	out := []ScriptSummary{}
 	for name, st := range stats {
-		out = append(out, ScriptSummary{Script: name, Covered: name != shingle.ScriptOther.String(),
+		covered := name != shingle.ScriptOther.String() && name != shingle.ScriptNone.String()
+		out = append(out, ScriptSummary{Script: name, Covered: covered,
 			Docs: st.Docs, Thin: st.Thin, MedianShingles: st.MedianShingles()})
 	}
 	slices.SortFunc(out, func(a, b ScriptSummary) int {
