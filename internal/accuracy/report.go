@@ -15,31 +15,45 @@ import (
 // WriteMarkdown writes the report as Markdown: the command, the corpus and
 // its ground truth, then one table per run.
 func WriteMarkdown(w io.Writer, r *Report) error {
+	return writeDocument(w, "neardup accuracy", r.Command, r.Runs, r.Pass, func(b *bytes.Buffer) {
+		writeCorpus(b, &r.Corpus)
+		for i := range r.Runs {
+			writeRun(b, &r.Runs[i])
+		}
+	})
+}
+
+// writeDocument writes a report to w: the title, the command, what body
+// writes, then the verdict on the runs.
+func writeDocument(w io.Writer, title string, command []string, runs []Run, pass bool, body func(*bytes.Buffer)) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# neardup accuracy\n\n")
-	if len(r.Command) > 0 {
-		fmt.Fprintf(&b, "`%s`\n\n", strings.Join(r.Command, " "))
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	if len(command) > 0 {
+		fmt.Fprintf(&b, "`%s`\n\n", strings.Join(command, " "))
 	}
-	writeCorpus(&b, &r.Corpus)
-	for i := range r.Runs {
-		writeRun(&b, &r.Runs[i])
-	}
+	body(&b)
+	writeVerdict(&b, runs, pass)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeVerdict writes the closing line: how many runs were checked and
+// whether they pass.
+func writeVerdict(b *bytes.Buffer, runs []Run, pass bool) {
 	checked := 0
-	for _, run := range r.Runs {
+	for _, run := range runs {
 		if run.Checked {
 			checked++
 		}
 	}
 	switch {
 	case checked == 0:
-		fmt.Fprintf(&b, "**Check: no run checked (only MinHash runs with exact verification are)**\n")
-	case r.Pass:
-		fmt.Fprintf(&b, "**Check (%d MinHash runs): PASS**\n", checked)
+		fmt.Fprintf(b, "**Check: no run checked (only MinHash runs with exact verification are)**\n")
+	case pass:
+		fmt.Fprintf(b, "**Check (%d MinHash runs): PASS**\n", checked)
 	default:
-		fmt.Fprintf(&b, "**Check (%d MinHash runs): FAIL**\n", checked)
+		fmt.Fprintf(b, "**Check (%d MinHash runs): FAIL**\n", checked)
 	}
-	_, err := w.Write(b.Bytes())
-	return err
 }
 
 // writeCorpus writes the corpus section.
@@ -102,6 +116,18 @@ func lengthLabel(l LengthBin) string {
 
 // writeRun writes one run's section.
 func writeRun(b *bytes.Buffer, run *Run) {
+	r := run.Result
+	writeRunHeader(b, run)
+	fmt.Fprintf(b, "Recall of the true pairs with J >= %.2f (pair: listed in pairs/; cluster: both documents in one cluster), by length:\n\n", r.Threshold)
+	writeTable(b, r, []string{"all", "short", "long"}, func(s Split) []Recall { return []Recall{s.All, s.Short, s.Long} })
+	fmt.Fprintf(b, "By family:\n\n")
+	writeTable(b, r, []string{"template", "rest"}, func(s Split) []Recall { return []Recall{s.Template, s.Rest} })
+	writeFailures(b, run)
+}
+
+// writeRunHeader writes the heading of a run's section, the job's
+// parameters and counts, and what its pairs/ holds.
+func writeRunHeader(b *bytes.Buffer, run *Run) {
 	p, r := run.Params, run.Result
 	fmt.Fprintf(b, "## %s, threshold %.2f\n\n", run.Method, r.Threshold)
 	if run.Method == "simhash" {
@@ -113,10 +139,10 @@ func writeRun(b *bytes.Buffer, run *Run) {
 		run.Seconds, run.Counts.UniquePairs, run.Counts.Verified, run.Counts.Clusters, r.ClusterDocs)
 	fmt.Fprintf(b, "pairs/: %d rows, %d distinct pairs, %d repeated, %d with a >= b, %d with unknown ids; %d below the threshold, %d similarity mismatches (largest error %.3g): precision %.4f.\n\n",
 		r.Rows, r.Distinct, r.Repeated, r.Unordered, r.Unknown, r.Below, r.Mismatches, r.MaxError, r.Precision)
-	fmt.Fprintf(b, "Recall of the true pairs with J >= %.2f (pair: listed in pairs/; cluster: both documents in one cluster), by length:\n\n", r.Threshold)
-	writeTable(b, r, []string{"all", "short", "long"}, func(s Split) []Recall { return []Recall{s.All, s.Short, s.Long} })
-	fmt.Fprintf(b, "By family:\n\n")
-	writeTable(b, r, []string{"template", "rest"}, func(s Split) []Recall { return []Recall{s.Template, s.Rest} })
+}
+
+// writeFailures writes whether the run passes its check.
+func writeFailures(b *bytes.Buffer, run *Run) {
 	switch {
 	case len(run.Failures) == 0:
 		fmt.Fprintf(b, "Check: pass.\n\n")
@@ -155,8 +181,8 @@ func writeTable(b *bytes.Buffer, r *Result, names []string, cols func(Split) []R
 	b.WriteString("\n")
 }
 
-// WriteJSON writes the report as indented JSON to path.
-func WriteJSON(path string, r *Report) error {
+// WriteJSON writes a report as indented JSON to path.
+func WriteJSON(path string, r any) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
