@@ -93,6 +93,8 @@ type Run struct {
 	// verification); Failures lists those not met, checked or not.
 	Checked  bool     `json:"checked"`
 	Failures []string `json:"failures"`
+	// Languages holds the accuracy per language of a multilingual run.
+	Languages []LanguageResult `json:"languages,omitempty"`
 }
 
 // Measure generates the corpus, computes its exact ground truth, runs the
