@@ -93,6 +93,8 @@ type Run struct {
 	// verification); Failures lists those not met, checked or not.
 	Checked  bool     `json:"checked"`
 	Failures []string `json:"failures"`
+	// Languages holds the accuracy per language of a multilingual run.
+	Languages []LanguageResult `json:"languages,omitempty"`
 }
 
 // Measure generates the corpus, computes its exact ground truth, runs the
@@ -112,12 +114,6 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	dir := o.CorpusDir
-	if dir == "" {
-		dir = filepath.Join(tmp, "corpus")
-	} else {
-		rep.Corpus.Dir = dir
-	}
 	start := time.Now()
 	pool, err := corpus.PoolFrom(o.ProseDir)
 	if err != nil {
@@ -127,12 +123,63 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	written, err := corpus.Write(g, corpus.WriteOptions{Dir: dir, Format: corpus.FormatJSONL, Truth: TruthFile})
+	c, err := o.prepare(g, tmp, start, log)
+	if err != nil {
+		return nil, err
+	}
+	rep.Corpus.Dir = c.dir
+	rep.Corpus.GenerateSeconds, rep.Corpus.TruthSeconds = c.generateSeconds, c.truthSeconds
+	rep.Corpus.summarise(g, c.truth, len(c.files))
+
+	rep.Runs, err = o.runAll(ctx, c.files, tmp, log, func(run *Run, threshold float64, pairs []records.Pair, clusters []records.ClusterRecord) error {
+		var err error
+		if run.Result, err = Evaluate(c.truth, threshold, pairs, clusters); err != nil {
+			return err
+		}
+		run.Failures = run.Result.Check()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep.Pass = passed(rep.Runs)
+	return rep, nil
+}
+
+// passed reports whether no checked run failed.
+func passed(runs []Run) bool {
+	for _, run := range runs {
+		if run.Checked && len(run.Failures) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// prepared is a corpus written for the jobs, with its exact ground truth.
+type prepared struct {
+	dir             string // o.CorpusDir, or "" when the corpus is temporary
+	files           []string
+	truth           *Truth
+	generateSeconds float64 // since the start given to prepare
+	truthSeconds    float64
+}
+
+// prepare writes src as JSONL, with its ground truth as TruthFile, into
+// o.CorpusDir (or a directory under tmp), and computes every pair with
+// J >= min(0.5, lowest threshold) exactly, under the shingling of the
+// job's parameters.
+func (o Options) prepare(src corpus.Source, tmp string, start time.Time, log *slog.Logger) (*prepared, error) {
+	dir := o.CorpusDir
+	if dir == "" {
+		dir = filepath.Join(tmp, "corpus")
+	}
+	written, err := corpus.Write(src, corpus.WriteOptions{Dir: dir, Format: corpus.FormatJSONL, Truth: TruthFile})
 	if err != nil {
 		return nil, fmt.Errorf("write corpus: %w", err)
 	}
-	rep.Corpus.GenerateSeconds = time.Since(start).Seconds()
-	log.Info("corpus written", "docs", g.Len(), "dir", dir, "seconds", round2(rep.Corpus.GenerateSeconds))
+	c := &prepared{dir: o.CorpusDir, files: written.Files, generateSeconds: time.Since(start).Seconds()}
+	log.Info("corpus written", "docs", src.Len(), "dir", dir, "seconds", round2(c.generateSeconds))
 
 	start = time.Now()
 	p := o.Params
@@ -140,22 +187,31 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	minJ := min(0.5, slices.Min(o.Thresholds))
-	truth, err := NewTruth(DocsOf(g, p.ShingleOptions()), minJ)
-	if err != nil {
+	if c.truth, err = NewTruth(DocsOf(src, p.ShingleOptions()), minJ); err != nil {
 		return nil, err
 	}
-	rep.Corpus.TruthSeconds = time.Since(start).Seconds()
-	rep.Corpus.summarise(g, truth, len(written.Files))
-	log.Info("ground truth", "min_j", minJ, "pairs", len(truth.Pairs), "seconds", round2(rep.Corpus.TruthSeconds))
+	c.truthSeconds = time.Since(start).Seconds()
+	log.Info("ground truth", "min_j", minJ, "pairs", len(c.truth.Pairs), "seconds", round2(c.truthSeconds))
+	return c, nil
+}
 
+// measureFunc fills in run.Result and run.Failures from the pairs/ and
+// clusters.parquet of a job run at threshold.
+type measureFunc func(run *Run, threshold float64, pairs []records.Pair, clusters []records.ClusterRecord) error
+
+// runAll runs the job on inputs once per method and threshold, each into
+// its own directory under o.OutDir (or tmp, removed after the run), and
+// measures each run.
+func (o Options) runAll(ctx context.Context, inputs []string, tmp string, log *slog.Logger, measure measureFunc) ([]Run, error) {
 	outRoot := o.OutDir
 	if outRoot == "" {
 		outRoot = filepath.Join(tmp, "out")
 	}
+	var runs []Run
 	for _, method := range o.Methods {
 		for _, t := range o.Thresholds {
 			out := filepath.Join(outRoot, fmt.Sprintf("%s-%.2f", method, t))
-			run, err := o.run(ctx, written.Files, out, method, t, truth)
+			run, err := o.run(ctx, inputs, out, method, t, measure)
 			if err != nil {
 				return nil, fmt.Errorf("%s at threshold %v: %w", method, t, err)
 			}
@@ -164,15 +220,12 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 			} else if err := os.RemoveAll(out); err != nil {
 				return nil, fmt.Errorf("remove job output: %w", err)
 			}
-			if run.Checked && len(run.Failures) > 0 {
-				rep.Pass = false
-			}
 			log.Info("job measured", "method", method, "threshold", t, "seconds", round2(run.Seconds),
 				"pair_recall", round4(run.Result.Total.All.PairRecall()), "precision", round4(run.Result.Precision))
-			rep.Runs = append(rep.Runs, *run)
+			runs = append(runs, *run)
 		}
 	}
-	return rep, nil
+	return runs, nil
 }
 
 // Validate reports what is wrong with the options.
@@ -201,7 +254,7 @@ func (o Options) Validate() error {
 }
 
 // run runs one job into out and measures it.
-func (o Options) run(ctx context.Context, inputs []string, out, method string, threshold float64, truth *Truth) (*Run, error) {
+func (o Options) run(ctx context.Context, inputs []string, out, method string, threshold float64, measure measureFunc) (*Run, error) {
 	p := o.Params
 	p.Method, p.Threshold = method, threshold
 	jobLog := o.JobLog
@@ -225,10 +278,9 @@ func (o Options) run(ctx context.Context, inputs []string, out, method string, t
 	if err != nil {
 		return nil, err
 	}
-	if run.Result, err = Evaluate(truth, threshold, pairs, clusters); err != nil {
+	if err := measure(run, threshold, pairs, clusters); err != nil {
 		return nil, err
 	}
-	run.Failures = run.Result.Check()
 	return run, nil
 }
 

@@ -20,6 +20,7 @@ type Doc struct {
 	Set      []uint64 // canonical shingle set (ShingleSet)
 	Words    int      // tokens of the document model
 	Template bool     // a page of the template family
+	Language string   // the code of its language in a multilingual corpus
 }
 
 // Truth is the exact ground truth of a corpus: every pair of documents
@@ -43,6 +44,11 @@ func NewTruth(docs []Doc, minJ float64) (*Truth, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newIndexed(docs, minJ, pairs)
+}
+
+// newIndexed returns the truth of docs and their pairs, indexed.
+func newIndexed(docs []Doc, minJ float64, pairs []Pair) (*Truth, error) {
 	t := &Truth{Docs: docs, MinJ: minJ, Pairs: pairs,
 		byID: make(map[string]int32, len(docs)), j: make(map[uint64]float64, len(pairs))}
 	for i, d := range docs {
@@ -57,9 +63,31 @@ func NewTruth(docs []Doc, minJ float64) (*Truth, error) {
 	return t, nil
 }
 
+// Subset returns the truth of the documents for which keep holds, in
+// their order, with the pairs of two such documents.
+func (t *Truth) Subset(keep func(Doc) bool) *Truth {
+	index := make([]int32, len(t.Docs))
+	var docs []Doc
+	for i, d := range t.Docs {
+		index[i] = -1
+		if keep(d) {
+			index[i] = int32(len(docs))
+			docs = append(docs, d)
+		}
+	}
+	var pairs []Pair
+	for _, p := range t.Pairs {
+		if a, b := index[p.A], index[p.B]; a >= 0 && b >= 0 {
+			pairs = append(pairs, Pair{A: a, B: b, J: p.J})
+		}
+	}
+	sub, _ := newIndexed(docs, t.MinJ, pairs) // t's ids are already distinct
+	return sub
+}
+
 // DocsOf computes the ground-truth view of every document of g, with the
 // shingle options of the job, on all CPUs.
-func DocsOf(g *corpus.Generator, o shingle.Options) []Doc {
+func DocsOf(g corpus.Source, o shingle.Options) []Doc {
 	docs := make([]Doc, g.Len())
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
@@ -71,7 +99,7 @@ func DocsOf(g *corpus.Generator, o shingle.Options) []Doc {
 				text := g.Text(i)
 				tr := g.Truth(i)
 				docs[i] = Doc{ID: tr.ID, Set: ShingleSet(text, o), Words: len(shingle.Tokens(text, o)),
-					Template: tr.Family == corpus.FamilyTemplate}
+					Template: tr.Family == corpus.FamilyTemplate, Language: tr.Language}
 			}
 		}()
 	}

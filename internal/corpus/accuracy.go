@@ -137,10 +137,16 @@ func (g *Generator) gradedText(e entry, pos int) string {
 // multiple of 1e-6 uniform in [TargetJaccardMin, 1]. It is the first draw
 // of the copy's mutation stream, so Truth can recompute it.
 func (g *Generator) targetJaccard(r *rng) float64 {
+	return drawTarget(r, g.cfg.TargetJaccardMin)
+}
+
+// drawTarget draws a multiple of 1e-6 uniform in [lo, 1], lo rounded to
+// basis points, with integer arithmetic only.
+func drawTarget(r *rng, lo float64) float64 {
 	const scale = 1_000_000
-	lo := int64(basisPoints(g.cfg.TargetJaccardMin)) * (scale / 10000)
+	from := int64(basisPoints(lo)) * (scale / 10000)
 	x := int64(r.intn(scale + 1))
-	return float64(lo+(scale-lo)*x/scale) / scale
+	return float64(from+(scale-from)*x/scale) / scale
 }
 
 // gradedEdits returns how many word edits at random positions give a copy

@@ -40,6 +40,9 @@ const (
 	FamilyShort Family = "short"
 	// FamilyTemplate is the template family.
 	FamilyTemplate Family = "template"
+	// FamilyPlanted is a family of a Multilingual corpus whose near copies
+	// have about PlantedEditRate of their words or graphemes edited.
+	FamilyPlanted Family = "planted"
 )
 
 // Mutation is a bit set of the edits applied to a near copy.
@@ -99,6 +102,12 @@ type Truth struct {
 	// TargetJaccard is the similarity to its base that a graded near copy
 	// was edited towards (see Config.TargetJaccardMin); 0 otherwise.
 	TargetJaccard float64 `json:"target_jaccard,omitempty"`
+	// Language is the code of the document's language in a Multilingual
+	// corpus; empty in an English one.
+	Language string `json:"language,omitempty"`
+	// EditRate is, for a near copy of a Multilingual corpus, its number of
+	// edits over the words or graphemes of its base (see Language).
+	EditRate float64 `json:"edit_rate,omitempty"`
 	// RecordID is the WARC-Record-ID of the document's record, for WARC and
 	// WET output.
 	RecordID string `json:"record_id,omitempty"`
@@ -129,11 +138,12 @@ const (
 	famRegular famCode = iota
 	famShort
 	famTemplate
+	famPlanted
 )
 
 // family returns the exported Family of f.
 func (f famCode) family() Family {
-	return [...]Family{"", FamilyShort, FamilyTemplate}[f]
+	return [...]Family{"", FamilyShort, FamilyTemplate, FamilyPlanted}[f]
 }
 
 // entry is the plan of one output position.
@@ -203,10 +213,7 @@ func (g *Generator) plan() {
 	// each family's content source.
 	plant := func(left int, fam famCode, next func() int32) {
 		for left >= c.MinCluster {
-			size := min(r.between(c.MinCluster, c.MaxCluster), left)
-			if rest := left - size; rest > 0 && rest < c.MinCluster && left <= c.MaxCluster {
-				size = left
-			}
+			size := familySize(&r, left, c.MinCluster, c.MaxCluster)
 			src := next()
 			docs = append(docs, entry{kind: kBase, fam: fam, cluster: family, source: src})
 			for range size - 1 {
@@ -294,6 +301,17 @@ func (g *Generator) plan() {
 		g.shortOrder[i], g.shortOrder[j] = g.shortOrder[j], g.shortOrder[i]
 	}
 	g.tmpl = g.planTemplate()
+}
+
+// familySize draws the size of the next family, lo to hi documents, when
+// left documents remain for families (left >= lo): all of them when the
+// rest would be too few for another family and left <= hi.
+func familySize(r *rng, left, lo, hi int) int {
+	size := min(r.between(lo, hi), left)
+	if rest := left - size; rest > 0 && rest < lo && left <= hi {
+		size = left
+	}
+	return size
 }
 
 // drawMutations picks the edits of a near copy: each of the five

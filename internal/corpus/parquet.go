@@ -16,7 +16,7 @@ type parquetDoc struct {
 
 // writeParquet writes documents [lo, hi) as a Parquet table, in row
 // groups of at most 10,000 rows.
-func writeParquet(g *Generator, w io.Writer, lo, hi int) error {
+func writeParquet(g Source, w io.Writer, lo, hi int) error {
 	pw := parquet.NewGenericWriter[parquetDoc](w, parquet.Compression(&parquet.Zstd), parquet.MaxRowsPerRowGroup(DocsPerFile))
 	for i := lo; i < hi; i++ {
 		d := g.Doc(i)

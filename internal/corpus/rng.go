@@ -13,6 +13,7 @@ const (
 	streamShort
 	streamRecord
 	streamTemplate
+	streamVocab
 )
 
 // rng is a small SplitMix64 generator. It is used instead of math/rand so

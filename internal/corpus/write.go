@@ -108,6 +108,19 @@ func (o WriteOptions) FileName(idx, files int) string {
 	return stem + "-" + pad(idx, 4) + ext
 }
 
+// Source is a generated corpus whose documents and ground truth are pure
+// functions of their position: a *Generator or a *Multilingual.
+type Source interface {
+	// Len returns the number of documents.
+	Len() int
+	// Doc returns the document at position i, 0 <= i < Len().
+	Doc(i int) Doc
+	// Text returns the text of the document at position i.
+	Text(i int) string
+	// Truth returns the ground truth of the document at position i.
+	Truth(i int) Truth
+}
+
 // Written lists the files Write produced, as paths.
 type Written struct {
 	Files []string
@@ -116,9 +129,14 @@ type Written struct {
 
 // Write writes every document of g to opts.Dir, plus the ground truth. The
 // output depends only on g and opts (never on Workers or the machine).
-func Write(g *Generator, opts WriteOptions) (Written, error) {
+// WARC and WET files need a *Generator (their records are dated and
+// identified by it); JSONL and Parquet take any Source.
+func Write(g Source, opts WriteOptions) (Written, error) {
 	if _, err := ParseFormat(string(opts.Format)); err != nil {
 		return Written{}, err
+	}
+	if _, ok := g.(*Generator); !ok && (opts.Format == FormatWARC || opts.Format == FormatWET) {
+		return Written{}, fmt.Errorf("format %s needs an English corpus (a *Generator)", opts.Format)
 	}
 	files := opts.Files
 	if files <= 0 {
@@ -171,7 +189,7 @@ func Write(g *Generator, opts WriteOptions) (Written, error) {
 }
 
 // writeFile writes documents [lo, hi) as data file number idx.
-func writeFile(g *Generator, opts WriteOptions, path string, idx, lo, hi int) (err error) {
+func writeFile(g Source, opts WriteOptions, path string, idx, lo, hi int) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("create data file: %w", err)
@@ -188,7 +206,7 @@ func writeFile(g *Generator, opts WriteOptions, path string, idx, lo, hi int) (e
 	case FormatParquet:
 		err = writeParquet(g, bw, lo, hi)
 	default:
-		err = writeWARC(g, bw, opts, filepath.Base(path), idx, lo, hi)
+		err = writeWARC(g.(*Generator), bw, opts, filepath.Base(path), idx, lo, hi)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -201,7 +219,7 @@ func writeFile(g *Generator, opts WriteOptions, path string, idx, lo, hi int) (e
 
 // writeJSONL writes documents [lo, hi) as JSON lines, in one gzip stream
 // when gz is set.
-func writeJSONL(g *Generator, w io.Writer, gz bool, lo, hi int) error {
+func writeJSONL(g Source, w io.Writer, gz bool, lo, hi int) error {
 	var zw *gzip.Writer
 	if gz {
 		zw = gzip.NewWriter(w)
@@ -211,7 +229,7 @@ func writeJSONL(g *Generator, w io.Writer, gz bool, lo, hi int) error {
 	enc.SetEscapeHTML(false)
 	for i := lo; i < hi; i++ {
 		if err := enc.Encode(g.Doc(i)); err != nil {
-			return fmt.Errorf("encode %s: %w", ID(i), err)
+			return fmt.Errorf("encode document %d: %w", i, err)
 		}
 	}
 	if zw != nil {
@@ -222,8 +240,9 @@ func writeJSONL(g *Generator, w io.Writer, gz bool, lo, hi int) error {
 	return nil
 }
 
-// writeTruth writes the ground truth, one JSON object per document.
-func writeTruth(g *Generator, format Format, path string) (err error) {
+// writeTruth writes the ground truth, one JSON object per document, with
+// the record ids of a *Generator's documents in formats other than JSONL.
+func writeTruth(g Source, format Format, path string) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("create truth file: %w", err)
@@ -242,10 +261,11 @@ func writeTruth(g *Generator, format Format, path string) (err error) {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	gen, _ := g.(*Generator)
 	for i := range g.Len() {
 		t := g.Truth(i)
-		if format != FormatJSONL {
-			t.RecordID = g.RecordID(format, i)
+		if format != FormatJSONL && gen != nil {
+			t.RecordID = gen.RecordID(format, i)
 		}
 		if err := enc.Encode(t); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
