@@ -60,6 +60,7 @@ func run(args []string) int {
 	fs.IntVar(&p.Bands, "bands", 0, "LSH bands (b); with --rows, overrides the choice made from the threshold")
 	fs.IntVar(&p.Rows, "rows", 0, "rows per band (r)")
 	fs.IntVar(&p.Hamming, "hamming", p.Hamming, "SimHash: largest Hamming distance of a pair")
+	fs.StringVar(&p.Tokenizer, "tokenizer", p.Tokenizer, "how text becomes tokens: scripts or words-only (the earlier rule); the truth follows it")
 	workers := fs.Int("workers", 2, "in-process workers of each job")
 	jsonPath := fs.String("json", "", "also write the report as JSON to this file")
 	check := fs.Bool("check", false, "exit 1 unless every MinHash run has precision 1, recall >= 0.99 for J >= t+0.05, >= 0.94 for [t, t+0.05) and 1 for J = 1 (--multilingual: precision 1 and recall >= 0.99 for J >= t+0.05 in every language, and planted-pair recall >= 0.99 at t = 0.8)")

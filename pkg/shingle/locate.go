@@ -24,9 +24,11 @@ type Located struct {
 func Locate(text string, o Options) ([]Span, []Located) {
 	var spans []Span
 	var toks []string
-	tokenize(text, o, func(tok []byte, sp Span) {
+	var singles []bool
+	tokenize(text, o, func(tok []byte, sp Span, single bool) {
 		spans = append(spans, sp)
 		toks = append(toks, string(tok))
+		singles = append(singles, single)
 	})
 	if len(toks) == 0 {
 		return nil, nil
@@ -69,8 +71,12 @@ func Locate(text string, o Options) ([]Span, []Located) {
 	if len(toks) <= k {
 		return spans, []Located{{Hash: HashString(strings.Join(toks, " "), o), First: 0, Last: len(toks) - 1}}
 	}
+	hashes := make([]uint64, 0, len(toks)-k+1)
 	for i := 0; i+k <= len(toks); i++ {
-		out = append(out, Located{Hash: HashString(strings.Join(toks[i:i+k], " "), o), First: i, Last: i + k - 1})
+		hashes = append(hashes, HashString(strings.Join(toks[i:i+k], " "), o))
+	}
+	for _, i := range winnowed(hashes, charShingles(singles, k)) {
+		out = append(out, Located{Hash: hashes[i], First: i, Last: i + k - 1})
 	}
 	return spans, out
 }

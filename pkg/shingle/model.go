@@ -29,21 +29,22 @@ import (
 // spaces are letters like any other.
 func Tokens(text string, o Options) []string {
 	var toks []string
-	tokenize(text, o, func(tok []byte, _ Span) { toks = append(toks, string(tok)) })
+	tokenize(text, o, func(tok []byte, _ Span, _ bool) { toks = append(toks, string(tok)) })
 	return toks
 }
 
 // tokenize calls emit with every token of text (see [Tokens]), in order,
-// and its span. A rune is lower-cased with unicode.ToLower (as
+// its span, and whether it is a token of one character (kindChar and its
+// marks). A rune is lower-cased with unicode.ToLower (as
 // strings.ToLower does; invalid UTF-8 is U+FFFD, a separator). The span
 // of a token runs from its first rune to its last rune or deleted mark.
-func tokenize(text string, o Options, emit func(tok []byte, sp Span)) {
+func tokenize(text string, o Options, emit func(tok []byte, sp Span, single bool)) {
 	var cur []byte
 	start, last := -1, 0
 	single := false // cur is a token of one character (and its marks)
 	end := func() {
 		if len(cur) > 0 {
-			emit(cur, Span{start, last})
+			emit(cur, Span{start, last}, single)
 		}
 		start, cur, single = -1, cur[:0], false
 	}
@@ -86,12 +87,23 @@ func tokenize(text string, o Options, emit func(tok []byte, sp Span)) {
 
 // Shingles returns the shingles of text in document order, repeats kept.
 // In word mode they are the k-grams of [Tokens] joined by one space; a text
-// with 1..k-1 tokens has one shingle made of all its tokens. In character
+// with 1..k-1 tokens has one shingle made of all its tokens. Of the k-grams
+// made only of one-character tokens (k characters of a script written
+// without spaces), which would be one a character, a third to a half are
+// kept, by winnowing: in each maximal run of them, the one of least hash
+// in every window of CharWindow consecutive ones. The choice depends only
+// on the characters around a shingle, so two texts keep the same
+// shingles where they agree, and a run always keeps at least one. In character
 // mode (o.CharGrams = n > 0) they are the n-rune substrings of the tokens
 // joined by single spaces; a shorter non-empty stream is one shingle. A text
 // without tokens has no shingle.
 func Shingles(text string, o Options) []string {
-	toks := Tokens(text, o)
+	var toks []string
+	var singles []bool
+	tokenize(text, o, func(tok []byte, _ Span, single bool) {
+		toks = append(toks, string(tok))
+		singles = append(singles, single)
+	})
 	if len(toks) == 0 {
 		return nil
 	}
@@ -110,9 +122,67 @@ func Shingles(text string, o Options) []string {
 	if len(toks) <= k {
 		return []string{strings.Join(toks, " ")}
 	}
-	out := make([]string, 0, len(toks)-k+1)
+	all := make([]string, 0, len(toks)-k+1)
+	hashes := make([]uint64, 0, len(toks)-k+1)
 	for i := 0; i+k <= len(toks); i++ {
-		out = append(out, strings.Join(toks[i:i+k], " "))
+		all = append(all, strings.Join(toks[i:i+k], " "))
+		hashes = append(hashes, HashString(all[i], o))
+	}
+	var out []string
+	for _, i := range winnowed(hashes, charShingles(singles, k)) {
+		out = append(out, all[i])
+	}
+	return out
+}
+
+// CharWindow is the window of the winnowing of character shingles: of
+// every CharWindow consecutive shingles made only of one-character tokens,
+// the one of least hash is kept (see [Shingles]).
+const CharWindow = 3
+
+// charShingles reports, for each k-gram of tokens, whether its k tokens
+// are all tokens of one character.
+func charShingles(singles []bool, k int) []bool {
+	out := make([]bool, len(singles)-k+1)
+	for i := range out {
+		out[i] = !slices.Contains(singles[i:i+k], false)
+	}
+	return out
+}
+
+// winnowed returns the positions of the shingles kept, in order: every
+// shingle not made only of one-character tokens and, of each maximal run
+// of those, the shingle of least hash (the rightmost of equal ones) of
+// every window of CharWindow consecutive shingles, or of the whole run
+// when it is shorter (Schleimer, Wilkerson and Aiken, "Winnowing", 2003).
+func winnowed(hashes []uint64, char []bool) []int {
+	keep := make([]bool, len(hashes))
+	for i := 0; i < len(hashes); {
+		if !char[i] {
+			keep[i] = true
+			i++
+			continue
+		}
+		j := i
+		for j < len(hashes) && char[j] {
+			j++
+		}
+		for s := i; s == i || s+CharWindow <= j; s++ {
+			least := s
+			for p := s; p < min(s+CharWindow, j); p++ {
+				if hashes[p] <= hashes[least] {
+					least = p
+				}
+			}
+			keep[least] = true
+		}
+		i = j
+	}
+	var out []int
+	for i, kept := range keep {
+		if kept {
+			out = append(out, i)
+		}
 	}
 	return out
 }

@@ -116,7 +116,11 @@ func TestShingles(t *testing.T) {
 			[]string{"jack london", "london traveled", "traveled to", "to oakland"}},
 		{"repeats kept", "a a a", Options{Words: 1}, []string{"a", "a", "a"}},
 		{"char grams", "東京 タワー", Options{CharGrams: 2}, []string{"東京", "京 ", " タ", "タワ", "ワー"}},
-		{"han: 5 characters a shingle", "東京タワーは高い", Options{}, []string{"東 京 タ ワ ー", "京 タ ワ ー は", "タ ワ ー は 高", "ワ ー は 高 い"}},
+		// 4 shingles of 5 characters, the least of each window of 3 kept:
+		// the third is the least of both windows.
+		{"han: 5 characters a shingle, winnowed", "東京タワーは高い", Options{}, []string{"タ ワ ー は 高"}},
+		{"words-only: one shingle of the clause", "東京タワーは高い", Options{Tokenizer: TokenizeWordsOnly}, []string{"東京タワーは高い"}},
+		{"word shingles are all kept", "iPhone 東 京 x y z", Options{}, []string{"iphone 東 京 x y", "東 京 x y z"}},
 		{"char grams keep thai marks", "ดี", Options{CharGrams: 1}, []string{"ด", "ี"}},
 		{"char grams short", "Ab", Options{CharGrams: 3}, []string{"ab"}},
 		{"char grams words joined by one space", "a, b", Options{CharGrams: 3}, []string{"a b"}},
@@ -580,6 +584,57 @@ func TestHashBoundsBMIMatchesGo(t *testing.T) {
 		s.hashBounds(low, b)
 		if !slices.Equal(a, b) {
 			t.Fatalf("trial %d: BMI word hashes differ from Go", trial)
+		}
+	}
+}
+
+func TestWinnowed(t *testing.T) {
+	tests := []struct {
+		name   string
+		hashes []uint64
+		char   []bool
+		want   []int
+	}{
+		{"no character shingles", []uint64{5, 3, 4}, []bool{false, false, false}, []int{0, 1, 2}},
+		{"least of each window of 3", []uint64{5, 3, 4, 1, 2}, []bool{true, true, true, true, true}, []int{1, 3}},
+		{"ties: the rightmost", []uint64{2, 2, 2, 2}, []bool{true, true, true, true}, []int{2, 3}},
+		{"a run shorter than the window keeps its least", []uint64{9, 7}, []bool{true, true}, []int{1}},
+		{"a run of one is kept", []uint64{9, 1, 8}, []bool{false, true, false}, []int{0, 1, 2}},
+		{"runs apart are winnowed apart", []uint64{5, 3, 4, 0, 6, 2, 7}, []bool{true, true, true, false, true, true, true}, []int{1, 3, 5}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := winnowed(tc.hashes, tc.char); !slices.Equal(got, tc.want) {
+				t.Fatalf("winnowed(%v, %v) = %v, want %v", tc.hashes, tc.char, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestWinnowDensity checks on Chinese and Thai text that winnowing keeps
+// about 2/(CharWindow+1) of the shingles made only of characters, the
+// density of winnowing with random hashes (less where a window holds the
+// same shingle twice, more where punctuation and spaces cut runs short);
+// and every other shingle.
+func TestWinnowDensity(t *testing.T) {
+	for _, name := range []string{"tutor.zh_cn.utf-8", "prose.th.txt"} {
+		text := readTestdata(t, name)
+		o := Options{}
+		var singles []bool
+		tokenize(text, o, func(_ []byte, _ Span, single bool) { singles = append(singles, single) })
+		char := charShingles(singles, o.grams())
+		nChar := 0
+		for _, c := range char {
+			if c {
+				nChar++
+			}
+		}
+		kept := len(Shingles(text, o)) - (len(char) - nChar)
+		want := 2.0 / (CharWindow + 1)
+		d := float64(kept) / float64(nChar)
+		t.Logf("%s: %d of %d character shingles kept (%.3f), %d other shingles", name, kept, nChar, d, len(char)-nChar)
+		if d < want-0.05 || d > want+0.1 {
+			t.Errorf("%s: density %.3f, want %.3f to %.3f", name, d, want-0.05, want+0.1)
 		}
 	}
 }

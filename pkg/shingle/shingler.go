@@ -58,6 +58,14 @@ type Shingler struct {
 	small [0x800]int32 // classify of every rune below U+0800
 	bmp   []int32      // classify of runes below U+10000 met so far (0: not yet), made on first use
 
+	// One-character tokens of the current text: bit i of chars is set
+	// when words[i] is one (anyChar: some bit is set); flags and win are
+	// the winnowing's buffers.
+	chars   []uint64
+	anyChar bool
+	flags   []bool
+	win     []uint64
+
 	avx2       bool   // use scanBlocksAVX2, runBoundsBMI and hashBoundsBMI
 	zeroDigits uint64 // 0x0f if DigitsToZero
 
@@ -224,6 +232,9 @@ func (s *Shingler) wordHashes(dst []uint64, text []byte) []uint64 {
 	dst = slices.Grow(dst, len(words)-k+1)[:n+len(words)-k+1]
 	roll(dst[n:], words, k, s.pk)
 	s.cnt = len(words)
+	if s.anyChar {
+		dst = dst[:n+s.winnow(dst[n:], len(words))]
+	}
 	return dst
 }
 
@@ -254,6 +265,10 @@ func roll(out, words []uint64, k int, pk uint64) {
 // words by unicodeRun.
 func (s *Shingler) hashWords(text []byte) []uint64 {
 	n := len(text)
+	if s.anyChar {
+		clear(s.chars)
+		s.anyChar = false
+	}
 	hasHigh := s.scan(text)
 	maxRuns := n/2 + 1 // runs are separated by at least one byte
 	if cap(s.words) < maxRuns {
@@ -405,7 +420,7 @@ func (s *Shingler) unicodeRun(words []uint64, run, low []byte) []uint64 {
 	for i := 0; i < len(run); {
 		if run[i] < utf8.RuneSelf { // an ASCII letter or digit: runs hold no other ASCII
 			if single {
-				words = append(words, unitHash(wb))
+				words = s.token(words, wb, true)
 				wb, single = wb[:0], false
 			}
 			wb = append(wb, low[i])
@@ -417,12 +432,12 @@ func (s *Shingler) unicodeRun(words []uint64, run, low []byte) []uint64 {
 		switch {
 		case class < 0:
 			if class == separator && len(wb) > 0 {
-				words = append(words, unitHash(wb))
+				words = s.token(words, wb, single)
 				wb, single = wb[:0], false
 			}
 		case class&charFlag != 0:
 			if len(wb) > 0 {
-				words = append(words, unitHash(wb))
+				words = s.token(words, wb, single)
 			}
 			wb, single = utf8.AppendRune(wb[:0], class&^charFlag), true
 		case class&extendFlag != 0:
@@ -431,17 +446,84 @@ func (s *Shingler) unicodeRun(words []uint64, run, low []byte) []uint64 {
 			}
 		default:
 			if single {
-				words = append(words, unitHash(wb))
+				words = s.token(words, wb, true)
 				wb, single = wb[:0], false
 			}
 			wb = utf8.AppendRune(wb, class)
 		}
 	}
 	if len(wb) > 0 {
-		words = append(words, unitHash(wb))
+		words = s.token(words, wb, single)
 	}
 	s.word = wb[:0]
 	return words
+}
+
+// token appends the unit hash of the token wb to words, and notes its
+// index if it is a token of one character.
+func (s *Shingler) token(words []uint64, wb []byte, single bool) []uint64 {
+	if single {
+		i := len(words)
+		for len(s.chars) <= i>>6 {
+			s.chars = append(s.chars, 0)
+		}
+		s.chars[i>>6] |= 1 << (i & 63)
+		s.anyChar = true
+	}
+	return append(words, unitHash(wb))
+}
+
+// winnow keeps, of the shingle hashes sh of a text of ntok tokens, those
+// [Shingles] keeps (see winnowed): all but the shingles made only of
+// one-character tokens, of which it keeps the least of every window of
+// CharWindow. It moves the kept ones to the front, in order, and returns
+// their number.
+func (s *Shingler) winnow(sh []uint64, ntok int) int {
+	k := s.k
+	flags := s.flags[:0]
+	run := 0 // one-character tokens ending at token t
+	for t := range ntok {
+		if t>>6 < len(s.chars) && s.chars[t>>6]>>(t&63)&1 != 0 {
+			run++
+		} else {
+			run = 0
+		}
+		if t >= k-1 {
+			flags = append(flags, run >= k)
+		}
+	}
+	s.flags = flags
+	n := 0
+	for i := 0; i < len(sh); {
+		if !flags[i] {
+			sh[n] = sh[i]
+			n++
+			i++
+			continue
+		}
+		j := i
+		for j < len(sh) && flags[j] {
+			j++
+		}
+		r := append(s.win[:0], sh[i:j]...) // n <= i: copy before writing
+		s.win = r
+		last := -1
+		for w := 0; w == 0 || w+CharWindow <= len(r); w++ {
+			least := w
+			for p := w; p < min(w+CharWindow, len(r)); p++ {
+				if r[p] <= r[least] {
+					least = p
+				}
+			}
+			if least != last { // the least moves right only
+				sh[n] = r[least]
+				n++
+				last = least
+			}
+		}
+		i = j
+	}
+	return n
 }
 
 // Classes of a rune besides a token rune (its lower-cased, normalised
