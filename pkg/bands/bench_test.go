@@ -4,6 +4,7 @@ import (
 	"github.com/neardup/neardup/internal/benchtext"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/pkg/minhash"
@@ -51,6 +52,12 @@ func BenchmarkPipeline(b *testing.B) {
 		{"english-300w", benchtext.SplitDocs(opticks, 300, 300, 1)},
 		{"short-10-50w", benchtext.SplitDocs(opticks, 10, 50, 2)},
 		{"nonascii-300w", benchtext.SplitDocs(nonASCII, 300, 300, 3)},
+		// Scripts without spaces, and Hindi, in documents of about the
+		// bytes of a 300-word English one.
+		{"chinese-1900B", benchtext.SplitBytes(readShingleTestdata(b, "tutor.zh_cn.utf-8"), 1900)},
+		{"japanese-1900B", benchtext.SplitBytes(readShingleTestdata(b, "tutor.ja.utf-8"), 1900)},
+		{"thai-1900B", benchtext.SplitBytes(strings.Repeat(readShingleTestdata(b, "prose.th.txt"), 6), 1900)},
+		{"hindi-1900B", benchtext.SplitBytes(strings.Repeat(readShingleTestdata(b, "prose.hi.txt"), 6), 1900)},
 	}
 	p := Params{16, 8}
 	dart, _ := minhash.NewDart(128, 1)
