@@ -45,6 +45,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	if err != nil {
 		return nil, err
 	}
+	scripts := shingle.NewScripts()
 	res := &job.MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, BandFiles: map[int]pqfile.Info{}, Scripts: map[string]*job.ScriptStats{}}
 	// Signatures (and shingle sets) go to their file as documents are
 	// read: they are most of a chunk's bytes.
@@ -88,7 +89,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			}
 			res.TextBytes += int64(len(d.Text))
 			res.Shingles += int64(len(set))
-			job.AddDoc(res.Scripts, shingle.DominantScript(d.Text), int64(len(set)))
+			job.AddDoc(res.Scripts, scripts.Dominant(d.Text), int64(len(set)))
 			if len(set) == 0 {
 				res.Empty++
 				return sigs.add(nil)

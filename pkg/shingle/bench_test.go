@@ -131,3 +131,20 @@ func BenchmarkHashString(b *testing.B) {
 	reportPerShingle(b, len(shingles))
 	_ = utf8.RuneError
 }
+
+// BenchmarkDominantScript is the per-document cost of naming its script.
+func BenchmarkDominantScript(b *testing.B) {
+	for _, c := range benchCorpora(b) {
+		b.Run(c.name, func(b *testing.B) {
+			s := NewScripts()
+			b.SetBytes(totalBytes(c.docs))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, d := range c.docs {
+					s.Dominant(d)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(c.docs)), "ns/doc")
+		})
+	}
+}

@@ -11,7 +11,7 @@ import (
 // tokenizer cares: which rule cuts it into tokens.
 type Script uint8
 
-// The scripts [DominantScript] tells apart. ScriptNone is a text without
+// The scripts [Scripts.Dominant] tells apart. ScriptNone is a text without
 // letters; ScriptOther is letters of a script none of these names, which
 // the tokenizer treats as written with spaces (true of most, not of all:
 // Javanese, Balinese or Vai, for instance, have no rule of their own).
@@ -52,12 +52,67 @@ const (
 
 // String returns the script's name, as the manifest writes it.
 func (s Script) String() string {
-	names := [numScripts]string{"none", "Latin", "Greek", "Cyrillic", "Armenian", "Georgian", "Hebrew", "Arabic",
-		"Syriac", "Thaana", "Ethiopic", "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil",
-		"Telugu", "Kannada", "Malayalam", "Sinhala", "Han", "Kana", "Bopomofo", "Hangul", "Thai", "Lao",
-		"Khmer", "Myanmar", "Tibetan", "other"}
-	if s < numScripts {
-		return names[s]
+	switch s {
+	case ScriptNone:
+		return "none"
+	case ScriptLatin:
+		return "Latin"
+	case ScriptGreek:
+		return "Greek"
+	case ScriptCyrillic:
+		return "Cyrillic"
+	case ScriptArmenian:
+		return "Armenian"
+	case ScriptGeorgian:
+		return "Georgian"
+	case ScriptHebrew:
+		return "Hebrew"
+	case ScriptArabic:
+		return "Arabic"
+	case ScriptSyriac:
+		return "Syriac"
+	case ScriptThaana:
+		return "Thaana"
+	case ScriptEthiopic:
+		return "Ethiopic"
+	case ScriptDevanagari:
+		return "Devanagari"
+	case ScriptBengali:
+		return "Bengali"
+	case ScriptGurmukhi:
+		return "Gurmukhi"
+	case ScriptGujarati:
+		return "Gujarati"
+	case ScriptOriya:
+		return "Oriya"
+	case ScriptTamil:
+		return "Tamil"
+	case ScriptTelugu:
+		return "Telugu"
+	case ScriptKannada:
+		return "Kannada"
+	case ScriptMalayalam:
+		return "Malayalam"
+	case ScriptSinhala:
+		return "Sinhala"
+	case ScriptHan:
+		return "Han"
+	case ScriptKana:
+		return "Kana"
+	case ScriptBopomofo:
+		return "Bopomofo"
+	case ScriptHangul:
+		return "Hangul"
+	case ScriptThai:
+		return "Thai"
+	case ScriptLao:
+		return "Lao"
+	case ScriptKhmer:
+		return "Khmer"
+	case ScriptMyanmar:
+		return "Myanmar"
+	case ScriptTibetan:
+		return "Tibetan"
 	}
 	return "other"
 }
@@ -102,8 +157,44 @@ func scriptBlocks() []scriptBlock {
 	}
 }
 
-// ScriptSample is how much of a text [DominantScript] looks at.
-const ScriptSample = 4096
+// ScriptSample is how much of a text [Scripts.Dominant] looks at.
+const ScriptSample = 1024
+
+// Scripts names the dominant script of texts. It holds a table of the
+// Basic Multilingual Plane by 16 code points, made once: keep one for
+// many texts. It is read-only after NewScripts, so safe for concurrent
+// use.
+type Scripts struct {
+	blocks []scriptBlock
+	// bmp[r>>4] is the script of the letters of r's 16-code-point block,
+	// ScriptNone if it has no named one, or mixed if it straddles the
+	// bounds of scriptBlocks (looked up then).
+	bmp [0x1000]Script
+}
+
+// mixed marks a 16-code-point block that straddles script bounds.
+const mixed Script = 0xff
+
+// NewScripts returns a Scripts.
+func NewScripts() *Scripts {
+	s := &Scripts{blocks: scriptBlocks()}
+	for i := range s.bmp {
+		lo, hi := rune(i)<<4, rune(i)<<4|0xf
+		s.bmp[i] = ScriptNone
+		for _, b := range s.blocks {
+			switch {
+			case b.lo <= lo && hi <= b.hi:
+				s.bmp[i] = b.s
+			case b.lo <= hi && lo <= b.hi:
+				s.bmp[i] = mixed
+			default:
+				continue
+			}
+			break
+		}
+	}
+	return s
+}
 
 // isASCII reports whether every byte of b is below 0x80, 8 bytes at a
 // time.
@@ -119,11 +210,17 @@ func isASCII(b []byte) bool {
 	return or&bytes80 == 0
 }
 
-// DominantScript returns the script of most letters among the first
+// DominantScript is NewScripts().Dominant(text): for one text; keep a
+// Scripts for many.
+func DominantScript(text []byte) Script { return NewScripts().Dominant(text) }
+
+// Dominant returns the script of most letters among the first
 // ScriptSample bytes of text (ties go to the script listed first), or
 // ScriptNone when there are no letters. A text of ASCII bytes only is
-// Latin or none, found without decoding.
-func DominantScript(text []byte) Script {
+// Latin or none, found without decoding. The letters of a block of a
+// named script are counted without looking each up (its punctuation and
+// digits count too: they are few).
+func (s *Scripts) Dominant(text []byte) Script {
 	text = text[:min(len(text), ScriptSample)]
 	if isASCII(text) {
 		for _, c := range text {
@@ -133,38 +230,49 @@ func DominantScript(text []byte) Script {
 		}
 		return ScriptNone
 	}
-	blocks := scriptBlocks()
 	var counts [numScripts]int
 	for _, r := range string(text) {
-		if r < utf8.RuneSelf {
+		switch {
+		case r < utf8.RuneSelf:
 			if r|0x20 >= 'a' && r|0x20 <= 'z' {
 				counts[ScriptLatin]++
 			}
-			continue
-		}
-		if !unicode.IsLetter(r) {
-			continue
-		}
-		i, _ := slices.BinarySearchFunc(blocks, r, func(b scriptBlock, r rune) int {
-			switch {
-			case b.hi < r:
-				return -1
-			case b.lo > r:
-				return 1
+		case r < 0x10000 && s.bmp[r>>4] != mixed:
+			if sc := s.bmp[r>>4]; sc != ScriptNone {
+				counts[sc]++
+			} else if r >= 0x80 && unicode.IsLetter(r) {
+				counts[ScriptOther]++
 			}
-			return 0
-		})
-		if i < len(blocks) && blocks[i].lo <= r && r <= blocks[i].hi {
-			counts[blocks[i].s]++
-		} else {
-			counts[ScriptOther]++
+		default:
+			counts[s.lookup(r)]++
 		}
 	}
 	best := ScriptNone
-	for s := ScriptLatin; s < numScripts; s++ {
-		if counts[s] > counts[best] {
-			best = s
+	for sc := ScriptLatin; sc < numScripts; sc++ {
+		if counts[sc] > counts[best] {
+			best = sc
 		}
 	}
 	return best
+}
+
+// lookup returns the script of r from the blocks: ScriptNone if it is
+// not a letter, ScriptOther if it is one of no named script.
+func (s *Scripts) lookup(r rune) Script {
+	if !unicode.IsLetter(r) {
+		return ScriptNone
+	}
+	i, _ := slices.BinarySearchFunc(s.blocks, r, func(b scriptBlock, r rune) int {
+		switch {
+		case b.hi < r:
+			return -1
+		case b.lo > r:
+			return 1
+		}
+		return 0
+	})
+	if i < len(s.blocks) && s.blocks[i].lo <= r && r <= s.blocks[i].hi {
+		return s.blocks[i].s
+	}
+	return ScriptOther
 }

@@ -3,6 +3,7 @@ package shingle
 import (
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestDominantScript(t *testing.T) {
@@ -55,5 +56,25 @@ func TestScriptBlocksSorted(t *testing.T) {
 	}
 	if ScriptOther.Covered() || ScriptNone.Covered() || !ScriptThai.Covered() {
 		t.Error("Covered: want false for other and none, true for Thai")
+	}
+}
+
+// TestScriptsTable checks the table of NewScripts against the blocks: a
+// letter of a block the table names is of that script, and the letters of
+// the blocks it names none of are of no named script.
+func TestScriptsTable(t *testing.T) {
+	s := NewScripts()
+	for r := rune(0x80); r < 0x10000; r++ {
+		sc := s.bmp[r>>4]
+		if sc == mixed || !unicode.IsLetter(r) {
+			continue
+		}
+		want := s.lookup(r)
+		if sc == ScriptNone {
+			sc = ScriptOther
+		}
+		if sc != want {
+			t.Fatalf("U+%04X: the table says %v, the blocks %v", r, sc, want)
+		}
 	}
 }
