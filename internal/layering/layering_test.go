@@ -1,0 +1,191 @@
+// Package layering holds the test of the project's dependency policy, in
+// the style of Go's go/build/deps_test.go: the allowed imports between
+// neardup's packages are one statement, checked against the source.
+package layering
+
+import (
+	"go/build"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// policy says which of neardup's packages each package may import: "A, B
+// < C, D" lets C and D import A and B and everything A and B may import.
+// NONE lists the packages that import no other of neardup's. The layers
+// run from the kernels (tokens, sketches, bands) through records and
+// formats, the job's vocabulary, the stages and the control plane, to the
+// command line. A new package must be placed here.
+const policy = `
+NONE < pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pkg/formats,
+       internal/unionfind, internal/sigfile, internal/storage, internal/queue,
+       internal/buildinfo, internal/procstat, internal/metrics,
+       internal/metrics/metricstest, internal/benchtext, internal/corpus,
+       internal/s3test, e2e;
+
+# kernels
+pkg/minhash < pkg/bands;
+pkg/shingle < internal/reference;
+
+# files and records
+internal/buildinfo, internal/storage < internal/pqfile;
+internal/storage < internal/faults;
+
+# the job's vocabulary, and what reads finished jobs
+internal/pqfile, pkg/bands, pkg/formats, pkg/shingle, pkg/simhash < internal/job;
+internal/job < internal/index;
+internal/job, pkg/records < internal/kept;
+pkg/bands, pkg/records, pkg/shingle < internal/report;
+
+# stages
+internal/job, internal/sigfile, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
+internal/index, internal/stage < internal/query;
+
+# the control plane
+internal/faults, internal/index, internal/queue, internal/report, internal/stage < pkg/pipeline;
+
+# tools and commands
+internal/corpus, internal/reference, pkg/pipeline < internal/accuracy;
+internal/kept, internal/metrics, internal/procstat, internal/query, pkg/pipeline < internal/cli;
+internal/cli < cmd/coordinator, cmd/worker;
+internal/accuracy < cmd/accuracy;
+internal/corpus < cmd/gencorpus;
+`
+
+// module is the import path of the module.
+const module = "github.com/neardup/neardup"
+
+// parsePolicy returns, for every package the policy names, the packages
+// it may import (transitively allowed through the rules).
+func parsePolicy(t *testing.T, text string) map[string]map[string]bool {
+	t.Helper()
+	allowed := map[string]map[string]bool{}
+	var stmts []string
+	for _, line := range strings.Split(text, "\n") {
+		if i := strings.Index(line, "#"); i >= 0 {
+			line = line[:i]
+		}
+		stmts = append(stmts, line)
+	}
+	for _, rule := range strings.Split(strings.Join(stmts, " "), ";") {
+		if strings.TrimSpace(rule) == "" {
+			continue
+		}
+		lo, hi, ok := strings.Cut(rule, "<")
+		if !ok {
+			t.Fatalf("policy rule %q has no <", strings.TrimSpace(rule))
+		}
+		for _, p := range list(hi) {
+			if allowed[p] == nil {
+				allowed[p] = map[string]bool{}
+			}
+			for _, q := range list(lo) {
+				if q == "NONE" {
+					continue
+				}
+				below, known := allowed[q]
+				if !known {
+					t.Fatalf("policy: %s is used before its rule", q)
+				}
+				allowed[p][q] = true
+				for r := range below {
+					allowed[p][r] = true
+				}
+			}
+		}
+	}
+	return allowed
+}
+
+// list splits a comma-separated list of package names.
+func list(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// TestDependencyPolicy checks every package of the module (test files
+// aside) against the policy: it must be named there, and import only what
+// the policy allows.
+func TestDependencyPolicy(t *testing.T) {
+	allowed := parsePolicy(t, policy)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
+			return filepath.SkipDir
+		}
+		pkg, err := build.ImportDir(path, 0)
+		if err != nil {
+			if _, ok := err.(*build.NoGoError); ok {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if rel == "internal/layering" {
+			return nil
+		}
+		seen++
+		may, named := allowed[rel]
+		if !named {
+			t.Errorf("%s is not in the dependency policy: place it in internal/layering", rel)
+			return nil
+		}
+		for _, imp := range pkg.Imports {
+			dep, ok := strings.CutPrefix(imp, module+"/")
+			if !ok {
+				continue
+			}
+			if !may[dep] {
+				t.Errorf("%s imports %s, which the dependency policy does not allow", rel, dep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 20 {
+		t.Fatalf("checked %d packages: is the module root %s?", seen, root)
+	}
+	for p := range allowed {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+			t.Errorf("the policy names %s, which does not exist", p)
+		}
+	}
+}
+
+// TestPolicyParse checks the reading of rules on a small policy.
+func TestPolicyParse(t *testing.T) {
+	got := parsePolicy(t, "NONE < a, b; a < c; # a comment\nc, b < d;")
+	want := map[string][]string{"a": nil, "b": nil, "c": {"a"}, "d": {"a", "b", "c"}}
+	for p, deps := range want {
+		var have []string
+		for q := range got[p] {
+			have = append(have, q)
+		}
+		slices.Sort(have)
+		if !slices.Equal(have, deps) {
+			t.Errorf("%s may import %v, want %v", p, have, deps)
+		}
+	}
+}
