@@ -141,7 +141,8 @@ func TestComposeModel(t *testing.T) {
 }
 
 // composeUp is a `docker compose [--profile P]... up [flags] [SERVICE...]`
-// command of the README, with the shell lines before it in its block.
+// command of README.md or docs/*.md, with the shell lines before it in its
+// block.
 type composeUp struct {
 	line     string
 	setup    []string
@@ -151,11 +152,12 @@ type composeUp struct {
 	scale    map[string]int
 }
 
-// readmeComposeUps returns the README's `docker compose ... up` commands.
-func readmeComposeUps(t *testing.T) []composeUp {
+// docComposeUps returns the `docker compose ... up` commands of README.md
+// and docs/*.md.
+func docComposeUps(t *testing.T) []composeUp {
 	t.Helper()
 	var ups []composeUp
-	for _, b := range readmeBlocks(t, "sh") {
+	for _, b := range docBlocks(t, "sh") {
 		lines := strings.Split(strings.TrimSpace(b), "\n")
 		for i, line := range lines {
 			line, _, _ = strings.Cut(line, " #")
@@ -169,7 +171,7 @@ func readmeComposeUps(t *testing.T) []composeUp {
 		}
 	}
 	if len(ups) == 0 {
-		t.Fatal("README.md has no `docker compose ... up` command in a ```sh block")
+		t.Fatal("README.md and docs/*.md have no `docker compose ... up` command in a ```sh block")
 	}
 	return ups
 }
@@ -566,7 +568,8 @@ func neardupArgs(t *testing.T, ib imageBuild, name string, svc composeService) (
 }
 
 // TestComposeFile reads docker-compose.yml with a YAML library and runs
-// each of the README's `docker compose up` commands with its services as
+// each `docker compose up` command of README.md and docs/*.md (in
+// docs/operations.md, "Several machines") with its services as
 // local processes or emulated in this process:
 //
 //   - the nats service (image nats) as a nats-server in this process on a
@@ -596,9 +599,13 @@ func neardupArgs(t *testing.T, ib imageBuild, name string, svc composeService) (
 func TestComposeFile(t *testing.T) {
 	p := readCompose(t)
 	ib := readDockerfile(t)
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
+	var docs []byte
+	for _, path := range docFiles(t) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b...)
 	}
 	for name, svc := range p.Services {
 		if svc.Build != "" {
@@ -607,11 +614,11 @@ func TestComposeFile(t *testing.T) {
 				t.Errorf("service %s: %s %v", name, prog, err)
 			}
 		}
-		if n := svc.Deploy.Replicas; n != nil && !strings.Contains(string(readme), fmt.Sprintf("`deploy.replicas: %d`", *n)) {
-			t.Errorf("service %s has deploy.replicas: %d, which README.md does not say (as `deploy.replicas: %d`)", name, *n, *n)
+		if n := svc.Deploy.Replicas; n != nil && !strings.Contains(string(docs), fmt.Sprintf("`deploy.replicas: %d`", *n)) {
+			t.Errorf("service %s has deploy.replicas: %d, which neither README.md nor docs/*.md says (as `deploy.replicas: %d`)", name, *n, *n)
 		}
 	}
-	for _, up := range readmeComposeUps(t) {
+	for _, up := range docComposeUps(t) {
 		t.Run(up.line, func(t *testing.T) { runComposeUp(t, p, ib, up) })
 	}
 }
@@ -631,7 +638,7 @@ func runComposeUp(t *testing.T, p composeProject, ib imageBuild, up composeUp) {
 	setup := exec.Command("sh", "-ec", strings.Join(up.setup, "\n"))
 	setup.Dir = r.project
 	if b, err := setup.CombinedOutput(); err != nil {
-		t.Fatalf("the README's lines before %q: %v\n%s", up.line, err, b)
+		t.Fatalf("the lines before %q in its block: %v\n%s", up.line, err, b)
 	}
 
 	// Compose watches the services the command names, or all: the first

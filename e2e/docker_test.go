@@ -114,6 +114,7 @@ func TestDockerBuildContext(t *testing.T) {
 		{"internal/corpus/corpus_test.go", false},
 		{"e2e/doc.go", false},
 		{"README.md", false},
+		{"docs/usage.md", false},
 		{"go.mod", true},
 		{"go.sum", true},
 		{"cmd/gencorpus/main.go", true},

@@ -10,16 +10,17 @@ import (
 )
 
 // TestKeptCorpus runs the README's sample command, then the commands of
-// its section "Writing the deduplicated corpus" as written (```sh kept
-// blocks): the sample's corpus without its duplicates and annotated, and
-// a job on a generated Parquet table whose corpus is Parquet. It checks
-// the counts of every kept.json against the jobs' manifests, then runs
-// the section's SQL (```sql kept) in DuckDB: the Parquet corpus holds
-// the table's documents minus its duplicates.
+// the section "Writing the deduplicated corpus" (docs/usage.md) as written
+// (the ```sh kept blocks of README.md and docs/*.md): the sample's corpus
+// without its duplicates and annotated, and a job on a generated Parquet
+// table whose corpus is Parquet. It checks the counts of every kept.json
+// against the jobs' manifests, then runs the section's SQL (```sql kept)
+// in DuckDB: the Parquet corpus holds the table's documents minus its
+// duplicates.
 func TestKeptCorpus(t *testing.T) {
 	dir, _ := sampleJob(t)
 	ran := 0
-	for _, b := range readmeBlocks(t, "sh kept") {
+	for _, b := range docBlocks(t, "sh kept") {
 		for _, line := range strings.Split(b, "\n") {
 			rest, ok := strings.CutPrefix(line, "go run ./cmd/")
 			if !ok {
@@ -35,7 +36,7 @@ func TestKeptCorpus(t *testing.T) {
 		}
 	}
 	if ran < 4 {
-		t.Fatalf("the README's ```sh kept blocks hold %d commands, want the sample's corpus and the Parquet table's", ran)
+		t.Fatalf("the ```sh kept blocks of README.md and docs/*.md hold %d commands, want the sample's corpus and the Parquet table's", ran)
 	}
 	for kept, job := range map[string]string{
 		"out/sample-kept": "out/sample", "out/sample-annotated": "out/sample",

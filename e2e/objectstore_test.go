@@ -110,10 +110,10 @@ func TestObjectStorage(t *testing.T) {
 }
 
 // TestObjectStorageSample runs the README's sample command with its output
-// in a bucket, then runs the README's SQL with DuckDB on the output and
-// compares with the same golden results as the local run. DuckDB reads a
-// copy fetched from the bucket: its httpfs extension is downloaded from
-// extensions.duckdb.org, which this machine cannot reach.
+// in a bucket, then runs the SQL of README.md and docs/*.md with DuckDB on
+// the output and compares with the same golden results as the local run.
+// DuckDB reads a copy fetched from the bucket: its httpfs extension is
+// downloaded from extensions.duckdb.org, which this machine cannot reach.
 func TestObjectStorageSample(t *testing.T) {
 	s3test.Start(t, "crawl")
 	args := sampleArgs(t)

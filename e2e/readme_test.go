@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,11 +19,34 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// readmeBlocks returns the fenced code blocks of README.md with the given
-// info string.
-func readmeBlocks(t *testing.T, lang string) []string {
+// docFiles are the Markdown files whose code blocks the tests run, in
+// this order: README.md, then every docs/*.md by name.
+func docFiles(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open("../README.md")
+	docs, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(docs)
+	return append([]string{"../README.md"}, docs...)
+}
+
+// docBlocks returns the fenced code blocks with the given info string of
+// README.md and then of every docs/*.md, in name order (docFiles).
+func docBlocks(t *testing.T, lang string) []string {
+	t.Helper()
+	var blocks []string
+	for _, path := range docFiles(t) {
+		blocks = append(blocks, fileBlocks(t, path, lang)...)
+	}
+	return blocks
+}
+
+// fileBlocks returns the fenced code blocks of the Markdown file path with
+// the given info string.
+func fileBlocks(t *testing.T, path, lang string) []string {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +65,9 @@ func readmeBlocks(t *testing.T, lang string) []string {
 		case cur != nil:
 			cur.WriteString(line + "\n")
 		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 	return blocks
 }
@@ -81,11 +108,13 @@ func readmeJob(t *testing.T, args []string) (dir, out, log string) {
 	return dir, out, buf.String()
 }
 
-// sampleArgs are the arguments of the README's sample command.
+// sampleArgs are the arguments of the README's sample command: the last
+// `go run ./cmd/coordinator` line of README.md's ```sh blocks (the sample
+// is the front page's first command, so it is looked for there only).
 func sampleArgs(t *testing.T) []string {
 	t.Helper()
 	var args []string
-	for _, b := range readmeBlocks(t, "sh") {
+	for _, b := range fileBlocks(t, "../README.md", "sh") {
 		for _, line := range strings.Split(b, "\n") {
 			if rest, ok := strings.CutPrefix(line, "go run ./cmd/coordinator "); ok {
 				args = strings.Fields(rest)
@@ -100,7 +129,8 @@ func sampleArgs(t *testing.T) []string {
 
 // TestSampleOutputs runs the README's sample job, reads every output file
 // back with Apache Arrow's Parquet reader and checks schemas and row counts,
-// then runs the README's SQL in DuckDB and checks the results.
+// then runs the SQL of README.md and docs/*.md in DuckDB and checks the
+// results.
 func TestSampleOutputs(t *testing.T) {
 	dir, out, log := readmeJob(t, sampleArgs(t))
 	counts := readCounts(t, out)
@@ -147,8 +177,9 @@ func checkSummary(t *testing.T, log string, counts map[string]int64) {
 
 // TestEmptyDatasets runs the README's sample command on a few distinct
 // documents, a job with no duplicates and no rejects: every dataset the
-// README lists must still exist with the schemas of the sample's, and every
-// query of the README must run, giving zero rows or zero counts.
+// docs list (docs/usage.md, "Output") must still exist with the schemas of
+// the sample's, and every query of README.md and docs/*.md must run, giving
+// zero rows or zero counts.
 func TestEmptyDatasets(t *testing.T) {
 	var args []string
 	for _, a := range sampleArgs(t) {
@@ -187,9 +218,10 @@ func readCounts(t *testing.T, out string) map[string]int64 {
 	return man.Counts
 }
 
-// checkDatasets reads every dataset of the README's Output section in out
-// with Apache Arrow's Parquet reader: each must have files, one schema,
-// the schemas of schemas.golden, and the rows the manifest's counts say.
+// checkDatasets reads every dataset of the Output section (docs/usage.md)
+// in out with Apache Arrow's Parquet reader: each must have files, one
+// schema, the schemas of schemas.golden, and the rows the manifest's
+// counts say.
 func checkDatasets(t *testing.T, out string, counts map[string]int64) {
 	t.Helper()
 	datasets := []struct {
@@ -254,26 +286,26 @@ func arrowRead(t *testing.T, path string) (string, int64) {
 	return strings.Join(fields, "\n"), tbl.NumRows()
 }
 
-// duckdbQueries runs every ```sql block of the README with DuckDB (through
-// its Node.js package) in dir and compares the results with the golden
-// file name.
+// duckdbQueries runs every ```sql block of README.md and docs/*.md
+// (docBlocks) with DuckDB (through its Node.js package) in dir and
+// compares the results with the golden file name.
 func duckdbQueries(t *testing.T, dir, name string) {
 	t.Helper()
 	golden(t, name, duckdbBlocks(t, dir, "sql"))
 }
 
-// duckdbBlocks runs every block of the README with the info string lang
-// with DuckDB in dir and returns what it printed: each query and its
-// rows as JSON lines.
+// duckdbBlocks runs every block of README.md and docs/*.md with the info
+// string lang with DuckDB in dir and returns what it printed: each query
+// and its rows as JSON lines.
 func duckdbBlocks(t *testing.T, dir, lang string) []byte {
 	t.Helper()
 	modules := os.Getenv("NEARDUP_NODE_MODULES")
 	if modules == "" {
-		skipOrFail(t, "NEARDUP_NODE_MODULES is not set: run scripts/install-test-tools.sh and scripts/test to check the README's SQL with DuckDB")
+		skipOrFail(t, "NEARDUP_NODE_MODULES is not set: run scripts/install-test-tools.sh and scripts/test to check the SQL of README.md and docs/*.md with DuckDB")
 	}
-	queries := readmeBlocks(t, lang)
+	queries := docBlocks(t, lang)
 	if len(queries) == 0 {
-		t.Fatalf("README.md has no ```%s blocks", lang)
+		t.Fatalf("README.md and docs/*.md have no ```%s blocks", lang)
 	}
 	qfile := filepath.Join(dir, "queries.json")
 	qdata, _ := json.Marshal(queries)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the test tools that Go does not bring: Chromium (to check the
 # run report in a browser) and DuckDB's Node.js package (to run the
-# README's SQL against real output). Idempotent; without them it says so and
+# SQL of README.md and docs/ against real output). Idempotent; without them it says so and
 # the tests that need them skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -70,8 +70,8 @@ func TestResolveInvalid(t *testing.T) {
 }
 
 // TestResolveBands checks the bands and rows Resolve chooses: MinHash's
-// minimise the weighted error areas (the README's table), given ones are
-// kept, and SimHash's are its k+1 blocks.
+// minimise the weighted error areas (the table in docs/design.md), given
+// ones are kept, and SimHash's are its k+1 blocks.
 func TestResolveBands(t *testing.T) {
 	tests := []struct {
 		name        string
