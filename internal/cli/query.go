@@ -26,7 +26,7 @@ func querySetup(fs *flag.FlagSet) Prepare {
 	threshold := fs.Float64("threshold", 0, "similarity at or above which an indexed document is reported (0: each index's own --threshold)")
 	format := fs.String("format", query.FormatAuto, "input format: auto, jsonl (id and text fields) or text (one document a line, id = line number)")
 	batch := fs.Int("batch", 256, "documents queried together: a batch reads each partition it needs once, and its results are printed when it is done (1 for interactive use)")
-	tokenizer := fs.String("tokenizer", shingle.TokenizeScripts.String(), "the tokenizer the indexes must have been made with (scripts or words-only): an index made with the other is refused")
+	tokenizer := fs.String("tokenizer", "", "if given (scripts or words-only), refuse an index made with the other tokenizer; without it each index's documents are shingled by its own rule, which the queries follow")
 	cacheMB := fs.Int64("cache-mb", 256, "memory for the band files kept between batches (20 bytes a band record; 0: none, each batch reads the columns it needs)")
 	var logs logFlags
 	logs.register(fs)
@@ -45,7 +45,7 @@ func querySetup(fs *flag.FlagSet) Prepare {
 		default:
 			return nil, fmt.Errorf("--format must be auto, jsonl or text, not %q", *format)
 		}
-		if _, err := shingle.ParseTokenizer(*tokenizer); err != nil {
+		if _, err := shingle.ParseTokenizer(*tokenizer); *tokenizer != "" && err != nil {
 			return nil, fmt.Errorf("--tokenizer must be scripts or words-only, not %q", *tokenizer)
 		}
 		if *batch < 1 {
@@ -74,6 +74,12 @@ func querySetup(fs *flag.FlagSet) Prepare {
 				return fail(err)
 			}
 			defer s.Close()
+			for _, ix := range s.Indexes() {
+				if *tokenizer == "" && ix.Params.Tokenizer != shingle.TokenizeScripts.String() {
+					log.Warn("an index was made with an earlier tokenizer: queries are cut into tokens by its rule, so near copies in scripts written without spaces are mostly missed; rebuild it for the default rule",
+						"index", ix.Job, "tokenizer", ix.Params.Tokenizer)
+				}
+			}
 			w := bufio.NewWriterSize(out.Stdout, 1<<16)
 			enc := json.NewEncoder(w)
 			enc.SetEscapeHTML(false)

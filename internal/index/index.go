@@ -27,11 +27,14 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/shingle"
 )
 
-// Version is the layout's version; Load refuses others.
-const Version = 1
+// Version is the layout's version; Load refuses others but version 1,
+// the same layout made before the tokenizer was a parameter (its
+// params, without one, read as words-only). Version 2 keeps older
+// builds, which would shingle by words-only whatever the index says, from
+// reading an index made by script.
+const Version = 2
 
 // Index describes a job's index.
 type Index struct {
@@ -124,12 +127,8 @@ func Load(ctx context.Context, st storage.Opener) (*Index, error) {
 	if err := json.Unmarshal(data, &ix); err != nil {
 		return nil, fmt.Errorf("%s: %w", job.IndexFile, err)
 	}
-	if ix.Version != Version {
+	if ix.Version != Version && ix.Version != 1 {
 		return nil, fmt.Errorf("%s: layout version %d, this build reads %d", job.IndexFile, ix.Version, Version)
-	}
-	if ix.Params.Tokenizer == "" {
-		// Made before the tokenizer was a parameter: by the rule of then.
-		ix.Params.Tokenizer = shingle.TokenizeWordsOnly.String()
 	}
 	return &ix, nil
 }

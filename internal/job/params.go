@@ -6,6 +6,7 @@
 package job
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -228,11 +229,30 @@ func (p Params) ShingleOptions() shingle.Options {
 	}
 }
 
-// tokenizer is the Tokenizer p names (TokenizeScripts if none: Resolve
-// refuses an unknown name).
+// tokenizer is the Tokenizer p names; an unknown name (from a newer
+// coordinator, say) gives an invalid Tokenizer, which NewShingler refuses.
 func (p Params) tokenizer() shingle.Tokenizer {
-	t, _ := shingle.ParseTokenizer(p.Tokenizer)
+	t, err := shingle.ParseTokenizer(p.Tokenizer)
+	if err != nil {
+		return shingle.Tokenizer(0xff)
+	}
 	return t
+}
+
+// UnmarshalJSON decodes params as encoded by encoding/json, reading params
+// without a tokenizer (the job state, index, spec or manifest of a version
+// before it was a parameter) as "words-only", the rule they were made by.
+func (p *Params) UnmarshalJSON(data []byte) error {
+	type plain Params // without this method
+	q := plain(*p)    // fields the JSON leaves out keep their values
+	if err := json.Unmarshal(data, &q); err != nil {
+		return err
+	}
+	if q.Tokenizer == "" {
+		q.Tokenizer = shingle.TokenizeWordsOnly.String()
+	}
+	*p = Params(q)
+	return nil
 }
 
 // InputKind is the kind of every input file, or formats.KindAuto; call it

@@ -46,7 +46,7 @@ func ShingleBinLow(b int) int64 {
 }
 
 // AddDoc counts a document of script s with n distinct shingles in
-// stats (made when nil).
+// stats, a map made by the caller.
 func AddDoc(stats map[string]*ScriptStats, s shingle.Script, n int64) {
 	st := stats[s.String()]
 	if st == nil {
@@ -76,8 +76,9 @@ func (s *ScriptStats) Merge(o *ScriptStats) {
 	}
 }
 
-// MedianShingles is the median shingle count of the documents (the
-// lower bound of its bin: exact below 32, within 1/8 above).
+// MedianShingles is the lower median shingle count of the documents (of
+// an even number, the lesser of the middle two), as the lower bound of its
+// bin: exact below 32, within 1/8 above.
 func (s *ScriptStats) MedianShingles() int64 {
 	var seen int64
 	for b, n := range s.Hist {

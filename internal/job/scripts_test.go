@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/neardup/neardup/pkg/shingle"
@@ -63,5 +64,38 @@ func TestScriptStats(t *testing.T) {
 	sum := SummariseScripts(map[string]*ScriptStats{"other": {Docs: 1}, "Han": {Docs: 3}, "Latin": {Docs: 3}})
 	if len(sum) != 3 || sum[0].Script != "Han" || sum[1].Script != "Latin" || sum[2].Covered {
 		t.Fatalf("SummariseScripts = %+v: want Han, Latin, then other (not covered)", sum)
+	}
+}
+
+// TestParamsTokenizerJSON checks that params without a tokenizer (made
+// before it was one) read as words-only, and that an unknown tokenizer
+// makes the document model invalid rather than some other rule.
+func TestParamsTokenizerJSON(t *testing.T) {
+	tests := []struct {
+		json string
+		want string
+		ok   bool
+	}{
+		{`{"method":"minhash","words":5}`, "words-only", true},
+		{`{"tokenizer":"scripts"}`, "scripts", true},
+		{`{"tokenizer":"words-only"}`, "words-only", true},
+		{`{"tokenizer":"scripts-v9"}`, "scripts-v9", false},
+	}
+	for _, tc := range tests {
+		var p Params
+		if err := json.Unmarshal([]byte(tc.json), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Tokenizer != tc.want {
+			t.Errorf("%s: tokenizer %q, want %q", tc.json, p.Tokenizer, tc.want)
+		}
+		if err := p.ShingleOptions().Validate(); (err == nil) != tc.ok {
+			t.Errorf("%s: shingle options error %v, want ok=%v", tc.json, err, tc.ok)
+		}
+	}
+	// A spec holds its params by value: the same rule applies inside it.
+	var s Spec
+	if err := json.Unmarshal([]byte(`{"job":"j","params":{"words":5}}`), &s); err != nil || s.Params.Tokenizer != "words-only" {
+		t.Errorf("spec params: tokenizer %q (err %v), want words-only", s.Params.Tokenizer, err)
 	}
 }

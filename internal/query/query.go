@@ -50,7 +50,8 @@ type Options struct {
 	CacheBytes int64
 	// Tokenizer, if not empty, is the tokenizer the queries are meant
 	// for ("scripts" or "words-only"): an index made with another is
-	// refused, naming its rule. Empty takes each index's own.
+	// refused, naming its rule. Empty takes each index's own, as long as
+	// the indexes agree: similarities under two rules are not mixed.
 	Tokenizer string
 }
 
@@ -142,11 +143,18 @@ func Open(ctx context.Context, locs []string, o Options) (*Searcher, error) {
 			s.Close()
 			return nil, err
 		}
-		if t := src.ix.Params.Tokenizer; o.Tokenizer != "" && t != o.Tokenizer {
+		t := src.ix.Params.Tokenizer
+		if o.Tokenizer != "" && t != o.Tokenizer {
 			src.close()
 			s.Close()
 			return nil, fmt.Errorf("index %s was made with --tokenizer %s, not %s: its shingles cannot be compared with queries cut into tokens by the %s rule (query it with --tokenizer %s, or rebuild it)",
 				loc, t, o.Tokenizer, o.Tokenizer, t)
+		}
+		if first := s.sources; o.Tokenizer == "" && len(first) > 0 && first[0].ix.Params.Tokenizer != t {
+			src.close()
+			s.Close()
+			return nil, fmt.Errorf("index %s was made with --tokenizer %s and index %s with --tokenizer %s: their similarities are not comparable; query them separately",
+				first[0].loc, first[0].ix.Params.Tokenizer, loc, t)
 		}
 		s.sources = append(s.sources, src)
 	}

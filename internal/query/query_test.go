@@ -273,18 +273,27 @@ func TestQueryIndexes(t *testing.T) {
 	}
 
 	t.Run("tokenizer", func(t *testing.T) {
-		// The index was made with --tokenizer scripts (the default).
-		for _, tc := range []struct{ tokenizer, want string }{
-			{"", ""},
-			{"scripts", ""},
-			{"words-only", "was made with --tokenizer scripts, not words-only"},
+		// exact was made with --tokenizer scripts (the default), old with
+		// words-only.
+		old := runJob(t, 50, 8, func(p *job.Params) { p.Tokenizer = "words-only" })
+		for _, tc := range []struct {
+			indexes   []string
+			tokenizer string
+			want      string
+		}{
+			{[]string{exact.out}, "", ""},
+			{[]string{exact.out}, "scripts", ""},
+			{[]string{exact.out}, "words-only", "was made with --tokenizer scripts, not words-only"},
+			{[]string{old.out}, "", ""},
+			{[]string{old.out}, "scripts", "was made with --tokenizer words-only, not scripts"},
+			{[]string{exact.out, old.out}, "", "their similarities are not comparable"},
 		} {
-			s, err := Open(ctx, []string{exact.out}, Options{Tokenizer: tc.tokenizer})
+			s, err := Open(ctx, tc.indexes, Options{Tokenizer: tc.tokenizer})
 			if err == nil {
 				s.Close()
 			}
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
-				t.Errorf("--tokenizer %q: got %v, want %q", tc.tokenizer, err, tc.want)
+				t.Errorf("indexes %v, --tokenizer %q: got %v, want %q", tc.indexes, tc.tokenizer, err, tc.want)
 			}
 		}
 	})

@@ -180,10 +180,12 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		shingles = strconv.Itoa(m.Params.CharGrams) + "-character grams"
 	}
 	norm := []string{"lower case"}
-	switch m.Params.Tokenizer {
-	case "scripts":
+	switch {
+	case m.Params.Tokenizer == "scripts" && m.Params.CharGrams > 0:
+		norm = append(norm, "combining marks kept in their tokens")
+	case m.Params.Tokenizer == "scripts":
 		norm = append(norm, "tokens by script (a word, or a character where a script has no spaces)")
-	case "words-only", "":
+	default:
 		norm = append(norm, "tokens are runs of letters and digits (words-only)")
 	}
 	if m.Params.DigitsToZero {

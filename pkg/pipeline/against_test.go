@@ -347,8 +347,8 @@ func TestAgainstRefused(t *testing.T) {
 	if _, err := Run(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	// An index made before the tokenizer was a parameter: its params have
-	// none, and it was made by the words-only rule.
+	// An index made before the tokenizer was a parameter: layout version
+	// 1, params without a tokenizer, made by the words-only rule.
 	old := filepath.Join(t.TempDir(), "old")
 	cfg = testConfig(t, in, old, 1)
 	cfg.Params.Tokenizer = "words-only"
@@ -361,7 +361,8 @@ func TestAgainstRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	stripped := regexp.MustCompile(`\s*"tokenizer": "words-only",`).ReplaceAll(data, nil)
-	if bytes.Equal(stripped, data) {
+	stripped = bytes.Replace(stripped, []byte(`"version": 2,`), []byte(`"version": 1,`), 1)
+	if bytes.Equal(stripped, data) || !bytes.Contains(stripped, []byte(`"version": 1,`)) {
 		t.Fatalf("%s names no tokenizer to remove", ixPath)
 	}
 	if err := os.WriteFile(ixPath, stripped, 0o644); err != nil {

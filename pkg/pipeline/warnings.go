@@ -74,8 +74,12 @@ func scriptWarnings(man *Manifest, p job.Params) []string {
 				by = append(by, fmt.Sprintf("%s %d of %d", s.Script, s.Thin, s.Docs))
 			}
 		}
-		out = append(out, fmt.Sprintf("%d of %d documents (%.0f%%) are thin, with fewer than %d shingles (%s): their near copies are found only when nearly identical; "+
-			"fewer --words per shingle give them more", man.Counts.Thin, docs, 100*share(man.Counts.Thin), job.ThinShingles, strings.Join(by, ", ")))
+		more := "fewer --words per shingle give them more"
+		if p.CharGrams > 0 {
+			more = "a shorter --char-grams gives them more"
+		}
+		out = append(out, fmt.Sprintf("%d of %d documents (%.0f%%) are thin, with fewer than %d shingles (%s): their near copies are found only when nearly identical; %s",
+			man.Counts.Thin, docs, 100*share(man.Counts.Thin), job.ThinShingles, strings.Join(by, ", "), more))
 	}
 	var other, unspaced int64
 	var names []string
@@ -94,7 +98,7 @@ func scriptWarnings(man *Manifest, p job.Params) []string {
 		out = append(out, fmt.Sprintf("%d documents (%.1f%%) are mostly in scripts neardup has no rule for: they are cut into words at spaces and punctuation, which some of them do not use",
 			other, 100*share(other)))
 	}
-	if p.Tokenizer == shingle.TokenizeWordsOnly.String() && share(unspaced) > otherShare {
+	if p.Tokenizer == shingle.TokenizeWordsOnly.String() && p.CharGrams == 0 && share(unspaced) > otherShare {
 		out = append(out, fmt.Sprintf("%d documents (%.1f%%) are mostly in scripts written without spaces (%s), but --tokenizer words-only makes one token of each run of letters, a whole clause: "+
 			"their near copies are mostly missed; --tokenizer scripts makes a token of each character",
 			unspaced, 100*share(unspaced), strings.Join(names, ", ")))

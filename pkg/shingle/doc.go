@@ -14,11 +14,14 @@
 //     after it, so Devanagari, Bengali, Tamil or vowelled Arabic words stay
 //     whole;
 //   - in the scripts written without spaces (Han, Hiragana, Katakana with
-//     its prolonged sound mark, Bopomofo, Hangul, Thai, Lao, Khmer,
-//     Myanmar, Tibetan), every letter or digit is a token of its own,
-//     together with the marks that follow it (a Thai consonant and its
-//     vowel and tone marks; a conjoining Hangul syllable), so a 5-token
-//     shingle is 5 characters there;
+//     its prolonged sound mark, Bopomofo, Thai, Lao, Khmer, Myanmar,
+//     Tibetan), and in Hangul, whose words are short, every letter or digit
+//     is a token of its own, together with the combining marks that follow
+//     it (a Thai consonant with the vowel and tone marks written above or
+//     below it, not the vowels written before or after it, which are
+//     letters; a conjoining Hangul syllable), so a 5-token shingle is 5
+//     characters there; of the shingles made only of such tokens,
+//     winnowing keeps the least hash of every CharWindow consecutive ones;
 //   - a mark with no token before it is dropped; anything else separates
 //     tokens. A text mixing scripts gets both kinds of tokens in reading
 //     order.

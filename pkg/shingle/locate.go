@@ -75,7 +75,7 @@ func Locate(text string, o Options) ([]Span, []Located) {
 	for i := 0; i+k <= len(toks); i++ {
 		hashes = append(hashes, HashString(strings.Join(toks[i:i+k], " "), o))
 	}
-	for _, i := range winnowed(hashes, charShingles(singles, k)) {
+	for _, i := range winnowed(hashes, charShingles(singles, k), CharWindow) {
 		out = append(out, Located{Hash: hashes[i], First: i, Last: i + k - 1})
 	}
 	return spans, out

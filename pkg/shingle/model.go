@@ -14,9 +14,11 @@ import (
 // runs of runes for which unicode.IsLetter or unicode.IsDigit holds. With
 // TokenizeScripts (the default):
 //
-//   - a letter or digit of a script written without spaces (Han, Hiragana,
-//     Katakana with its prolonged sound mark U+30FC, Bopomofo, Hangul,
-//     Thai, Lao, Khmer, Myanmar, Tibetan) is a token of its own;
+//   - a letter or digit of a script written without spaces (Han with 〇,
+//     the Suzhou numerals and 〆, Hiragana, Katakana with its prolonged
+//     sound mark U+30FC and the kana repeat marks, Bopomofo, Thai, Lao,
+//     Khmer, Myanmar, Tibetan) or of Hangul is a token of its own; the
+//     kind of a digit is decided before DigitsToZero maps it;
 //   - any other letter or digit continues the current token if that is a
 //     word (not a token of one character), else starts a word;
 //   - a combining mark (Mn, Mc, Me), ZWNJ, ZWJ, or a conjoining Hangul
@@ -53,14 +55,17 @@ func tokenize(text string, o Options, emit func(tok []byte, sp Span, single bool
 		if r == utf8.RuneError {
 			_, w = utf8.DecodeRuneInString(text[i:])
 		}
-		r = o.mapLowered(unicode.ToLower(r))
+		low := unicode.ToLower(r)
+		r = o.mapLowered(low)
 		if r < 0 {
 			if start >= 0 {
 				last = i + w
 			}
 			continue
 		}
-		switch o.kindOf(r) {
+		// The kind is the rune's own, before DigitsToZero: a Thai digit
+		// stays a token of its own.
+		switch o.kindOf(low) {
 		case kindWord:
 			if single {
 				end()
@@ -89,8 +94,8 @@ func tokenize(text string, o Options, emit func(tok []byte, sp Span, single bool
 // In word mode they are the k-grams of [Tokens] joined by one space; a text
 // with 1..k-1 tokens has one shingle made of all its tokens. Of the k-grams
 // made only of one-character tokens (k characters of a script written
-// without spaces), which would be one a character, a third to a half are
-// kept, by winnowing: in each maximal run of them, the one of least hash
+// without spaces), which would be one per character, about two
+// thirds are kept, by winnowing: in each maximal run of them, the one of least hash
 // in every window of CharWindow consecutive ones. The choice depends only
 // on the characters around a shingle, so two texts keep the same
 // shingles where they agree, and a run always keeps at least one. In character
@@ -129,7 +134,7 @@ func Shingles(text string, o Options) []string {
 		hashes = append(hashes, HashString(all[i], o))
 	}
 	var out []string
-	for _, i := range winnowed(hashes, charShingles(singles, k)) {
+	for _, i := range winnowed(hashes, charShingles(singles, k), CharWindow) {
 		out = append(out, all[i])
 	}
 	return out
@@ -138,7 +143,7 @@ func Shingles(text string, o Options) []string {
 // CharWindow is the window of the winnowing of character shingles: of
 // every CharWindow consecutive shingles made only of one-character tokens,
 // the one of least hash is kept (see [Shingles]).
-const CharWindow = 3
+const CharWindow = 2
 
 // charShingles reports, for each k-gram of tokens, whether its k tokens
 // are all tokens of one character.
@@ -153,9 +158,9 @@ func charShingles(singles []bool, k int) []bool {
 // winnowed returns the positions of the shingles kept, in order: every
 // shingle not made only of one-character tokens and, of each maximal run
 // of those, the shingle of least hash (the rightmost of equal ones) of
-// every window of CharWindow consecutive shingles, or of the whole run
-// when it is shorter (Schleimer, Wilkerson and Aiken, "Winnowing", 2003).
-func winnowed(hashes []uint64, char []bool) []int {
+// every window of w consecutive shingles, or of the whole run when it is
+// shorter (Schleimer, Wilkerson and Aiken, "Winnowing", 2003).
+func winnowed(hashes []uint64, char []bool, w int) []int {
 	keep := make([]bool, len(hashes))
 	for i := 0; i < len(hashes); {
 		if !char[i] {
@@ -167,9 +172,9 @@ func winnowed(hashes []uint64, char []bool) []int {
 		for j < len(hashes) && char[j] {
 			j++
 		}
-		for s := i; s == i || s+CharWindow <= j; s++ {
+		for s := i; s == i || s+w <= j; s++ {
 			least := s
-			for p := s; p < min(s+CharWindow, j); p++ {
+			for p := s; p < min(s+w, j); p++ {
 				if hashes[p] <= hashes[least] {
 					least = p
 				}

@@ -54,8 +54,8 @@ const (
 	// TokenizeScripts makes words of the scripts written with spaces
 	// (combining marks and joiners belong to the word they follow) and one
 	// token of every character of the scripts written without spaces (Han,
-	// Hiragana, Katakana, Bopomofo, Hangul, Thai, Lao, Khmer, Myanmar,
-	// Tibetan).
+	// Hiragana, Katakana, Bopomofo, Thai, Lao, Khmer, Myanmar, Tibetan)
+	// and of Hangul, whose words are short.
 	TokenizeScripts Tokenizer = iota
 	// TokenizeWordsOnly makes a token of every maximal run of letters and
 	// digits, whatever the script: combining marks separate tokens, and a
@@ -146,9 +146,9 @@ const (
 	kindExtend                // a mark or joiner: continues the current token
 )
 
-// isUnspaced reports whether r belongs to a script written without spaces
-// between words, whose letters and digits are tokens of one character
-// each.
+// isUnspaced reports whether r belongs to a script whose letters and
+// digits are tokens of one character each: those written without spaces
+// between words, and Hangul.
 func isUnspaced(r rune) bool {
 	if r == 0x30FC || r == 0xFF70 {
 		// The prolonged sound mark of Katakana (script Common), a
@@ -183,6 +183,14 @@ func (o Options) kindOf(r rune) kind {
 		return kindExtend
 	case unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me):
 		return kindExtend
+	case r >= 0x3006 && r <= 0x3007, r >= 0x3021 && r <= 0x3029, r >= 0x3031 && r <= 0x3035, r >= 0x3038 && r <= 0x303A:
+		// The ideographic number zero 〇 and the Suzhou numerals (Nl),
+		// the closing mark 〆 and the kana repeat marks: characters of
+		// their own among Han and Kana.
+		if o.CharGrams > 0 {
+			return kindWord
+		}
+		return kindChar
 	case !isTokenRune(r):
 		return kindSeparator
 	case o.CharGrams == 0 && isUnspaced(r):

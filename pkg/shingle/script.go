@@ -132,7 +132,7 @@ type scriptBlock struct {
 // (the main blocks of each: enough to name a document's script).
 func scriptBlocks() []scriptBlock {
 	return []scriptBlock{
-		{0x0041, 0x024F, ScriptLatin}, {0x0370, 0x03FF, ScriptGreek}, {0x0400, 0x052F, ScriptCyrillic},
+		{0x00C0, 0x024F, ScriptLatin}, {0x0370, 0x03FF, ScriptGreek}, {0x0400, 0x052F, ScriptCyrillic},
 		{0x0531, 0x058F, ScriptArmenian}, {0x0590, 0x05FF, ScriptHebrew}, {0x0600, 0x06FF, ScriptArabic},
 		{0x0700, 0x074F, ScriptSyriac}, {0x0750, 0x077F, ScriptArabic}, {0x0780, 0x07BF, ScriptThaana},
 		{0x08A0, 0x08FF, ScriptArabic}, {0x0900, 0x097F, ScriptDevanagari}, {0x0980, 0x09FF, ScriptBengali},
@@ -151,8 +151,8 @@ func scriptBlocks() []scriptBlock {
 		{0xA720, 0xA7FF, ScriptLatin}, {0xA960, 0xA97F, ScriptHangul}, {0xA9E0, 0xA9FF, ScriptMyanmar},
 		{0xAA60, 0xAA7F, ScriptMyanmar}, {0xAB30, 0xAB6F, ScriptLatin}, {0xAC00, 0xD7FF, ScriptHangul},
 		{0xF900, 0xFAFF, ScriptHan}, {0xFB00, 0xFB06, ScriptLatin}, {0xFB1D, 0xFB4F, ScriptHebrew},
-		{0xFB50, 0xFDFF, ScriptArabic}, {0xFE70, 0xFEFF, ScriptArabic}, {0xFF21, 0xFF5A, ScriptLatin},
-		{0xFF66, 0xFF9D, ScriptKana}, {0xFFA0, 0xFFDC, ScriptHangul}, {0x1B000, 0x1B16F, ScriptKana},
+		{0xFB50, 0xFDFF, ScriptArabic}, {0xFE70, 0xFEFC, ScriptArabic}, {0xFF21, 0xFF5A, ScriptLatin},
+		{0xFF66, 0xFF9D, ScriptKana}, {0xFFA0, 0xFFDC, ScriptHangul}, {0x1AFF0, 0x1AFFF, ScriptKana}, {0x1B000, 0x1B16F, ScriptKana},
 		{0x20000, 0x3FFFF, ScriptHan},
 	}
 }
@@ -170,6 +170,8 @@ type Scripts struct {
 	// ScriptNone if it has no named one, or mixed if it straddles the
 	// bounds of scriptBlocks (looked up then).
 	bmp [0x1000]Script
+	// letters has bit r set when unicode.IsLetter(r), for r < U+10000.
+	letters [0x10000 / 64]uint64
 }
 
 // mixed marks a 16-code-point block that straddles script bounds.
@@ -178,6 +180,11 @@ const mixed Script = 0xff
 // NewScripts returns a Scripts.
 func NewScripts() *Scripts {
 	s := &Scripts{blocks: scriptBlocks()}
+	for r := range rune(0x10000) {
+		if unicode.IsLetter(r) {
+			s.letters[r>>6] |= 1 << (r & 63)
+		}
+	}
 	for i := range s.bmp {
 		lo, hi := rune(i)<<4, rune(i)<<4|0xf
 		s.bmp[i] = ScriptNone
@@ -214,12 +221,11 @@ func isASCII(b []byte) bool {
 // Scripts for many.
 func DominantScript(text []byte) Script { return NewScripts().Dominant(text) }
 
-// Dominant returns the script of most letters among the first
-// ScriptSample bytes of text (ties go to the script listed first), or
-// ScriptNone when there are no letters. A text of ASCII bytes only is
-// Latin or none, found without decoding. The letters of a block of a
-// named script are counted without looking each up (its punctuation and
-// digits count too: they are few).
+// Dominant returns the script of most letters (unicode.IsLetter: not
+// marks, digits or punctuation) among the first ScriptSample bytes of
+// text (ties go to the script listed first), or ScriptNone when there are
+// no letters. A text of ASCII bytes only is Latin or none, found without
+// decoding.
 func (s *Scripts) Dominant(text []byte) Script {
 	text = text[:min(len(text), ScriptSample)]
 	if isASCII(text) {
@@ -238,9 +244,12 @@ func (s *Scripts) Dominant(text []byte) Script {
 				counts[ScriptLatin]++
 			}
 		case r < 0x10000 && s.bmp[r>>4] != mixed:
+			if s.letters[r>>6]>>(r&63)&1 == 0 {
+				continue
+			}
 			if sc := s.bmp[r>>4]; sc != ScriptNone {
 				counts[sc]++
-			} else if r >= 0x80 && unicode.IsLetter(r) {
+			} else {
 				counts[ScriptOther]++
 			}
 		default:

@@ -33,6 +33,11 @@ func TestDominantScript(t *testing.T) {
 		{"ꦗꦮ", ScriptOther}, // Javanese
 		{"iPhone 手机很好用，大家都喜欢", ScriptHan},
 		{"a very English page with one 字", ScriptLatin},
+		{"hello नमस्ते", ScriptLatin}, // 5 letters to 4: marks are no letters
+		{"\uFEFF123", ScriptNone},     // a byte order mark and digits
+		{"© 2024 — «»", ScriptNone},
+		{"\u00a0\u00a0 12", ScriptNone},
+		{"ｶﾀｶﾅ", ScriptKana},
 		{strings.Repeat("a", ScriptSample) + strings.Repeat("字", 100), ScriptLatin}, // only the sample counts
 	}
 	for _, tc := range tests {

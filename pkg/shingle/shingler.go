@@ -539,11 +539,12 @@ const (
 // classify returns the class of r: the token rune r becomes (lower-cased
 // and normalised) with the flag of its kind, or separator, or deleted.
 func (s *Shingler) classify(r rune) int32 {
-	r = s.o.mapLowered(unicode.ToLower(r))
+	low := unicode.ToLower(r)
+	r = s.o.mapLowered(low)
 	if r < 0 {
 		return deleted
 	}
-	switch s.o.kindOf(r) {
+	switch s.o.kindOf(low) { // as in tokenize: before DigitsToZero
 	case kindWord:
 		return r
 	case kindChar:
