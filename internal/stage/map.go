@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/transient"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/minhash"
@@ -129,6 +130,11 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			}
 			if p.Strict {
 				return nil, fmt.Errorf("chunk %d: %w", chunk.Index, err)
+			}
+			if transient.Is(err) {
+				// An object store or a disk out for now: the task is
+				// retried; the input is not lost.
+				return nil, fmt.Errorf("chunk %d: reading %s: %w", chunk.Index, piece.Path, err)
 			}
 			// The rest of the piece is unreadable: keep what was read, and
 			// record the loss unless the reader already did.
