@@ -127,7 +127,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	// could not reach the server) stops this run: its cause is ErrJobBusy.
 	ctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
-	state, lease, err := jobState(ctx, q, spec, holder, log, stopRun)
+	state, lease, err := jobState(ctx, q, spec, holder, cfg.Overwrite, log, stopRun)
 	if err == nil {
 		var disks []string
 		if st.Local() {
@@ -509,10 +509,15 @@ func natsStore(cfg Config, st *storage.Dir) string {
 // jobState opens the job's state and takes the coordinator lease in it,
 // then clears the state when it belongs to another run. The lease comes
 // first: a running job's state is never cleared.
-func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.Lease, log *slog.Logger, lost func(error)) (*queue.State, *queue.Held, error) {
+func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.Lease, overwrite bool, log *slog.Logger, lost func(error)) (*queue.State, *queue.Held, error) {
 	state, err := q.State(ctx, spec.Job)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !overwrite {
+		if err := othersJob(ctx, state, spec); err != nil {
+			return nil, nil, err
+		}
 	}
 	lease, err := state.TakeLease(ctx, holder, log, lost)
 	if err != nil {
@@ -540,6 +545,36 @@ func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.
 		return nil, nil, fmt.Errorf("job %s: %w", spec.Job, err)
 	}
 	return state, lease, putSpec(ctx, state, spec, lease)
+}
+
+// othersJob returns an error wrapping ErrJobBusy, naming the holder, when
+// the job's state holds an unfinished run of the job that writes another
+// output: starting afresh would throw it away, which only --overwrite
+// does. (A run of the same output is this output's own earlier run, which
+// its lock shows to be over.)
+func othersJob(ctx context.Context, state *queue.State, spec *job.Spec) error {
+	v, err := state.Get(ctx, specKey)
+	if errors.Is(err, queue.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("job %s: %w", spec.Job, err)
+	}
+	var old job.Spec
+	if json.Unmarshal(v, &old) != nil || old.Epoch == spec.Epoch || old.Out == spec.Out {
+		return nil
+	}
+	who := "no coordinator holds it now"
+	if l, age, err := state.Lease(ctx); err == nil {
+		state := "live"
+		if !queue.Live(age) {
+			state = "expired"
+		}
+		who = fmt.Sprintf("its lease is held by %s writing %s (%s: refreshed %s ago)", l.Holder, l.Out, state, age.Round(time.Second))
+	}
+	return fmt.Errorf("%w: job %s has an unfinished run writing %s (epoch %s); %s. "+
+		"Run that command again to resume it, or pass --overwrite to discard it and start this one",
+		ErrJobBusy, spec.Job, old.Out, old.Epoch, who)
 }
 
 // putSpec stores the spec workers read; on failure it releases the lease.
