@@ -117,9 +117,10 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			rejects = append(rejects, records.RejectRecord{
 				Chunk: int32(chunk.Index), File: r.File, Offset: r.Offset, Line: r.Line, Reason: r.Reason,
 			})
-			if r.Skipped > 0 {
+			if r.Skipped > 0 || r.Rows > 0 {
 				res.DamagedRanges++
 				res.DamagedBytes += r.Skipped
+				res.DamagedRows += r.Rows
 			}
 			return nil
 		}

@@ -97,6 +97,7 @@ type Counts struct {
 	UnreadBytes   int64 `json:"unread_bytes"`
 	DamagedRanges int64 `json:"damaged_ranges"`
 	DamagedBytes  int64 `json:"damaged_bytes"`
+	DamagedRows   int64 `json:"damaged_rows"`
 	Empty         int64 `json:"empty"`
 	Shingles      int64 `json:"shingles"`
 	BandRecords   int64 `json:"band_records"`
@@ -178,6 +179,7 @@ func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 		m.Counts.UnreadBytes += r.UnreadBytes
 		m.Counts.DamagedRanges += r.DamagedRanges
 		m.Counts.DamagedBytes += r.DamagedBytes
+		m.Counts.DamagedRows += r.DamagedRows
 		m.Counts.Empty += r.Empty
 		m.Counts.Shingles += r.Shingles
 		m.Counts.BandRecords += r.BandRecords

@@ -46,3 +46,18 @@ func giantClusterWarning(s *stage.ClusterStats, docs int64) string {
 	return fmt.Sprintf("cluster %d holds %d documents (%.1f%% of the corpus, kept: %s): near-duplicates may be chained through templated pages; check it before dropping documents",
 		big.Cluster, big.Size, 100*float64(big.Size)/float64(max(docs, 1)), big.KeptID)
 }
+
+// lossWarnings say what input was not read: files or pieces not read to
+// their end, and damaged ranges skipped (with the rows known lost).
+func lossWarnings(c Counts) []string {
+	var out []string
+	if c.UnreadFiles > 0 {
+		out = append(out, fmt.Sprintf("%d input files or pieces (%d bytes) could not be read to their end: listed in rejects/ as \"unreadable\", their documents are missing",
+			c.UnreadFiles, c.UnreadBytes))
+	}
+	if c.DamagedRanges > 0 {
+		out = append(out, fmt.Sprintf("%d damaged ranges of input (%d bytes, %d rows known) were skipped: listed in rejects/, their documents are missing",
+			c.DamagedRanges, c.DamagedBytes, c.DamagedRows))
+	}
+	return out
+}
