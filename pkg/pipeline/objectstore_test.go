@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -190,4 +191,48 @@ func TestObjectStoreOutage(t *testing.T) {
 	}
 	t.Logf("%d task runs failed during the outages and were retried", o.failed)
 	sameObjects(t, ref, "s3://crawl/out", in, "s3://crawl/in")
+}
+
+// TestObjectStoreCacheRemoved runs a job on S3 with the embedded server
+// and no --nats-store: its store, in the user's cache directory while the
+// job runs, is gone after the job succeeds.
+func TestObjectStoreCacheRemoved(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	in, _ := genCorpus(t, 100, 32, 2)
+	s3test.Start(t, "crawl").PutDir(t, in, "crawl", "in")
+	cfg := testConfig(t, "s3://crawl/in", "s3://crawl/out", 2)
+	st, err := storage.Open(context.Background(), cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	store := natsStore(cfg, st)
+	if !strings.HasPrefix(store, cache) {
+		t.Fatalf("the store %s is not under the cache %s", store, cache)
+	}
+	var seen atomic.Bool
+	cfg.Tasks = storeSeen{dir: store, seen: &seen}
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !seen.Load() {
+		t.Fatalf("the store %s was not there while the job ran", store)
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Fatalf("the embedded store %s is left after the job: %v", store, err)
+	}
+}
+
+// storeSeen notes whether the directory exists when a task ends.
+type storeSeen struct {
+	noObserver
+	dir  string
+	seen *atomic.Bool
+}
+
+func (s storeSeen) TaskEnded(string, time.Duration, error) {
+	if _, err := os.Stat(s.dir); err == nil {
+		s.seen.Store(true)
+	}
 }

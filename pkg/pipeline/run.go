@@ -202,6 +202,13 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		if err := st.Remove(context.WithoutCancel(ctx), job.WorkDir); err != nil {
 			log.Warn("could not remove the work area", "err", err)
 		}
+		if cfg.NATSURL == "" && cfg.NATSStore == "" && !st.Local() {
+			// The embedded store of an object-store job is in the
+			// user's cache, not in the work area: it goes too.
+			if err := os.RemoveAll(natsStore(cfg, st)); err != nil {
+				log.Warn("could not remove the embedded NATS store", "err", err)
+			}
+		}
 		if !params.Index {
 			if err := st.Remove(context.WithoutCancel(ctx), job.IndexDir); err != nil {
 				log.Warn("could not remove the index", "err", err)
