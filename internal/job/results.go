@@ -28,6 +28,10 @@ type MapResult struct {
 	DamagedRanges int64 `json:"damaged_ranges,omitempty"`
 	DamagedBytes  int64 `json:"damaged_bytes,omitempty"`
 	DamagedRows   int64 `json:"damaged_rows,omitempty"`
+	// ChangedFiles names the input files whose size or modification time
+	// differ from the plan's: they were read as they are now, in the
+	// pieces planned for them.
+	ChangedFiles []string `json:"changed_files,omitempty"`
 	// RejectReasons counts the rejects by the kind of their reason (see
 	// stage.RejectKind).
 	RejectReasons map[string]int64    `json:"reject_reasons,omitempty"`

@@ -362,6 +362,8 @@ func countNote(name string) string {
 		return "bytes of those ranges"
 	case "damaged_rows":
 		return "records known lost in them (Parquet rows)"
+	case "changed_files":
+		return "input files whose size or modification time changed after planning (manifest: changed_inputs)"
 	case "unread_bytes":
 		return "their bytes: documents in them are missing"
 	case "empty":

@@ -124,6 +124,9 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			}
 			return nil
 		}
+		if changed(ctx, piece) && !slices.Contains(res.ChangedFiles, piece.Path) {
+			res.ChangedFiles = append(res.ChangedFiles, piece.Path)
+		}
 		before := len(rejects)
 		if err := formats.Read(ctx, piece, p.ReadOptions(), emit, reject); err != nil {
 			if ctx.Err() != nil {
@@ -275,6 +278,28 @@ func ReadBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map
 
 // pieceBytes is the size of a piece in its file (0 when it cannot be
 // known: a whole file that cannot be found).
+// changed tells whether the file of a piece has another size or
+// modification time than when it was planned. A file that cannot be
+// looked at now is left to its reader, which says why.
+func changed(ctx context.Context, p formats.Piece) bool {
+	if p.FileMTime == 0 {
+		return false // planned without its time (unreadable then, or an old plan)
+	}
+	size, mod, err := storage.StatFile(ctx, p.Path)
+	if err != nil {
+		return false
+	}
+	planned := time.Unix(0, p.FileMTime)
+	if storage.IsURL(p.Path) {
+		// An object store gives listings in milliseconds and HEAD in
+		// whole seconds (HTTP dates).
+		planned, mod = planned.Truncate(time.Second), mod.Truncate(time.Second)
+	}
+	// A store that does not say when an object changed is judged by its
+	// size alone.
+	return size != p.FileSize || !mod.IsZero() && !mod.Equal(planned)
+}
+
 func pieceBytes(p formats.Piece) int64 {
 	if p.End >= 0 {
 		return p.End - p.Start

@@ -166,7 +166,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
 	}
-	for _, w := range lossWarnings(man.Counts) {
+	for _, w := range lossWarnings(man.Counts, man.ChangedInputs) {
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
 	}

@@ -3,10 +3,13 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -62,5 +65,48 @@ func TestDamagedParquetInput(t *testing.T) {
 	if c.DamagedRows != lost || c.DamagedRanges != 1 || c.DamagedBytes <= 0 || c.Docs+c.Rejected-1+c.DamagedRows != int64(len(rows)) || !hasWarning(m, "damaged ranges") {
 		t.Fatalf("docs %d, rejected %d, damaged ranges %d (%d bytes, %d rows; the reader lost %d), warnings %q",
 			c.Docs, c.Rejected, c.DamagedRanges, c.DamagedBytes, c.DamagedRows, lost, m.Warnings)
+	}
+}
+
+// appendOnFirstMap appends to a file when the first map task starts, as a
+// writer still appending to an input does.
+type appendOnFirstMap struct {
+	noObserver
+	path string
+	once *sync.Once
+	err  *error
+}
+
+func (a appendOnFirstMap) TaskStarted(stage string, _ int) {
+	if stage != StageMap {
+		return
+	}
+	a.once.Do(func() {
+		f, err := os.OpenFile(a.path, os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString(`{"id":"late","text":"a document written after the job was planned"}` + "\n")
+			err = errors.Join(err, f.Close())
+		}
+		*a.err = err
+	})
+}
+
+// TestInputChangedAfterPlanning appends to an input between planning and
+// its map task: the job warns, naming the file, and counts it.
+func TestInputChangedAfterPlanning(t *testing.T) {
+	in, _ := genCorpus(t, 50, 23, 1)
+	files, _ := filepath.Glob(filepath.Join(in, "*"))
+	if len(files) != 1 {
+		t.Fatalf("corpus files %v, want one", files)
+	}
+	cfg := testConfig(t, files[0], filepath.Join(t.TempDir(), "out"), 1)
+	var appendErr error
+	cfg.Tasks = appendOnFirstMap{path: files[0], once: new(sync.Once), err: &appendErr}
+	m, err := Run(context.Background(), cfg)
+	if err != nil || appendErr != nil {
+		t.Fatal(err, appendErr)
+	}
+	if m.Counts.ChangedFiles != 1 || !slices.Equal(m.ChangedInputs, files) || !hasWarning(m, "changed (size or modification time) after the job was planned: "+files[0]) {
+		t.Fatalf("changed files %d %v, warnings %q", m.Counts.ChangedFiles, m.ChangedInputs, m.Warnings)
 	}
 }

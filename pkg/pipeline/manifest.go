@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"cmp"
+	"maps"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -30,6 +31,9 @@ type Manifest struct {
 	Params   job.Params        `json:"params"`
 	Curve    *CurveSummary     `json:"curve,omitempty"` // MinHash only
 	Inputs   []job.Input       `json:"inputs"`
+	// ChangedInputs are the input files whose size or modification time
+	// changed between planning and reading, sorted.
+	ChangedInputs []string `json:"changed_inputs,omitempty"`
 	// SkippedInputs are the files under input directories, prefixes or
 	// patterns that were not read because their kind is unknown.
 	SkippedInputs []job.Skipped `json:"skipped_inputs"`
@@ -98,6 +102,7 @@ type Counts struct {
 	DamagedRanges int64 `json:"damaged_ranges"`
 	DamagedBytes  int64 `json:"damaged_bytes"`
 	DamagedRows   int64 `json:"damaged_rows"`
+	ChangedFiles  int64 `json:"changed_files"`
 	Empty         int64 `json:"empty"`
 	Shingles      int64 `json:"shingles"`
 	BandRecords   int64 `json:"band_records"`
@@ -167,7 +172,11 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 
 func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 	reasons := map[string]int64{}
+	changed := map[string]bool{}
 	for _, r := range list {
+		for _, f := range r.ChangedFiles {
+			changed[f] = true
+		}
 		for kind, n := range r.RejectReasons {
 			reasons[kind] += n
 		}
@@ -184,6 +193,8 @@ func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 		m.Counts.Shingles += r.Shingles
 		m.Counts.BandRecords += r.BandRecords
 	}
+	m.ChangedInputs = slices.Sorted(maps.Keys(changed))
+	m.Counts.ChangedFiles = int64(len(changed))
 	for kind, n := range reasons {
 		m.RejectReasons = append(m.RejectReasons, ReasonCount{Reason: kind, Count: n})
 	}

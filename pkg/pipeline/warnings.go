@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/stage"
@@ -47,10 +48,20 @@ func giantClusterWarning(s *stage.ClusterStats, docs int64) string {
 		big.Cluster, big.Size, 100*float64(big.Size)/float64(max(docs, 1)), big.KeptID)
 }
 
-// lossWarnings say what input was not read: files or pieces not read to
-// their end, and damaged ranges skipped (with the rows known lost).
-func lossWarnings(c Counts) []string {
+// lossWarnings say what input was not read, or not as planned: files or
+// pieces not read to their end, damaged ranges skipped (with the rows
+// known lost), files changed since planning (the first few named).
+func lossWarnings(c Counts, changed []string) []string {
 	var out []string
+	if len(changed) > 0 {
+		names := strings.Join(changed[:min(len(changed), 5)], ", ")
+		if len(changed) > 5 {
+			names += ", …"
+		}
+		out = append(out, fmt.Sprintf("%d input files changed (size or modification time) after the job was planned: %s; "+
+			"they were read in the pieces planned for them, so what was added or changed since may be missing or read in part "+
+			"(see changed_inputs in the manifest; run the job again with --overwrite to read them as they are)", len(changed), names))
+	}
 	if c.UnreadFiles > 0 {
 		out = append(out, fmt.Sprintf("%d input files or pieces (%d bytes) could not be read to their end: listed in rejects/ as \"unreadable\", their documents are missing",
 			c.UnreadFiles, c.UnreadBytes))
