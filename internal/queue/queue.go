@@ -426,7 +426,7 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg, h Handler, fail 
 var natsTransient = [...]error{
 	nats.ErrTimeout, nats.ErrNoResponders, nats.ErrNoServers, nats.ErrConnectionClosed,
 	nats.ErrConnectionReconnecting, nats.ErrDisconnected, nats.ErrStaleConnection,
-	jetstream.ErrNoHeartbeat, jetstream.ErrServerShutdown,
+	jetstream.ErrNoHeartbeat, jetstream.ErrServerShutdown, jetstream.ErrNoStreamResponse,
 }
 
 // Transient reports whether err is one that time may mend: a storage or

@@ -114,7 +114,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, open, stopNATS, err := connect(ctx, cfg, st, log)
+	q, open, srv, stopNATS, err := connect(ctx, cfg, st, log)
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +133,9 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		if st.Local() {
 			disks = append(disks, st.Root())
 		}
-		if cfg.NATSURL == "" {
+		if srv != nil {
 			disks = append(disks, natsStore(cfg, st))
+			go watchJetStream(ctx, srv, cfg.DiskFullTimeout, log, stopRun)
 		}
 		free := cfg.freeSpace
 		if free == nil {
@@ -469,19 +470,19 @@ func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params,
 // connect reaches the NATS server, starting an embedded one when no URL is
 // given, and opens the coordinator's queue. open opens more queues on the
 // embedded server (for in-process workers); stop releases everything.
-func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger) (q *queue.Queue, open func(string) (*queue.Queue, error), stop func(), err error) {
+func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger) (q *queue.Queue, open func(string) (*queue.Queue, error), srv *queue.Embedded, stop func(), err error) {
 	if cfg.NATSURL != "" {
 		cc := cfg.Conn
 		cc.URL = cfg.NATSURL
 		q, err := queue.Connect(ctx, cc, "neardup-coordinator", cfg.Queue, log)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
-		return q, nil, q.Close, nil
+		return q, nil, nil, q.Close, nil
 	}
-	srv, err := queue.StartEmbedded(natsStore(cfg, st), cfg.Listen)
+	srv, err = queue.StartEmbedded(natsStore(cfg, st), cfg.Listen)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if cfg.Listen != "" {
 		log.Info("embedded NATS server listening", "url", queue.RedactURL(srv.URL()))
@@ -489,9 +490,9 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 	open = func(name string) (*queue.Queue, error) { return srv.Open(ctx, name, cfg.Queue) }
 	if q, err = open("neardup-coordinator"); err != nil {
 		srv.Shutdown()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return q, open, func() { q.Close(); srv.Shutdown() }, nil
+	return q, open, srv, func() { q.Close(); srv.Shutdown() }, nil
 }
 
 // natsStore is the embedded server's store directory: --nats-store, or
