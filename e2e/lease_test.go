@@ -23,7 +23,8 @@ import (
 //   - renewed: the coordinator still holds the lease after the outage, so
 //     it goes on and the job completes byte-identical to an undisturbed run;
 //   - taken: the coordinator is frozen (SIGSTOP) through the outage and past
-//     the lease's lifetime, a second coordinator takes the job and runs it;
+//     the lease's lifetime, a second coordinator takes the job
+//     (--overwrite: it discards the first's run) and runs it;
 //     when the first wakes it stops with exit status 5 and no _SUCCESS,
 //     never a panic and never two coordinators running one job.
 func TestLeaseAcrossOutage(t *testing.T) {
@@ -72,12 +73,12 @@ func TestLeaseAcrossOutage(t *testing.T) {
 			// refresh); a second coordinator, writing elsewhere, takes the job.
 			time.Sleep(6 * time.Second)
 			other := filepath.Join(t.TempDir(), "other")
-			second := start(t, nil, "coordinator", append(append(append([]string{"--out", other}, common...), jobArgs...), in)...)
+			second := start(t, nil, "coordinator", append(append(append([]string{"--out", other, "--overwrite"}, common...), jobArgs...), in)...)
 			second.waitFor(t, "job planned", 60*time.Second)
 			first.cmd.Process.Signal(syscall.SIGCONT)
 			err = first.wait(t, time.Minute)
 			ee, ok := err.(*exec.ExitError)
-			if !ok || ee.ExitCode() != 5 || !strings.Contains(first.output(), "another coordinator") {
+			if !ok || ee.ExitCode() != 5 || !strings.Contains(first.output(), "lease lost") {
 				t.Fatalf("first coordinator after losing its lease: %v, want exit status 5:\n%s", err, first.output())
 			}
 			if strings.Contains(first.output(), "panic") {

@@ -69,6 +69,7 @@ func TestExitCodes(t *testing.T) {
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--connect-timeout", "-1s"}, 2, "--connect-timeout"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-tls-ca", "/nonexistent/ca.pem"}, 2, "--nats-tls-ca"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-tls-cert", "cli_test.go"}, 2, "go together"},
+		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-tls-cert", "cli_test.go", "--nats-tls-key", "cli.go"}, 2, "--nats-tls-key cli.go"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--nats-creds", "/nonexistent/x.creds"}, 2, "--nats-creds"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--data-root", "/nonexistent/data"}, 2, "--data-root"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--data-root", ""}, 2, "invalid value"},

@@ -146,20 +146,24 @@ func runJob(ctx context.Context, cfg pipeline.Config, out Streams) int {
 		return code
 	}
 	c := man.Counts
-	log.Info("job complete", "out", cfg.Out, "docs", c.Docs, "rejected", c.Rejected, "empty", c.Empty,
+	attrs := []any{"out", cfg.Out, "docs", c.Docs, "rejected", c.Rejected, "empty", c.Empty,
 		"candidate_pairs_checked", c.UniquePairs, "pairs", c.Pairs, "exact_groups", c.ExactGroups, "clusters", c.Clusters,
 		"duplicates", c.Duplicates, "exact_duplicates", c.ExactDups,
 		"seconds", fmt.Sprintf("%.2f", man.Seconds),
 		"MB/s", fmt.Sprintf("%.1f", float64(c.InputBytes)/1e6/max(man.Seconds, 1e-9)),
-		"peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB()))
+		"peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB())}
 	code := 0
-	if man.Status == pipeline.StatusPartial {
-		if cfg.AllowPartial {
-			log.Warn("partial result accepted with --allow-partial: the chunks of failed map tasks are missing (_PARTIAL, not _SUCCESS)", "failed", len(man.Failures))
-		} else {
-			log.Warn("partial: the chunks of failed map tasks are missing and there is no _SUCCESS; run the same command again to retry them", "failed", len(man.Failures))
-		}
+	switch {
+	case man.Status != pipeline.StatusPartial:
+		log.Info("job complete", attrs...)
+	case cfg.AllowPartial:
 		code = 4
+		log.Warn("job partial, accepted with --allow-partial: the chunks of failed map tasks are missing (_PARTIAL, not _SUCCESS)",
+			append(attrs, "failed", len(man.Failures))...)
+	default:
+		code = 4
+		log.Warn("job partial: the chunks of failed map tasks are missing and there is no _SUCCESS; run the same command again to retry them",
+			append(attrs, "failed", len(man.Failures))...)
 	}
 	writeSummary(out.Stdout, log, newSummary(cfg.Out, code, man, nil))
 	return code

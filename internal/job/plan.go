@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
@@ -20,6 +21,10 @@ type Input struct {
 	Path string       `json:"path"`
 	Kind formats.Kind `json:"kind"`
 	Size int64        `json:"size"`
+	// ModTime is the file's modification time when the job was planned
+	// (Unix nanoseconds; 0 when unknown): with Size, what a map task
+	// checks to tell a file changed since.
+	ModTime int64 `json:"mtime,omitempty"`
 	// Compression is what the file's content told ("gzip", "zstd" or
 	// "none") when its name did not tell its kind; "" goes by its name.
 	Compression string `json:"compression,omitempty"`
@@ -86,8 +91,9 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 		skipped []Skipped
 	)
 	seen, skippedSeen := map[string]bool{}, map[string]bool{}
-	// add adds the file at path of the given size (-1: unknown, stat it).
-	add := func(path string, size int64, explicit bool) error {
+	// add adds the file at path of the given size and modification
+	// time (size -1: unknown, stat it).
+	add := func(path string, size int64, mod time.Time, explicit bool) error {
 		if seen[path] {
 			return nil
 		}
@@ -114,11 +120,15 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 			}
 			size = 0
 			if err == nil {
-				size = st.Size()
+				size, mod = st.Size(), st.ModTime()
 			} // else a file in a directory that cannot be read (a broken link): its map task lists it as a reject
 		}
 		seen[path] = true
-		out = append(out, Input{Path: path, Kind: f.Kind, Size: size, Compression: f.Compression})
+		in := Input{Path: path, Kind: f.Kind, Size: size, Compression: f.Compression}
+		if !mod.IsZero() {
+			in.ModTime = mod.UnixNano()
+		}
+		out = append(out, in)
 		return nil
 	}
 	for _, arg := range args {
@@ -135,7 +145,7 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 				}
 				explicit := len(objs) == 1 && objs[0].URL == l.String()
 				for _, obj := range objs {
-					if err := add(obj.URL, obj.Size, explicit); err != nil {
+					if err := add(obj.URL, obj.Size, obj.ModTime, explicit); err != nil {
 						return nil, nil, err
 					}
 				}
@@ -164,7 +174,7 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 				return nil, nil, fmt.Errorf("input %s: %w", m, err)
 			}
 			if !st.IsDir() {
-				if err := add(m, -1, !hasMeta(arg)); err != nil {
+				if err := add(m, -1, time.Time{}, !hasMeta(arg)); err != nil {
 					return nil, nil, err
 				}
 				continue
@@ -190,7 +200,7 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 			}
 			sort.Strings(files)
 			for _, f := range files {
-				if err := add(f, -1, false); err != nil {
+				if err := add(f, -1, time.Time{}, false); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -324,6 +334,7 @@ func MakePlan(ctx context.Context, inputs []Input, chunkBytes int64) (Plan, erro
 				flush()
 			}
 			p.Compression = in.Compression
+			p.FileSize, p.FileMTime = in.Size, in.ModTime
 			cur.Pieces = append(cur.Pieces, p)
 			cur.Bytes += size
 			cur.Text += text

@@ -20,11 +20,18 @@ type MapResult struct {
 	// "unreadable", their documents are missing.
 	UnreadFiles int64 `json:"unread_files,omitempty"`
 	UnreadBytes int64 `json:"unread_bytes,omitempty"`
-	// DamagedRanges counts the damaged WARC/WET ranges the reader skipped
-	// to the next record (each lost the record it began with, as far as
-	// can be known), DamagedBytes their bytes.
+	// DamagedRanges counts the damaged ranges the readers skipped: WARC/WET
+	// ranges skipped to the next record (each lost the record it began
+	// with, as far as can be known) and Parquet row groups whose pages
+	// could not be read to their end; DamagedBytes their bytes,
+	// DamagedRows the records known to be lost in them (Parquet rows).
 	DamagedRanges int64 `json:"damaged_ranges,omitempty"`
 	DamagedBytes  int64 `json:"damaged_bytes,omitempty"`
+	DamagedRows   int64 `json:"damaged_rows,omitempty"`
+	// ChangedFiles names the input files whose size or modification time
+	// differ from the plan's: they were read as they are now, in the
+	// pieces planned for them.
+	ChangedFiles []string `json:"changed_files,omitempty"`
 	// RejectReasons counts the rejects by the kind of their reason (see
 	// stage.RejectKind).
 	RejectReasons map[string]int64 `json:"reject_reasons,omitempty"`

@@ -2,10 +2,12 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
@@ -365,6 +368,95 @@ func TestQueryMethods(t *testing.T) {
 			}
 			if !self {
 				t.Errorf("document %s not found at similarity 1: %+v", id, res[0].Matches)
+			}
+		})
+	}
+}
+
+// TestQueryForgedIndex edits an index so that a band file of a partition,
+// or a chunk's signature file, is named outside the job's output (by ".."
+// and by an absolute path, its bytes copied there so that reading it
+// would go unnoticed), and checks that a query fails naming the forged
+// name as leaving its store.
+func TestQueryForgedIndex(t *testing.T) {
+	ctx := context.Background()
+	f := runJob(t, 100, 7, func(p *job.Params) { p.Partitions = 1 })
+	outside := filepath.Join(filepath.Dir(f.out), "outside")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// forge moves the file name names to outside under the name
+	// ../outside/... or its absolute path, and returns the new name.
+	forge := func(t *testing.T, name string, absolute bool) string {
+		data, err := os.ReadFile(filepath.Join(f.out, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		copied := filepath.Join(outside, path.Base(name))
+		if err := os.WriteFile(copied, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if absolute {
+			return copied
+		}
+		return "../outside/" + path.Base(name)
+	}
+	// edit rewrites the JSON file name of the output with change.
+	edit := func(t *testing.T, name string, v any, change func()) {
+		p := filepath.Join(f.out, filepath.FromSlash(name))
+		orig, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(orig, v); err != nil {
+			t.Fatal(err)
+		}
+		change()
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.WriteFile(p, orig, 0o644) })
+	}
+	for _, tt := range []struct {
+		name     string
+		absolute bool
+	}{
+		{"band file", false},
+		{"band file", true},
+		{"signature file", false},
+		{"signature file", true},
+	} {
+		t.Run(fmt.Sprintf("%s, absolute %v", tt.name, tt.absolute), func(t *testing.T) {
+			var bad string
+			if tt.name == "band file" {
+				var entries []index.PartEntry
+				edit(t, job.TaskInputFile(job.InputsReduce, 0), &entries, func() {
+					for _, e := range entries {
+						if e.File != nil {
+							bad = forge(t, e.File.Name, tt.absolute)
+							e.File.Name = bad
+						}
+					}
+				})
+			} else {
+				var ix index.Index
+				edit(t, job.IndexFile, &ix, func() {
+					bad = forge(t, ix.Chunks[0].SigFile.Name, tt.absolute)
+					ix.Chunks[0].SigFile.Name = bad
+				})
+			}
+			s, err := Open(ctx, []string{f.out}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, _, err = s.Query(ctx, []Doc{{ID: "x", Text: []byte(f.texts[f.ids[0]])}})
+			if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "leaves its store") {
+				t.Errorf("got %v, want an error naming %s as leaving its store", err, bad)
 			}
 		})
 	}

@@ -67,7 +67,8 @@ func (c *ConnConfig) RegisterFlags(fs *flag.FlagSet, urlUsage string, getenv fun
 }
 
 // Check reports a usage error in the setting: a file that cannot be read,
-// a certificate without its key, a negative timeout. It does not connect.
+// a certificate without its key or with a key that is not its own, a
+// negative timeout. It does not connect.
 func (c ConnConfig) Check() error {
 	if c.ConnectTimeout < 0 {
 		return fmt.Errorf("--connect-timeout %v: must not be negative", c.ConnectTimeout)
@@ -90,6 +91,11 @@ func (c ConnConfig) Check() error {
 			return fmt.Errorf("%s: %w", f.flag, err)
 		}
 		fh.Close()
+	}
+	if c.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
+			return fmt.Errorf("--nats-tls-cert %s and --nats-tls-key %s: %w", c.TLSCert, c.TLSKey, err)
+		}
 	}
 	return nil
 }
@@ -215,7 +221,8 @@ func (r *recordingDialer) lastErr() error {
 }
 
 // retryable tells whether a failed first connection may succeed later (the
-// server is not up yet) or never will (credentials refused, TLS failed).
+// server is not up yet) or never will (credentials refused, TLS failed on
+// either side).
 func retryable(err error) bool {
 	var unknownCA x509.UnknownAuthorityError
 	var hostname x509.HostnameError
@@ -223,7 +230,12 @@ func retryable(err error) bool {
 	var verify *tls.CertificateVerificationError
 	var alert tls.AlertError
 	var recordHeader tls.RecordHeaderError
+	var op *net.OpError
 	switch {
+	case errors.As(err, &op) && op.Op == "remote error":
+		// A TLS alert from the server (crypto/tls reports it so): it
+		// refused the client's certificate, expired or missing.
+		return false
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired),
 		errors.Is(err, nats.ErrAuthRevoked), errors.Is(err, nats.ErrAccountAuthExpired),
 		errors.Is(err, nats.ErrSecureConnRequired), errors.Is(err, nats.ErrSecureConnWanted),

@@ -57,7 +57,8 @@ func TestConnCheck(t *testing.T) {
 		wantErr string
 	}{
 		{"nothing", ConnConfig{}, ""},
-		{"files present", ConnConfig{Creds: file, TLSCA: file, TLSCert: file, TLSKey: file}, ""},
+		{"files present", ConnConfig{Creds: file, TLSCA: file}, ""},
+		{"cert and key not PEM", ConnConfig{TLSCert: file, TLSKey: file}, "--nats-tls-cert"},
 		{"missing CA", ConnConfig{TLSCA: missing}, "--nats-tls-ca"},
 		{"missing creds", ConnConfig{Creds: missing}, "--nats-creds"},
 		{"missing seed", ConnConfig{NKey: missing}, "--nats-nkey"},
@@ -135,16 +136,7 @@ func TestSampleServerConfig(t *testing.T) {
 	}
 	opts.Host, opts.Port = "127.0.0.1", server.RANDOM_PORT
 	opts.StoreDir = t.TempDir()
-	opts.NoSigs, opts.NoLog = true, true
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	srv := runServer(t, opts)
 	hostport := strings.TrimPrefix(srv.ClientURL(), "nats://")
 	url := func(user, pw string) string { return "nats://" + user + ":" + pw + "@" + hostport }
 

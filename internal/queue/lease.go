@@ -27,11 +27,68 @@ const (
 // ErrJobBusy is returned when another coordinator holds the job.
 var ErrJobBusy = errors.New("another coordinator is running this job")
 
+// ErrLeaseLost is wrapped by the error that stops a coordinator whose
+// lease is gone: taken by another coordinator, or deleted with the job's
+// state. It matches ErrJobBusy too.
+var ErrLeaseLost error = leaseLost{}
+
+type leaseLost struct{}
+
+func (leaseLost) Error() string { return "coordinator lease lost" }
+func (leaseLost) Unwrap() error { return ErrJobBusy }
+
+// stateGone tells whether err, from reading the lease, means that the
+// job's state is gone: the key or the bucket deleted. A bucket deleted
+// under an open handle answers reads with "no responders", as a server
+// that is away does, so for any other error the bucket itself is looked
+// up: JetStream says at once when it no longer exists.
+func stateGone(ctx context.Context, kv jetstream.KeyValue, err error) bool {
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		return true
+	}
+	sctx, cancel := context.WithTimeout(ctx, leaseRefresh)
+	defer cancel()
+	_, serr := kv.Status(sctx)
+	return errors.Is(serr, jetstream.ErrStreamNotFound) || errors.Is(serr, jetstream.ErrBucketNotFound)
+}
+
+// takenErr is the error of a lease found held by other.
+func takenErr(other []byte, when string) error {
+	var l Lease
+	json.Unmarshal(other, &l)
+	return fmt.Errorf("%w: the lease was taken by %s writing %s%s", ErrLeaseLost, l.Holder, l.Out, when)
+}
+
+// goneErr is the error of a lease deleted with the job's state.
+func goneErr(when string) error {
+	return fmt.Errorf("%w: the job's state was deleted (by another coordinator that started the job afresh or finished it)%s", ErrLeaseLost, when)
+}
+
 // Lease is the value of the lease key: who holds the job, writing where.
 type Lease struct {
 	Holder string `json:"holder"`
 	Out    string `json:"out"`
 }
+
+// Lease returns the job's lease and how long ago it was last refreshed,
+// or an error wrapping ErrNotFound when no coordinator holds it.
+func (s *State) Lease(ctx context.Context) (Lease, time.Duration, error) {
+	e, err := s.kv.Get(ctx, LeaseKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Lease{}, 0, fmt.Errorf("queue: %s: %w", LeaseKey, ErrNotFound)
+	}
+	if err != nil {
+		return Lease{}, 0, fmt.Errorf("queue: get %s: %w", LeaseKey, err)
+	}
+	var l Lease
+	if err := json.Unmarshal(e.Value(), &l); err != nil {
+		return Lease{}, 0, fmt.Errorf("queue: %s: %w", LeaseKey, err)
+	}
+	return l, time.Since(e.Created()), nil
+}
+
+// Live tells whether a lease refreshed age ago is still its holder's.
+func Live(age time.Duration) bool { return age < leaseTTL }
 
 // Held is a lease taken by TakeLease.
 type Held struct {
@@ -46,11 +103,11 @@ type Held struct {
 func (h *Held) Release() { h.release() }
 
 // Confirm reads the lease and returns nil when it is still this holder's,
-// or an error wrapping ErrJobBusy when another coordinator took it or the
-// job's state was reset. A coordinator confirms its lease before it
-// concludes a job, so that one which was frozen or cut off while another
-// took its job never writes the job's outcome. Errors reaching the server
-// are retried until ctx ends.
+// or an error wrapping ErrLeaseLost (and so ErrJobBusy) when another
+// coordinator took it or the job's state was deleted. A coordinator
+// confirms its lease before it concludes a job, so that one which was
+// frozen or cut off while another took its job never writes the job's
+// outcome. Errors reaching the server are retried until ctx ends.
 func (h *Held) Confirm(ctx context.Context) error {
 	for {
 		e, err := h.kv.Get(ctx, LeaseKey)
@@ -58,13 +115,11 @@ func (h *Held) Confirm(ctx context.Context) error {
 		case err == nil && bytes.Equal(e.Value(), h.holder):
 			return nil
 		case err == nil:
-			var other Lease
-			json.Unmarshal(e.Value(), &other)
 			h.gone.Store(true)
-			return fmt.Errorf("%w: the coordinator lease is held by %s writing %s", ErrJobBusy, other.Holder, other.Out)
-		case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrBucketNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+			return takenErr(e.Value(), "")
+		case stateGone(ctx, h.kv, err):
 			h.gone.Store(true)
-			return fmt.Errorf("%w: the job's state was reset by another coordinator", ErrJobBusy)
+			return goneErr("")
 		}
 		select {
 		case <-ctx.Done():
@@ -83,8 +138,9 @@ func (h *Held) Confirm(ctx context.Context) error {
 // server was away, or the reply to a refresh that did happen was lost),
 // the lease is read again: if it is still l's, its revision is adopted and
 // the lease goes on; if another coordinator holds it, or the job's state
-// is gone (another coordinator started the job afresh), lost is called
-// once with an error wrapping ErrJobBusy, and refreshing stops.
+// is gone (another coordinator started the job afresh or finished it),
+// lost is called once with an error wrapping ErrLeaseLost, and refreshing
+// stops.
 func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost func(error)) (*Held, error) {
 	kv := s.kv
 	holder, _ := json.Marshal(l)
@@ -152,14 +208,12 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 					rev = e.Revision()
 					log.Info("coordinator lease renewed after a lost refresh", "revision", rev)
 				case gerr == nil:
-					var other Lease
-					json.Unmarshal(e.Value(), &other)
 					h.gone.Store(true)
-					lost(fmt.Errorf("%w: the coordinator lease was taken by %s writing %s while this one could not refresh it", ErrJobBusy, other.Holder, other.Out))
+					lost(takenErr(e.Value(), " while this one could not refresh it"))
 					return
-				case errors.Is(gerr, jetstream.ErrKeyNotFound), errors.Is(gerr, jetstream.ErrBucketNotFound), errors.Is(gerr, jetstream.ErrStreamNotFound):
+				case stateGone(lctx, kv, gerr):
 					h.gone.Store(true)
-					lost(fmt.Errorf("%w: the job's state was reset by another coordinator while this one could not refresh its lease", ErrJobBusy))
+					lost(goneErr(" while this one could not refresh its lease"))
 					return
 				default:
 					log.Warn("could not refresh the coordinator lease", "err", gerr)

@@ -7,13 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/neardup/neardup/internal/transient"
 )
 
 // Names of the shared work-queue stream and its consumer.
@@ -421,15 +421,33 @@ func (q *Queue) deliver(ctx context.Context, msg jetstream.Msg, h Handler, fail 
 	}
 }
 
-// Transient reports whether err is a storage error that time may mend: no
-// space or quota left, an I/O error, a timeout.
+// natsTransient are the NATS client's errors that time may mend: the
+// server is restarting, unreachable for now, or slow.
+var natsTransient = [...]error{
+	nats.ErrTimeout, nats.ErrNoResponders, nats.ErrNoServers, nats.ErrConnectionClosed,
+	nats.ErrConnectionReconnecting, nats.ErrDisconnected, nats.ErrStaleConnection,
+	jetstream.ErrNoHeartbeat, jetstream.ErrServerShutdown, jetstream.ErrNoStreamResponse,
+}
+
+// Transient reports whether err is one that time may mend: a storage or
+// network error (see package transient: a full disk, a timeout, a
+// connection refused or reset, an object store's HTTP 5xx or SlowDown), or
+// NATS unreachable for now or answering 503 (JetStream unavailable). An
+// error marked Permanent never is.
 func Transient(err error) bool {
-	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, os.ErrDeadlineExceeded, context.DeadlineExceeded} {
+	if err == nil || errors.As(err, new(permanent)) {
+		return false
+	}
+	if transient.Is(err) {
+		return true
+	}
+	for _, e := range natsTransient {
 		if errors.Is(err, e) {
 			return true
 		}
 	}
-	return false
+	api, ok := errors.AsType[*jetstream.APIError](err)
+	return ok && api.Code == 503
 }
 
 // safeCall runs h, turning a panic into an error.

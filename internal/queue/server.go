@@ -14,7 +14,9 @@ import (
 
 // Embedded is an in-process NATS server with JetStream.
 type Embedded struct {
-	srv *server.Server
+	srv      *server.Server
+	storeDir string
+	js       server.JetStreamConfig // as started: what Recover starts it with again
 }
 
 // StartEmbedded starts an in-process NATS server whose JetStream store is
@@ -48,7 +50,40 @@ func StartEmbedded(storeDir, listen string) (*Embedded, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("queue: embedded NATS server in %s not ready after 30s", storeDir)
 	}
-	return &Embedded{srv: srv}, nil
+	e := &Embedded{srv: srv, storeDir: storeDir}
+	if c := srv.JetStreamConfig(); c != nil {
+		e.js = *c
+	}
+	return e, nil
+}
+
+// StoreDir is the server's store directory.
+func (e *Embedded) StoreDir() string { return e.storeDir }
+
+// Recover enables JetStream again after the server turned it off, as it
+// does when its store runs out of space (a full disk, even for a moment),
+// after which every stream and bucket answers "insufficient resources"
+// (503, 10023) for good. JetStream reloads its streams and buckets from
+// the same store. Recover reports whether JetStream was off; an error
+// says it could not be turned on again (the disk still full, say).
+func (e *Embedded) Recover() (bool, error) {
+	if e.srv.JetStreamEnabled() {
+		return false, nil
+	}
+	// The server turns JetStream off in the background: wait for it to
+	// be done before starting it again.
+	for deadline := time.Now().Add(10 * time.Second); e.srv.JetStreamConfig() != nil; {
+		if time.Now().After(deadline) {
+			return true, fmt.Errorf("queue: JetStream on %s is still shutting down", e.storeDir)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cfg := e.js
+	cfg.StoreDir = e.storeDir // EnableJetStream adds its "jetstream" folder again
+	if err := e.srv.EnableJetStream(&cfg); err != nil {
+		return true, fmt.Errorf("queue: enabling JetStream again on %s: %w", e.storeDir, err)
+	}
+	return true, nil
 }
 
 // Open opens the queue on a new in-process connection to the embedded

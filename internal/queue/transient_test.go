@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestTransient(t *testing.T) {
@@ -24,6 +27,15 @@ func TestTransient(t *testing.T) {
 		{fmt.Errorf("open: %w", syscall.EACCES), false},
 		{errors.New("corrupt file"), false},
 		{Permanent(errors.New("bad task")), false},
+		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), true},
+		{Permanent(fmt.Errorf("dial: %w", syscall.ECONNREFUSED)), false},
+		{fmt.Errorf("put: %w", nats.ErrTimeout), true},
+		{fmt.Errorf("put: %w", nats.ErrNoResponders), true},
+		{fmt.Errorf("put: %w", nats.ErrConnectionReconnecting), true},
+		{fmt.Errorf("put: %w", jetstream.ErrJetStreamNotEnabled), true},
+		{fmt.Errorf("put: %w", &jetstream.APIError{Code: 503, ErrorCode: 10023, Description: "insufficient resources"}), true},
+		{fmt.Errorf("get: %w", jetstream.ErrKeyNotFound), false},
+		{fmt.Errorf("put: %w", &jetstream.APIError{Code: 400, ErrorCode: 10003, Description: "bad request"}), false},
 	}
 	for _, tt := range tests {
 		if got := Transient(tt.err); got != tt.want {

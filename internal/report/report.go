@@ -377,9 +377,13 @@ func countNote(name string) string {
 	case "unread_files":
 		return "input files or pieces that could not be read to their end (rejects/ \"unreadable\")"
 	case "damaged_ranges":
-		return "damaged WARC/WET ranges skipped to the next record: each lost the record it began with"
+		return "damaged ranges skipped: WARC/WET ranges to the next record (each lost the record it began with), Parquet row groups not read to their end"
 	case "damaged_bytes":
 		return "bytes of those ranges"
+	case "damaged_rows":
+		return "records known lost in them (Parquet rows)"
+	case "changed_files":
+		return "input files whose size or modification time changed after planning (manifest: changed_inputs)"
 	case "unread_bytes":
 		return "their bytes: documents in them are missing"
 	case "empty":

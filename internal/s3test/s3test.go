@@ -6,10 +6,10 @@ package s3test
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path"
 	"path/filepath"
@@ -25,10 +25,14 @@ type Server struct {
 	// Endpoint is the server's URL, http://127.0.0.1:port.
 	Endpoint string
 	backend  *s3mem.Backend
+	handler  http.Handler
+	addr     string // its host:port, kept across Stop and Restart
 
-	mu      sync.Mutex
-	key     Key  // the key Env gives
-	require bool // whether requests must be signed with key
+	mu       sync.Mutex
+	key      Key          // the key Env gives
+	require  bool         // whether requests must be signed with key
+	slowDown bool         // whether every request gets 503 SlowDown
+	srv      *http.Server // nil while stopped
 }
 
 // Key is an S3 access key: its ID and secret.
@@ -58,24 +62,69 @@ func Run(t testing.TB, buckets ...string) *Server {
 			t.Fatalf("s3test: bucket %s: %v", b, err)
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("s3test: %v", err)
-	}
-	s := &Server{backend: backend, key: Key{"neardup-test", "neardup-test-secret"}}
+	s := &Server{backend: backend, key: Key{"neardup-test", "neardup-test-secret"}, addr: "127.0.0.1:0"}
 	fake := gofakes3.New(backend).Server()
-	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := s.authorize(r); err != nil {
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.refuse(r); err != nil {
 			t.Logf("s3test: %s %s refused: %s: %s", r.Method, r.RequestURI, err.code, err.msg)
 			err.write(w)
 			return
 		}
 		fake.ServeHTTP(w, r)
-	})}}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	s.Endpoint = srv.URL
+	})
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	s.Endpoint = "http://" + s.addr
 	return s
+}
+
+// Stop makes the server unreachable, as in an outage: its listener and
+// every open connection are closed, so that requests fail with
+// "connection refused". The objects stay for Restart.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	srv := s.srv
+	s.srv = nil
+	s.mu.Unlock()
+	if srv != nil {
+		srv.Close()
+	}
+}
+
+// Restart serves again, on the same port, after Stop (or the first
+// time).
+func (s *Server) Restart() error {
+	l, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("s3test: %w", err)
+	}
+	srv := &http.Server{Handler: s.handler}
+	s.mu.Lock()
+	s.addr, s.srv = l.Addr().String(), srv
+	s.mu.Unlock()
+	go srv.Serve(l)
+	return nil
+}
+
+// SlowDown makes the server answer every request with 503 SlowDown (as S3
+// does when it throttles), or, with on false, serve again.
+func (s *Server) SlowDown(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slowDown = on
+}
+
+// refuse is the error r gets instead of being served, or nil.
+func (s *Server) refuse(r *http.Request) *s3Error {
+	s.mu.Lock()
+	slow := s.slowDown
+	s.mu.Unlock()
+	if slow {
+		return &s3Error{http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate."}
+	}
+	return s.authorize(r)
 }
 
 // RequireKey makes the server accept only requests signed with key (AWS

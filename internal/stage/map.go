@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/transient"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/minhash"
@@ -119,11 +120,15 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			rejects = append(rejects, records.RejectRecord{
 				Chunk: int32(chunk.Index), File: r.File, Offset: r.Offset, Line: r.Line, Reason: r.Reason,
 			})
-			if r.Skipped > 0 {
+			if r.Skipped > 0 || r.Rows > 0 {
 				res.DamagedRanges++
 				res.DamagedBytes += r.Skipped
+				res.DamagedRows += r.Rows
 			}
 			return nil
+		}
+		if changed(ctx, piece) && !slices.Contains(res.ChangedFiles, piece.Path) {
+			res.ChangedFiles = append(res.ChangedFiles, piece.Path)
 		}
 		before := len(rejects)
 		if err := formats.Read(ctx, piece, p.ReadOptions(), emit, reject); err != nil {
@@ -132,6 +137,11 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			}
 			if p.Strict {
 				return nil, fmt.Errorf("chunk %d: %w", chunk.Index, err)
+			}
+			if transient.Is(err) {
+				// An object store or a disk out for now: the task is
+				// retried; the input is not lost.
+				return nil, fmt.Errorf("chunk %d: reading %s: %w", chunk.Index, piece.Path, err)
 			}
 			// The rest of the piece is unreadable: keep what was read, and
 			// record the loss unless the reader already did.
@@ -271,6 +281,28 @@ func ReadBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map
 
 // pieceBytes is the size of a piece in its file (0 when it cannot be
 // known: a whole file that cannot be found).
+// changed tells whether the file of a piece has another size or
+// modification time than when it was planned. A file that cannot be
+// looked at now is left to its reader, which says why.
+func changed(ctx context.Context, p formats.Piece) bool {
+	if p.FileMTime == 0 {
+		return false // planned without its time (unreadable then, or an old plan)
+	}
+	size, mod, err := storage.StatFile(ctx, p.Path)
+	if err != nil {
+		return false
+	}
+	planned := time.Unix(0, p.FileMTime)
+	if storage.IsURL(p.Path) {
+		// An object store gives listings in milliseconds and HEAD in
+		// whole seconds (HTTP dates).
+		planned, mod = planned.Truncate(time.Second), mod.Truncate(time.Second)
+	}
+	// A store that does not say when an object changed is judged by its
+	// size alone.
+	return size != p.FileSize || !mod.IsZero() && !mod.Equal(planned)
+}
+
 func pieceBytes(p formats.Piece) int64 {
 	if p.End >= 0 {
 		return p.End - p.Start

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"fmt"
+	"os"
+	"time"
 
 	"gocloud.dev/blob"
 )
@@ -30,6 +32,32 @@ func OpenFile(ctx context.Context, location string) (File, error) {
 	return &ownedFile{File: f, b: b}, nil
 }
 
+// StatFile returns the size and modification time of an input file, by
+// local path or object-store URL.
+func StatFile(ctx context.Context, location string) (int64, time.Time, error) {
+	l, err := ParseLocation(location)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if l.Local() {
+		st, err := os.Stat(l.Path)
+		if err != nil {
+			return 0, time.Time{}, err
+		}
+		return st.Size(), st.ModTime(), nil
+	}
+	b, err := openBucket(ctx, l)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	defer b.Close()
+	a, err := b.Attributes(ctx, l.Key)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("storage: %s: %w", location, notExist(err))
+	}
+	return a.Size, a.ModTime, nil
+}
+
 // ownedFile is an object whose bucket was opened for it alone.
 type ownedFile struct {
 	File
@@ -43,9 +71,10 @@ func (f *ownedFile) Close() error {
 
 // Object is one object found by ListObjects.
 type Object struct {
-	URL  string // s3://bucket/key?query
-	Name string // the key's last element
-	Size int64
+	URL     string // s3://bucket/key?query
+	Name    string // the key's last element
+	Size    int64
+	ModTime time.Time
 }
 
 // ListObjects returns the objects under an object-store URL taken as a
@@ -67,7 +96,7 @@ func ListObjects(ctx context.Context, location string, hidden func(name string) 
 	defer b.Close()
 	if l.Key != "" {
 		if a, err := b.Attributes(ctx, l.Key); err == nil {
-			return []Object{{URL: l.String(), Name: lastElem(l.Key), Size: a.Size}}, nil
+			return []Object{{URL: l.String(), Name: lastElem(l.Key), Size: a.Size, ModTime: a.ModTime}}, nil
 		}
 	}
 	objs, err := listKeys(ctx, b, l.Key)
@@ -82,7 +111,7 @@ func ListObjects(ctx context.Context, location string, hidden func(name string) 
 		}
 		k := l
 		k.Key = o.Key
-		out = append(out, Object{URL: k.String(), Name: lastElem(o.Key), Size: o.Size})
+		out = append(out, Object{URL: k.String(), Name: lastElem(o.Key), Size: o.Size, ModTime: o.ModTime})
 	}
 	return out, nil
 }

@@ -145,15 +145,20 @@ type localFile struct {
 func (f localFile) Size() int64 { return f.size }
 
 // Open opens name for reading. A missing file gives an error that wraps
-// fs.ErrNotExist.
+// fs.ErrNotExist; a name that would leave the store (see CheckName), or a
+// local one that a symbolic link leads out of it, one that wraps
+// ErrBadName, and nothing is opened.
 func (d *Dir) Open(ctx context.Context, name string) (File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := CheckName(name); err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", d.root, err)
+	}
 	if d.bucket != nil {
 		return openObject(ctx, d.bucket, d.key(name), name)
 	}
-	f, err := openLocal(d.Path(name))
+	f, err := openUnder(d.root, name)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", name, err)
 	}
@@ -166,6 +171,11 @@ func openLocal(path string) (File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sized(f)
+}
+
+// sized is an open local file with its size.
+func sized(f *os.File) (File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -175,17 +185,24 @@ func openLocal(path string) (File, error) {
 }
 
 type localWriter struct {
+	root  *os.Root // the store's, which the file stays under
 	f     *os.File
-	final string
+	tmp   string // name of f under root
+	name  string // the final name under root
+	final string // its path
 	done  bool
 	fsync bool
 }
 
 // Create starts writing name. The data goes to a temporary file beside it
-// and replaces name atomically on Commit.
+// and replaces name atomically on Commit. A name that would leave the
+// store gives an error wrapping ErrBadName.
 func (d *Dir) Create(ctx context.Context, name string) (Writer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if err := CheckName(name); err != nil {
+		return nil, fmt.Errorf("storage: create in %s: %w", d.root, err)
 	}
 	if d.bucket != nil {
 		uctx, cancel := context.WithCancel(ctx)
@@ -196,19 +213,25 @@ func (d *Dir) Create(ctx context.Context, name string) (Writer, error) {
 		}
 		return &blobWriter{w: w, cancel: cancel, name: name}, nil
 	}
-	final := d.Path(name)
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return nil, fmt.Errorf("storage: create %s: %w", name, err)
-	}
 	var nonce [6]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", name, err)
 	}
-	f, err := os.OpenFile(final+TempMarker+hex.EncodeToString(nonce[:]), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	root, err := os.OpenRoot(d.root)
 	if err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", name, err)
 	}
-	return &localWriter{f: f, final: final, fsync: d.Fsync}, nil
+	w := &localWriter{root: root, name: filepath.FromSlash(name), final: d.Path(name), fsync: d.Fsync}
+	w.tmp = w.name + TempMarker + hex.EncodeToString(nonce[:])
+	err = root.MkdirAll(filepath.Dir(w.name), 0o755)
+	if err == nil {
+		w.f, err = root.OpenFile(w.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("storage: create %s: %w", name, rootedErr(d.root, name, err))
+	}
+	return w, nil
 }
 
 func (w *localWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
@@ -218,20 +241,20 @@ func (w *localWriter) Commit() error {
 		return errors.New("storage: commit of a finished writer")
 	}
 	w.done = true
-	tmp := w.f.Name()
+	defer w.root.Close()
 	if w.fsync {
 		if err := w.f.Sync(); err != nil {
 			w.f.Close()
-			os.Remove(tmp)
+			w.root.Remove(w.tmp)
 			return fmt.Errorf("storage: sync %s: %w", w.final, err)
 		}
 	}
 	if err := w.f.Close(); err != nil {
-		os.Remove(tmp)
+		w.root.Remove(w.tmp)
 		return fmt.Errorf("storage: close %s: %w", w.final, err)
 	}
-	if err := os.Rename(tmp, w.final); err != nil {
-		os.Remove(tmp)
+	if err := w.root.Rename(w.tmp, w.name); err != nil {
+		w.root.Remove(w.tmp)
 		return fmt.Errorf("storage: rename %s: %w", w.final, err)
 	}
 	return nil
@@ -242,8 +265,9 @@ func (w *localWriter) Abort() error {
 		return nil
 	}
 	w.done = true
+	defer w.root.Close()
 	w.f.Close()
-	if err := os.Remove(w.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := w.root.Remove(w.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("storage: abort %s: %w", w.final, err)
 	}
 	return nil
@@ -338,15 +362,19 @@ func (d *Dir) RemoveTemporaries(ctx context.Context, prefix string, skip ...stri
 	return n, nil
 }
 
-// Remove deletes name and, for a directory, everything below it.
+// Remove deletes name and, for a directory, everything below it; a name
+// that would leave the store gives an error wrapping ErrBadName.
 func (d *Dir) Remove(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := CheckName(name); err != nil {
+		return fmt.Errorf("storage: remove in %s: %w", d.root, err)
+	}
 	if d.bucket != nil {
 		return d.removeObjects(ctx, name)
 	}
-	if err := os.RemoveAll(d.Path(name)); err != nil {
+	if err := rooted(d.root, name, (*os.Root).RemoveAll); err != nil {
 		return fmt.Errorf("storage: remove %s: %w", name, err)
 	}
 	return nil

@@ -35,9 +35,9 @@ func TestReadJSONLSample(t *testing.T) {
 		{"c4", "", "", off[10], 10},
 	}
 	wantRejects := []Reject{
-		{path, off[5], 5, "invalid JSON: unexpected end of JSON input (at byte 33)", 0},
-		{path, off[6], 6, `missing text field "text"`, 0},
-		{path, off[9], 9, `text field "text" is not a string but a number`, 0},
+		{path, off[5], 5, "invalid JSON: unexpected end of JSON input (at byte 33)", 0, 0},
+		{path, off[6], 6, `missing text field "text"`, 0, 0},
+		{path, off[9], 9, `text field "text" is not a string but a number`, 0, 0},
 	}
 	res := readFile(t, path, Options{})
 	if res.err != nil {

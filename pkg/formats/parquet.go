@@ -64,8 +64,11 @@ func (r *pieceReader) readParquet(f File) (err error) {
 		group.close()
 		var lost *rowsLost
 		if errors.As(err, &lost) {
-			err = r.rejectf(lost.row, 0, "corrupt parquet row group %d: %v; rows %d to %d not read",
-				g, lost.err, lost.row, row+rg.NumRows()-1)
+			n := row + rg.NumRows() - lost.row
+			err = r.reject(Reject{
+				File: r.path, Offset: lost.row, Rows: n, Skipped: groupBytes(pf, g) * n / max(rg.NumRows(), 1),
+				Reason: fmt.Sprintf("corrupt parquet row group %d: %v; rows %d to %d not read", g, lost.err, lost.row, row+rg.NumRows()-1),
+			})
 		}
 		if err != nil {
 			return err
@@ -73,6 +76,18 @@ func (r *pieceReader) readParquet(f File) (err error) {
 		row += rg.NumRows()
 	}
 	return nil
+}
+
+// groupBytes is the size of row group g in the file, compressed.
+func groupBytes(pf *parquet.File, g int) int64 {
+	groups := pf.Metadata().RowGroups
+	if g >= len(groups) {
+		return 0
+	}
+	if n := groups[g].TotalCompressedSize; n > 0 {
+		return n
+	}
+	return groups[g].TotalByteSize
 }
 
 // rowsLost is the error of a row group whose pages cannot be read from row

@@ -68,15 +68,15 @@ func TestReadParquet(t *testing.T) {
 		switch {
 		case i%10 == 3:
 			row.Text = nil
-			wantRejects = append(wantRejects, Reject{path, int64(i), 0, `null text in column "text"`, 0})
+			wantRejects = append(wantRejects, Reject{path, int64(i), 0, `null text in column "text"`, 0, 0})
 		case i%10 == 7:
 			bad := "bad \xff"
 			row.Text = &bad
-			wantRejects = append(wantRejects, Reject{path, int64(i), 0, "invalid UTF-8 in text at byte 4", 0})
+			wantRejects = append(wantRejects, Reject{path, int64(i), 0, "invalid UTF-8 in text at byte 4", 0, 0})
 		case i == 50:
 			big := strings.Repeat("x", 101)
 			row.Text = &big
-			wantRejects = append(wantRejects, Reject{path, int64(i), 0, "document of 101 bytes exceeds --max-doc-bytes 100", 0})
+			wantRejects = append(wantRejects, Reject{path, int64(i), 0, "document of 101 bytes exceeds --max-doc-bytes 100", 0, 0})
 		default:
 			want = append(want, docSummary{row.ID, row.URL, text, int64(i), 0})
 		}
@@ -154,7 +154,8 @@ func TestReadParquetCorrupt(t *testing.T) {
 			t.Errorf("%s: err = %v", tt.name, res.err)
 		}
 	}
-	// Damage in the pages: every row is a doc or accounted for by a reject.
+	// Damage in the pages: every row is a doc or accounted for by a reject,
+	// a damaged row group's by the rows and bytes it lost.
 	for i := 4; i < len(data)/2; i += 97 {
 		bad := bytes.Clone(data)
 		bad[i] ^= 0x5a
@@ -163,10 +164,14 @@ func TestReadParquetCorrupt(t *testing.T) {
 		if res.err != nil {
 			continue
 		}
-		n := len(res.docs)
+		n := int64(len(res.docs))
 		for _, r := range res.rejects {
 			if strings.HasPrefix(r.Reason, "corrupt parquet row group") {
-				n = 50 // the reject covers the rest of the group
+				// The reject covers the rest of the group, and says so.
+				if r.Rows <= 0 || r.Skipped <= 0 {
+					t.Errorf("byte %d damaged: reject %+v counts no rows or bytes", i, r)
+				}
+				n += r.Rows
 			} else {
 				n++
 			}

@@ -48,6 +48,10 @@ type Reject struct {
 	// of one well-framed record. The records in it are lost: as far as can
 	// be known, the one the range began with.
 	Skipped int64
+	// Rows is how many records the damaged range is known to have held
+	// (Parquet: the rows of a row group that could not be read), 0 when
+	// the reader cannot tell.
+	Rows int64
 }
 
 // Options controls reading.

@@ -17,6 +17,12 @@ type Piece struct {
 	// Compression is the file's as its content told (Format.Compression),
 	// "" to go by its name.
 	Compression string `json:"compression,omitempty"`
+	// FileSize and FileMTime are the file's size and modification time
+	// (Unix nanoseconds) when the piece was planned, for a reader to tell
+	// a file changed since; FileMTime 0 when unknown. Reading ignores
+	// them.
+	FileSize  int64 `json:"file_size,omitempty"`
+	FileMTime int64 `json:"file_mtime,omitempty"`
 }
 
 // compression is the compression of p's file.

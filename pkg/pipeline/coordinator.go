@@ -170,8 +170,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
 	}
-	if n := man.Counts.UnreadFiles; n > 0 {
-		w := fmt.Sprintf("%d input files or pieces (%d bytes) could not be read to their end: listed in rejects/ as \"unreadable\", their documents are missing", n, man.Counts.UnreadBytes)
+	for _, w := range lossWarnings(man.Counts, man.ChangedInputs) {
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
 	}

@@ -116,7 +116,7 @@ func (r DataRoots) Check(path string) error {
 		return fmt.Errorf("path %s: %w", path, err)
 	}
 	for _, root := range r.roots {
-		if within(root, real) {
+		if storage.Within(root, real) {
 			return nil
 		}
 	}
@@ -181,14 +181,4 @@ func objectWithin(root, l storage.Location) bool {
 		return false
 	}
 	return root.Key == "" || l.Key == root.Key || strings.HasPrefix(l.Key, root.Key+"/")
-}
-
-// within tells whether path is root or lies under it, comparing whole
-// path components.
-func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	if err != nil || filepath.IsAbs(rel) {
-		return false
-	}
-	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

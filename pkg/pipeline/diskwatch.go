@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"syscall"
 	"time"
 )
@@ -56,6 +57,51 @@ func watchDisks(ctx context.Context, paths []string, fullFor time.Duration, free
 					stop(fmt.Errorf("%w: the disk holding %s has been full (%d bytes free) for %s: free space there (or put the embedded store elsewhere with --nats-store), then run the same command again to resume", ErrDiskFull, p, n, fullFor.Round(time.Second)))
 					return
 				}
+			}
+		}
+	}
+}
+
+// jetStreamRecoverer is what watchJetStream needs of the embedded server
+// (queue.Embedded).
+type jetStreamRecoverer interface {
+	Recover() (bool, error)
+	StoreDir() string
+}
+
+// watchJetStream turns JetStream on again, every second until ctx ends,
+// whenever the embedded server has turned it off: it does when its store
+// runs out of space, even for a moment, and every stream and bucket then
+// answers "insufficient resources", so that the job would wait forever
+// though the disk has room again. When JetStream cannot be turned on again
+// for failFor (a minute when 0), stop is called with an error naming the
+// store.
+func watchJetStream(ctx context.Context, srv jetStreamRecoverer, failFor time.Duration, log *slog.Logger, stop func(error)) {
+	if failFor <= 0 {
+		failFor = time.Minute
+	}
+	t := time.NewTicker(min(time.Second, failFor/2))
+	defer t.Stop()
+	var failingSince time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			was, err := srv.Recover()
+			switch {
+			case err == nil:
+				if was {
+					log.Warn("the embedded NATS server had turned JetStream off (its store ran out of space); it is on again and the job goes on", "store", srv.StoreDir())
+				}
+				failingSince = time.Time{}
+			case failingSince.IsZero():
+				failingSince = now
+				log.Warn("JetStream is off on the embedded NATS server (its store ran out of space) and cannot be turned on again yet", "store", srv.StoreDir(), "err", err)
+			case now.Sub(failingSince) >= failFor:
+				stop(fmt.Errorf("%w: the embedded NATS server turned JetStream off (its store %s ran out of space) and it could not be turned on again for %s: %v; free space there (or put the store elsewhere with --nats-store), then run the same command again to resume",
+					ErrDiskFull, srv.StoreDir(), failFor.Round(time.Second), err))
+				return
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"cmp"
+	"maps"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -30,6 +31,9 @@ type Manifest struct {
 	Params   job.Params        `json:"params"`
 	Curve    *CurveSummary     `json:"curve,omitempty"` // MinHash only
 	Inputs   []job.Input       `json:"inputs"`
+	// ChangedInputs are the input files whose size or modification time
+	// changed between planning and reading, sorted.
+	ChangedInputs []string `json:"changed_inputs,omitempty"`
 	// SkippedInputs are the files under input directories, prefixes or
 	// patterns that were not read because their kind is unknown.
 	SkippedInputs []job.Skipped `json:"skipped_inputs"`
@@ -101,6 +105,8 @@ type Counts struct {
 	UnreadBytes   int64 `json:"unread_bytes"`
 	DamagedRanges int64 `json:"damaged_ranges"`
 	DamagedBytes  int64 `json:"damaged_bytes"`
+	DamagedRows   int64 `json:"damaged_rows"`
+	ChangedFiles  int64 `json:"changed_files"`
 	Empty         int64 `json:"empty"`
 	// Thin counts the documents with 1 to job.ThinShingles-1 shingles.
 	Thin         int64 `json:"thin"`
@@ -173,6 +179,7 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 	reasons := map[string]int64{}
 	scripts := map[string]*job.ScriptStats{}
+	changed := map[string]bool{}
 	for _, r := range list {
 		for name, st := range r.Scripts {
 			if scripts[name] == nil {
@@ -180,6 +187,9 @@ func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 			}
 			scripts[name].Merge(st)
 			m.Counts.Thin += st.Thin
+		}
+		for _, f := range r.ChangedFiles {
+			changed[f] = true
 		}
 		for kind, n := range r.RejectReasons {
 			reasons[kind] += n
@@ -192,10 +202,13 @@ func (m *Manifest) addMaps(list []job.MapResult, out *stageOutcome) {
 		m.Counts.UnreadBytes += r.UnreadBytes
 		m.Counts.DamagedRanges += r.DamagedRanges
 		m.Counts.DamagedBytes += r.DamagedBytes
+		m.Counts.DamagedRows += r.DamagedRows
 		m.Counts.Empty += r.Empty
 		m.Counts.Shingles += r.Shingles
 		m.Counts.BandRecords += r.BandRecords
 	}
+	m.ChangedInputs = slices.Sorted(maps.Keys(changed))
+	m.Counts.ChangedFiles = int64(len(changed))
 	for kind, n := range reasons {
 		m.RejectReasons = append(m.RejectReasons, ReasonCount{Reason: kind, Count: n})
 	}

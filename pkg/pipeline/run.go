@@ -114,7 +114,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, open, stopNATS, err := connect(ctx, cfg, st, log)
+	q, open, srv, stopNATS, err := connect(ctx, cfg, st, log)
 	if err != nil {
 		return nil, err
 	}
@@ -127,14 +127,15 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 	// could not reach the server) stops this run: its cause is ErrJobBusy.
 	ctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
-	state, lease, err := jobState(ctx, q, spec, holder, log, stopRun)
+	state, lease, err := jobState(ctx, q, spec, holder, cfg.Overwrite, log, stopRun)
 	if err == nil {
 		var disks []string
 		if st.Local() {
 			disks = append(disks, st.Root())
 		}
-		if cfg.NATSURL == "" {
+		if srv != nil {
 			disks = append(disks, natsStore(cfg, st))
+			go watchJetStream(ctx, srv, cfg.DiskFullTimeout, log, stopRun)
 		}
 		free := cfg.freeSpace
 		if free == nil {
@@ -201,6 +202,13 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		stop()
 		if err := st.Remove(context.WithoutCancel(ctx), job.WorkDir); err != nil {
 			log.Warn("could not remove the work area", "err", err)
+		}
+		if cfg.NATSURL == "" && cfg.NATSStore == "" && !st.Local() {
+			// The embedded store of an object-store job is in the
+			// user's cache, not in the work area: it goes too.
+			if err := os.RemoveAll(natsStore(cfg, st)); err != nil {
+				log.Warn("could not remove the embedded NATS store", "err", err)
+			}
 		}
 		if !params.Index {
 			if err := st.Remove(context.WithoutCancel(ctx), job.IndexDir); err != nil {
@@ -462,19 +470,19 @@ func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params,
 // connect reaches the NATS server, starting an embedded one when no URL is
 // given, and opens the coordinator's queue. open opens more queues on the
 // embedded server (for in-process workers); stop releases everything.
-func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger) (q *queue.Queue, open func(string) (*queue.Queue, error), stop func(), err error) {
+func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger) (q *queue.Queue, open func(string) (*queue.Queue, error), srv *queue.Embedded, stop func(), err error) {
 	if cfg.NATSURL != "" {
 		cc := cfg.Conn
 		cc.URL = cfg.NATSURL
 		q, err := queue.Connect(ctx, cc, "neardup-coordinator", cfg.Queue, log)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
-		return q, nil, q.Close, nil
+		return q, nil, nil, q.Close, nil
 	}
-	srv, err := queue.StartEmbedded(natsStore(cfg, st), cfg.Listen)
+	srv, err = queue.StartEmbedded(natsStore(cfg, st), cfg.Listen)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if cfg.Listen != "" {
 		log.Info("embedded NATS server listening", "url", queue.RedactURL(srv.URL()))
@@ -482,9 +490,9 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 	open = func(name string) (*queue.Queue, error) { return srv.Open(ctx, name, cfg.Queue) }
 	if q, err = open("neardup-coordinator"); err != nil {
 		srv.Shutdown()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return q, open, func() { q.Close(); srv.Shutdown() }, nil
+	return q, open, srv, func() { q.Close(); srv.Shutdown() }, nil
 }
 
 // natsStore is the embedded server's store directory: --nats-store, or
@@ -509,10 +517,15 @@ func natsStore(cfg Config, st *storage.Dir) string {
 // jobState opens the job's state and takes the coordinator lease in it,
 // then clears the state when it belongs to another run. The lease comes
 // first: a running job's state is never cleared.
-func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.Lease, log *slog.Logger, lost func(error)) (*queue.State, *queue.Held, error) {
+func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.Lease, overwrite bool, log *slog.Logger, lost func(error)) (*queue.State, *queue.Held, error) {
 	state, err := q.State(ctx, spec.Job)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !overwrite {
+		if err := othersJob(ctx, state, spec); err != nil {
+			return nil, nil, err
+		}
 	}
 	lease, err := state.TakeLease(ctx, holder, log, lost)
 	if err != nil {
@@ -540,6 +553,36 @@ func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.
 		return nil, nil, fmt.Errorf("job %s: %w", spec.Job, err)
 	}
 	return state, lease, putSpec(ctx, state, spec, lease)
+}
+
+// othersJob returns an error wrapping ErrJobBusy, naming the holder, when
+// the job's state holds an unfinished run of the job that writes another
+// output: starting afresh would throw it away, which only --overwrite
+// does. (A run of the same output is this output's own earlier run, which
+// its lock shows to be over.)
+func othersJob(ctx context.Context, state *queue.State, spec *job.Spec) error {
+	v, err := state.Get(ctx, specKey)
+	if errors.Is(err, queue.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("job %s: %w", spec.Job, err)
+	}
+	var old job.Spec
+	if json.Unmarshal(v, &old) != nil || old.Epoch == spec.Epoch || old.Out == spec.Out {
+		return nil
+	}
+	who := "no coordinator holds it now"
+	if l, age, err := state.Lease(ctx); err == nil {
+		state := "live"
+		if !queue.Live(age) {
+			state = "expired"
+		}
+		who = fmt.Sprintf("its lease is held by %s writing %s (%s: refreshed %s ago)", l.Holder, l.Out, state, age.Round(time.Second))
+	}
+	return fmt.Errorf("%w: job %s has an unfinished run writing %s (epoch %s); %s. "+
+		"Run that command again to resume it, or pass --overwrite to discard it and start this one",
+		ErrJobBusy, spec.Job, old.Out, old.Epoch, who)
 }
 
 // putSpec stores the spec workers read; on failure it releases the lease.

@@ -16,7 +16,9 @@ import (
 
 // TestSideResults stores results of several sizes against a limit: small
 // ones stay in the bucket's value, large ones go to a file that loads back
-// the same, and a damaged or missing file is an error, not a result.
+// the same, and a damaged or missing file is an error, not a result, as is
+// a reference forged to name a file outside the job's output (with the
+// same bytes there).
 func TestSideResults(t *testing.T) {
 	ctx := context.Background()
 	task := Task{Epoch: "e1", Stage: StageReduce, Index: 3}
@@ -24,22 +26,25 @@ func TestSideResults(t *testing.T) {
 		name    string
 		size    int
 		damage  func(path string)
+		forge   string // the name the reference is changed to
 		wantErr error
 	}{
-		{"small", 100, nil, nil},
-		{"at the limit", 1000, nil, nil},
-		{"large", 1001, nil, nil},
+		{"small", 100, nil, "", nil},
+		{"at the limit", 1000, nil, "", nil},
+		{"large", 1001, nil, "", nil},
 		{"large, file changed", 5000, func(p string) {
 			b, _ := os.ReadFile(p)
 			b[10] ^= 1
 			os.WriteFile(p, b, 0o644)
-		}, pqfile.ErrCorrupt},
-		{"large, file truncated", 5000, func(p string) { os.Truncate(p, 100) }, pqfile.ErrCorrupt},
-		{"large, file gone", 5000, func(p string) { os.Remove(p) }, os.ErrNotExist},
+		}, "", pqfile.ErrCorrupt},
+		{"large, file truncated", 5000, func(p string) { os.Truncate(p, 100) }, "", pqfile.ErrCorrupt},
+		{"large, file gone", 5000, func(p string) { os.Remove(p) }, "", os.ErrNotExist},
+		{"large, reference forged", 5000, nil, "../outside.json", storage.ErrBadName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := storage.NewDir(t.TempDir())
+			dir := t.TempDir()
+			st, err := storage.NewDir(filepath.Join(dir, "out"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,6 +58,17 @@ func TestSideResults(t *testing.T) {
 			}
 			if tt.damage != nil {
 				tt.damage(st.Path(job.ResultFile(task.Epoch, task.Stage, task.Index)))
+			}
+			if tt.forge != "" {
+				name := job.ResultFile(task.Epoch, task.Stage, task.Index)
+				data, err := os.ReadFile(st.Path(name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, filepath.Base(tt.forge)), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				value = bytes.Replace(value, []byte(name), []byte(tt.forge), 1)
 			}
 			got, err := loadResult(ctx, st, value)
 			if tt.wantErr != nil {

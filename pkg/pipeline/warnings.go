@@ -105,3 +105,28 @@ func scriptWarnings(man *Manifest, p job.Params) []string {
 	}
 	return out
 }
+
+// lossWarnings say what input was not read, or not as planned: files or
+// pieces not read to their end, damaged ranges skipped (with the rows
+// known lost), files changed since planning (the first few named).
+func lossWarnings(c Counts, changed []string) []string {
+	var out []string
+	if len(changed) > 0 {
+		names := strings.Join(changed[:min(len(changed), 5)], ", ")
+		if len(changed) > 5 {
+			names += ", …"
+		}
+		out = append(out, fmt.Sprintf("%d input files changed (size or modification time) after the job was planned: %s; "+
+			"they were read in the pieces planned for them, so what was added or changed since may be missing or read in part "+
+			"(see changed_inputs in the manifest; run the job again with --overwrite to read them as they are)", len(changed), names))
+	}
+	if c.UnreadFiles > 0 {
+		out = append(out, fmt.Sprintf("%d input files or pieces (%d bytes) could not be read to their end: listed in rejects/ as \"unreadable\", their documents are missing",
+			c.UnreadFiles, c.UnreadBytes))
+	}
+	if c.DamagedRanges > 0 {
+		out = append(out, fmt.Sprintf("%d damaged ranges of input (%d bytes, %d rows known) were skipped: listed in rejects/, their documents are missing",
+			c.DamagedRanges, c.DamagedBytes, c.DamagedRows))
+	}
+	return out
+}

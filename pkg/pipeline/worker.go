@@ -89,6 +89,9 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	w.obs.TaskStarted(name, d.Attempt)
 	t0 := time.Now()
 	err := w.run(ctx, t, d)
+	if errors.Is(err, storage.ErrBadName) {
+		err = queue.Permanent(err) // a forged state: no retry mends it
+	}
 	w.obs.TaskEnded(name, time.Since(t0), err)
 	return err
 }
