@@ -21,7 +21,7 @@ import (
 // command line. A new package must be placed here.
 const policy = `
 NONE < pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pkg/formats,
-       internal/unionfind, internal/sigfile, internal/storage, internal/queue,
+       internal/unionfind, internal/sigfile, internal/storage, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
        internal/metrics/metricstest, internal/benchtext, internal/corpus,
        internal/s3test, e2e;
@@ -30,8 +30,9 @@ NONE < pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pkg/formats,
 pkg/minhash < pkg/bands;
 pkg/shingle < internal/reference;
 
-# files and records
+# files, records and the task queue
 internal/buildinfo, internal/storage < internal/pqfile;
+internal/transient < internal/queue;
 internal/storage < internal/faults;
 
 # the job's vocabulary, and what reads finished jobs
@@ -41,7 +42,7 @@ internal/job, pkg/records < internal/kept;
 pkg/bands, pkg/records, pkg/shingle < internal/report;
 
 # stages
-internal/job, internal/sigfile, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
+internal/job, internal/sigfile, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
 internal/index, internal/stage < internal/query;
 
 # the control plane
