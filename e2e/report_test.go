@@ -123,7 +123,7 @@ func TestReportInChromium(t *testing.T) {
 
 	// The screenshot: a real page, with the bars painted in their colours.
 	shot := filepath.Join(t.TempDir(), "report.png")
-	chromium(t, "--screenshot="+shot, "--window-size=1200,4000", pageURL)
+	chromium(t, "--screenshot="+shot, "--window-size=1200,6000", pageURL)
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)
@@ -133,8 +133,8 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the screenshot is not a PNG: %v", err)
 	}
-	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 4000 {
-		t.Errorf("screenshot of %v, want 1200x4000", b)
+	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 6000 {
+		t.Errorf("screenshot of %v, want 1200x6000", b)
 	}
 	colours := map[color.RGBA]int{}
 	bounds := img.Bounds()
