@@ -69,13 +69,16 @@ type jetStreamRecoverer interface {
 	StoreDir() string
 }
 
-// watchJetStream turns JetStream on again, every second until ctx ends,
-// whenever the embedded server has turned it off: it does when its store
-// runs out of space, even for a moment, and every stream and bucket then
-// answers "insufficient resources", so that the job would wait forever
-// though the disk has room again. When JetStream cannot be turned on again
-// for failFor (a minute when 0), stop is called with an error naming the
-// store.
+// watchJetStream checks every second, until ctx ends, whether the
+// embedded server has turned JetStream off: it does when its store runs
+// out of space, even for a moment, and every stream and bucket then
+// answers "insufficient resources", so that the job would wait for ever
+// though the disk has room again. It turns JetStream on again and calls
+// stop with an error naming the store: a task published or acknowledged
+// while JetStream was off may be lost, and a job waiting on it would never
+// end, while the same command resumes the job from its state. When
+// JetStream cannot be turned on again for failFor (a minute when 0), stop
+// is called all the same.
 func watchJetStream(ctx context.Context, srv jetStreamRecoverer, failFor time.Duration, log *slog.Logger, stop func(error)) {
 	if failFor <= 0 {
 		failFor = time.Minute
@@ -90,10 +93,11 @@ func watchJetStream(ctx context.Context, srv jetStreamRecoverer, failFor time.Du
 		case now := <-t.C:
 			was, err := srv.Recover()
 			switch {
+			case err == nil && was:
+				stop(fmt.Errorf("%w: the embedded NATS server turned JetStream off (its store %s ran out of space, if only for a moment); it is on again, but a task published or acknowledged meanwhile may be lost, so the job stops rather than wait on it: run the same command again to resume",
+					ErrDiskFull, srv.StoreDir()))
+				return
 			case err == nil:
-				if was {
-					log.Warn("the embedded NATS server had turned JetStream off (its store ran out of space); it is on again and the job goes on", "store", srv.StoreDir())
-				}
 				failingSince = time.Time{}
 			case failingSince.IsZero():
 				failingSince = now

@@ -11,7 +11,7 @@ import (
 )
 
 // fakeJetStream is a server whose JetStream is off for offFor calls of
-// Recover (forever when negative), then on.
+// Recover (forever when negative, never when 0), then on.
 type fakeJetStream struct {
 	mu     sync.Mutex
 	offFor int
@@ -25,6 +25,8 @@ func (f *fakeJetStream) Recover() (bool, error) {
 	defer f.mu.Unlock()
 	f.calls++
 	switch {
+	case f.offFor == 0:
+		return false, nil
 	case f.offFor < 0 || f.calls <= f.offFor:
 		return true, errors.New("insufficient resources")
 	case f.calls == f.offFor+1:
@@ -33,16 +35,19 @@ func (f *fakeJetStream) Recover() (bool, error) {
 	return false, nil
 }
 
-// TestWatchJetStream: JetStream that comes back stops nothing; JetStream
-// that stays off stops the job within the bound, naming the store.
+// TestWatchJetStream: JetStream that stays on stops nothing; JetStream
+// that was off is turned on again and stops the job, naming the store and
+// how to resume; JetStream that stays off stops it within the bound.
 func TestWatchJetStream(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		offFor   int
 		wantStop bool
+		want     string
 	}{
-		{"on again", 1, false},
-		{"stays off", -1, true},
+		{"on", 0, false, ""},
+		{"on again", 1, true, "it is on again"},
+		{"stays off", -1, true, "could not be turned on again"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -55,7 +60,8 @@ func TestWatchJetStream(t *testing.T) {
 				if !tt.wantStop {
 					t.Fatalf("stopped: %v", err)
 				}
-				if !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "/data/store") || time.Since(start) > time.Second {
+				if !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "/data/store") || !strings.Contains(err.Error(), tt.want) ||
+					!strings.Contains(err.Error(), "run the same command again") || time.Since(start) > time.Second {
 					t.Fatalf("stopped after %v with %v, want ErrDiskFull naming /data/store within the bound", time.Since(start), err)
 				}
 			case <-ctx.Done():
