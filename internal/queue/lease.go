@@ -92,10 +92,23 @@ func Live(age time.Duration) bool { return age < leaseTTL }
 
 // Held is a lease taken by TakeLease.
 type Held struct {
-	kv      jetstream.KeyValue
-	holder  []byte
-	gone    atomic.Bool // lost: another coordinator's now
+	kv     jetstream.KeyValue
+	holder []byte
+	gone   atomic.Bool // lost: another coordinator's now
+	// failing is when refreshes began to fail (Unix nanoseconds), 0
+	// while they succeed.
+	failing atomic.Int64
 	release func()
+}
+
+// Unrefreshed is how long the lease's refreshes have been failing (0
+// while they succeed): the job's state can be neither read nor written
+// for that long.
+func (h *Held) Unrefreshed() time.Duration {
+	if t := h.failing.Load(); t != 0 {
+		return time.Since(time.Unix(0, t))
+	}
+	return 0
 }
 
 // Release stops refreshing the lease and deletes it, unless it was lost.
@@ -191,6 +204,7 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 					r, err := kv.Update(uctx, LeaseKey, holder, rev)
 					if err == nil {
 						rev = r
+						h.failing.Store(0)
 						ucancel()
 						continue
 					}
@@ -206,6 +220,7 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 				case gerr == nil && bytes.Equal(e.Value(), holder):
 					// Still ours: a refresh happened whose reply was lost.
 					rev = e.Revision()
+					h.failing.Store(0)
 					log.Info("coordinator lease renewed after a lost refresh", "revision", rev)
 				case gerr == nil:
 					h.gone.Store(true)
@@ -216,6 +231,7 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 					lost(goneErr(" while this one could not refresh its lease"))
 					return
 				default:
+					h.failing.CompareAndSwap(0, time.Now().UnixNano())
 					log.Warn("could not refresh the coordinator lease", "err", gerr)
 				}
 			}

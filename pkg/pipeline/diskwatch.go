@@ -79,7 +79,12 @@ type jetStreamRecoverer interface {
 // end, while the same command resumes the job from its state. When
 // JetStream cannot be turned on again for failFor (a minute when 0), stop
 // is called all the same.
-func watchJetStream(ctx context.Context, srv jetStreamRecoverer, failFor time.Duration, log *slog.Logger, stop func(error)) {
+//
+// unrefreshed tells how long the job's lease could not be refreshed: with
+// the embedded server there is no network to blame, so failing for
+// failFor means the store is stuck (a stream that met a full disk can stop
+// answering, JetStream still on), and stop is called naming the store.
+func watchJetStream(ctx context.Context, srv jetStreamRecoverer, unrefreshed func() time.Duration, failFor time.Duration, log *slog.Logger, stop func(error)) {
 	if failFor <= 0 {
 		failFor = time.Minute
 	}
@@ -91,6 +96,11 @@ func watchJetStream(ctx context.Context, srv jetStreamRecoverer, failFor time.Du
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
+			if d := unrefreshed(); d >= failFor {
+				stop(fmt.Errorf("%w: the job's state in the embedded NATS server's store %s could not be read or written for %s (a store that ran out of space, if only for a moment, can stop answering): free space there (or put the store elsewhere with --nats-store), then run the same command again to resume",
+					ErrDiskFull, srv.StoreDir(), d.Round(time.Second)))
+				return
+			}
 			was, err := srv.Recover()
 			switch {
 			case err == nil && was:

@@ -40,21 +40,25 @@ func (f *fakeJetStream) Recover() (bool, error) {
 // how to resume; JetStream that stays off stops it within the bound.
 func TestWatchJetStream(t *testing.T) {
 	for _, tt := range []struct {
-		name     string
-		offFor   int
-		wantStop bool
-		want     string
+		name        string
+		offFor      int
+		unrefreshed time.Duration
+		wantStop    bool
+		want        string
 	}{
-		{"on", 0, false, ""},
-		{"on again", 1, true, "it is on again"},
-		{"stays off", -1, true, "could not be turned on again"},
+		{"on", 0, 0, false, ""},
+		{"on, lease failing a while", 0, 300 * time.Millisecond, false, ""},
+		{"on again", 1, 0, true, "it is on again"},
+		{"stays off", -1, 0, true, "could not be turned on again"},
+		{"on, lease failing too long", 0, 400 * time.Millisecond, true, "could not be read or written for"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			stopped := make(chan error, 1)
 			start := time.Now()
-			go watchJetStream(ctx, &fakeJetStream{offFor: tt.offFor}, 400*time.Millisecond, slog.New(slog.DiscardHandler), func(err error) { stopped <- err })
+			unrefreshed := func() time.Duration { return tt.unrefreshed }
+			go watchJetStream(ctx, &fakeJetStream{offFor: tt.offFor}, unrefreshed, 400*time.Millisecond, slog.New(slog.DiscardHandler), func(err error) { stopped <- err })
 			select {
 			case err := <-stopped:
 				if !tt.wantStop {

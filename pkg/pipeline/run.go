@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		}
 		if srv != nil {
 			disks = append(disks, natsStore(cfg, st))
-			go watchJetStream(ctx, srv, cfg.DiskFullTimeout, log, stopRun)
+			go watchJetStream(ctx, srv, lease.Unrefreshed, cfg.DiskFullTimeout, log, stopRun)
 		}
 		free := cfg.freeSpace
 		if free == nil {
