@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,17 +18,10 @@ import (
 // same command then resumes the job, which ends byte-identical to an
 // undisturbed run. (If the full spell met no write of the store, the job
 // may also just complete: the test then says so and checks the output.)
-// Mounting a tmpfs needs root, as CI has; elsewhere the test skips.
+// Mounting a tmpfs needs root, as CI has (smallDisk).
 func TestEmbeddedStoreFull(t *testing.T) {
 	in, ref := corpusAndReference(t)
-	disk := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", disk).CombinedOutput(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mount a tmpfs for the store: %v\n%s", err, out)
-		}
-		t.Skipf("cannot mount a tmpfs (needs root): %v", err)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", disk).Run() })
+	disk := smallDisk(t, "48m")
 	store := filepath.Join(disk, "nats")
 	out := filepath.Join(t.TempDir(), "out")
 	args := append(append([]string{"--out", out, "--nats-store", store, "--workers", "2", "--ack-wait", "2s", "--disk-full-timeout", "20s"}, jobArgs...), in)
@@ -40,33 +30,15 @@ func TestEmbeddedStoreFull(t *testing.T) {
 	coord := start(t, env, "coordinator", args...)
 	time.Sleep(3 * time.Second)
 
-	// Fill the disk: a file as large as it will grow, for 4 seconds.
+	// Fill the disk for 4 seconds.
 	filler := filepath.Join(disk, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := make([]byte, 1<<20)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	for { // the last small pieces
-		if _, err := f.Write(chunk[:4096]); err != nil {
-			break
-		}
-	}
-	f.Close()
+	fill(t, filler)
 	time.Sleep(4 * time.Second)
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
 
-	err = coord.wait(t, 3*time.Minute)
+	err := coord.wait(t, 3*time.Minute)
 	switch code := exitCode(err); {
 	case code == 0:
 		t.Logf("the full spell met no write of the store; the job completed:\n%s", tail(coord.output(), 5))
