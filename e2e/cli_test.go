@@ -16,7 +16,7 @@ import (
 
 	"github.com/neardup/neardup/internal/metrics/metricstest"
 	"github.com/neardup/neardup/internal/queue"
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // TestCommandLine runs a job the way a scheduler would, a coordinator and

@@ -33,7 +33,7 @@ import (
 
 	"github.com/neardup/neardup/internal/accuracy"
 	"github.com/neardup/neardup/internal/corpus"
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 )
 
 func main() {

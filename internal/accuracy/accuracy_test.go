@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // TestAccuracy runs the job on a 3,500-document accuracy corpus with a

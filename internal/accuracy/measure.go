@@ -16,7 +16,7 @@ import (
 
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/queue"
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/pkg/records"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/pkg/records"
 )
 

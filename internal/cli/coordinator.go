@@ -16,7 +16,7 @@ import (
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // inputHelp is what the job commands take as arguments.

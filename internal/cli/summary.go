@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // summary is the one JSON object a coordinator's job writes on stdout when

@@ -12,7 +12,7 @@ import (
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // Worker returns the worker's one command.

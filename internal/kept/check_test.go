@@ -24,7 +24,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/formats"
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/pkg/records"
 )
 

@@ -46,11 +46,11 @@ internal/job, internal/sigfile, internal/transient, internal/unionfind, pkg/minh
 internal/index, internal/stage < internal/query;
 
 # the control plane
-internal/faults, internal/index, internal/queue, internal/report, internal/stage < pkg/pipeline;
+internal/faults, internal/index, internal/queue, internal/report, internal/stage < internal/pipeline;
 
 # tools and commands
-internal/corpus, internal/reference, pkg/pipeline < internal/accuracy;
-internal/kept, internal/metrics, internal/procstat, internal/query, pkg/pipeline < internal/cli;
+internal/corpus, internal/reference, internal/pipeline < internal/accuracy;
+internal/kept, internal/metrics, internal/procstat, internal/query, internal/pipeline < internal/cli;
 internal/cli < cmd/coordinator, cmd/worker;
 internal/accuracy < cmd/accuracy;
 internal/corpus < cmd/gencorpus;

@@ -20,7 +20,7 @@ import (
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/pkg/bands"
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // fixture is a finished job over a generated corpus, with the texts of

@@ -8,7 +8,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/neardup/neardup/pkg/pipeline"
+	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/pkg/records"
 )
 
