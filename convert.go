@@ -24,35 +24,18 @@ import (
 // Partitions are left for the job to choose, as the command does.
 func (o Options) params() (job.Params, error) {
 	p := job.DefaultParams()
-	set := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
 	set(&p.Method, string(o.Method))
 	set(&p.Tokenizer, string(o.Tokenizer))
 	set(&p.Keep, string(o.Keep))
 	set(&p.InputFormat, string(o.InputFormat))
 	set(&p.IDField, o.IDField)
 	set(&p.TextField, o.TextField)
-	if o.Threshold != 0 {
-		p.Threshold = o.Threshold
-	}
-	if o.Perms != 0 {
-		p.K = o.Perms
-	}
-	if o.Hamming != 0 {
-		p.Hamming = o.Hamming
-	}
-	if o.Words != 0 {
-		p.Words = o.Words
-	}
-	if o.Partitions != 0 {
-		p.Partitions = o.Partitions
-	}
-	if o.Seed != 0 {
-		p.Seed = o.Seed
-	}
+	set(&p.Threshold, o.Threshold)
+	set(&p.K, o.Perms)
+	set(&p.Hamming, o.Hamming)
+	set(&p.Words, o.Words)
+	set(&p.Partitions, o.Partitions)
+	set(&p.Seed, o.Seed)
 	if o.NoIndex {
 		p.Index = false
 	}
@@ -61,6 +44,14 @@ func (o Options) params() (job.Params, error) {
 		return job.Params{}, optionsError(err)
 	}
 	return p, nil
+}
+
+// set sets *dst to v unless v is the zero value (the default).
+func set[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
 }
 
 // optionsError is an error of job.Params.Resolve, which names the
