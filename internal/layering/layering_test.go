@@ -24,7 +24,7 @@ NONE < pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pkg/formats,
        internal/unionfind, internal/sigfile, internal/storage, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
        internal/metrics/metricstest, internal/benchtext, internal/corpus,
-       internal/s3test, e2e;
+       internal/s3test, internal/golden, e2e;
 
 # kernels
 pkg/minhash < pkg/bands;
