@@ -35,8 +35,9 @@ internal/buildinfo, internal/storage < internal/pqfile;
 internal/transient < internal/queue;
 internal/storage < internal/faults;
 
-# the job's vocabulary, and what reads finished jobs
+# the job's vocabulary, its manifest, and what reads finished jobs
 internal/pqfile, pkg/bands, pkg/formats, pkg/shingle, pkg/simhash < internal/job;
+internal/job, internal/storage < internal/manifest;
 internal/job < internal/index;
 internal/job, pkg/records < internal/kept;
 pkg/bands, pkg/records, pkg/shingle < internal/report;
