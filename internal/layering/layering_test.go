@@ -40,7 +40,7 @@ internal/pqfile, pkg/bands, pkg/formats, pkg/shingle, pkg/simhash < internal/job
 internal/job, internal/storage < internal/manifest;
 internal/job < internal/index;
 internal/job, pkg/records < internal/kept;
-pkg/bands, pkg/records, pkg/shingle < internal/report;
+internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 
 # stages
 internal/job, internal/sigfile, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;

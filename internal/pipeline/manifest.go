@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/report"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/pkg/bands"
 )
@@ -72,7 +72,7 @@ type Manifest struct {
 	Warnings []string `json:"warnings"`
 	// ExamplePairs are the few pairs the report shows side by side
 	// (report-pairs.html), chosen from pairs/ by report.Chooser.
-	ExamplePairs []report.Example `json:"example_pairs"`
+	ExamplePairs []manifest.Example `json:"example_pairs"`
 }
 
 // ReasonCount is how many records were rejected for one kind of reason.
@@ -161,7 +161,7 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 	m := &Manifest{
 		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions(), Params: p,
 		Inputs: plan.Inputs, SkippedInputs: append([]job.Skipped{}, plan.Skipped...),
-		Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{}, Scripts: []job.ScriptSummary{}, ExamplePairs: []report.Example{},
+		Chunks: len(plan.Chunks), Failures: []Failure{}, Warnings: []string{}, Scripts: []job.ScriptSummary{}, ExamplePairs: []manifest.Example{},
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
 		SimilarityEdges: job.HistEdges(), ClusterSizeEdges: stage.ClusterSizeEdges(), RejectReasons: []ReasonCount{},
 	}
