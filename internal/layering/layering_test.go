@@ -43,7 +43,7 @@ internal/job, pkg/records < internal/kept;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 
 # stages
-internal/job, internal/sigfile, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
+internal/job, internal/manifest, internal/sigfile, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
 internal/index, internal/stage < internal/query;
 
 # the control plane
