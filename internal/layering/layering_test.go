@@ -39,7 +39,7 @@ internal/storage < internal/faults;
 internal/pqfile, pkg/bands, pkg/formats, pkg/shingle, pkg/simhash < internal/job;
 internal/job, internal/storage < internal/manifest;
 internal/job < internal/index;
-internal/job, pkg/records < internal/kept;
+internal/job, internal/manifest, pkg/records < internal/kept;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 
 # stages
