@@ -14,9 +14,9 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/metrics/metricstest"
 	"github.com/neardup/neardup/internal/queue"
-	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // TestCommandLine runs a job the way a scheduler would, a coordinator and
@@ -81,12 +81,12 @@ wait:
 		t.Error("no scrape of the coordinator's metrics during the job showed a stage")
 	}
 
-	var man pipeline.Manifest
 	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(data, &man); err != nil {
+	man, err := manifest.Decode(data)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if man.Params.ChunkBytes != 200000 || man.Params.Partitions != 4 {
@@ -103,7 +103,7 @@ wait:
 		ExitCode int             `json:"exit_code"`
 		Out      string          `json:"out"`
 		Chunks   int             `json:"chunks"`
-		Counts   pipeline.Counts `json:"counts"`
+		Counts   manifest.Counts `json:"counts"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(stdout.Bytes()))
 	if err := dec.Decode(&sum); err != nil {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/s3test"
 	"github.com/neardup/neardup/internal/storage"
@@ -49,17 +49,8 @@ func sameInBucket(t *testing.T, ref, out string) {
 	}
 	// In a bucket, verify's signatures come through the gather stage
 	// (--gather auto), not by random reads of objects.
-	data, err := storage.ReadFile(ctx, st, "manifest.json")
+	man, err := manifest.Read(ctx, st)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var man struct {
-		Params struct{ Gather string }
-		Counts struct {
-			Gathered int64 `json:"signatures_gathered"`
-		}
-	}
-	if err := json.Unmarshal(data, &man); err != nil {
 		t.Fatal(err)
 	}
 	if man.Params.Gather != "on" || man.Counts.Gathered == 0 {

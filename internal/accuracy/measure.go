@@ -15,8 +15,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/corpus"
-	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -87,7 +88,7 @@ type Run struct {
 	Out    string          `json:"out,omitempty"`
 	// Seconds is the wall time of pipeline.Run.
 	Seconds float64         `json:"seconds"`
-	Counts  pipeline.Counts `json:"counts"`
+	Counts  manifest.Counts `json:"counts"`
 	Result  *Result         `json:"result"`
 	// Checked says whether the --check criteria apply (MinHash with exact
 	// verification); Failures lists those not met, checked or not.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -214,7 +215,7 @@ func TestReportGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := Run{Method: m, Params: p, Seconds: 1.5, Counts: pipeline.Counts{UniquePairs: 12, Verified: 7, Clusters: 3},
+			run := Run{Method: m, Params: p, Seconds: 1.5, Counts: manifest.Counts{UniquePairs: 12, Verified: 7, Clusters: 3},
 				Result: r, Checked: m == "minhash", Failures: r.Check()}
 			rep.Pass = rep.Pass && !(run.Checked && len(run.Failures) > 0)
 			rep.Runs = append(rep.Runs, run)

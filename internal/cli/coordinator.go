@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
-	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // inputHelp is what the job commands take as arguments.
@@ -154,7 +155,7 @@ func runJob(ctx context.Context, cfg pipeline.Config, out Streams) int {
 		"peak_rss_mib", fmt.Sprintf("%.0f", procstat.PeakRSSMiB())}
 	code := 0
 	switch {
-	case man.Status != pipeline.StatusPartial:
+	case man.Status != manifest.StatusPartial:
 		log.Info("job complete", attrs...)
 	case cfg.AllowPartial:
 		code = 4

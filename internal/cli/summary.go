@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/manifest"
 )
 
 // summary is the one JSON object a coordinator's job writes on stdout when
@@ -23,7 +23,7 @@ type summary struct {
 	Job     string           `json:"job,omitempty"`
 	Seconds float64          `json:"seconds,omitempty"`
 	Chunks  int              `json:"chunks,omitempty"`
-	Counts  *pipeline.Counts `json:"counts,omitempty"`
+	Counts  *manifest.Counts `json:"counts,omitempty"`
 	// Failed is the number of tasks that failed for good.
 	Failed int    `json:"failed_tasks"`
 	Error  string `json:"error,omitempty"`
@@ -31,7 +31,7 @@ type summary struct {
 
 // newSummary describes a job that ended with exit status code and either
 // its manifest or its error.
-func newSummary(out string, code int, man *pipeline.Manifest, err error) summary {
+func newSummary(out string, code int, man *manifest.Manifest, err error) summary {
 	s := summary{ExitCode: code, Out: out}
 	if man != nil {
 		s.Status, s.Job, s.Seconds, s.Chunks, s.Failed = man.Status, man.Job, man.Seconds, man.Chunks, len(man.Failures)

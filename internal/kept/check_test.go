@@ -22,9 +22,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/formats"
-	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -64,7 +65,7 @@ func writeCorpus(t *testing.T, jobDir string, o Options) (string, *Summary) {
 // jobFacts is what a checker reads of a job: its manifest, its documents
 // by input file (in file order) and its duplicates.
 type jobFacts struct {
-	man    *manifest
+	man    *manifest.Manifest
 	docs   map[string][]records.DocRecord
 	dups   map[int64]records.Duplicate
 	byDoc  map[int64]records.DocRecord
@@ -77,11 +78,12 @@ func readJob(t *testing.T, dir string) *jobFacts {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jf := &jobFacts{man: &manifest{}, docs: map[string][]records.DocRecord{}, dups: map[int64]records.Duplicate{},
-		byDoc: map[int64]records.DocRecord{}, inputs: map[string]job.Input{}}
-	if err := json.Unmarshal(data, jf.man); err != nil {
+	man, err := manifest.Decode(data)
+	if err != nil {
 		t.Fatal(err)
 	}
+	jf := &jobFacts{man: man, docs: map[string][]records.DocRecord{}, dups: map[int64]records.Duplicate{},
+		byDoc: map[int64]records.DocRecord{}, inputs: map[string]job.Input{}}
 	for _, in := range jf.man.Inputs {
 		jf.inputs[in.Path] = in
 	}

@@ -2,7 +2,6 @@ package kept
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 )
 
 // wetRecord is a WET conversion record; length, when not -1, is the
@@ -64,7 +66,7 @@ func TestBrokenFraming(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobDir := runJob(t, 32<<20, path)
-	if rejects := readCountsOf(t, jobDir)["rejected"]; rejects < 2 {
+	if rejects := readCountsOf(t, jobDir).Rejected; rejects < 2 {
 		t.Fatalf("the job rejected %d records; the test wants the broken framing rejected", rejects)
 	}
 	dir, sum := writeCorpus(t, jobDir, Options{})
@@ -85,16 +87,14 @@ func TestBrokenFraming(t *testing.T) {
 }
 
 // readCountsOf reads the counts of a job's manifest.
-func readCountsOf(t *testing.T, jobDir string) map[string]int64 {
+func readCountsOf(t *testing.T, jobDir string) manifest.Counts {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(jobDir, "manifest.json"))
+	data, err := os.ReadFile(filepath.Join(jobDir, job.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var man struct {
-		Counts map[string]int64 `json:"counts"`
-	}
-	if err := json.Unmarshal(data, &man); err != nil {
+	man, err := manifest.Decode(data)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return man.Counts

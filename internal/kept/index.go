@@ -3,7 +3,6 @@ package kept
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -21,16 +21,9 @@ import (
 // batchRows is how many rows are read from a job's Parquet files at a time.
 const batchRows = 4096
 
-// manifest is what write-kept needs of a job's manifest.json.
-type manifest struct {
-	Status string      `json:"status"`
-	Params job.Params  `json:"params"`
-	Inputs []job.Input `json:"inputs"`
-}
-
 // readManifest checks that the job in s is finished (_SUCCESS or
 // _PARTIAL) and reads its manifest.
-func readManifest(ctx context.Context, s storage.Opener, where string) (*manifest, error) {
+func readManifest(ctx context.Context, s storage.Opener, where string) (*manifest.Manifest, error) {
 	finished := false
 	for _, marker := range []string{job.SuccessFile, job.PartialFile} {
 		f, err := s.Open(ctx, marker)
@@ -46,15 +39,11 @@ func readManifest(ctx context.Context, s storage.Opener, where string) (*manifes
 	if !finished {
 		return nil, fmt.Errorf("%s: %w: no %s or %s (run the job to its end first)", where, ErrNotFinished, job.SuccessFile, job.PartialFile)
 	}
-	data, err := storage.ReadFile(ctx, s, job.ManifestFile)
+	m, err := manifest.Read(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	var m manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", where, job.ManifestFile, err)
-	}
-	return &m, nil
+	return m, nil
 }
 
 // readDuplicates returns the ordinals of duplicates.parquet, sorted.

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
@@ -148,7 +149,7 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if man.Status != "complete" { // pipeline.StatusComplete
+	if man.Status != manifest.StatusComplete {
 		o.Log.Warn("the job is partial: the inputs of its failed map tasks have no documents in docs/ and are copied whole", "status", man.Status)
 	}
 	dst, err := openOutput(ctx, o, src)

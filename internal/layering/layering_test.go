@@ -25,7 +25,7 @@ NONE < pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pkg/formats,
        internal/unionfind, internal/sigfile, internal/storage, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
        internal/metrics/metricstest, internal/benchtext, internal/corpus,
-       internal/s3test, e2e;
+       internal/s3test, internal/golden, e2e;
 
 # kernels
 pkg/minhash < pkg/bands;
@@ -36,14 +36,15 @@ internal/buildinfo, internal/storage < internal/pqfile;
 internal/transient < internal/queue;
 internal/storage < internal/faults;
 
-# the job's vocabulary, and what reads finished jobs
+# the job's vocabulary, its manifest, and what reads finished jobs
 internal/pqfile, pkg/bands, pkg/formats, pkg/shingle, pkg/simhash < internal/job;
+internal/job, internal/storage < internal/manifest;
 internal/job < internal/index;
-internal/job, pkg/records < internal/kept;
-pkg/bands, pkg/records, pkg/shingle < internal/report;
+internal/job, internal/manifest, pkg/records < internal/kept;
+internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 
 # stages
-internal/job, internal/sigfile, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
+internal/job, internal/manifest, internal/sigfile, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
 internal/index, internal/stage < internal/query;
 
 # the control plane

@@ -13,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
@@ -46,19 +47,19 @@ type confirmer interface {
 // stageOutcome is what one stage produced.
 type stageOutcome struct {
 	results   map[int][]byte
-	failures  []Failure
-	timing    StageTiming
+	failures  []manifest.Failure
+	timing    manifest.StageTiming
 	published int // tasks this run put on the queue (the others were done)
 }
 
 // execute runs the job's stages in order, then writes the manifest, the
 // report and _SUCCESS.
-func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest, error) {
+func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest.Manifest, error) {
 	p := c.spec.Params
 	man := newManifest(c.spec, c.plan, started)
 
 	// Map: one task per chunk.
-	mapList, err := runStage(ctx, c, StageMap, chunkSeq(c.plan), "", man.addMaps,
+	mapList, err := runStage(ctx, c, StageMap, chunkSeq(c.plan), "", into(man, addMaps),
 		func(m job.MapResult) (int64, int64) { return m.Docs, m.InputBytes })
 	if err != nil {
 		return nil, err
@@ -97,7 +98,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	}
 
 	// Reduce: one task per partition.
-	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), "", man.addReduces, nil)
+	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), "", into(man, addReduces), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +121,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	// Gather (when on): one task per chunk whose signatures a verify task
 	// needs.
 	if p.Gather == "on" {
-		gatherList, err := runStage(ctx, c, StageGather, slices.Sorted(maps.Keys(gatherChunks)), "", man.addGathers, nil)
+		gatherList, err := runStage(ctx, c, StageGather, slices.Sorted(maps.Keys(gatherChunks)), "", into(man, addGathers), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +131,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	}
 
 	// Verify: one task per chunk that has candidate edges.
-	verifyList, err := runStage(ctx, c, StageVerify, slices.Sorted(maps.Keys(verifyChunks)), "", man.addVerifies, nil)
+	verifyList, err := runStage(ctx, c, StageVerify, slices.Sorted(maps.Keys(verifyChunks)), "", into(man, addVerifies), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	if err != nil {
 		return nil, err
 	}
-	man.addClusters(stats, steps.tasks, time.Since(t0))
+	addClusters(man, stats, steps.tasks, time.Since(t0))
 	c.log.Info("clusters found", "clusters", stats.Clusters, "rounds", stats.Rounds, "steps", steps.steps, "tasks", steps.tasks,
 		"seconds", time.Since(t0).Seconds())
 	if w := giantClusterWarning(stats, man.Counts.Docs); w != "" {
@@ -174,9 +175,9 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 		c.log.Warn(w)
 		man.Warnings = append(man.Warnings, w)
 	}
-	man.Status = StatusComplete
+	man.Status = manifest.StatusComplete
 	if n := len(man.Failures); n > 0 {
-		man.Status = StatusPartial
+		man.Status = manifest.StatusPartial
 		if c.cfg.AllowPartial {
 			man.Warnings = append(man.Warnings, fmt.Sprintf("%d map tasks failed; their chunks are missing and the result is partial, accepted with --allow-partial (_PARTIAL, not _SUCCESS)", n))
 		} else {
@@ -214,7 +215,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	chose := time.Since(t1)
 	man.Finished = time.Now().UTC()
 	man.Seconds = time.Since(started).Seconds()
-	if err := writeJSON(ctx, c.st, job.ManifestFile, man); err != nil {
+	if err := manifest.Write(ctx, c.st, man); err != nil {
 		return nil, err
 	}
 	if err := writeReport(ctx, c.st); err != nil {
@@ -227,7 +228,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 	c.log.Info("example pairs written", "file", report.PairsFile, "pairs", len(man.ExamplePairs),
 		"choose_seconds", chose.Seconds(), "page_seconds", time.Since(t1).Seconds())
 	switch {
-	case man.Status == StatusComplete:
+	case man.Status == manifest.StatusComplete:
 		if err := storage.WriteFile(ctx, c.st, job.SuccessFile, nil); err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
@@ -154,7 +155,7 @@ func TestWorkerRefusesForgedJob(t *testing.T) {
 			for {
 				v, err := state.Get(ctx, failedKey("e1", StageMap, 0))
 				if err == nil {
-					var f Failure
+					var f manifest.Failure
 					if err := json.Unmarshal(v, &f); err != nil {
 						t.Fatal(err)
 					}

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
@@ -36,7 +37,7 @@ type examplePair struct {
 
 // chooseExamples reads pairs/ and returns the job's example pairs (see
 // report.Chooser): the same whatever the order of the files and rows.
-func chooseExamples(ctx context.Context, st *storage.Dir, threshold float64) ([]report.Example, error) {
+func chooseExamples(ctx context.Context, st *storage.Dir, threshold float64) ([]manifest.Example, error) {
 	names, err := st.List(ctx, job.PairsDir)
 	if err != nil {
 		return nil, fmt.Errorf("example pairs: %w", err)
@@ -61,7 +62,7 @@ func chooseExamples(ctx context.Context, st *storage.Dir, threshold float64) ([]
 // their texts read again from the inputs. A text that cannot be read (an
 // input moved or changed since) is said so on the page and in the log,
 // and does not fail the job.
-func writePairsPage(ctx context.Context, st storage.FS, p job.Params, plan *job.Plan, examples []report.Example, log *slog.Logger) error {
+func writePairsPage(ctx context.Context, st storage.FS, p job.Params, plan *job.Plan, examples []manifest.Example, log *slog.Logger) error {
 	want := map[int64]bool{}
 	for _, e := range examples {
 		want[e.A], want[e.B] = true, true

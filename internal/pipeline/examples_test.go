@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
@@ -137,7 +138,7 @@ func TestExampleTexts(t *testing.T) {
 	}
 
 	// The page: every example is shown, with its highlighted words.
-	examples := []report.Example{{A: 0, B: 1, AID: "j0", BID: "j1", Similarity: 0.5}}
+	examples := []manifest.Example{{A: 0, B: 1, AID: "j0", BID: "j1", Similarity: 0.5}}
 	if err := writePairsPage(ctx, st, p, &plan, examples, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}

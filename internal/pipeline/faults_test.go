@@ -13,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
@@ -88,7 +89,7 @@ func TestInjectedFaults(t *testing.T) {
 				if m.Counts.FailedChunks != 1 || len(m.Warnings) == 0 {
 					t.Fatalf("failed chunk not counted or warned: %+v %v", m.Counts, m.Warnings)
 				}
-				if _, err := os.Stat(filepath.Join(out, job.SuccessFile)); m.Status != StatusPartial || err == nil {
+				if _, err := os.Stat(filepath.Join(out, job.SuccessFile)); m.Status != manifest.StatusPartial || err == nil {
 					t.Fatalf("status %q, _SUCCESS present %v: want partial, without _SUCCESS", m.Status, err == nil)
 				}
 				if _, err := os.Stat(filepath.Join(out, "docs", "chunk-000001.parquet")); err == nil {
@@ -265,14 +266,14 @@ func TestPartialJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Status != StatusPartial || len(m.Failures) != 1 {
+			if m.Status != manifest.StatusPartial || len(m.Failures) != 1 {
 				t.Fatalf("status %q with %d failures, want partial with 1", m.Status, len(m.Failures))
 			}
 			if _, err := os.Stat(filepath.Join(out, job.SuccessFile)); err == nil {
 				t.Fatal("_SUCCESS written for a partial job")
 			}
 			var onDisk Manifest
-			if err := readJSONFile(filepath.Join(out, job.ManifestFile), &onDisk); err != nil || onDisk.Status != StatusPartial {
+			if err := readJSONFile(filepath.Join(out, job.ManifestFile), &onDisk); err != nil || onDisk.Status != manifest.StatusPartial {
 				t.Fatalf("manifest.json status %q (%v), want partial", onDisk.Status, err)
 			}
 			_, perr := os.Stat(filepath.Join(out, job.PartialFile))
@@ -288,7 +289,7 @@ func TestPartialJob(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || m.Status != StatusComplete {
+			if err != nil || m.Status != manifest.StatusComplete {
 				t.Fatalf("rerun: status %v, err %v; want complete", m, err)
 			}
 			if _, err := os.Stat(filepath.Join(out, job.SuccessFile)); err != nil {
@@ -320,11 +321,11 @@ func TestPartialRerunOutsideWorker(t *testing.T) {
 	cfg := testConfig(t, in, out, 0)
 	cfg.NATSURL, cfg.Queue = url, qc
 	m, err := Run(ctx, cfg)
-	if err != nil || m.Status != StatusPartial {
+	if err != nil || m.Status != manifest.StatusPartial {
 		t.Fatalf("first run: %v, status %v; want partial", err, m)
 	}
 	m, err = Run(ctx, cfg)
-	if err != nil || m.Status != StatusComplete {
+	if err != nil || m.Status != manifest.StatusComplete {
 		t.Fatalf("rerun: %v, status %v; want complete", err, m)
 	}
 	sameFiles(t, ref, out, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet")

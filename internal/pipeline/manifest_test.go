@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -17,7 +18,7 @@ func TestManifestHistEdges(t *testing.T) {
 	p := job.DefaultParams()
 	p.Resolve()
 	m := newManifest(&job.Spec{Params: p}, &job.Plan{}, time.Time{})
-	m.addVerifies([]job.VerifyResult{{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}}, &stageOutcome{})
+	addVerifies(m, []job.VerifyResult{{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}}, &stageOutcome{})
 	st, err := storage.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +27,7 @@ func TestManifestHistEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.addClusters(stats, 0, 0)
+	addClusters(m, stats, 0, 0)
 	data, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
@@ -67,12 +68,12 @@ func TestManifestRejectReasons(t *testing.T) {
 	p := job.DefaultParams()
 	p.Resolve()
 	m := newManifest(&job.Spec{Params: p}, &job.Plan{}, time.Time{})
-	m.addMaps([]job.MapResult{
+	addMaps(m, []job.MapResult{
 		{Chunk: 0, Rejected: 3, RejectReasons: map[string]int64{"invalid JSON": 2, "unreadable": 1}},
 		{Chunk: 1},
 		{Chunk: 2, Rejected: 4, RejectReasons: map[string]int64{"invalid JSON": 1, "missing text field": 1, "b": 2}},
 	}, &stageOutcome{})
-	want := []ReasonCount{{"invalid JSON", 3}, {"b", 2}, {"missing text field", 1}, {"unreadable", 1}}
+	want := []manifest.ReasonCount{{Reason: "invalid JSON", Count: 3}, {Reason: "b", Count: 2}, {Reason: "missing text field", Count: 1}, {Reason: "unreadable", Count: 1}}
 	if !slices.Equal(m.RejectReasons, want) {
 		t.Errorf("reject reasons %v, want %v", m.RejectReasons, want)
 	}

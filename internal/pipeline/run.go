@@ -22,6 +22,7 @@ import (
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
@@ -89,7 +90,7 @@ var ErrComplete = errors.New("output already holds a complete job (pass --overwr
 // Run runs a job to completion and returns its manifest. When interrupted
 // it returns ctx's error and leaves the job resumable: the same command
 // picks it up where it stopped.
-func Run(ctx context.Context, cfg Config) (*Manifest, error) {
+func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 	started := time.Now()
 	log := cfg.Log
 	if log == nil {
@@ -188,7 +189,7 @@ func Run(ctx context.Context, cfg Config) (*Manifest, error) {
 		log.Warn("the coordinator lease was lost at the end of the job; its state is left to the new holder", "err", cause)
 		return man, nil
 	}
-	if man.Status == StatusPartial && !cfg.AllowPartial {
+	if man.Status == manifest.StatusPartial && !cfg.AllowPartial {
 		// Kept for the rerun that retries the failed chunks.
 		log.Warn("the job is partial: its failed map tasks are retried when the same command runs again",
 			"failed", len(man.Failures), "out", st.Root())

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 )
 
@@ -105,7 +106,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		if json.Unmarshal(e.Data, &t) != nil || t.Epoch != c.spec.Epoch || t.Stage != name {
 			return
 		}
-		data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: e.Deliveries,
+		data, _ := json.Marshal(manifest.Failure{Stage: t.Stage, Index: t.Index, Attempts: e.Deliveries,
 			Error: "delivered the maximum number of times without being finished (its workers died or lost their connection)"})
 		if err := c.state.Create(context.WithoutCancel(ctx), failedKey(t.Epoch, t.Stage, t.Index), data); err != nil && !errors.Is(err, queue.ErrExists) {
 			c.log.Error("cannot record exhausted task", "err", err)
@@ -132,7 +133,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		}
 	}
 
-	failed := map[int]Failure{}
+	failed := map[int]manifest.Failure{}
 	obs, metric := c.observer(), metricStage(name)
 	defer func() { obs.Pending(metric, 0) }()
 	for len(out.results)+len(failed) < len(indices) {
@@ -162,7 +163,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 			}
 			c.prog.done(docs, bytes)
 		case "failed":
-			var f Failure
+			var f manifest.Failure
 			json.Unmarshal(u.Value, &f)
 			failed[idx] = f
 			c.prog.done(0, 0)
@@ -171,7 +172,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 	for _, i := range sortedKeys(failed) {
 		out.failures = append(out.failures, failed[i])
 	}
-	out.timing = StageTiming{Name: name, Tasks: len(indices), Failed: len(failed), Seconds: time.Since(t0).Seconds()}
+	out.timing = manifest.StageTiming{Name: name, Tasks: len(indices), Failed: len(failed), Seconds: time.Since(t0).Seconds()}
 	obs.StageDone(metric, time.Since(t0))
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 )
 
@@ -92,7 +93,7 @@ func (q *fakeQueue) Publish(ctx context.Context, jobName, run, id string, data [
 	q.published = append(q.published, t.Index)
 	switch q.outcome[t.Index] {
 	case "failed":
-		f, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: 4, Error: "boom"})
+		f, _ := json.Marshal(manifest.Failure{Stage: t.Stage, Index: t.Index, Attempts: 4, Error: "boom"})
 		q.state.put(failedKey(t.Epoch, t.Stage, t.Index), f)
 	case "exhausted":
 		q.exhausted(queue.Exhausted{Data: data, Deliveries: 4})

@@ -44,11 +44,3 @@ func doneKey(epoch, stage string, i int) string {
 func failedKey(epoch, stage string, i int) string {
 	return fmt.Sprintf("%s.failed.%06d", stageKeys(epoch, stage), i)
 }
-
-// Failure is what is recorded of a task that failed for good.
-type Failure struct {
-	Stage    string `json:"stage"`
-	Index    int    `json:"index"`
-	Attempts int    `json:"attempts"`
-	Error    string `json:"error"`
-}

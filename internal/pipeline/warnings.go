@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/pkg/shingle"
 )
@@ -18,7 +19,7 @@ const (
 )
 
 // boundWarnings name the buckets and clusters whose pairs were bounded.
-func boundWarnings(man *Manifest, s *stage.ClusterStats, p job.Params) []string {
+func boundWarnings(man *manifest.Manifest, s *stage.ClusterStats, p job.Params) []string {
 	var out []string
 	if man.Counts.BoundedBuckets > 0 {
 		b := man.BoundedBuckets[0]
@@ -60,7 +61,7 @@ const (
 
 // scriptWarnings say when many documents have too few shingles, or are in
 // scripts the tokenizer does not cut as it should.
-func scriptWarnings(man *Manifest, p job.Params) []string {
+func scriptWarnings(man *manifest.Manifest, p job.Params) []string {
 	var out []string
 	docs := man.Counts.Docs - man.Counts.Empty
 	if docs <= 0 {
@@ -109,7 +110,7 @@ func scriptWarnings(man *Manifest, p job.Params) []string {
 // lossWarnings say what input was not read, or not as planned: files or
 // pieces not read to their end, damaged ranges skipped (with the rows
 // known lost), files changed since planning (the first few named).
-func lossWarnings(c Counts, changed []string) []string {
+func lossWarnings(c manifest.Counts, changed []string) []string {
 	var out []string
 	if len(changed) > 0 {
 		names := strings.Join(changed[:min(len(changed), 5)], ", ")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
@@ -213,7 +214,7 @@ func (w *Worker) recordFailure(ctx context.Context, d queue.Delivery, err error)
 		w.log.Error("cannot record failure", "err", jerr)
 		return jerr
 	}
-	data, _ := json.Marshal(Failure{Stage: t.Stage, Index: t.Index, Attempts: d.Attempt, Error: err.Error()})
+	data, _ := json.Marshal(manifest.Failure{Stage: t.Stage, Index: t.Index, Attempts: d.Attempt, Error: err.Error()})
 	if perr := state.Put(ctx, failedKey(t.Epoch, t.Stage, t.Index), data); perr != nil {
 		w.log.Error("cannot record failure", "err", perr)
 		return perr

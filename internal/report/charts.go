@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/neardup/neardup/internal/manifest"
 )
 
 // series is one data series of a histogram.
@@ -196,7 +198,7 @@ func clusterChart(hist []int64) []byte {
 // stageChart draws the stage timings as horizontal bars, one per stage, in
 // the order given. Each bar is a rect of class "bar" with the seconds in
 // data-value.
-func stageChart(stages []stage) []byte {
+func stageChart(stages []manifest.StageTiming) []byte {
 	const (
 		rowH     = 30.0
 		barH     = 18.0

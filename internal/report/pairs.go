@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 )
@@ -28,22 +29,6 @@ const MaxShownRunes = 5000
 // nearThreshold is how many of the examples are the pairs of lowest
 // similarity.
 const nearThreshold = 3
-
-// Example is one example pair as manifest.json lists it
-// (example_pairs): its pairs/ row and why it was chosen.
-type Example struct {
-	A             int64   `json:"a"`
-	B             int64   `json:"b"`
-	AID           string  `json:"a_id"`
-	BID           string  `json:"b_id"`
-	Similarity    float64 `json:"similarity"`
-	Estimate      float64 `json:"estimate"`
-	Method        string  `json:"method"`
-	Hamming       *int32  `json:"hamming,omitempty"`
-	BandsCollided int32   `json:"bands_collided"`
-	FirstBand     int32   `json:"first_band"`
-	Why           string  `json:"why"`
-}
 
 // Chooser picks a job's example pairs from its pairs, whatever order they
 // come in, so that a job run again shows the same ones: the nearThreshold
@@ -89,13 +74,13 @@ func (c *Chooser) Add(p records.Pair) {
 }
 
 // Examples returns the chosen pairs, each once, by similarity then (a, b).
-func (c *Chooser) Examples() []Example {
-	var out []Example
+func (c *Chooser) Examples() []manifest.Example {
+	var out []manifest.Example
 	add := func(p *records.Pair, why string) {
-		if p == nil || slices.ContainsFunc(out, func(e Example) bool { return e.A == p.A && e.B == p.B }) {
+		if p == nil || slices.ContainsFunc(out, func(e manifest.Example) bool { return e.A == p.A && e.B == p.B }) {
 			return
 		}
-		out = append(out, Example{A: p.A, B: p.B, AID: p.AID, BID: p.BID, Similarity: p.Similarity, Estimate: p.Estimate,
+		out = append(out, manifest.Example{A: p.A, B: p.B, AID: p.AID, BID: p.BID, Similarity: p.Similarity, Estimate: p.Estimate,
 			Method: p.Method, Hamming: p.Hamming, BandsCollided: p.BandsCollided, FirstBand: p.FirstBand, Why: why})
 	}
 	for i := range c.low {
@@ -107,7 +92,7 @@ func (c *Chooser) Examples() []Example {
 	} else {
 		add(c.identical, "identical shingle sets")
 	}
-	slices.SortFunc(out, func(x, y Example) int {
+	slices.SortFunc(out, func(x, y manifest.Example) int {
 		return cmp.Or(cmp.Compare(x.Similarity, y.Similarity), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
 	})
 	return out
@@ -229,7 +214,7 @@ type docView struct {
 // options o, the job's. Equal arguments give equal bytes: the page holds
 // nothing else (not the job's name, which may differ between two runs of
 // one job), so a job run again writes the same page.
-func PairsPage(o shingle.Options, examples []Example, docs map[int64]ExampleDoc) ([]byte, error) {
+func PairsPage(o shingle.Options, examples []manifest.Example, docs map[int64]ExampleDoc) ([]byte, error) {
 	pg := pairsPage{MaxRunes: groupDigits(MaxShownRunes)}
 	for i, e := range examples {
 		v := pairView{

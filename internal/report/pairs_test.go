@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 )
@@ -207,9 +208,9 @@ func TestSegments(t *testing.T) {
 // pairsFixture is a small job's examples and documents: a pair with text
 // that needs escaping, a pair whose long document is cut, and a pair one
 // of whose documents could not be read again.
-func pairsFixture() ([]Example, map[int64]ExampleDoc) {
+func pairsFixture() ([]manifest.Example, map[int64]ExampleDoc) {
 	h := int32(3)
-	examples := []Example{
+	examples := []manifest.Example{
 		{A: 0, B: 1, AID: "a<1>", BID: "b&1", Similarity: 0.8125, Estimate: 0.7969, Method: "exact", BandsCollided: 3, FirstBand: 2, Why: "near the threshold"},
 		{A: 2, B: 3, AID: "long-a", BID: "long-b", Similarity: 0.9, Estimate: 0.9, Method: "simhash", Hamming: &h, BandsCollided: 4, FirstBand: 0, Why: "halfway between the threshold and 1"},
 		{A: 4, B: 5, AID: "gone", BID: "here", Similarity: 1, Estimate: 1, Method: "exact", BandsCollided: 16, FirstBand: 0, Why: "identical shingle sets"},
@@ -243,7 +244,7 @@ func TestPairsPage(t *testing.T) {
 	if !bytes.Equal(page, again) {
 		t.Error("two renderings of the same examples differ")
 	}
-	golden(t, "pairs/"+PairsFile, page)
+	checkGolden(t, "pairs/"+PairsFile, page)
 	doc, err := html.Parse(bytes.NewReader(page))
 	if err != nil {
 		t.Fatal(err)

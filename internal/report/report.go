@@ -1,11 +1,12 @@
 // Package report renders a job's manifest.json as a run report for people:
 // one self-contained HTML page (report.html) with its charts inlined as
-// SVG, and the same charts as separate SVG files. The report depends only
-// on the manifest's JSON schema, not on the pipeline that writes it.
+// SVG, and the same charts as separate SVG files. The report reads the
+// manifest through package manifest, not from the pipeline that writes it.
 package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/pkg/bands"
 )
 
@@ -32,13 +34,13 @@ const (
 // ClustersFile, StagesFile). Equal manifests give equal files. It fails on
 // a manifest that is not JSON of the expected shape, has invalid banding
 // parameters, or has similarity histograms of different lengths.
-func Build(manifest []byte) (map[string][]byte, error) {
-	m, err := decodeManifest(manifest)
+func Build(data []byte) (map[string][]byte, error) {
+	m, err := decode(data)
 	if err != nil {
 		return nil, err
 	}
 	charts := map[string][]byte{
-		SCurveFile:     SCurveSVG([]bands.Params{m.bandParams()}, m.Params.Threshold, "LSH S-curve: probability of becoming a candidate pair"),
+		SCurveFile:     SCurveSVG([]bands.Params{m.Params.BandParams()}, m.Params.Threshold, "LSH S-curve: probability of becoming a candidate pair"),
 		SimilarityFile: similarityChart(m.VerifiedHist, m.RejectedHist, m.Params.Threshold),
 		ClustersFile:   clusterChart(m.ClusterSizeHist),
 		StagesFile:     stageChart(m.Stages),
@@ -58,8 +60,19 @@ func Build(manifest []byte) (map[string][]byte, error) {
 	return files, nil
 }
 
-func (m *manifest) bandParams() bands.Params {
-	return bands.Params{Bands: m.Params.Bands, Rows: m.Params.Rows}
+// decode parses manifest.json and checks what the report relies on.
+func decode(data []byte) (*manifest.Manifest, error) {
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if err := m.Params.BandParams().Validate(); err != nil {
+		return nil, fmt.Errorf("report: manifest params: %w", err)
+	}
+	if v, r := len(m.VerifiedHist), len(m.RejectedHist); v != r && v != 0 && r != 0 {
+		return nil, fmt.Errorf("report: verified_similarity_hist has %d bins, rejected_similarity_hist %d", v, r)
+	}
+	return m, nil
 }
 
 // page is what the template shows; every string in it is plain text, to be
@@ -79,7 +92,7 @@ type page struct {
 	BoundedBuckets                       []boundedBucketRow
 	Stages                               []stageRow
 	StageNote                            string
-	Failures                             []failure
+	Failures                             []manifest.Failure
 	Rejects                              []row // reason, count
 	Scripts                              []scriptRow
 	RejectNote                           string
@@ -128,7 +141,7 @@ type stageRow struct {
 	Name, Tasks, Failed, Seconds, Share, Rate string
 }
 
-func newPage(m *manifest, charts map[string][]byte) *page {
+func newPage(m *manifest.Manifest, charts map[string][]byte) *page {
 	p := &page{
 		Title:    "neardup run report",
 		Job:      m.Job,
@@ -151,14 +164,14 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		})
 	}
 	c := m.Counts
-	docs, inBytes := c.get("docs"), c.get("input_bytes")
+	docs, inBytes := c.Docs, c.InputBytes
 	p.Cards = []card{
 		{"documents", groupDigits(docs), bytesText(inBytes) + " of input"},
-		{"duplicates to drop", groupDigits(c.get("duplicates")), percent(c.get("duplicates"), docs) + " of the documents"},
-		{"clusters", groupDigits(c.get("clusters")), "largest: " + plural(c.get("largest_cluster"), "document", "documents")},
-		{"pairs listed", groupDigits(c.get("pairs")), groupDigits(c.get("verified_pairs")) + " verified of " + groupDigits(c.get("candidate_pairs_checked")) + " candidates"},
-		{"exact duplicates", groupDigits(c.get("exact_duplicates")), "in " + plural(c.get("exact_groups"), "group", "groups") + " of identical shingle sets"},
-		{"records rejected", groupDigits(c.get("rejected")), groupDigits(c.get("empty")) + " empty documents"},
+		{"duplicates to drop", groupDigits(c.Duplicates), percent(c.Duplicates, docs) + " of the documents"},
+		{"clusters", groupDigits(c.Clusters), "largest: " + plural(c.LargestCluster, "document", "documents")},
+		{"pairs listed", groupDigits(c.Pairs), groupDigits(c.Verified) + " verified of " + groupDigits(c.UniquePairs) + " candidates"},
+		{"exact duplicates", groupDigits(c.ExactDups), "in " + plural(c.ExactGroups, "group", "groups") + " of identical shingle sets"},
+		{"records rejected", groupDigits(c.Rejected), groupDigits(c.Empty) + " empty documents"},
 		{"run time", secondsText(m.Seconds) + " s", rate(inBytes, m.Seconds)},
 	}
 	if a := m.Params.Against; len(a) > 0 {
@@ -168,10 +181,10 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 			earlier += e.Docs
 			names[i] = e.Job
 		}
-		against := c.get("pairs_against")
+		against := c.PairsAgainst
 		p.Cards = slices.Insert(p.Cards, 4,
 			card{"pairs with earlier jobs", groupDigits(against), "new-vs-old, against " + plural(earlier, "document", "documents") + " of " + strings.Join(names, ", ")},
-			card{"pairs among this job's", groupDigits(c.get("pairs") - against), "new-vs-new"})
+			card{"pairs among this job's", groupDigits(c.Pairs - against), "new-vs-new"})
 	}
 
 	t := m.Params.Threshold
@@ -223,27 +236,30 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 		p.Params = append([]row{{"method", m.Params.Method, ""}}, p.Params...)
 	}
 	t5 := math.Min(math.Round((t+0.05)*1e9)/1e9, 1)
+	curve := cmp.Or(m.Curve, &manifest.CurveSummary{}) // none for SimHash
 	p.Curve = []row{
-		{"P at threshold " + floatText(t), probLabel(m.Curve.PAtThreshold), "share of pairs exactly at the threshold that become candidates"},
-		{"P at " + floatText(t5), probLabel(m.Curve.PAtThreshold05), "the same, 0.05 above the threshold"},
-		{"approximate threshold", fmt.Sprintf("%.3f", m.Curve.ApproxThreshold), "(1/b)^(1/r), where the curve rises"},
-		{"steepest at", fmt.Sprintf("%.3f", m.Curve.Steepest), "similarity of the steepest slope"},
+		{"P at threshold " + floatText(t), probLabel(curve.PAtThreshold), "share of pairs exactly at the threshold that become candidates"},
+		{"P at " + floatText(t5), probLabel(curve.PAtThreshold05), "the same, 0.05 above the threshold"},
+		{"approximate threshold", fmt.Sprintf("%.3f", curve.ApproxThreshold), "(1/b)^(1/r), where the curve rises"},
+		{"steepest at", fmt.Sprintf("%.3f", curve.Steepest), "similarity of the steepest slope"},
 	}
 
-	for _, f := range c.fields {
-		v, note := f.value.String(), countNote(f.name)
-		if n, err := f.value.Int64(); err == nil {
+	// Every count as the manifest lists them, also those of a later
+	// version.
+	for _, f := range m.CountList() {
+		v, note := f.Value.String(), countNote(f.Name)
+		if n, err := f.Value.Int64(); err == nil {
 			v = groupDigits(n)
-			if strings.HasSuffix(f.name, "_bytes") {
+			if strings.HasSuffix(f.Name, "_bytes") {
 				note = strings.TrimSpace(note + " (" + bytesText(n) + ")")
 			}
 		}
-		p.Counts = append(p.Counts, row{f.name, v, note})
+		p.Counts = append(p.Counts, row{f.Name, v, note})
 	}
 
-	p.Rejects, p.RejectNote = rejectRows(m.RejectReasons, c.get("rejected"))
+	p.Rejects, p.RejectNote = rejectRows(m.RejectReasons, c.Rejected)
 	for _, s := range m.Scripts {
-		r := scriptRow{Script: s.Script, Docs: groupDigits(s.Docs), Share: percent(s.Docs, c.get("docs")),
+		r := scriptRow{Script: s.Script, Docs: groupDigits(s.Docs), Share: percent(s.Docs, c.Docs),
 			Thin: groupDigits(s.Thin), Median: groupDigits(s.MedianShingles)}
 		if !s.Covered && s.Script != "none" {
 			r.Note = "no rule of its own: cut at spaces and punctuation"
@@ -255,7 +271,7 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 	p.SimilarityNote = fmt.Sprintf("%s of %s candidate pairs checked (%s) reached the threshold %s; the other %s were false positives of the banding.",
 		groupDigits(verified), groupDigits(checked), percent(verified, checked), floatText(t), groupDigits(checked-verified))
 	p.ClusterNote = fmt.Sprintf("%s clusters hold %s documents; each keeps one (--keep %s), so %s are dropped.",
-		groupDigits(c.get("clusters")), groupDigits(c.get("clustered_docs")), m.Params.Keep, groupDigits(c.get("duplicates")))
+		groupDigits(c.Clusters), groupDigits(c.ClusteredDocs), m.Params.Keep, groupDigits(c.Duplicates))
 	for _, cl := range m.LargestClusters {
 		r := clusterRow{
 			Cluster: strconv.FormatInt(cl.Cluster, 10), Size: groupDigits(int64(cl.Size)),
@@ -270,17 +286,17 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 	p.ExactNote = fmt.Sprintf("%s groups of documents with identical shingle sets hold %s exact duplicates beyond one per group; "+
 		"one representative of each group was banded and verified, and pairs/ lists every member's pairs (similarity 1 inside a group). "+
 		"Of the %s documents to drop, %s are exact and %s near duplicates.",
-		groupDigits(c.get("exact_groups")), groupDigits(c.get("exact_duplicates")), groupDigits(c.get("duplicates")),
-		groupDigits(c.get("exact_duplicates")), groupDigits(c.get("near_duplicates")))
-	if n := c.get("bounded_clusters"); n > 0 {
+		groupDigits(c.ExactGroups), groupDigits(c.ExactDups), groupDigits(c.Duplicates),
+		groupDigits(c.ExactDups), groupDigits(c.NearDups))
+	if n := c.BoundedClust; n > 0 {
 		p.ExactNote += fmt.Sprintf(" %s with more than --max-cluster-pairs %s pairs list only their kept document's pairs: %s pairs are not listed.",
-			plural(n, "cluster", "clusters"), groupDigits(m.Params.MaxClusterPairs), groupDigits(c.get("pairs_not_listed")))
+			plural(n, "cluster", "clusters"), groupDigits(m.Params.MaxClusterPairs), groupDigits(c.NotListed))
 	} else {
 		p.ExactNote += fmt.Sprintf(" No cluster has more than --max-cluster-pairs %s pairs: pairs/ lists every pair found.", groupDigits(m.Params.MaxClusterPairs))
 	}
-	if n := c.get("bounded_buckets"); n > 0 {
+	if n := c.BoundedBuckets; n > 0 {
 		p.ExactNote += fmt.Sprintf(" %s held more than --max-bucket %s documents: %s of their pairs were not compared.",
-			plural(n, "band bucket", "band buckets"), groupDigits(int64(m.Params.MaxBucket)), groupDigits(c.get("pairs_not_compared")))
+			plural(n, "band bucket", "band buckets"), groupDigits(int64(m.Params.MaxBucket)), groupDigits(c.NotCompared))
 	}
 	for _, b := range m.BoundedClusters {
 		p.BoundedClusters = append(p.BoundedClusters, boundedClusterRow{
@@ -311,7 +327,7 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 	var total int64
 	for _, in := range m.Inputs {
 		total += in.Size
-		p.Inputs = append(p.Inputs, row{in.Path, bytesText(in.Size), in.Kind})
+		p.Inputs = append(p.Inputs, row{in.Path, bytesText(in.Size), string(in.Kind)})
 	}
 	p.InputTotal = fmt.Sprintf("%s, %s (%s bytes)", plural(int64(len(m.Inputs)), "file", "files"), bytesText(total), groupDigits(total))
 	for _, s := range m.SkippedInputs {
@@ -349,7 +365,7 @@ func newPage(m *manifest, charts map[string][]byte) *page {
 
 // rejectRows lists the rejects by reason, and says what the list holds
 // for a job that rejected n records.
-func rejectRows(reasons []reasonCount, n int64) ([]row, string) {
+func rejectRows(reasons []manifest.ReasonCount, n int64) ([]row, string) {
 	var rows []row
 	for _, r := range reasons {
 		rows = append(rows, row{Name: r.Reason, Value: groupDigits(r.Count)})

@@ -19,6 +19,8 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/neardup/neardup/internal/golden"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/pkg/bands"
 )
 
@@ -33,27 +35,11 @@ func readFixture(t *testing.T, name string) []byte {
 	return data
 }
 
-// golden compares got with testdata/golden/name, or rewrites it under
-// -update.
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/golden/name, or rewrites it
+// under -update.
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file (run go test with -update if the change is intended)", name)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
 func TestBuild(t *testing.T) {
@@ -84,7 +70,7 @@ func TestBuild(t *testing.T) {
 				if !bytes.Equal(files[f], again[f]) {
 					t.Errorf("%s differs between two builds of the same manifest", f)
 				}
-				golden(t, name+"/"+f, files[f])
+				checkGolden(t, name+"/"+f, files[f])
 			}
 			for _, f := range wantFiles {
 				if strings.HasSuffix(f, ".svg") {
@@ -616,15 +602,15 @@ func TestFormatting(t *testing.T) {
 func TestRejectRows(t *testing.T) {
 	tests := []struct {
 		name     string
-		reasons  []reasonCount
+		reasons  []manifest.ReasonCount
 		rejected int64
 		rows     []row
 		note     string
 	}{
 		{"none", nil, 0, nil, "No record was rejected"},
-		{"by reason", []reasonCount{{"invalid JSON", 1200}, {"unreadable", 1}}, 1201,
+		{"by reason", []manifest.ReasonCount{{Reason: "invalid JSON", Count: 1200}, {Reason: "unreadable", Count: 1}}, 1201,
 			[]row{{Name: "invalid JSON", Value: "1,200"}, {Name: "unreadable", Value: "1"}}, "1,201 records were rejected, by the kind of their reason"},
-		{"one", []reasonCount{{"unreadable", 1}}, 1, []row{{Name: "unreadable", Value: "1"}}, "1 record was rejected"},
+		{"one", []manifest.ReasonCount{{Reason: "unreadable", Count: 1}}, 1, []row{{Name: "unreadable", Value: "1"}}, "1 record was rejected"},
 		{"older manifest", nil, 3, nil, "3 records were rejected: this manifest does not count them by reason"},
 	}
 	for _, tc := range tests {

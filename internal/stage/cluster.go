@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -23,7 +24,7 @@ type ClusterStats struct {
 	// i+2, the last bin all larger ones.
 	SizeHist []int64 `json:"size_hist"`
 	// Top lists the largest clusters, largest first.
-	Top []ClusterSummary `json:"top"`
+	Top []manifest.ClusterSummary `json:"top"`
 	// Exact-duplicate groups, and their documents beyond one per group.
 	ExactGroups     int64 `json:"exact_groups"`
 	ExactDuplicates int64 `json:"exact_duplicates"`
@@ -33,21 +34,12 @@ type ClusterStats struct {
 	PairsListed   int64 `json:"pairs_listed"`
 	// PairsAgainst counts the listed pairs with a document of an earlier
 	// job (--against); the others are between the job's own documents.
-	PairsAgainst    int64            `json:"pairs_against,omitempty"`
-	BoundedClusters int64            `json:"bounded_clusters"`
-	PairsNotListed  int64            `json:"pairs_not_listed"`
-	Bounded         []BoundedCluster `json:"bounded"` // the largest, by pairs
+	PairsAgainst    int64                     `json:"pairs_against,omitempty"`
+	BoundedClusters int64                     `json:"bounded_clusters"`
+	PairsNotListed  int64                     `json:"pairs_not_listed"`
+	Bounded         []manifest.BoundedCluster `json:"bounded"` // the largest, by pairs
 	// Rounds is how many large-star rounds the components took.
 	Rounds int `json:"-"`
-}
-
-// ClusterSummary describes one cluster for the report.
-type ClusterSummary struct {
-	Cluster int64    `json:"cluster"`
-	Size    int      `json:"size"`
-	KeptID  string   `json:"kept_id"`
-	KeptURL string   `json:"kept_url"`
-	Members []string `json:"member_ids"` // the first few, by ordinal
 }
 
 // topClusters is how many clusters the manifest lists.
@@ -58,17 +50,6 @@ const topClusters = 10
 type groupMember struct {
 	doc     int64
 	id, url string
-}
-
-// BoundedCluster is a cluster whose complete pair list exceeds
-// MaxClusterPairs: pairs/ lists only the pairs of its kept document.
-type BoundedCluster struct {
-	Cluster   int64  `json:"cluster"`
-	Size      int64  `json:"size"`
-	KeptID    string `json:"kept_id"`
-	Pairs     int64  `json:"pairs"`      // its complete pair list
-	Listed    int64  `json:"listed"`     // the pairs of its kept document
-	NotListed int64  `json:"not_listed"` // Pairs - Listed
 }
 
 // sizeBins is the number of bins of ClusterStats.SizeHist.
@@ -119,7 +100,7 @@ func RunCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 	}
 	slices.SortFunc(vf, func(x, y verifyFiles) int { return cmp.Compare(x.Chunk, y.Chunk) })
 	d := driver{st: st, run: run}
-	stats := &ClusterStats{SizeHist: make([]int64, sizeBins), Top: []ClusterSummary{}}
+	stats := &ClusterStats{SizeHist: make([]int64, sizeBins), Top: []manifest.ClusterSummary{}}
 
 	// The components, as labels.
 	labels, rounds, err := d.components(ctx, parts, vf)

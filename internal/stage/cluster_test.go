@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -83,7 +84,7 @@ func TestClusterStats(t *testing.T) {
 			}
 			// The kept documents of the clusters 0, 36 and 34.
 			kept := map[string][3]int64{"first": {0, 36, 34}, "longest": {33, 38, 35}}[keep]
-			want := []ClusterSummary{
+			want := []manifest.ClusterSummary{
 				{Cluster: 0, Size: 34, KeptID: docs[kept[0]].ID, KeptURL: docs[kept[0]].URL, Members: []string{"d00", "d01", "d02", "d03", "d04"}},
 				{Cluster: 36, Size: 3, KeptID: docs[kept[1]].ID, KeptURL: docs[kept[1]].URL, Members: []string{"d36", "d37", "d38"}},
 				{Cluster: 34, Size: 2, KeptID: docs[kept[2]].ID, KeptURL: docs[kept[2]].URL, Members: []string{"d34", "d35"}},

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -308,7 +309,7 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 	}
 	slices.SortFunc(rows, compareCompRows)
 
-	res := &componentsResult{Stats: ClusterStats{SizeHist: make([]int64, sizeBins), Top: []ClusterSummary{}}}
+	res := &componentsResult{Stats: ClusterStats{SizeHist: make([]int64, sizeBins), Top: []manifest.ClusterSummary{}}}
 	var clusters []records.ClusterRecord
 	var dups []records.Duplicate
 	var lookups []lookupRow
@@ -371,7 +372,7 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 		if bounded {
 			cs.BoundedClusters++
 			res.BoundedPairs += total
-			cs.Bounded = insertBounded(cs.Bounded, BoundedCluster{Cluster: c.label, Size: int64(size), KeptID: kept.ID, Pairs: total})
+			cs.Bounded = insertBounded(cs.Bounded, manifest.BoundedCluster{Cluster: c.label, Size: int64(size), KeptID: kept.ID, Pairs: total})
 		}
 		lookups = c.lookups(lookups, groups, bounded, kept.A)
 	}
@@ -405,8 +406,8 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 }
 
 // summary describes a component for the manifest's largest clusters.
-func summary(label int64, docs []compRow, kept int) ClusterSummary {
-	s := ClusterSummary{Cluster: label, Size: len(docs), KeptID: docs[kept].ID, KeptURL: docs[kept].URL}
+func summary(label int64, docs []compRow, kept int) manifest.ClusterSummary {
+	s := manifest.ClusterSummary{Cluster: label, Size: len(docs), KeptID: docs[kept].ID, KeptURL: docs[kept].URL}
 	for _, d := range docs[:min(len(docs), 5)] {
 		s.Members = append(s.Members, d.ID)
 	}
@@ -415,9 +416,9 @@ func summary(label int64, docs []compRow, kept int) ClusterSummary {
 
 // insertTop keeps the topClusters largest clusters, largest first, ties
 // by cluster id.
-func insertTop(list []ClusterSummary, s ClusterSummary) []ClusterSummary {
+func insertTop(list []manifest.ClusterSummary, s manifest.ClusterSummary) []manifest.ClusterSummary {
 	list = append(list, s)
-	slices.SortFunc(list, func(x, y ClusterSummary) int {
+	slices.SortFunc(list, func(x, y manifest.ClusterSummary) int {
 		return cmp.Or(cmp.Compare(y.Size, x.Size), cmp.Compare(x.Cluster, y.Cluster))
 	})
 	return list[:min(len(list), topClusters)]
@@ -425,9 +426,9 @@ func insertTop(list []ClusterSummary, s ClusterSummary) []ClusterSummary {
 
 // insertBounded keeps the topClusters bounded clusters with the most
 // pairs, ties by cluster id.
-func insertBounded(list []BoundedCluster, b BoundedCluster) []BoundedCluster {
+func insertBounded(list []manifest.BoundedCluster, b manifest.BoundedCluster) []manifest.BoundedCluster {
 	list = append(list, b)
-	slices.SortFunc(list, func(x, y BoundedCluster) int {
+	slices.SortFunc(list, func(x, y manifest.BoundedCluster) int {
 		return cmp.Or(cmp.Compare(y.Pairs, x.Pairs), cmp.Compare(x.Cluster, y.Cluster))
 	})
 	return list[:min(len(list), topClusters)]

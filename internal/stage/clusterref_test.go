@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/unionfind"
@@ -209,14 +210,14 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 		}
 	}
 	for _, i := range slices.Sorted(maps.Keys(bounded)) {
-		b := BoundedCluster{Cluster: comps[i][0], Size: int64(len(comps[i])), KeptID: members[kept[i]].id,
+		b := manifest.BoundedCluster{Cluster: comps[i][0], Size: int64(len(comps[i])), KeptID: members[kept[i]].id,
 			Pairs: pairTotal[i], Listed: keptListed[i]}
 		b.NotListed = b.Pairs - b.Listed
 		stats.BoundedClusters++
 		stats.PairsNotListed += b.NotListed
 		stats.Bounded = append(stats.Bounded, b)
 	}
-	slices.SortStableFunc(stats.Bounded, func(x, y BoundedCluster) int { return cmp.Compare(y.Pairs, x.Pairs) })
+	slices.SortStableFunc(stats.Bounded, func(x, y manifest.BoundedCluster) int { return cmp.Compare(y.Pairs, x.Pairs) })
 	stats.Bounded = stats.Bounded[:min(len(stats.Bounded), topClusters)]
 	return stats, nil
 }
@@ -238,17 +239,17 @@ func refChooseKept(members []int64, info map[int64]*refMember, keep string) int6
 }
 
 // refSummarize lists the largest clusters (ties: smallest cluster id first).
-func refSummarize(comps [][]int64, members map[int64]*refMember, keep string) []ClusterSummary {
+func refSummarize(comps [][]int64, members map[int64]*refMember, keep string) []manifest.ClusterSummary {
 	order := make([]int, len(comps))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(comps[b]), len(comps[a])) })
-	top := []ClusterSummary{}
+	top := []manifest.ClusterSummary{}
 	for _, i := range order[:min(len(order), topClusters)] {
 		c := comps[i]
 		kept := members[refChooseKept(c, members, keep)]
-		s := ClusterSummary{Cluster: c[0], Size: len(c), KeptID: kept.id, KeptURL: kept.url}
+		s := manifest.ClusterSummary{Cluster: c[0], Size: len(c), KeptID: kept.id, KeptURL: kept.url}
 		for _, d := range c[:min(len(c), 5)] {
 			s.Members = append(s.Members, members[d].id)
 		}

@@ -1,0 +1,205 @@
+// Package manifest is the one definition of a job's manifest.json: the
+// record written at the end of every job (parameters, inputs, counts,
+// timings, versions, the largest clusters and the example pairs), and
+// how it is encoded, decoded, written and read. The pipeline fills it;
+// the report, write-kept and the command line read it.
+//
+// The JSON is the schema: the fields keep their names, order and
+// omitempty, and a manifest written by an earlier version still decodes
+// (a field it lacks keeps its zero value).
+package manifest
+
+import (
+	"time"
+
+	"github.com/neardup/neardup/internal/job"
+)
+
+// Manifest is the job's record: parameters, inputs, counts, timings and
+// versions. It is written as manifest.json (job.ManifestFile).
+type Manifest struct {
+	// Status is StatusComplete when every input record was processed or
+	// listed as rejected (and _SUCCESS is written), StatusPartial when
+	// map tasks failed for good and their chunks are missing.
+	Status   string            `json:"status"`
+	Job      string            `json:"job"`
+	Epoch    string            `json:"epoch"`
+	Started  time.Time         `json:"started"`
+	Finished time.Time         `json:"finished"`
+	Seconds  float64           `json:"seconds"`
+	Versions map[string]string `json:"versions"`
+	Params   job.Params        `json:"params"`
+	Curve    *CurveSummary     `json:"curve,omitempty"` // MinHash only
+	Inputs   []job.Input       `json:"inputs"`
+	// ChangedInputs are the input files whose size or modification time
+	// changed between planning and reading, sorted.
+	ChangedInputs []string `json:"changed_inputs,omitempty"`
+	// SkippedInputs are the files under input directories, prefixes or
+	// patterns that were not read because their kind is unknown.
+	SkippedInputs []job.Skipped `json:"skipped_inputs"`
+	Chunks        int           `json:"chunks"`
+	Counts        Counts        `json:"counts"`
+	Stages        []StageTiming `json:"stages"`
+	Failures      []Failure     `json:"failures"`
+	// RejectReasons counts the rejected records by the kind of their
+	// reason (see stage.RejectKind; rejects/ holds each one's whole
+	// reason), most frequent first.
+	RejectReasons []ReasonCount `json:"reject_reasons"`
+	// Histograms of similarity in 20 bins of width 0.05, and of cluster
+	// sizes (index i: size i+2; the last bin, all larger).
+	VerifiedHist    []int64 `json:"verified_similarity_hist"`
+	RejectedHist    []int64 `json:"rejected_similarity_hist"`
+	ClusterSizeHist []int64 `json:"cluster_size_hist"`
+	// The edges of those bins: similarity bin i holds the similarities
+	// edges[i] ≤ s < edges[i+1] (the last bin also s = 1), cluster size
+	// bin i the clusters of edges[i] ≤ size < edges[i+1], where a null
+	// edge is no bound.
+	SimilarityEdges  []float64 `json:"similarity_hist_edges"`
+	ClusterSizeEdges []*int64  `json:"cluster_size_hist_edges"`
+	// LargestClusters lists the largest clusters, largest first.
+	LargestClusters []ClusterSummary `json:"largest_clusters"`
+	// BoundedBuckets lists the largest band buckets whose pairs were not
+	// all compared (--max-bucket); BoundedClusters the clusters with the
+	// most pairs among those whose pairs/ lists only the kept document's
+	// pairs (--max-cluster-pairs).
+	BoundedBuckets  []job.BoundedBucket `json:"bounded_buckets"`
+	BoundedClusters []BoundedCluster    `json:"bounded_clusters"`
+	// Scripts counts the documents by script (the script of most of
+	// their letters), most documents first: thin ones and the median
+	// number of shingles.
+	Scripts []job.ScriptSummary `json:"scripts"`
+	// Warnings name what a person should look at before dropping documents.
+	Warnings []string `json:"warnings"`
+	// ExamplePairs are the few pairs the report shows side by side
+	// (report-pairs.html), chosen from pairs/ by report.Chooser.
+	ExamplePairs []Example `json:"example_pairs"`
+
+	// written is the counts object as Decode read it (see CountList):
+	// nil for a manifest made in memory.
+	written []Count
+}
+
+// The statuses of a finished job.
+const (
+	StatusComplete = "complete"
+	StatusPartial  = "partial"
+)
+
+// ReasonCount is how many records were rejected for one kind of reason.
+type ReasonCount struct {
+	Reason string `json:"reason"`
+	Count  int64  `json:"count"`
+}
+
+// CurveSummary describes the chosen S-curve.
+type CurveSummary struct {
+	ApproxThreshold float64 `json:"approx_threshold"`
+	Steepest        float64 `json:"steepest"`
+	PAtThreshold    float64 `json:"p_at_threshold"`
+	PAtThreshold05  float64 `json:"p_at_threshold_plus_0.05"`
+}
+
+// Counts are the numbers of every stage.
+type Counts struct {
+	InputBytes    int64 `json:"input_bytes"`
+	TextBytes     int64 `json:"text_bytes"`
+	Docs          int64 `json:"docs"`
+	Rejected      int64 `json:"rejected"`
+	UnreadFiles   int64 `json:"unread_files"`
+	UnreadBytes   int64 `json:"unread_bytes"`
+	DamagedRanges int64 `json:"damaged_ranges"`
+	DamagedBytes  int64 `json:"damaged_bytes"`
+	DamagedRows   int64 `json:"damaged_rows"`
+	ChangedFiles  int64 `json:"changed_files"`
+	Empty         int64 `json:"empty"`
+	// Thin counts the documents with 1 to job.ThinShingles-1 shingles.
+	Thin         int64 `json:"thin"`
+	Shingles     int64 `json:"shingles"`
+	BandRecords  int64 `json:"band_records"`
+	BandGroups   int64 `json:"band_groups"`
+	MaxBandGroup int64 `json:"max_band_group"`
+	// CandidateRows counts the rows of candidates/: a pair that collides
+	// in several partitions is a row of each. Candidates is its old name,
+	// kept for older readers. UniquePairs counts the distinct pairs.
+	CandidateRows int64 `json:"candidate_rows"`
+	Candidates    int64 `json:"candidates"`
+	// Gathered counts the signature records the gather stage sent to
+	// verify tasks (a document once per verify task that needs it).
+	Gathered       int64 `json:"signatures_gathered"`
+	UniquePairs    int64 `json:"candidate_pairs_checked"`
+	Prefiltered    int64 `json:"prefiltered"`
+	ExactChecked   int64 `json:"exact_checked"`
+	SigPassed      int64 `json:"signature_passed"`
+	SigPassedExact int64 `json:"signature_passed_exact"`
+	Verified       int64 `json:"verified_pairs"`
+	ExactGroups    int64 `json:"exact_groups"`
+	ExactDups      int64 `json:"exact_duplicates"`
+	Pairs          int64 `json:"pairs"`
+	// PairsAgainst counts the pairs with a document of an earlier job
+	// (--against): pairs_against new-vs-old, pairs - pairs_against
+	// new-vs-new.
+	PairsAgainst   int64 `json:"pairs_against"`
+	BoundedBuckets int64 `json:"bounded_buckets"`
+	NotCompared    int64 `json:"pairs_not_compared"`
+	BoundedClust   int64 `json:"bounded_clusters"`
+	NotListed      int64 `json:"pairs_not_listed"`
+	Clusters       int64 `json:"clusters"`
+	ClusteredDocs  int64 `json:"clustered_docs"`
+	Duplicates     int64 `json:"duplicates"`
+	NearDups       int64 `json:"near_duplicates"`
+	LargestCluster int64 `json:"largest_cluster"`
+	FailedChunks   int64 `json:"failed_chunks"`
+}
+
+// StageTiming is how long a stage took.
+type StageTiming struct {
+	Name    string  `json:"name"`
+	Tasks   int     `json:"tasks"`
+	Failed  int     `json:"failed"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Failure is what is recorded of a task that failed for good: in the
+// job's state while it runs, and in the manifest.
+type Failure struct {
+	Stage    string `json:"stage"`
+	Index    int    `json:"index"`
+	Attempts int    `json:"attempts"`
+	Error    string `json:"error"`
+}
+
+// ClusterSummary describes one of the largest clusters for the report.
+type ClusterSummary struct {
+	Cluster int64    `json:"cluster"`
+	Size    int      `json:"size"`
+	KeptID  string   `json:"kept_id"`
+	KeptURL string   `json:"kept_url"`
+	Members []string `json:"member_ids"` // the first few, by ordinal
+}
+
+// BoundedCluster is a cluster whose complete pair list exceeds
+// MaxClusterPairs: pairs/ lists only the pairs of its kept document.
+type BoundedCluster struct {
+	Cluster   int64  `json:"cluster"`
+	Size      int64  `json:"size"`
+	KeptID    string `json:"kept_id"`
+	Pairs     int64  `json:"pairs"`      // its complete pair list
+	Listed    int64  `json:"listed"`     // the pairs of its kept document
+	NotListed int64  `json:"not_listed"` // Pairs - Listed
+}
+
+// Example is one example pair as manifest.json lists it
+// (example_pairs): its pairs/ row and why it was chosen.
+type Example struct {
+	A             int64   `json:"a"`
+	B             int64   `json:"b"`
+	AID           string  `json:"a_id"`
+	BID           string  `json:"b_id"`
+	Similarity    float64 `json:"similarity"`
+	Estimate      float64 `json:"estimate"`
+	Method        string  `json:"method"`
+	Hamming       *int32  `json:"hamming,omitempty"`
+	BandsCollided int32   `json:"bands_collided"`
+	FirstBand     int32   `json:"first_band"`
+	Why           string  `json:"why"`
+}
