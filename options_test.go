@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/manifest"
 )
 
 // TestParams checks the job parameters of Options: the zero value is the
@@ -152,7 +152,7 @@ func TestIndexOptions(t *testing.T) {
 
 // TestStatus checks that the public statuses are the manifest's.
 func TestStatus(t *testing.T) {
-	if StatusComplete != pipeline.StatusComplete || StatusPartial != pipeline.StatusPartial {
-		t.Errorf("statuses %q, %q; the manifest's are %q, %q", StatusComplete, StatusPartial, pipeline.StatusComplete, pipeline.StatusPartial)
+	if StatusComplete != manifest.StatusComplete || StatusPartial != manifest.StatusPartial {
+		t.Errorf("statuses %q, %q; the manifest's are %q, %q", StatusComplete, StatusPartial, manifest.StatusComplete, manifest.StatusPartial)
 	}
 }

@@ -44,8 +44,8 @@ internal/job, internal/manifest, pkg/records < internal/kept;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 
 # stages
-internal/job, internal/manifest, internal/sigfile, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
-internal/index, internal/stage < internal/query;
+internal/index, internal/job, internal/manifest, internal/sigfile, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
+internal/stage < internal/query;
 
 # the control plane
 internal/faults, internal/index, internal/queue, internal/report, internal/stage < internal/pipeline;

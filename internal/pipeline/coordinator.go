@@ -2,13 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/neardup/neardup/internal/index"
@@ -27,10 +24,8 @@ type coordinator struct {
 	state stageState
 	reset stateReset
 	lease confirmer
-	// mapRan is set when the map stage put tasks on the queue in this run.
-	mapRan bool
-	spec   *job.Spec
-	plan   *job.Plan
+	spec  *job.Spec
+	plan  *job.Plan
 	// earlier are the jobs this one is matched against (--against), and
 	// fs reads this job's files and, through their mounts, theirs.
 	earlier []earlierJob
@@ -44,137 +39,35 @@ type confirmer interface {
 	Confirm(ctx context.Context) error
 }
 
-// stageOutcome is what one stage produced.
-type stageOutcome struct {
-	results   map[int][]byte
-	failures  []manifest.Failure
-	timing    manifest.StageTiming
-	published int // tasks this run put on the queue (the others were done)
+// execute runs the job's stages in order, then concludes it.
+func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest.Manifest, error) {
+	j := &stage.Job{Spec: c.spec, Plan: c.plan, Out: c.st, FS: c.fs, Earlier: earlierMaps(c.earlier),
+		Manifest: stage.NewManifest(c.spec, c.plan, started, versions()), Log: c.log}
+	if err := stage.Drive(ctx, j, stage.Stages(c.spec.Params), c); err != nil {
+		return nil, err
+	}
+	return c.conclude(ctx, j, started)
 }
 
-// execute runs the job's stages in order, then writes the manifest, the
-// report and _SUCCESS.
-func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest.Manifest, error) {
-	p := c.spec.Params
-	man := newManifest(c.spec, c.plan, started)
-
-	// Map: one task per chunk.
-	mapList, err := runStage(ctx, c, StageMap, chunkSeq(c.plan), "", into(man, addMaps),
-		func(m job.MapResult) (int64, int64) { return m.Docs, m.InputBytes })
-	if err != nil {
-		return nil, err
-	}
-	if len(mapList) == 0 && len(c.plan.Chunks) > 0 {
-		return nil, fmt.Errorf("every map task failed; the first: %s", man.Failures[0].Error)
-	}
-	if c.mapRan {
-		// Map tasks ran in this run (a fresh start, or chunks retried
-		// after a partial run): what earlier runs reduced and verified
-		// does not hold their documents, so those stages start over.
-		for _, stage := range []string{StageReduce, StageGather, StageVerify} {
-			if err := c.reset.DeletePrefix(ctx, stageKeys(c.spec.Epoch, stage)+"."); err != nil {
-				return nil, fmt.Errorf("clearing the %s stage: %w", stage, err)
-			}
-		}
-	}
-
-	// A dataset no map task wrote a file of still holds its schema.
-	if err := stage.CompleteMapOutputs(ctx, c.st, mapList); err != nil {
-		return nil, err
-	}
-
-	// What later tasks read of the map results: the reduce tasks their
-	// band files, the others the rest.
-	// The earlier jobs' chunks (--against) are read through their mounts:
-	// their documents and signatures here, their band files by the reduce
-	// tasks from their indexes.
-	if err := writeTaskInputs(ctx, c.st, job.InputsReduce, reduceInputs(mapList, p.Partitions)); err != nil {
-		return nil, err
-	}
-	mapList = slimMaps(mapList) // the band files (chunks × partitions) are written: let them go
-	allMaps := append(earlierMaps(c.earlier), mapList...)
-	if err := writeJSON(ctx, c.st, job.MapStageFile, allMaps); err != nil {
-		return nil, err
-	}
-
-	// Reduce: one task per partition.
-	reduceList, err := runStage(ctx, c, StageReduce, seq(p.Partitions), "", into(man, addReduces), nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeTaskInputs(ctx, c.st, job.InputsEdges, edgeInputs(reduceList)); err != nil {
-		return nil, err
-	}
-	// The ranges (partitions × chunks) are written: keep only which chunks
-	// the gather and verify tasks are for.
-	gatherChunks, verifyChunks := map[int]bool{}, map[int]bool{}
-	for i := range reduceList {
-		for ch := range reduceList[i].RequestFiles {
-			gatherChunks[ch] = true
-		}
-		for ch := range reduceList[i].EdgeFiles {
-			verifyChunks[ch] = true
-		}
-		reduceList[i].EdgeFiles, reduceList[i].RequestFiles = nil, nil
-	}
-
-	// Gather (when on): one task per chunk whose signatures a verify task
-	// needs.
-	if p.Gather == "on" {
-		gatherList, err := runStage(ctx, c, StageGather, slices.Sorted(maps.Keys(gatherChunks)), "", into(man, addGathers), nil)
-		if err != nil {
-			return nil, err
-		}
-		if err := writeTaskInputs(ctx, c.st, job.InputsGathered, gatheredInputs(gatherList)); err != nil {
-			return nil, err
-		}
-	}
-
-	// Verify: one task per chunk that has candidate edges.
-	verifyList, err := runStage(ctx, c, StageVerify, slices.Sorted(maps.Keys(verifyChunks)), "", into(man, addVerifies), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	// Clusters: steps of tasks that this coordinator only drives. Like
-	// the rest of the job after map, they run whole on every run of it:
-	// what an earlier run did of them is cleared.
-	t0 := time.Now()
-	if err := c.reset.DeletePrefix(ctx, stageKeys(c.spec.Epoch, stage.ClusterStepPrefix)); err != nil {
-		return nil, fmt.Errorf("clearing the cluster stage: %w", err)
-	}
-	mapsByChunk := make(map[int]job.MapResult, len(allMaps))
-	for _, m := range allMaps {
-		mapsByChunk[m.Chunk] = m
-	}
-	steps := &clusterSteps{c: c}
-	stats, err := stage.RunCluster(ctx, c.fs, p, verifyList, mapsByChunk, steps)
-	if err != nil {
-		return nil, err
-	}
-	addClusters(man, stats, steps.tasks, time.Since(t0))
-	c.log.Info("clusters found", "clusters", stats.Clusters, "rounds", stats.Rounds, "steps", steps.steps, "tasks", steps.tasks,
-		"seconds", time.Since(t0).Seconds())
+// conclude looks at what the stages found (warnings, the job's status),
+// then, unless the job was taken over, writes the index, the manifest, the
+// report and _SUCCESS (or _PARTIAL).
+func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.Time) (*manifest.Manifest, error) {
+	p, man, stats := c.spec.Params, j.Manifest, j.Clusters
+	var warnings []string
 	if w := giantClusterWarning(stats, man.Counts.Docs); w != "" {
-		c.log.Warn(w)
-		man.Warnings = append(man.Warnings, w)
+		warnings = append(warnings, w)
 	}
-	for _, w := range boundWarnings(man, stats, p) {
-		c.log.Warn(w)
-		man.Warnings = append(man.Warnings, w)
-	}
-	for _, w := range scriptWarnings(man, p) {
-		c.log.Warn(w)
-		man.Warnings = append(man.Warnings, w)
-	}
+	warnings = append(warnings, boundWarnings(man, stats, p)...)
+	warnings = append(warnings, scriptWarnings(man, p)...)
 	if w := simhashRecallWarning(p); w != "" {
-		c.log.Warn(w)
-		man.Warnings = append(man.Warnings, w)
+		warnings = append(warnings, w)
 	}
-	for _, w := range lossWarnings(man.Counts, man.ChangedInputs) {
+	warnings = append(warnings, lossWarnings(man.Counts, man.ChangedInputs)...)
+	for _, w := range warnings {
 		c.log.Warn(w)
-		man.Warnings = append(man.Warnings, w)
 	}
+	man.Warnings = append(man.Warnings, warnings...)
 	man.Status = manifest.StatusComplete
 	if n := len(man.Failures); n > 0 {
 		man.Status = manifest.StatusPartial
@@ -200,7 +93,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest
 	// The index is complete once its description is written: before the
 	// manifest, so that a finished job always has it (unless --index=false).
 	if p.Index {
-		if err := index.Write(ctx, c.st, index.New(c.spec, mapList)); err != nil {
+		if err := index.Write(ctx, c.st, index.New(c.spec, j.Maps)); err != nil {
 			return nil, err
 		}
 	}
@@ -241,124 +134,6 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest
 		// tasks then run, redoes the stages after map.
 	}
 	return man, nil
-}
-
-// clusterSteps runs the steps of the cluster stage as tasks on the queue,
-// and counts them.
-type clusterSteps struct {
-	c            *coordinator
-	steps, tasks int
-}
-
-// RunTasks runs one step's tasks and returns their results in order; a
-// task that failed for good fails the job.
-func (s *clusterSteps) RunTasks(ctx context.Context, step string, n int) ([][]byte, error) {
-	out, err := s.c.stage(ctx, step, seq(n), nil)
-	if err != nil {
-		return nil, err
-	}
-	s.steps++
-	s.tasks += n
-	if err := s.c.checkFailures(out); err != nil {
-		return nil, err
-	}
-	s.c.log.Debug("cluster step done", "step", step, "tasks", n, "seconds", out.timing.Seconds)
-	results := make([][]byte, n)
-	for i := range results {
-		results[i] = out.results[i]
-	}
-	return results, nil
-}
-
-// checkFailures fails the job on failed tasks under --strict, and in any
-// case for tasks other than map tasks, whose loss would silently lose pairs.
-func (c *coordinator) checkFailures(out *stageOutcome) error {
-	if len(out.failures) == 0 {
-		return nil
-	}
-	var msgs []string
-	for _, f := range out.failures {
-		msgs = append(msgs, fmt.Sprintf("%s task %d failed after %d attempts: %s", f.Stage, f.Index, f.Attempts, f.Error))
-		c.log.Error("task failed", "stage", f.Stage, "index", f.Index, "attempts", f.Attempts, "err", f.Error)
-	}
-	if c.spec.Params.Strict || out.failures[0].Stage != StageMap {
-		return errors.New(strings.Join(msgs, "; "))
-	}
-	return nil
-}
-
-// chunkSeq numbers the plan's chunks: its map tasks.
-func chunkSeq(plan *job.Plan) []int {
-	s := seq(len(plan.Chunks))
-	for i := range s {
-		s[i] += plan.FirstChunk
-	}
-	return s
-}
-
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
-}
-
-func sortedKeys[V any](m map[int]V) []int {
-	return slices.Sorted(maps.Keys(m))
-}
-
-// runStage runs one stage's tasks and returns their results in task order.
-// It records them in the manifest (add), writes them to stageFile for the
-// next stage's workers (unless empty), and fails on failed tasks as
-// checkFailures says. count, if given, tells progress the documents and
-// bytes of a result.
-func runStage[T any](ctx context.Context, c *coordinator, name string, indices []int, stageFile string,
-	add func([]T, *stageOutcome), count func(T) (int64, int64)) ([]T, error) {
-	var counter func([]byte) (int64, int64)
-	if count != nil {
-		counter = func(b []byte) (int64, int64) {
-			var r T
-			if json.Unmarshal(b, &r) != nil {
-				return 0, 0
-			}
-			return count(r)
-		}
-	}
-	out, err := c.stage(ctx, name, indices, counter)
-	if err != nil {
-		return nil, err
-	}
-	if name == StageMap && out.published > 0 {
-		c.mapRan = true
-	}
-	list, err := decodeResults[T](out)
-	if err != nil {
-		return nil, err
-	}
-	add(list, out)
-	if stageFile != "" {
-		if err := writeJSON(ctx, c.st, stageFile, list); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.checkFailures(out); err != nil {
-		return nil, err
-	}
-	return list, nil
-}
-
-// decodeResults decodes a stage's task results in task order.
-func decodeResults[T any](out *stageOutcome) ([]T, error) {
-	list := make([]T, 0, len(out.results))
-	for _, i := range sortedKeys(out.results) {
-		var r T
-		if err := json.Unmarshal(out.results[i], &r); err != nil {
-			return nil, fmt.Errorf("result of task %d: %w", i, err)
-		}
-		list = append(list, r)
-	}
-	return list, nil
 }
 
 // writeReport writes report.html and its charts beside manifest.json.

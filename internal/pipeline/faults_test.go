@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,61 +175,21 @@ func testTasksIdempotent(t *testing.T, in, gather string) {
 		return files
 	}
 	before := snapshot()
+	// The tasks run again, as workers run them, from their input files:
+	// every stage, in this process.
 	ctx := context.Background()
 	st, _ := storage.NewDir(out)
 	var spec job.Spec
 	var plan job.Plan
-	var maps []job.MapResult
-	for name, v := range map[string]any{job.SpecFile: &spec, job.PlanFile: &plan, job.MapStageFile: &maps} {
-		if err := readJSON(ctx, st, name, v); err != nil {
+	for name, v := range map[string]any{job.SpecFile: &spec, job.PlanFile: &plan} {
+		if err := storage.ReadJSON(ctx, st, name, v); err != nil {
 			t.Fatal(err)
 		}
 	}
-	byChunk := map[int]job.MapResult{}
-	for _, m := range maps {
-		byChunk[m.Chunk] = m
-	}
-	// The tasks run again as workers run them, from their input files.
-	for _, c := range plan.Chunks {
-		if _, err := stage.Map(ctx, st, &spec, c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for p := range spec.Params.Partitions {
-		in, err := readTaskInputs[bandInput](ctx, st, job.InputsReduce, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := stage.Reduce(ctx, st, spec.Params, p, mapResults(in, p)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	edges := map[int][]job.ReduceResult{}
-	for c := range byChunk {
-		in, err := readTaskInputs[edgeInput](ctx, st, job.InputsEdges, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		list := reduceResults(in, c)
-		edges[c] = list
-		if spec.Params.Gather == "on" {
-			if _, err := stage.Gather(ctx, st, c, list, byChunk, !spec.Params.Index); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for c := range byChunk {
-		src := stage.SigSource{Maps: byChunk}
-		if spec.Params.Gather == "on" {
-			in, err := readTaskInputs[gatheredInput](ctx, st, job.InputsGathered, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			src.Gathers = gatherResults(in, c)
-		}
-		if _, err := stage.Verify(ctx, st, &spec, c, edges[c], src); err != nil {
-			t.Fatal(err)
-		}
+	j := &stage.Job{Spec: &spec, Plan: &plan, Out: st, FS: st, Manifest: stage.NewManifest(&spec, &plan, time.Now(), nil), Log: slog.New(slog.DiscardHandler)}
+	env := &stage.Env{Spec: &spec, FS: st, Cache: &stage.Files{St: st}, Inputs: DataRoots{}}
+	if err := stage.Drive(ctx, j, stage.Stages(spec.Params), stage.Local{Env: env}); err != nil {
+		t.Fatal(err)
 	}
 	after := snapshot()
 	if len(after) != len(before) || len(before) < 20 {

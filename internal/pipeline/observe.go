@@ -4,7 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/stage"
 )
 
@@ -46,11 +45,4 @@ func metricStage(name string) string {
 		return "cluster"
 	}
 	return name
-}
-
-// observeMap tells o what a finished map task read.
-func observeMap(o TaskObserver, r *job.MapResult) {
-	if r != nil {
-		o.Read(r.Docs, r.InputBytes, r.TextBytes, r.RejectReasons)
-	}
 }

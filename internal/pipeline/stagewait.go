@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/stage"
 )
 
 // taskQueue is where the coordinator puts a stage's tasks.
@@ -37,13 +40,14 @@ type stateReset interface {
 	DeletePrefix(ctx context.Context, prefix string) error
 }
 
-// stage publishes the tasks of one stage that are not done yet and waits
+// Execute publishes the tasks of one stage that are not done yet and waits
 // until every task is done or has failed for good. What a previous life of
 // this job already finished stays finished; tasks it saw fail are tried
 // again.
-func (c *coordinator) stage(ctx context.Context, name string, indices []int, count func([]byte) (int64, int64)) (*stageOutcome, error) {
+func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int) (*stage.Outcome, error) {
 	t0 := time.Now()
-	out := &stageOutcome{results: map[int][]byte{}}
+	name, count := s.Name, s.Count
+	out := &stage.Outcome{Results: map[int][]byte{}}
 	want := map[int]bool{}
 	for _, i := range indices {
 		want[i] = true
@@ -84,7 +88,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		}
 		switch kind {
 		case "done":
-			if out.results[idx], err = loadResult(ctx, c.st, u.Value); err != nil {
+			if out.Results[idx], err = loadResult(ctx, c.st, u.Value); err != nil {
 				return nil, fmt.Errorf("%s stage: result of task %d: %w", name, idx, err)
 			}
 		case "failed":
@@ -93,7 +97,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 			}
 		}
 	}
-	for _, r := range out.results {
+	for _, r := range out.Results {
 		var docs, bytes int64
 		if count != nil {
 			docs, bytes = count(r)
@@ -121,10 +125,10 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		return nil, err
 	}
 	for _, i := range indices {
-		if _, ok := out.results[i]; ok {
+		if _, ok := out.Results[i]; ok {
 			continue
 		}
-		out.published++
+		out.Published++
 		data, _ := json.Marshal(Task{Job: c.spec.Job, Epoch: c.spec.Epoch, Life: c.life, Stage: name, Index: i})
 		// The id dedups retried publishes within this coordinator's life
 		// only: a restarted coordinator must be able to publish again.
@@ -136,8 +140,8 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 	failed := map[int]manifest.Failure{}
 	obs, metric := c.observer(), metricStage(name)
 	defer func() { obs.Pending(metric, 0) }()
-	for len(out.results)+len(failed) < len(indices) {
-		obs.Pending(metric, len(indices)-len(out.results)-len(failed))
+	for len(out.Results)+len(failed) < len(indices) {
+		obs.Pending(metric, len(indices)-len(out.Results)-len(failed))
 		u, err := next()
 		if err != nil {
 			return nil, err
@@ -146,7 +150,7 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		if !ok || !want[idx] {
 			continue
 		}
-		if _, seen := out.results[idx]; seen {
+		if _, seen := out.Results[idx]; seen {
 			continue
 		}
 		if _, seen := failed[idx]; seen {
@@ -154,12 +158,12 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		}
 		switch kind {
 		case "done":
-			if out.results[idx], err = loadResult(ctx, c.st, u.Value); err != nil {
+			if out.Results[idx], err = loadResult(ctx, c.st, u.Value); err != nil {
 				return nil, fmt.Errorf("%s stage: result of task %d: %w", name, idx, err)
 			}
 			var docs, bytes int64
 			if count != nil {
-				docs, bytes = count(out.results[idx])
+				docs, bytes = count(out.Results[idx])
 			}
 			c.prog.done(docs, bytes)
 		case "failed":
@@ -170,11 +174,21 @@ func (c *coordinator) stage(ctx context.Context, name string, indices []int, cou
 		}
 	}
 	for _, i := range sortedKeys(failed) {
-		out.failures = append(out.failures, failed[i])
+		out.Failures = append(out.Failures, failed[i])
 	}
-	out.timing = manifest.StageTiming{Name: name, Tasks: len(indices), Failed: len(failed), Seconds: time.Since(t0).Seconds()}
+	out.Timing = manifest.StageTiming{Name: name, Tasks: len(indices), Failed: len(failed), Seconds: time.Since(t0).Seconds()}
 	obs.StageDone(metric, time.Since(t0))
 	return out, nil
+}
+
+// Clear forgets what earlier runs of the job recorded of s's tasks: of a
+// stage of steps, of every step.
+func (c *coordinator) Clear(ctx context.Context, s stage.Stage) error {
+	prefix := stageKeys(c.spec.Epoch, s.Name) + "."
+	if s.Steps != nil {
+		prefix = stageKeys(c.spec.Epoch, s.Name+"-")
+	}
+	return c.reset.DeletePrefix(ctx, prefix)
 }
 
 // observer is what hears of the stages: Config.Stages, if any.
@@ -200,4 +214,8 @@ func parseKey(prefix, key string) (kind string, idx int, ok bool) {
 		return "", 0, false
 	}
 	return kind, idx, true
+}
+
+func sortedKeys[V any](m map[int]V) []int {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/stage"
 )
 
 // fakeState is a job state in memory: Follow replays the keys, then sends
@@ -145,18 +146,18 @@ func TestStagePolicy(t *testing.T) {
 				spec: &job.Spec{Job: "j", Epoch: run}, prog: newProgress(nil, false), life: "l"}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			out, err := c.stage(ctx, StageMap, []int{0, 1, 2}, nil)
+			out, err := c.Execute(ctx, stage.Stage{Name: StageMap}, []int{0, 1, 2})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(q.published, tt.wantPublished) {
 				t.Errorf("published %v, want %v", q.published, tt.wantPublished)
 			}
-			if got := sortedKeys(out.results); !slices.Equal(got, tt.wantDone) {
+			if got := sortedKeys(out.Results); !slices.Equal(got, tt.wantDone) {
 				t.Errorf("done %v, want %v", got, tt.wantDone)
 			}
 			var failed []int
-			for _, f := range out.failures {
+			for _, f := range out.Failures {
 				failed = append(failed, f.Index)
 			}
 			if !slices.Equal(failed, tt.wantFailed) {

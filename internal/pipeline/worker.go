@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -63,10 +62,7 @@ type jobCache struct {
 	// those of the earlier jobs it is matched against.
 	fs      storage.FS
 	earlier []*storage.Dir
-
-	once sync.Mutex
-	plan *job.Plan
-	maps map[int]job.MapResult
+	files   *stage.Files // its plan and map results, read once
 }
 
 // NewWorker returns a worker that runs up to slots tasks at once.
@@ -108,83 +104,19 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 	if err := w.faults.Task(ctx, t.Stage, t.Index); err != nil {
 		return err
 	}
-	st := w.faults.FS(jc.fs)
-	var result any
-	switch t.Stage {
-	case StageMap:
-		plan, err := jc.loadPlan(ctx)
-		if err != nil {
-			return err
-		}
-		i := t.Index - plan.FirstChunk
-		if i < 0 || i >= len(plan.Chunks) {
-			return queue.Permanent(fmt.Errorf("map task %d: the plan has chunks %d to %d", t.Index, plan.FirstChunk, plan.FirstChunk+len(plan.Chunks)-1))
-		}
-		for _, pc := range plan.Chunks[i].Pieces {
-			if err := w.roots.Check(pc.Path); err != nil {
-				return queue.Permanent(fmt.Errorf("job %s: input: %w", t.Job, err))
-			}
-		}
-		mr, err := stage.Map(ctx, st, &jc.spec, plan.Chunks[i])
-		if err != nil {
-			return fmt.Errorf("map chunk %d: %w", t.Index, err)
-		}
-		observeMap(w.obs, mr)
-		result = mr
-	case StageReduce:
-		in, err := reduceTaskInputs(ctx, jc.fs, len(jc.spec.Params.Against), t.Index)
-		if err != nil {
-			return err
-		}
-		result, err = stage.Reduce(ctx, st, jc.spec.Params, t.Index, mapResults(in, t.Index))
-		if err != nil {
-			return fmt.Errorf("reduce partition %d: %w", t.Index, err)
-		}
-	case StageGather:
-		maps, err := jc.loadMaps(ctx)
-		if err != nil {
-			return err
-		}
-		in, err := readTaskInputs[edgeInput](ctx, jc.fs, job.InputsEdges, t.Index)
-		if err != nil {
-			return err
-		}
-		result, err = stage.Gather(ctx, st, t.Index, reduceResults(in, t.Index), maps,
-			!jc.spec.Params.Index && t.Index >= jc.spec.Params.FirstChunk)
-		if err != nil {
-			return err
-		}
-	case StageVerify:
-		in, err := readTaskInputs[edgeInput](ctx, jc.fs, job.InputsEdges, t.Index)
-		if err != nil {
-			return err
-		}
-		src := stage.SigSource{}
-		if jc.spec.Params.Gather == "on" {
-			g, err := readTaskInputs[gatheredInput](ctx, jc.fs, job.InputsGathered, t.Index)
-			if err != nil {
-				return err
-			}
-			src.Gathers = gatherResults(g, t.Index)
-		} else if src.Maps, err = jc.loadMaps(ctx); err != nil {
-			return err
-		}
-		result, err = stage.Verify(ctx, st, &jc.spec, t.Index, reduceResults(in, t.Index), src)
-		if err != nil {
-			return fmt.Errorf("verify chunk %d: %w", t.Index, err)
-		}
-	default:
-		if !strings.HasPrefix(t.Stage, stage.ClusterStepPrefix) {
-			return queue.Permanent(fmt.Errorf("unknown stage %q", t.Stage))
-		}
-		result, err = stage.ClusterTask(ctx, st, jc.spec.Params, t.Stage, t.Index)
-		if errors.Is(err, stage.ErrNoTask) {
-			return queue.Permanent(err)
-		}
-		if err != nil {
-			return err
-		}
+	s, ok := stage.Lookup(t.Stage)
+	if !ok {
+		return queue.Permanent(fmt.Errorf("unknown stage %q", t.Stage))
 	}
+	env := &stage.Env{Spec: &jc.spec, FS: w.faults.FS(jc.fs), Cache: jc.files, Inputs: w.roots, Reads: w.obs}
+	result, err := s.Run(ctx, env, stage.Task{Stage: t.Stage, Index: t.Index})
+	if errors.Is(err, stage.ErrRefused) {
+		return queue.Permanent(err)
+	}
+	if err != nil {
+		return err
+	}
+	st := env.FS
 	data, err := json.Marshal(result)
 	if err != nil {
 		return err
@@ -253,7 +185,7 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 		return nil, err
 	}
 	st.Fsync = spec.Params.Fsync
-	j := &jobCache{spec: spec, state: state, st: st}
+	j := &jobCache{spec: spec, state: state, st: st, files: &stage.Files{St: st}}
 	if j.fs, j.earlier, err = mountEarlier(ctx, st, spec.Params.Against, w.roots); err != nil {
 		st.Close()
 		return nil, err
@@ -296,35 +228,6 @@ func mountEarlier(ctx context.Context, st *storage.Dir, against []job.Against, r
 		dirs = append(dirs, d)
 	}
 	return mountDirs(st, dirs), dirs, nil
-}
-
-func (j *jobCache) loadPlan(ctx context.Context) (*job.Plan, error) {
-	j.once.Lock()
-	defer j.once.Unlock()
-	if j.plan == nil {
-		var p job.Plan
-		if err := readJSON(ctx, j.st, job.PlanFile, &p); err != nil {
-			return nil, err
-		}
-		j.plan = &p
-	}
-	return j.plan, nil
-}
-
-func (j *jobCache) loadMaps(ctx context.Context) (map[int]job.MapResult, error) {
-	j.once.Lock()
-	defer j.once.Unlock()
-	if j.maps == nil {
-		var list []job.MapResult
-		if err := readJSON(ctx, j.st, job.MapStageFile, &list); err != nil {
-			return nil, err
-		}
-		j.maps = make(map[int]job.MapResult, len(list))
-		for _, m := range list {
-			j.maps[m.Chunk] = m
-		}
-	}
-	return j.maps, nil
 }
 
 func readJSON(ctx context.Context, st storage.Opener, name string, v any) error {

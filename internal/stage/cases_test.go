@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -194,55 +196,38 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	if r.plan, err = job.MakePlan(context.Background(), inputs, p.ChunkBytes); err != nil {
 		t.Fatal(err)
 	}
-	byChunk := map[int]job.MapResult{}
-	for _, ch := range r.plan.Chunks {
-		mr, err := Map(ctx, st, spec, ch)
-		if err != nil {
-			t.Fatalf("map chunk %d: %v", ch.Index, err)
-		}
-		r.maps = append(r.maps, *mr)
-		byChunk[ch.Index] = *mr
+	// Every stage, in the coordinator's order, in this process.
+	if err := storage.WriteJSON(ctx, st, job.PlanFile, &r.plan, true); err != nil {
+		t.Fatal(err)
+	}
+	j := &Job{Spec: spec, Plan: &r.plan, Out: st, FS: st, Manifest: &manifest.Manifest{}, Log: slog.New(slog.DiscardHandler)}
+	rec := recorder{ex: Local{Env: &Env{Spec: spec, FS: st, Cache: &Files{St: st}, Inputs: anyPath{}}}, out: map[string]*Outcome{}}
+	if err := Drive(ctx, j, Stages(p), rec); err != nil {
+		t.Fatal(err)
+	}
+	r.maps = results[job.MapResult](t, rec.out["map"])
+	r.reduces = results[job.ReduceResult](t, rec.out["reduce"])
+	r.verifies = results[job.VerifyResult](t, rec.out["verify"])
+	r.stats = j.Clusters
+	for _, mr := range r.maps {
 		r.docs = append(r.docs, readAll[records.DocRecord](t, st, mr.DocFile)...)
 		if mr.BandRuns != nil {
-			t.Fatalf("map chunk %d: band records in several runs", ch.Index)
+			t.Fatalf("map chunk %d: band records in several runs", mr.Chunk)
 		}
-		for _, info := range mr.BandFiles {
-			r.bands = append(r.bands, readAll[records.BandRecord](t, st, info)...)
+		for _, part := range slices.Sorted(maps.Keys(mr.BandFiles)) {
+			r.bands = append(r.bands, readAll[records.BandRecord](t, st, mr.BandFiles[part])...)
 		}
 	}
-	edgeChunks := map[int]bool{}
-	for part := range p.Partitions {
-		rr, err := Reduce(ctx, st, p, part, r.maps)
-		if err != nil {
-			t.Fatalf("reduce partition %d: %v", part, err)
-		}
-		r.reduces = append(r.reduces, *rr)
+	for _, rr := range r.reduces {
 		r.cands = append(r.cands, readAll[records.Candidate](t, st, rr.File))
-		for ch := range rr.EdgeFiles {
-			edgeChunks[ch] = true
-		}
 	}
-	src := SigSource{Maps: byChunk}
-	if p.Gather == "on" {
-		if src.Gathers, err = runGathers(ctx, st, r.reduces, byChunk); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, ch := range slices.Sorted(maps.Keys(edgeChunks)) {
-		vr, err := Verify(ctx, st, spec, ch, r.reduces, src)
-		if err != nil {
-			t.Fatalf("verify chunk %d: %v", ch, err)
-		}
-		r.verifies = append(r.verifies, *vr)
+	for _, vr := range r.verifies {
 		if vr.File != nil {
 			r.verified = append(r.verified, readAll[records.Pair](t, st, *vr.File)...)
 		}
 		if vr.MembersFile != nil {
 			r.members = append(r.members, readAll[records.ExactMember](t, st, *vr.MembersFile)...)
 		}
-	}
-	if r.stats, err = Cluster(ctx, st, p, r.verifies, byChunk); err != nil {
-		t.Fatalf("cluster: %v", err)
 	}
 	names, err := st.List(ctx, job.PairsDir)
 	if err != nil {
@@ -257,6 +242,38 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	r.dups = readAll[records.Duplicate](t, st, pqfile.Info{Name: job.DuplicatesFile})
 	return r
 }
+
+// recorder is an Executor that keeps what each stage's tasks returned.
+type recorder struct {
+	ex  Executor
+	out map[string]*Outcome
+}
+
+func (r recorder) Execute(ctx context.Context, s Stage, indices []int) (*Outcome, error) {
+	out, err := r.ex.Execute(ctx, s, indices)
+	r.out[s.Name] = out
+	return out, err
+}
+
+func (r recorder) Clear(ctx context.Context, s Stage) error { return r.ex.Clear(ctx, s) }
+
+// results decodes an outcome's results in task order.
+func results[T any](t *testing.T, out *Outcome) []T {
+	t.Helper()
+	if out == nil {
+		return nil
+	}
+	list, err := decodeResults[T](out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// anyPath lets a task read any path.
+type anyPath struct{}
+
+func (anyPath) Check(string) error { return nil }
 
 // readAll reads a whole file, checked against info when it carries a
 // checksum (the files the stages describe in their results).

@@ -3,7 +3,6 @@ package stage
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -168,7 +167,7 @@ func ClusterTask(ctx context.Context, st storage.FS, p job.Params, step string, 
 
 // ErrNoTask marks a cluster task that its step does not have: retrying it
 // cannot help.
-var ErrNoTask = errors.New("no such cluster task")
+var ErrNoTask = fmt.Errorf("%w: no such cluster task", ErrRefused)
 
 // TaskRunner runs the tasks of one step of the cluster stage: ClusterTask
 // with the step's name and every index below n, wherever it likes, and
@@ -176,27 +175,6 @@ var ErrNoTask = errors.New("no such cluster task")
 // task failed for good.
 type TaskRunner interface {
 	RunTasks(ctx context.Context, step string, n int) ([][]byte, error)
-}
-
-// InProcess runs a step's tasks one after another in this process.
-type InProcess struct {
-	St     storage.FS
-	Params job.Params
-}
-
-// RunTasks runs the step's tasks in index order.
-func (r InProcess) RunTasks(ctx context.Context, step string, n int) ([][]byte, error) {
-	out := make([][]byte, n)
-	for i := range n {
-		res, err := ClusterTask(ctx, r.St, r.Params, step, i)
-		if err != nil {
-			return nil, err
-		}
-		if out[i], err = json.Marshal(res); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // runsPart is the partition whose runs task index of the step reads: its

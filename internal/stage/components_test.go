@@ -190,7 +190,7 @@ func TestComponentsMatchUnionFind(t *testing.T) {
 					st := newStore(t)
 					docs := spreadDocs(rng, tt.docs, tt.chunks)
 					edges := graphShapes[tt.shape](rng, docs)
-					d := driver{st: st, run: InProcess{St: st, Params: job.DefaultParams()}}
+					d := driver{st: st, run: InProcess(st, job.DefaultParams())}
 					var labelFiles []*pqfile.Info
 					var rounds int
 					var err error

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -423,4 +424,33 @@ func ReadFile(ctx context.Context, s Opener, name string) ([]byte, error) {
 		return nil, fmt.Errorf("storage: read %s: %w", name, err)
 	}
 	return data, nil
+}
+
+// ReadJSON decodes the JSON of name into v.
+func ReadJSON(ctx context.Context, s Opener, name string, v any) error {
+	data, err := ReadFile(ctx, s, name)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// WriteJSON writes v to name atomically as indented JSON (for people
+// reading it), or as compact JSON (for files of many entries).
+func WriteJSON(ctx context.Context, s Creator, name string, v any, indent bool) error {
+	var data []byte
+	var err error
+	if indent {
+		data, err = json.MarshalIndent(v, "", "  ")
+		data = append(data, '\n')
+	} else {
+		data, err = json.Marshal(v)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return WriteFile(ctx, s, name, data)
 }

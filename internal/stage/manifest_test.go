@@ -1,4 +1,4 @@
-package pipeline
+package stage
 
 import (
 	"encoding/json"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -17,17 +16,17 @@ import (
 func TestManifestHistEdges(t *testing.T) {
 	p := job.DefaultParams()
 	p.Resolve()
-	m := newManifest(&job.Spec{Params: p}, &job.Plan{}, time.Time{})
-	addVerifies(m, []job.VerifyResult{{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}}, &stageOutcome{})
+	m := NewManifest(&job.Spec{Params: p}, &job.Plan{}, time.Time{}, nil)
+	foldVerifies(m, []job.VerifyResult{{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}})
 	st, err := storage.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats, err := stage.Cluster(t.Context(), st, p, nil, nil)
+	stats, err := Cluster(t.Context(), st, p, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addClusters(m, stats, 0, 0)
+	foldClusters(m, stats, 0, 0)
 	data, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
@@ -67,12 +66,12 @@ func TestManifestHistEdges(t *testing.T) {
 func TestManifestRejectReasons(t *testing.T) {
 	p := job.DefaultParams()
 	p.Resolve()
-	m := newManifest(&job.Spec{Params: p}, &job.Plan{}, time.Time{})
-	addMaps(m, []job.MapResult{
+	m := NewManifest(&job.Spec{Params: p}, &job.Plan{}, time.Time{}, nil)
+	foldMaps(m, []job.MapResult{
 		{Chunk: 0, Rejected: 3, RejectReasons: map[string]int64{"invalid JSON": 2, "unreadable": 1}},
 		{Chunk: 1},
 		{Chunk: 2, Rejected: 4, RejectReasons: map[string]int64{"invalid JSON": 1, "missing text field": 1, "b": 2}},
-	}, &stageOutcome{})
+	}, 0)
 	want := []manifest.ReasonCount{{Reason: "invalid JSON", Count: 3}, {Reason: "b", Count: 2}, {Reason: "missing text field", Count: 1}, {Reason: "unreadable", Count: 1}}
 	if !slices.Equal(m.RejectReasons, want) {
 		t.Errorf("reject reasons %v, want %v", m.RejectReasons, want)

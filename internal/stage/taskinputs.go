@@ -1,9 +1,10 @@
-package pipeline
+package stage
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"golang.org/x/sync/errgroup"
@@ -31,7 +32,7 @@ const inputWriters = 16
 func writeTaskInputs[T any](ctx context.Context, st storage.Creator, kind string, inputs map[int][]T) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(inputWriters)
-	for _, i := range sortedKeys(inputs) {
+	for _, i := range slices.Sorted(maps.Keys(inputs)) {
 		g.Go(func() error {
 			name := job.TaskInputFile(kind, i)
 			data, err := json.Marshal(inputs[i])
@@ -47,7 +48,7 @@ func writeTaskInputs[T any](ctx context.Context, st storage.Creator, kind string
 // readTaskInputs reads a task's input list.
 func readTaskInputs[T any](ctx context.Context, st storage.Opener, kind string, i int) ([]T, error) {
 	var list []T
-	if err := readJSON(ctx, st, job.TaskInputFile(kind, i), &list); err != nil {
+	if err := storage.ReadJSON(ctx, st, job.TaskInputFile(kind, i), &list); err != nil {
 		return nil, err
 	}
 	return list, nil
@@ -66,7 +67,7 @@ func reduceTaskInputs(ctx context.Context, st storage.Opener, earlier, part int)
 	var all []bandInput
 	for i := range earlier {
 		var in []bandInput
-		if err := readJSON(ctx, st, job.InMount(i, job.TaskInputFile(job.InputsReduce, part)), &in); err != nil {
+		if err := storage.ReadJSON(ctx, st, job.InMount(i, job.TaskInputFile(job.InputsReduce, part)), &in); err != nil {
 			return nil, fmt.Errorf("earlier job %d (--against): %w", i, err)
 		}
 		for _, b := range in {
@@ -204,7 +205,7 @@ func edgeInputs(reduces []job.ReduceResult) map[int][]edgeInput {
 func gatheredInputs(gathers []job.GatherResult) map[int][]gatheredInput {
 	in := map[int][]gatheredInput{}
 	for _, g := range gathers {
-		for _, c := range sortedKeys(g.Ranges) {
+		for _, c := range slices.Sorted(maps.Keys(g.Ranges)) {
 			in[c] = append(in[c], gatheredInput{Chunk: g.Chunk, Range: g.Ranges[c]})
 		}
 	}

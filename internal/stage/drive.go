@@ -1,0 +1,229 @@
+package stage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// Job is a job as its stages see it on the coordinator: what they read,
+// and what each leaves for the stages after it and for the job's end.
+type Job struct {
+	Spec *job.Spec
+	Plan *job.Plan
+	// Out is the job's output; FS is Out with the outputs of the earlier
+	// jobs it is matched against under their mounts (job.Mount).
+	Out storage.FS
+	FS  storage.FS
+	// Earlier are the map results of the earlier jobs' chunks (--against),
+	// their files named through their mounts.
+	Earlier  []job.MapResult
+	Manifest *manifest.Manifest
+	Log      *slog.Logger
+
+	// Maps are the map results of the job's own chunks, without their
+	// band files (map); Clusters what the cluster stage found.
+	Maps     []job.MapResult
+	Clusters *ClusterStats
+
+	allMaps                    map[int]job.MapResult // earlier and own, by chunk (map)
+	gatherChunks, verifyChunks []int                 // the chunks with requests, with edges (reduce)
+	verifies                   []job.VerifyResult    // (verify)
+}
+
+// Executor runs a stage's tasks: on the workers of a queue, or in this
+// process.
+type Executor interface {
+	// Execute runs the tasks of s with the given indices that are not done
+	// yet and waits until each is done or has failed for good.
+	Execute(ctx context.Context, s Stage, indices []int) (*Outcome, error)
+	// Clear forgets what earlier runs of the job recorded of s's tasks.
+	Clear(ctx context.Context, s Stage) error
+}
+
+// Drive runs stages in order through ex. A stage that ran tasks in this
+// run invalidates what earlier runs recorded of the stages after it (map
+// tasks retried after a partial run: what was reduced does not hold their
+// documents), so those start over; a stage of steps always does. A task
+// that failed for good fails the job unless its stage MayFail and the job
+// is not strict.
+func Drive(ctx context.Context, j *Job, stages []Stage, ex Executor) error {
+	fresh := false
+	for _, s := range stages {
+		if fresh || s.Steps != nil {
+			if err := ex.Clear(ctx, s); err != nil {
+				return fmt.Errorf("clearing the %s stage: %w", s.Name, err)
+			}
+		}
+		if s.Steps != nil {
+			if err := s.Steps(ctx, j, stepRunner{ex: ex, log: j.Log}); err != nil {
+				return err
+			}
+			continue
+		}
+		indices, err := s.Tasks(ctx, j)
+		if err != nil {
+			return fmt.Errorf("%s stage: %w", s.Name, err)
+		}
+		out, err := ex.Execute(ctx, s, indices)
+		if err != nil {
+			return err
+		}
+		fresh = fresh || out.Published > 0
+		j.Manifest.Stages = append(j.Manifest.Stages, out.Timing)
+		j.Manifest.Failures = append(j.Manifest.Failures, out.Failures...)
+		if err := checkFailures(out, s.MayFail && !j.Spec.Params.Strict, j.Log); err != nil {
+			return err
+		}
+		if err := s.Done(ctx, j, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFailures fails on the tasks of out that failed for good, unless
+// mayFail.
+func checkFailures(out *Outcome, mayFail bool, log *slog.Logger) error {
+	if len(out.Failures) == 0 {
+		return nil
+	}
+	var msgs []string
+	for _, f := range out.Failures {
+		msgs = append(msgs, fmt.Sprintf("%s task %d failed after %d attempts: %s", f.Stage, f.Index, f.Attempts, f.Error))
+		log.Error("task failed", "stage", f.Stage, "index", f.Index, "attempts", f.Attempts, "err", f.Error)
+	}
+	if mayFail {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// stepRunner runs the steps of a stage of steps through an Executor.
+type stepRunner struct {
+	ex  Executor
+	log *slog.Logger
+}
+
+// RunTasks runs one step's tasks and returns their results in order; a
+// task that failed for good fails the job.
+func (r stepRunner) RunTasks(ctx context.Context, step string, n int) ([][]byte, error) {
+	out, err := r.ex.Execute(ctx, Stage{Name: step}, seq(n))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFailures(out, false, r.log); err != nil {
+		return nil, err
+	}
+	r.log.Debug("cluster step done", "step", step, "tasks", n, "seconds", out.Timing.Seconds)
+	results := make([][]byte, n)
+	for i := range results {
+		results[i] = out.Results[i]
+	}
+	return results, nil
+}
+
+// Local runs every task in this process, one after another, as a worker
+// would: a whole job without a queue, for tests and tools.
+type Local struct {
+	Env *Env
+}
+
+// Execute runs the tasks of s; the first error fails it (no retries).
+func (l Local) Execute(ctx context.Context, s Stage, indices []int) (*Outcome, error) {
+	run := s.Run
+	if run == nil { // a step: its stage runs it
+		st, ok := Lookup(s.Name)
+		if !ok {
+			return nil, fmt.Errorf("%w: unknown stage %q", ErrRefused, s.Name)
+		}
+		run = st.Run
+	}
+	out := &Outcome{Results: map[int][]byte{}, Published: len(indices), Timing: manifest.StageTiming{Name: s.Name, Tasks: len(indices)}}
+	for _, i := range indices {
+		r, err := run(ctx, l.Env, Task{Stage: s.Name, Index: i})
+		if err != nil {
+			return nil, fmt.Errorf("%s task %d: %w", s.Name, i, err)
+		}
+		if out.Results[i], err = json.Marshal(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Clear does nothing: Local records nothing between runs.
+func (Local) Clear(context.Context, Stage) error { return nil }
+
+// Files is a Cache that reads the job's plan and stage file from its
+// output, once.
+type Files struct {
+	St storage.Opener
+
+	mu   sync.Mutex
+	plan *job.Plan
+	maps map[int]job.MapResult
+}
+
+// Plan reads job.PlanFile.
+func (f *Files) Plan(ctx context.Context) (*job.Plan, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.plan == nil {
+		var p job.Plan
+		if err := storage.ReadJSON(ctx, f.St, job.PlanFile, &p); err != nil {
+			return nil, err
+		}
+		f.plan = &p
+	}
+	return f.plan, nil
+}
+
+// Maps reads job.MapStageFile.
+func (f *Files) Maps(ctx context.Context) (map[int]job.MapResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.maps == nil {
+		var list []job.MapResult
+		if err := storage.ReadJSON(ctx, f.St, job.MapStageFile, &list); err != nil {
+			return nil, err
+		}
+		f.maps = make(map[int]job.MapResult, len(list))
+		for _, m := range list {
+			f.maps[m.Chunk] = m
+		}
+	}
+	return f.maps, nil
+}
+
+// decodeResults decodes a stage's task results in task order.
+func decodeResults[T any](out *Outcome) ([]T, error) {
+	list := make([]T, 0, len(out.Results))
+	for _, i := range slices.Sorted(maps.Keys(out.Results)) {
+		var r T
+		if err := json.Unmarshal(out.Results[i], &r); err != nil {
+			return nil, fmt.Errorf("result of task %d: %w", i, err)
+		}
+		list = append(list, r)
+	}
+	return list, nil
+}
+
+// seq is 0, 1, ..., n-1.
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}

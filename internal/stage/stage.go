@@ -1,0 +1,123 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// Stage is one stage of a job, as a value: what the coordinator plans and
+// folds (Tasks, Done) and what a worker runs (Run). Stages returns a job's
+// sequence; a worker finds a task's stage with Lookup. A new stage is one
+// file defining its Stage plus its line in stages.
+type Stage struct {
+	// Name names the stage's tasks: a task of the stage has Task.Stage
+	// Name, or, for a stage of Steps, Name + "-" + the step.
+	Name string
+	// Tasks plans the stage's tasks (their indices, ascending) from what
+	// the stages before it left in j. Coordinator side; nil for a stage
+	// of Steps.
+	Tasks func(ctx context.Context, j *Job) ([]int, error)
+	// Steps, for a stage whose tasks come in steps each planned from the
+	// last (cluster), drives them all through run, replacing Tasks and
+	// Done. Such a stage runs whole on every run of the job: what an
+	// earlier run recorded of it is cleared first.
+	Steps func(ctx context.Context, j *Job, run TaskRunner) error
+	// Run runs one task on a worker; its result is recorded as JSON.
+	Run func(ctx context.Context, e *Env, t Task) (any, error)
+	// Done folds the results of the stage's tasks into j: the manifest,
+	// the inputs of the next stages' tasks. Coordinator side.
+	Done func(ctx context.Context, j *Job, out *Outcome) error
+	// Count, if set, tells progress the documents and input bytes a
+	// task's result stands for.
+	Count func(result []byte) (docs, bytes int64)
+	// MayFail: a task that fails for good leaves the job partial (its
+	// documents missing, listed in the manifest) instead of failing it,
+	// unless the job is strict.
+	MayFail bool
+}
+
+// Task names one task of a stage on a worker.
+type Task struct {
+	Stage string // the stage's name, or its step's
+	Index int
+}
+
+// Outcome is what one run of a stage's tasks produced.
+type Outcome struct {
+	// Results are the JSON results of the tasks done, by index.
+	Results map[int][]byte
+	// Failures are the tasks that failed for good, by index.
+	Failures []manifest.Failure
+	// Published counts the tasks put on the queue in this run: the others
+	// were done by an earlier run of the job.
+	Published int
+	Timing    manifest.StageTiming
+}
+
+// Env is what a task runs with on a worker.
+type Env struct {
+	Spec *job.Spec
+	// FS holds the job's files and, through their mounts (job.Mount),
+	// those of the earlier jobs it is matched against.
+	FS storage.FS
+	// Cache is what the worker keeps of the job between its tasks.
+	Cache Cache
+	// Inputs refuses input files outside the worker's data roots.
+	Inputs Checker
+	// Reads hears what each map task read (metrics); nil for none.
+	Reads ReadObserver
+}
+
+// Cache loads, once per job on a worker, what many tasks read.
+type Cache interface {
+	// Plan is the job's plan of chunks.
+	Plan(ctx context.Context) (*job.Plan, error)
+	// Maps are the map results of every chunk the job reads (its own and
+	// the earlier jobs'), by chunk, without their band files.
+	Maps(ctx context.Context) (map[int]job.MapResult, error)
+}
+
+// Checker refuses paths a worker must not touch.
+type Checker interface {
+	Check(path string) error
+}
+
+// ReadObserver hears what a map task read: docs documents, inputBytes of
+// input holding textBytes of text, and the records rejected, by the kind
+// of their reason (RejectKind).
+type ReadObserver interface {
+	Read(docs, inputBytes, textBytes int64, rejects map[string]int64)
+}
+
+// ErrRefused marks a task that no retry mends: its stage does not have it,
+// or it names files outside the worker's data roots.
+var ErrRefused = errors.New("task refused")
+
+// Stages returns the sequence of stages of a job with params p.
+func Stages(p job.Params) []Stage {
+	return stages(p.Gather == "on")
+}
+
+// stages is the registry: every stage, in order; gather only when on.
+func stages(gather bool) []Stage {
+	s := []Stage{mapStage(), reduceStage()}
+	if gather {
+		s = append(s, gatherStage())
+	}
+	return append(s, verifyStage(), clusterStage())
+}
+
+// Lookup returns the stage a task of the named stage (or step) belongs to.
+func Lookup(name string) (Stage, bool) {
+	for _, s := range stages(true) {
+		if name == s.Name || s.Steps != nil && strings.HasPrefix(name, s.Name+"-") {
+			return s, true
+		}
+	}
+	return Stage{}, false
+}

@@ -1,0 +1,69 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
+)
+
+// verifyStage checks the candidate pairs: one task per chunk with
+// candidate edges, reading the signatures the gather stage sent it, or
+// (gather off) every chunk's signature file (see Verify).
+func verifyStage() Stage {
+	return Stage{
+		Name: "verify",
+		Tasks: func(_ context.Context, j *Job) ([]int, error) {
+			return j.verifyChunks, nil
+		},
+		Run: func(ctx context.Context, e *Env, t Task) (any, error) {
+			in, err := readTaskInputs[edgeInput](ctx, e.FS, job.InputsEdges, t.Index)
+			if err != nil {
+				return nil, err
+			}
+			src := SigSource{}
+			if e.Spec.Params.Gather == "on" {
+				g, err := readTaskInputs[gatheredInput](ctx, e.FS, job.InputsGathered, t.Index)
+				if err != nil {
+					return nil, err
+				}
+				src.Gathers = gatherResults(g, t.Index)
+			} else if src.Maps, err = e.Cache.Maps(ctx); err != nil {
+				return nil, err
+			}
+			r, err := Verify(ctx, e.FS, e.Spec, t.Index, reduceResults(in, t.Index), src)
+			if err != nil {
+				return nil, fmt.Errorf("verify chunk %d: %w", t.Index, err)
+			}
+			return r, nil
+		},
+		Done: func(_ context.Context, j *Job, out *Outcome) error {
+			list, err := decodeResults[job.VerifyResult](out)
+			if err != nil {
+				return err
+			}
+			foldVerifies(j.Manifest, list)
+			j.verifies = list
+			return nil
+		},
+	}
+}
+
+// foldVerifies adds what the verify tasks found to the manifest.
+func foldVerifies(m *manifest.Manifest, list []job.VerifyResult) {
+	m.VerifiedHist = make([]int64, job.HistBins)
+	m.RejectedHist = make([]int64, job.HistBins)
+	for _, r := range list {
+		m.Counts.UniquePairs += r.Checked
+		m.Counts.Prefiltered += r.Prefiltered
+		m.Counts.ExactChecked += r.Exact
+		m.Counts.Verified += r.Verified
+		m.Counts.SigPassed += r.SigPassed
+		m.Counts.SigPassedExact += r.SigPassedExact
+		for i := range job.HistBins {
+			m.VerifiedHist[i] += r.VerifiedHist[i]
+			m.RejectedHist[i] += r.RejectedHist[i]
+		}
+	}
+}
