@@ -15,8 +15,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/metrics/metricstest"
-	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/queue"
 )
 
 // TestCommandLine runs a job the way a scheduler would, a coordinator and

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
-	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // Worker returns the worker's one command.

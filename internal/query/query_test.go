@@ -17,10 +17,10 @@ import (
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/pkg/bands"
-	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // fixture is a finished job over a generated corpus, with the texts of
