@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
-	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // inputHelp is what the job commands take as arguments.
@@ -183,7 +184,7 @@ func paramsSetup(fs *flag.FlagSet) Prepare {
 		if err := p.Resolve(); err != nil {
 			return nil, err
 		}
-		if *svg != "" && p.Method != "minhash" {
+		if *svg != "" && p.Method != job.MethodMinHash {
 			return nil, fmt.Errorf("--svg draws the MinHash S-curve; it does not go with --method %s", p.Method)
 		}
 		curves := []bands.Params{p.BandParams()}

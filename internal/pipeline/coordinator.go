@@ -119,7 +119,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*Manifest
 
 	// Gather (when on): one task per chunk whose signatures a verify task
 	// needs.
-	if p.Gather == "on" {
+	if p.Gather == job.GatherOn {
 		gatherList, err := runStage(ctx, c, StageGather, slices.Sorted(maps.Keys(gatherChunks)), "", man.addGathers, nil)
 		if err != nil {
 			return nil, err

@@ -165,7 +165,7 @@ func newManifest(spec *job.Spec, plan *job.Plan, started time.Time) *Manifest {
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []stage.BoundedCluster{},
 		SimilarityEdges: job.HistEdges(), ClusterSizeEdges: stage.ClusterSizeEdges(), RejectReasons: []ReasonCount{},
 	}
-	if p.Method == "minhash" {
+	if p.Method == job.MethodMinHash {
 		m.Curve = &CurveSummary{
 			ApproxThreshold: bands.ApproxThreshold(bp),
 			Steepest:        bands.Steepest(bp),

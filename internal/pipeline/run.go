@@ -271,7 +271,7 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 	if auto && len(earlier) == 0 {
 		params.Partitions = job.AutoPartitions(inputs)
 	}
-	if params.Gather == "auto" {
+	if params.Gather == job.GatherAuto {
 		params.Gather = job.AutoGather(inputs, storage.IsURL(cfg.Out))
 	}
 	for i := range inputs {

@@ -159,7 +159,7 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 			return err
 		}
 		src := stage.SigSource{}
-		if jc.spec.Params.Gather == "on" {
+		if jc.spec.Params.Gather == job.GatherOn {
 			g, err := readTaskInputs[gatheredInput](ctx, jc.fs, job.InputsGathered, t.Index)
 			if err != nil {
 				return err
