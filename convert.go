@@ -16,6 +16,7 @@ import (
 	"github.com/neardup/neardup/internal/query"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/shingle"
 )
 
@@ -24,10 +25,10 @@ import (
 // Partitions are left for the job to choose, as the command does.
 func (o Options) params() (job.Params, error) {
 	p := job.DefaultParams()
-	set(&p.Method, string(o.Method))
-	set(&p.Tokenizer, string(o.Tokenizer))
-	set(&p.Keep, string(o.Keep))
-	set(&p.InputFormat, string(o.InputFormat))
+	set(&p.Method, job.Method(o.Method))
+	set(&p.Tokenizer, job.Tokenizer(o.Tokenizer))
+	set(&p.Keep, job.Keep(o.Keep))
+	set(&p.InputFormat, formats.Kind(o.InputFormat))
 	set(&p.IDField, o.IDField)
 	set(&p.TextField, o.TextField)
 	set(&p.Threshold, o.Threshold)
@@ -146,7 +147,7 @@ func (o IndexOptions) options() (query.Options, error) {
 	if !(o.Threshold >= 0 && o.Threshold <= 1) { // NaN too
 		return query.Options{}, fmt.Errorf("%w: IndexOptions.Threshold must be in (0, 1] (0: each index's own), not %g", ErrInvalidOptions, o.Threshold)
 	}
-	return query.Options{Threshold: o.Threshold, Tokenizer: string(o.Tokenizer), CacheBytes: o.CacheBytes}, nil
+	return query.Options{Threshold: o.Threshold, Tokenizer: job.Tokenizer(o.Tokenizer), CacheBytes: o.CacheBytes}, nil
 }
 
 // queryDocs are docs as the query package takes them.

@@ -141,7 +141,7 @@ func TestIndexOptions(t *testing.T) {
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatal(err)
-			case tt.want == "" && (qo.Threshold != tt.o.Threshold || qo.Tokenizer != string(tt.o.Tokenizer) || qo.CacheBytes != tt.o.CacheBytes):
+			case tt.want == "" && (qo.Threshold != tt.o.Threshold || string(qo.Tokenizer) != string(tt.o.Tokenizer) || qo.CacheBytes != tt.o.CacheBytes):
 				t.Errorf("query options %+v from %+v", qo, tt.o)
 			case tt.want != "" && (err == nil || !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), tt.want)):
 				t.Errorf("error %v, want ErrInvalidOptions naming %s", err, tt.want)

@@ -33,6 +33,7 @@ import (
 
 	"github.com/neardup/neardup/internal/accuracy"
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pipeline"
 )
 
@@ -54,13 +55,13 @@ func run(args []string) int {
 	corpusDir := fs.String("corpus-dir", "", "write the corpus here and keep it (default: a temporary directory)")
 	outDir := fs.String("out", "", "write the job outputs here, one directory per run, and keep them (default: temporary)")
 	thresholds := fs.String("thresholds", "0.8,0.5", "comma-separated thresholds, one job each")
-	methods := fs.String("method", p.Method, "comma-separated methods: minhash, simhash")
-	fs.StringVar(&p.Sketch, "sketch", p.Sketch, "MinHash signature: dart or classic")
+	methods := fs.String("method", p.Method.String(), "comma-separated methods: minhash, simhash")
+	fs.Var(&p.Sketch, "sketch", "MinHash signature: dart or classic")
 	fs.IntVar(&p.K, "perms", p.K, "MinHash signature values (K)")
 	fs.IntVar(&p.Bands, "bands", 0, "LSH bands (b); with --rows, overrides the choice made from the threshold")
 	fs.IntVar(&p.Rows, "rows", 0, "rows per band (r)")
 	fs.IntVar(&p.Hamming, "hamming", p.Hamming, "SimHash: largest Hamming distance of a pair")
-	fs.StringVar(&p.Tokenizer, "tokenizer", p.Tokenizer, "how text becomes tokens: scripts or words-only (the earlier rule); the truth follows it")
+	fs.Var(&p.Tokenizer, "tokenizer", "how text becomes tokens: scripts or words-only (the earlier rule); the truth follows it")
 	workers := fs.Int("workers", 2, "in-process workers of each job")
 	jsonPath := fs.String("json", "", "also write the report as JSON to this file")
 	check := fs.Bool("check", false, "exit 1 unless every MinHash run has precision 1, recall >= 0.99 for J >= t+0.05, >= 0.94 for [t, t+0.05) and 1 for J = 1 (--multilingual: precision 1 and recall >= 0.99 for J >= t+0.05 in every language, and planted-pair recall >= 0.99 at t = 0.8)")
@@ -100,7 +101,7 @@ func run(args []string) int {
 		CorpusDir:  *corpusDir,
 		OutDir:     *outDir,
 		Thresholds: ts,
-		Methods:    strings.Split(*methods, ","),
+		Methods:    methodList(*methods),
 		Params:     p,
 		Workers:    *workers,
 		Command:    append([]string{"accuracy"}, args...),
@@ -176,4 +177,14 @@ func parseFloats(s string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// methodList is the methods of a comma-separated list, as given: Validate
+// checks them.
+func methodList(s string) []job.Method {
+	var out []job.Method
+	for _, m := range strings.Split(s, ",") {
+		out = append(out, job.Method(m))
+	}
+	return out
 }

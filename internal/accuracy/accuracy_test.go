@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pipeline"
 )
 
@@ -21,7 +22,7 @@ func TestAccuracy(t *testing.T) {
 	rep, err := Measure(context.Background(), Options{
 		Corpus:     cfg,
 		Thresholds: []float64{0.8, 0.5},
-		Methods:    []string{"minhash"},
+		Methods:    []job.Method{job.MethodMinHash},
 		Params:     pipeline.DefaultParams(),
 		Workers:    2,
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/queue"
@@ -40,7 +41,7 @@ type Options struct {
 	OutDir string
 	// Thresholds and Methods: one job per method and threshold.
 	Thresholds []float64
-	Methods    []string
+	Methods    []job.Method
 	// Params are the job's parameters, except Method and Threshold, which
 	// each run sets.
 	Params pipeline.Params
@@ -83,7 +84,7 @@ type CorpusSummary struct {
 
 // Run is one job and its accuracy.
 type Run struct {
-	Method string          `json:"method"`
+	Method job.Method      `json:"method"`
 	Params pipeline.Params `json:"params"` // as resolved by the job
 	Out    string          `json:"out,omitempty"`
 	// Seconds is the wall time of pipeline.Run.
@@ -244,7 +245,7 @@ func (o Options) Validate() error {
 		errs = append(errs, errors.New("no method"))
 	}
 	for _, m := range o.Methods {
-		if m != "minhash" && m != "simhash" {
+		if m.Check() != nil {
 			errs = append(errs, fmt.Errorf("method %q: must be minhash or simhash", m))
 		}
 	}
@@ -255,7 +256,7 @@ func (o Options) Validate() error {
 }
 
 // run runs one job into out and measures it.
-func (o Options) run(ctx context.Context, inputs []string, out, method string, threshold float64, measure measureFunc) (*Run, error) {
+func (o Options) run(ctx context.Context, inputs []string, out string, method job.Method, threshold float64, measure measureFunc) (*Run, error) {
 	p := o.Params
 	p.Method, p.Threshold = method, threshold
 	jobLog := o.JobLog
@@ -270,7 +271,7 @@ func (o Options) run(ctx context.Context, inputs []string, out, method string, t
 		return nil, err
 	}
 	run := &Run{Method: method, Params: man.Params, Seconds: time.Since(start).Seconds(), Counts: man.Counts,
-		Checked: method == "minhash" && man.Params.Verify == "exact"}
+		Checked: method == job.MethodMinHash && man.Params.Verify == job.VerifyExact}
 	pairs, err := readPairs(out)
 	if err != nil {
 		return nil, err

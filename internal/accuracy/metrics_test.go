@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/pkg/records"
@@ -204,7 +205,7 @@ func TestReportGolden(t *testing.T) {
 	}
 	all, _ := Evaluate(truth, truth.MinJ, nil, nil)
 	rep.Corpus.TruePairs = all.Bins
-	for _, m := range []string{"minhash", "simhash"} {
+	for _, m := range []job.Method{job.MethodMinHash, job.MethodSimHash} {
 		for _, th := range []float64{0.8, 0.5} {
 			p := pipeline.DefaultParams()
 			p.Method, p.Threshold = m, th
@@ -216,7 +217,7 @@ func TestReportGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			run := Run{Method: m, Params: p, Seconds: 1.5, Counts: manifest.Counts{UniquePairs: 12, Verified: 7, Clusters: 3},
-				Result: r, Checked: m == "minhash", Failures: r.Check()}
+				Result: r, Checked: m == job.MethodMinHash, Failures: r.Check()}
 			rep.Pass = rep.Pass && !(run.Checked && len(run.Failures) > 0)
 			rep.Runs = append(rep.Runs, run)
 		}

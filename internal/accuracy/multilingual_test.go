@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -26,7 +27,7 @@ import (
 func TestMultilingual(t *testing.T) {
 	rep, err := MeasureMultilingual(context.Background(), Options{
 		Thresholds: []float64{0.8, 0.5},
-		Methods:    []string{"minhash"},
+		Methods:    []job.Method{job.MethodMinHash},
 		Params:     pipeline.DefaultParams(),
 		Workers:    2,
 	}, corpus.MultilingualConfig{PerLanguage: 1000, Seed: 1})

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/job"
 )
 
 // WriteMarkdown writes the report as Markdown: the command, the corpus and
@@ -130,7 +131,7 @@ func writeRun(b *bytes.Buffer, run *Run) {
 func writeRunHeader(b *bytes.Buffer, run *Run) {
 	p, r := run.Params, run.Result
 	fmt.Fprintf(b, "## %s, threshold %.2f\n\n", run.Method, r.Threshold)
-	if run.Method == "simhash" {
+	if run.Method == job.MethodSimHash {
 		fmt.Fprintf(b, "Hamming <= %d (%d blocks), weights %s, verify %s.", p.Hamming, p.Bands, p.SimHashWeights, p.Verify)
 	} else {
 		fmt.Fprintf(b, "Sketch %s, K = %d, b = %d, r = %d, verify %s.", p.Sketch, p.K, p.Bands, p.Rows, p.Verify)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/procstat"
@@ -184,7 +185,7 @@ func paramsSetup(fs *flag.FlagSet) Prepare {
 		if err := p.Resolve(); err != nil {
 			return nil, err
 		}
-		if *svg != "" && p.Method != "minhash" {
+		if *svg != "" && p.Method != job.MethodMinHash {
 			return nil, fmt.Errorf("--svg draws the MinHash S-curve; it does not go with --method %s", p.Method)
 		}
 		curves := []bands.Params{p.BandParams()}

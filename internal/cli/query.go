@@ -11,10 +11,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/query"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/shingle"
 )
 
 // querySetup registers the flags of `coordinator query` and returns its
@@ -26,7 +26,8 @@ func querySetup(fs *flag.FlagSet) Prepare {
 	threshold := fs.Float64("threshold", 0, "similarity at or above which an indexed document is reported (0: each index's own --threshold)")
 	format := fs.String("format", query.FormatAuto, "input format: auto, jsonl (id and text fields) or text (one document a line, id = line number)")
 	batch := fs.Int("batch", 256, "documents queried together: a batch reads each partition it needs once, and its results are printed when it is done (1 for interactive use)")
-	tokenizer := fs.String("tokenizer", "", "if given (scripts or words-only), refuse an index made with the other tokenizer; without it each index's documents are shingled by its own rule, which the queries follow")
+	var tokenizer job.Tokenizer
+	fs.Var(&tokenizer, "tokenizer", "if given (scripts or words-only), refuse an index made with the other tokenizer; without it each index's documents are shingled by its own rule, which the queries follow")
 	cacheMB := fs.Int64("cache-mb", 256, "memory for the band files kept between batches (20 bytes a band record; 0: none, each batch reads the columns it needs)")
 	var logs logFlags
 	logs.register(fs)
@@ -44,9 +45,6 @@ func querySetup(fs *flag.FlagSet) Prepare {
 		case query.FormatAuto, query.FormatJSONL, query.FormatText:
 		default:
 			return nil, fmt.Errorf("--format must be auto, jsonl or text, not %q", *format)
-		}
-		if _, err := shingle.ParseTokenizer(*tokenizer); *tokenizer != "" && err != nil {
-			return nil, fmt.Errorf("--tokenizer must be scripts or words-only, not %q", *tokenizer)
 		}
 		if *batch < 1 {
 			return nil, fmt.Errorf("--batch %d: must be at least 1", *batch)
@@ -69,13 +67,13 @@ func querySetup(fs *flag.FlagSet) Prepare {
 				return 1
 			}
 			start := time.Now()
-			s, err := query.Open(ctx, indexes, query.Options{Threshold: *threshold, CacheBytes: *cacheMB << 20, Tokenizer: *tokenizer})
+			s, err := query.Open(ctx, indexes, query.Options{Threshold: *threshold, CacheBytes: *cacheMB << 20, Tokenizer: tokenizer})
 			if err != nil {
 				return fail(err)
 			}
 			defer s.Close()
 			for _, ix := range s.Indexes() {
-				if *tokenizer == "" && ix.Params.Tokenizer != shingle.TokenizeScripts.String() {
+				if tokenizer == "" && ix.Params.Tokenizer != job.TokenizeScripts {
 					log.Warn("an index was made with an earlier tokenizer: queries are cut into tokens by its rule, so near copies in scripts written without spaces are mostly missed; rebuild it for the default rule",
 						"index", ix.Job, "tokenizer", ix.Params.Tokenizer)
 				}

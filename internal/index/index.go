@@ -145,7 +145,7 @@ func (ix *Index) Incomparable(p job.Params) []string {
 		}
 	}
 	check("method", o.Method, p.Method)
-	if o.Method == "minhash" {
+	if o.Method == job.MethodMinHash {
 		check("sketch", o.Sketch, p.Sketch)
 		check("perms", o.K, p.K)
 	} else {
@@ -158,7 +158,7 @@ func (ix *Index) Incomparable(p job.Params) []string {
 	check("char-grams", o.CharGrams, p.CharGrams)
 	check("digits-to-zero", o.DigitsToZero, p.DigitsToZero)
 	check("strip-diacritics", o.StripDiacritics, p.StripDiacritics)
-	if o.Verify == "estimate" && p.Verify == "exact" {
+	if o.Verify == job.VerifyEstimate && p.Verify == job.VerifyExact {
 		// Its signature files hold no shingle sets to compare exactly.
 		diff = append(diff, "--verify estimate (this job: exact; an index without shingle sets verifies by estimate only)")
 	}

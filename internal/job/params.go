@@ -18,40 +18,96 @@ import (
 )
 
 // Params are the parameters of a job; equal params and inputs give
-// byte-identical pairs and clusters.
+// byte-identical pairs and clusters. They come in groups, embedded so that
+// their fields read as Params' own (p.K, p.Words) and so that params encode
+// as one flat JSON object, with the keys every earlier version wrote and
+// reads (see UnmarshalJSON for the values an earlier one may leave out).
 type Params struct {
-	Method string `json:"method"` // "minhash" or "simhash"
-	Sketch string `json:"sketch"` // MinHash: "dart" (the default) or "classic"
-	K      int    `json:"k"`      // signature values
-	Bands  int    `json:"bands"`
-	Rows   int    `json:"rows"`
-	Words  int    `json:"words"` // words per shingle
+	LSHParams
+	ShingleParams
+	ExecParams
+	InputParams
+	// Derived is not given: a job derives it from --against at its start.
+	Derived
+}
+
+// LSHParams choose the sketches of documents (MinHash signatures or SimHash
+// fingerprints), the candidates their bands make, and the similarity of a
+// pair.
+type LSHParams struct {
+	Method Method `json:"method"`
+	Sketch Sketch `json:"sketch"` // MinHash
+	K      int    `json:"k"`      // MinHash signature values
+	// Bands and Rows are the banding: MinHash's, given or chosen by
+	// Resolve from the threshold; SimHash's, its blocks of bits.
+	Bands          int     `json:"bands"`
+	Rows           int     `json:"rows"`
+	Hamming        int     `json:"hamming"`         // SimHash: largest Hamming distance of a pair
+	SimHashWeights Weights `json:"simhash_weights"` // SimHash
+	Threshold      float64 `json:"threshold"`
+	// FPWeight and FNWeight weigh the false-positive and false-negative
+	// areas under the S-curve when Resolve chooses MinHash's bands.
+	FPWeight float64 `json:"fp_weight"`
+	FNWeight float64 `json:"fn_weight"`
+	Seed     uint64  `json:"seed"`
+	// MaxBucket bounds the candidate pairs of one band bucket: a bucket of
+	// m > MaxBucket representatives compares each of them with its h
+	// smallest members only, h = max(1, MaxBucket*(MaxBucket-1)/2 / m),
+	// and the pairs not compared are reported.
+	MaxBucket int `json:"max_bucket"`
+}
+
+// ShingleParams are the document model: how text becomes a set of
+// shingles (see shingle.Options, which ShingleOptions makes of them).
+type ShingleParams struct {
+	Words int `json:"words"` // words per shingle
 	// Tokenizer is the rule that cuts text into tokens: "scripts" (words
 	// in scripts written with spaces, one token per character in those
 	// written without) or "words-only" (runs of letters and digits, the
 	// rule before scripts). An index without it was made with words-only.
-	Tokenizer       string  `json:"tokenizer"`
-	CharGrams       int     `json:"char_grams,omitempty"`
-	DigitsToZero    bool    `json:"digits_to_zero,omitempty"`
-	StripDiacritics bool    `json:"strip_diacritics,omitempty"`
-	Hamming         int     `json:"hamming"`         // SimHash: largest Hamming distance of a pair
-	SimHashWeights  string  `json:"simhash_weights"` // SimHash: "none" or "tf" (term frequency)
-	Threshold       float64 `json:"threshold"`
-	FPWeight        float64 `json:"fp_weight"`
-	FNWeight        float64 `json:"fn_weight"`
-	Seed            uint64  `json:"seed"`
-	Partitions      int     `json:"partitions"`
-	Verify          string  `json:"verify"` // "exact" or "estimate"
+	Tokenizer       Tokenizer `json:"tokenizer"`
+	CharGrams       int       `json:"char_grams,omitempty"`
+	DigitsToZero    bool      `json:"digits_to_zero,omitempty"`
+	StripDiacritics bool      `json:"strip_diacritics,omitempty"`
+}
+
+// ExecParams are how a job runs: its tasks, what it verifies and keeps,
+// and what it writes.
+type ExecParams struct {
+	Partitions int    `json:"partitions"`
+	Verify     Verify `json:"verify"`
 	// Gather is how verify tasks get the signatures of their candidates'
-	// documents: "on" through the gather stage (sequential reads only),
-	// "off" by random access to every chunk's signature file, "auto" (a
-	// job resolves it with AutoGather).
-	Gather string `json:"gather"`
-	Keep   string `json:"keep"` // "first" or "longest"
+	// documents (GatherAuto: a job resolves it with AutoGather).
+	Gather Gather `json:"gather"`
+	Keep   Keep   `json:"keep"`
 	// Index keeps the job's index (IndexDir: signatures, shingle sets and
 	// the lists of band files) after success, for later jobs' --against
 	// and for query; without it the index goes with the work area.
 	Index bool `json:"index"`
+	// MaxClusterPairs bounds the pairs listed for one cluster: a cluster
+	// whose complete pair list is longer lists only its kept document's
+	// pairs, and is reported with the number of pairs not listed.
+	MaxClusterPairs int64 `json:"max_cluster_pairs"`
+	Strict          bool  `json:"strict"`
+	Fsync           bool  `json:"fsync,omitempty"` // flush every file before renaming it
+}
+
+// InputParams are how the input files are read and cut into chunks (see
+// formats.Options, which ReadOptions makes of them).
+type InputParams struct {
+	IDField     string `json:"id_field"`
+	TextField   string `json:"text_field"`
+	MaxDocBytes int    `json:"max_doc_bytes"`
+	ChunkBytes  int64  `json:"chunk_bytes"`
+	// InputFormat is the kind of every input file (warc, wet, jsonl,
+	// parquet, txt), or formats.KindAuto: by its name, else by its
+	// content.
+	InputFormat formats.Kind `json:"input_format"`
+}
+
+// Derived is what a job derives from --against when it starts: the
+// earlier jobs it is matched against, and where its own chunks begin.
+type Derived struct {
 	// FirstChunk is the first chunk of the job's own documents. The chunks
 	// below it are the documents of earlier jobs it is matched against
 	// (--against): never dropped, never paired with each other.
@@ -60,24 +116,6 @@ type Params struct {
 	// against, in the order given: their documents are the chunks below
 	// FirstChunk.
 	Against []Against `json:"against,omitempty"`
-	// MaxBucket bounds the candidate pairs of one band bucket: a bucket of
-	// m > MaxBucket representatives compares each of them with its h
-	// smallest members only, h = max(1, MaxBucket*(MaxBucket-1)/2 / m),
-	// and the pairs not compared are reported.
-	MaxBucket int `json:"max_bucket"`
-	// MaxClusterPairs bounds the pairs listed for one cluster: a cluster
-	// whose complete pair list is longer lists only its kept document's
-	// pairs, and is reported with the number of pairs not listed.
-	MaxClusterPairs int64  `json:"max_cluster_pairs"`
-	IDField         string `json:"id_field"`
-	TextField       string `json:"text_field"`
-	MaxDocBytes     int    `json:"max_doc_bytes"`
-	ChunkBytes      int64  `json:"chunk_bytes"`
-	// InputFormat is the kind of every input file (warc, wet, jsonl,
-	// parquet, text), or auto: by its name, else by its content.
-	InputFormat string `json:"input_format"`
-	Strict      bool   `json:"strict"`
-	Fsync       bool   `json:"fsync,omitempty"` // flush every file before renaming it
 }
 
 // sketchHelp describes the --sketch values.
@@ -96,29 +134,37 @@ const (
 // Rows are 0: Resolve chooses them from the threshold.
 func DefaultParams() Params {
 	return Params{
-		Method:          "minhash",
-		Sketch:          "dart",
-		Hamming:         3,
-		SimHashWeights:  "none",
-		K:               128,
-		Words:           5,
-		Tokenizer:       shingle.TokenizeScripts.String(),
-		Threshold:       0.8,
-		FPWeight:        0.05,
-		FNWeight:        0.95,
-		Seed:            1,
-		Partitions:      0, // automatic: AutoPartitions
-		Verify:          "exact",
-		Gather:          "auto",
-		Keep:            "first",
-		Index:           true,
-		MaxBucket:       DefaultMaxBucket,
-		MaxClusterPairs: DefaultMaxClusterPairs,
-		IDField:         "id",
-		TextField:       "text",
-		MaxDocBytes:     16 << 20,
-		ChunkBytes:      32 << 20,
-		InputFormat:     string(formats.KindAuto),
+		LSHParams: LSHParams{
+			Method:         MethodMinHash,
+			Sketch:         SketchDart,
+			K:              128,
+			Hamming:        3,
+			SimHashWeights: WeightsNone,
+			Threshold:      0.8,
+			FPWeight:       0.05,
+			FNWeight:       0.95,
+			Seed:           1,
+			MaxBucket:      DefaultMaxBucket,
+		},
+		ShingleParams: ShingleParams{
+			Words:     5,
+			Tokenizer: TokenizeScripts,
+		},
+		ExecParams: ExecParams{
+			Partitions:      0, // automatic: AutoPartitions
+			Verify:          VerifyExact,
+			Gather:          GatherAuto,
+			Keep:            KeepFirst,
+			Index:           true,
+			MaxClusterPairs: DefaultMaxClusterPairs,
+		},
+		InputParams: InputParams{
+			IDField:     "id",
+			TextField:   "text",
+			MaxDocBytes: 16 << 20,
+			ChunkBytes:  32 << 20,
+			InputFormat: formats.KindAuto,
+		},
 	}
 }
 
@@ -126,18 +172,17 @@ func DefaultParams() Params {
 func (p *Params) Resolve() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if p.Method != "minhash" && p.Method != "simhash" {
-		bad("--method must be minhash or simhash, not %q", p.Method)
+	check := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if p.SimHashWeights != "none" && p.SimHashWeights != "tf" {
-		bad("--simhash-weights must be none or tf, not %q", p.SimHashWeights)
-	}
+	check(p.Method.Check())
+	check(p.SimHashWeights.Check())
 	if _, err := simhash.NewBlocks(p.Hamming); err != nil {
 		bad("--hamming: %v", err)
 	}
-	if p.Sketch != "dart" && p.Sketch != "classic" {
-		bad("--sketch must be dart or classic, not %q", p.Sketch)
-	}
+	check(p.Sketch.Check())
 	if p.K < 1 || p.K > 4096 {
 		bad("--perms must be in 1..4096, not %d", p.K)
 	}
@@ -150,15 +195,9 @@ func (p *Params) Resolve() error {
 	if p.Partitions < 1 || p.Partitions > 99999 {
 		bad("--partitions must be in 1..99999 (0: automatic), not %d", p.Partitions)
 	}
-	if p.Verify != "exact" && p.Verify != "estimate" {
-		bad("--verify must be exact or estimate, not %q", p.Verify)
-	}
-	if p.Gather != "auto" && p.Gather != "on" && p.Gather != "off" {
-		bad("--gather must be auto, on or off, not %q", p.Gather)
-	}
-	if p.Keep != "first" && p.Keep != "longest" {
-		bad("--keep must be first or longest, not %q", p.Keep)
-	}
+	check(p.Verify.Check())
+	check(p.Gather.Check())
+	check(p.Keep.Check())
 	if p.MaxBucket < 2 {
 		bad("--max-bucket must be at least 2, not %d", p.MaxBucket)
 	}
@@ -169,17 +208,17 @@ func (p *Params) Resolve() error {
 		bad("--chunk-bytes must be at least 1024, not %d", p.ChunkBytes)
 	}
 	if p.InputFormat == "" {
-		p.InputFormat = string(formats.KindAuto)
+		p.InputFormat = formats.KindAuto
 	}
-	if _, err := formats.ParseKind(p.InputFormat); err != nil {
+	if k, err := formats.ParseKind(string(p.InputFormat)); err != nil {
 		errs = append(errs, err)
+	} else {
+		p.InputFormat = k // "text" is KindText, "txt"
 	}
 	if p.MaxDocBytes < 0 {
 		bad("--max-doc-bytes must not be negative")
 	}
-	if _, err := shingle.ParseTokenizer(p.Tokenizer); err != nil {
-		bad("--tokenizer must be scripts or words-only, not %q", p.Tokenizer)
-	}
+	check(p.Tokenizer.Check())
 	if err := p.ShingleOptions().Validate(); err != nil {
 		bad("--words %d, --char-grams %d: %v", p.Words, p.CharGrams, err)
 	}
@@ -189,7 +228,7 @@ func (p *Params) Resolve() error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	if p.Method == "simhash" {
+	if p.Method == MethodSimHash {
 		// One band per block of the fingerprint: pigeonhole search.
 		blocks, _ := simhash.NewBlocks(p.Hamming)
 		p.Bands, p.Rows = blocks.N(), 64/blocks.N()
@@ -216,32 +255,27 @@ func (p *Params) Resolve() error {
 }
 
 // BandParams are the banding parameters.
-func (p Params) BandParams() bands.Params { return bands.Params{Bands: p.Bands, Rows: p.Rows} }
+func (p LSHParams) BandParams() bands.Params { return bands.Params{Bands: p.Bands, Rows: p.Rows} }
 
-// ShingleOptions are the document-model options.
-func (p Params) ShingleOptions() shingle.Options {
+// ShingleOptions are the document-model options; an unknown tokenizer
+// makes them invalid (see Tokenizer.Rule).
+func (p ShingleParams) ShingleOptions() shingle.Options {
 	return shingle.Options{
 		Words:           p.Words,
 		CharGrams:       p.CharGrams,
 		DigitsToZero:    p.DigitsToZero,
 		StripDiacritics: p.StripDiacritics,
-		Tokenizer:       p.tokenizer(),
+		Tokenizer:       p.Tokenizer.Rule(),
 	}
 }
 
-// tokenizer is the Tokenizer p names; an unknown name (from a newer
-// coordinator, say) gives an invalid Tokenizer, which NewShingler refuses.
-func (p Params) tokenizer() shingle.Tokenizer {
-	t, err := shingle.ParseTokenizer(p.Tokenizer)
-	if err != nil {
-		return shingle.Tokenizer(0xff)
-	}
-	return t
-}
-
-// UnmarshalJSON decodes params as encoded by encoding/json, reading params
-// without a tokenizer (the job state, index, spec or manifest of a version
-// before it was a parameter) as "words-only", the rule they were made by.
+// UnmarshalJSON decodes params as encoded by encoding/json (the flat
+// object of every version), with two rules for what earlier versions
+// wrote: params without a tokenizer (the job state, index, spec or
+// manifest of a version before it was a parameter) read as "words-only",
+// the rule they were made by; and an input format that names a kind as
+// formats.ParseKind reads it ("text", "JSONL") reads as that kind, as
+// --input-format sets it now, so that a job begun with it resumes.
 func (p *Params) UnmarshalJSON(data []byte) error {
 	type plain Params // without this method
 	q := plain(*p)    // fields the JSON leaves out keep their values
@@ -249,7 +283,10 @@ func (p *Params) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	if q.Tokenizer == "" {
-		q.Tokenizer = shingle.TokenizeWordsOnly.String()
+		q.Tokenizer = TokenizeWordsOnly
+	}
+	if k, err := formats.ParseKind(string(q.InputFormat)); err == nil {
+		q.InputFormat = k
 	}
 	*p = Params(q)
 	return nil
@@ -257,18 +294,18 @@ func (p *Params) UnmarshalJSON(data []byte) error {
 
 // InputKind is the kind of every input file, or formats.KindAuto; call it
 // after Resolve.
-func (p Params) InputKind() formats.Kind {
-	k, _ := formats.ParseKind(p.InputFormat)
+func (p InputParams) InputKind() formats.Kind {
+	k, _ := formats.ParseKind(string(p.InputFormat))
 	return k
 }
 
 // ReadOptions are the input-reading options.
-func (p Params) ReadOptions() formats.Options {
+func (p InputParams) ReadOptions() formats.Options {
 	return formats.Options{IDField: p.IDField, TextField: p.TextField, MaxDocBytes: p.MaxDocBytes, Open: OpenInput}
 }
 
 // Earlier reports whether doc is a document of an earlier job (--against).
-func (p Params) Earlier(doc int64) bool { return ChunkOf(doc) < p.FirstChunk }
+func (d Derived) Earlier(doc int64) bool { return ChunkOf(doc) < d.FirstChunk }
 
 // Spec is everything a worker needs to run a job's tasks.
 type Spec struct {
@@ -301,9 +338,9 @@ func Mount(i int) string { return fmt.Sprintf("@against-%d", i) }
 func InMount(i int, name string) string { return Mount(i) + "/" + name }
 
 // AgainstOf returns the earlier job that holds doc, if any.
-func (p Params) AgainstOf(doc int64) (int, bool) {
+func (d Derived) AgainstOf(doc int64) (int, bool) {
 	c := ChunkOf(doc)
-	for i, a := range p.Against {
+	for i, a := range d.Against {
 		if c >= a.FirstChunk && c < a.FirstChunk+a.Chunks {
 			return i, true
 		}

@@ -243,15 +243,15 @@ func AutoPartitions(inputs []Input) int {
 // random reads start to outgrow a worker's page cache.
 const GatherText = 4 << 30
 
-// AutoGather resolves --gather auto: "on" for an output in object storage
-// (where a random read is a request) or inputs of more than GatherText
-// bytes of text (a compressed input byte counting compressionEstimate),
-// else "off".
-func AutoGather(inputs []Input, remoteOut bool) string {
+// AutoGather resolves --gather auto: GatherOn for an output in object
+// storage (where a random read is a request) or inputs of more than
+// GatherText bytes of text (a compressed input byte counting
+// compressionEstimate), else GatherOff.
+func AutoGather(inputs []Input, remoteOut bool) Gather {
 	if remoteOut || estimatedText(inputs) > GatherText {
-		return "on"
+		return GatherOn
 	}
-	return "off"
+	return GatherOff
 }
 
 // estimatedText is the text of inputs, a compressed byte counting

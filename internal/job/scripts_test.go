@@ -73,7 +73,7 @@ func TestScriptStats(t *testing.T) {
 func TestParamsTokenizerJSON(t *testing.T) {
 	tests := []struct {
 		json string
-		want string
+		want Tokenizer
 		ok   bool
 	}{
 		{`{"method":"minhash","words":5}`, "words-only", true},

@@ -87,7 +87,7 @@ func TestEncodeGolden(t *testing.T) {
 		{"full", full()},
 		// Nothing set but the tokenizer (params without one decode as
 		// words-only): nil lists are null, omitempty fields absent.
-		{"zero", &Manifest{Params: job.Params{Tokenizer: "scripts"}}},
+		{"zero", &Manifest{Params: job.Params{ShingleParams: job.ShingleParams{Tokenizer: job.TokenizeScripts}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,13 +117,16 @@ func TestDecode(t *testing.T) {
 		fixture    string
 		roundTrips bool // Encode gives the fixture's bytes back
 		status     string
-		tokenizer  string
+		tokenizer  job.Tokenizer
 		docs, thin int64
 		scripts    int
 		examples   int
 		counts     []string // CountList's names
 	}{
 		{"sample.json", true, StatusComplete, "scripts", 2601, 18, 2, 5, sampleCounts},
+		// The manifest of the same job before the parameters were grouped:
+		// the same keys and values, params in another order.
+		{"sample-ungrouped.json", false, StatusComplete, "scripts", 2601, 18, 2, 5, sampleCounts},
 		// Without status, tokenizer, gather, index, input_format, mtime,
 		// skipped_inputs, the bin edges, bounded lists, scripts, example
 		// pairs and the counts added since.

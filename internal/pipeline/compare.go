@@ -48,11 +48,11 @@ func Compare(ctx context.Context, cfg Config) (*Comparison, error) {
 	base := cfg.Out
 	cmp := &Comparison{Threshold: cfg.Params.Threshold}
 	var sets []map[[2]int64]bool
-	for _, method := range []string{"minhash", "simhash"} {
+	for _, method := range []job.Method{job.MethodMinHash, job.MethodSimHash} {
 		c := cfg
-		c.Out = filepath.Join(base, method)
+		c.Out = filepath.Join(base, method.String())
 		c.Params.Method = method
-		c.Params.Verify = "exact"
+		c.Params.Verify = job.VerifyExact
 		man, err := Run(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", method, err)
@@ -68,7 +68,7 @@ func Compare(ctx context.Context, cfg Config) (*Comparison, error) {
 		sets = append(sets, set)
 		k := man.Counts
 		s := MethodSummary{
-			Method: method, Pairs: k.Pairs, Checked: k.UniquePairs, SigPass: k.SigPassed, SigExact: k.SigPassedExact,
+			Method: method.String(), Pairs: k.Pairs, Checked: k.UniquePairs, SigPass: k.SigPassed, SigExact: k.SigPassedExact,
 			Seconds: man.Seconds, Clusters: k.Clusters, Duplicates: k.Duplicates,
 		}
 		if k.SigPassed > 0 {
@@ -77,11 +77,11 @@ func Compare(ctx context.Context, cfg Config) (*Comparison, error) {
 		if docs := k.Docs - k.Empty; docs > 0 {
 			s.BandRecords = float64(k.BandRecords) / float64(docs)
 			s.SigBytes = 8
-			if method == "minhash" {
+			if method == job.MethodMinHash {
 				s.SigBytes = float64(4 * man.Params.K)
 			}
 		}
-		if method == "minhash" {
+		if method == job.MethodMinHash {
 			s.Params = fmt.Sprintf("K=%d b=%d r=%d", man.Params.K, man.Params.Bands, man.Params.Rows)
 		} else {
 			s.Params = fmt.Sprintf("k=%d blocks=%d", man.Params.Hamming, man.Params.Bands)

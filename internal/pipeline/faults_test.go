@@ -149,14 +149,14 @@ func TestInjectedFaults(t *testing.T) {
 // on.
 func TestTasksIdempotent(t *testing.T) {
 	in, _ := genCorpus(t, 300, 4, 2)
-	for _, gather := range []string{"off", "on"} {
-		t.Run("gather="+gather, func(t *testing.T) {
+	for _, gather := range []job.Gather{job.GatherOff, job.GatherOn} {
+		t.Run("gather="+gather.String(), func(t *testing.T) {
 			testTasksIdempotent(t, in, gather)
 		})
 	}
 }
 
-func testTasksIdempotent(t *testing.T, in, gather string) {
+func testTasksIdempotent(t *testing.T, in string, gather job.Gather) {
 	out := filepath.Join(t.TempDir(), "out")
 	cfg := testConfig(t, in, out, 2)
 	cfg.Params.Gather = gather

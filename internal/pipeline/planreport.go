@@ -17,7 +17,7 @@ import (
 // that a pair of each similarity becomes a candidate. For SimHash it
 // prints the plan of [writeSimHashPlan] instead.
 func WritePlanReport(w io.Writer, p job.Params) error {
-	if p.Method == "simhash" {
+	if p.Method == job.MethodSimHash {
 		return writeSimHashPlan(w, p)
 	}
 	bp := p.BandParams()

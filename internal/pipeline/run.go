@@ -272,7 +272,7 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 	if auto && len(earlier) == 0 {
 		params.Partitions = job.AutoPartitions(inputs)
 	}
-	if params.Gather == "auto" {
+	if params.Gather == job.GatherAuto {
 		params.Gather = job.AutoGather(inputs, storage.IsURL(cfg.Out))
 	}
 	for i := range inputs {
@@ -444,14 +444,7 @@ func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params,
 		return fmt.Sprintf("another job name (%q, not %q)", old.Job, jobName)
 	}
 	if !reflect.DeepEqual(old.Params, params) {
-		a, b := reflect.ValueOf(old.Params), reflect.ValueOf(params)
-		var fields []string
-		for i := range a.NumField() {
-			if !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
-				fields = append(fields, fmt.Sprintf("%s %v (now %v)", a.Type().Field(i).Name, a.Field(i).Interface(), b.Field(i).Interface()))
-			}
-		}
-		return "other parameters: " + strings.Join(fields, ", ")
+		return "other parameters: " + strings.Join(fieldDiff(reflect.ValueOf(old.Params), reflect.ValueOf(params)), ", ")
 	}
 	if !reflect.DeepEqual(oldPlan.Inputs, inputs) {
 		for i := range max(len(oldPlan.Inputs), len(inputs)) {
@@ -466,6 +459,24 @@ func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params,
 		}
 	}
 	return ""
+}
+
+// fieldDiff names the fields of the structs a and b (of one type) that
+// differ, as "Name OLD (now NEW)", looking into embedded structs (the
+// groups of job.Params) for the fields that differ in them.
+func fieldDiff(a, b reflect.Value) []string {
+	var fields []string
+	for i := range a.NumField() {
+		fa, fb := a.Field(i), b.Field(i)
+		switch f := a.Type().Field(i); {
+		case reflect.DeepEqual(fa.Interface(), fb.Interface()):
+		case f.Anonymous && f.Type.Kind() == reflect.Struct:
+			fields = append(fields, fieldDiff(fa, fb)...)
+		default:
+			fields = append(fields, fmt.Sprintf("%s %v (now %v)", f.Name, fa.Interface(), fb.Interface()))
+		}
+	}
+	return fields
 }
 
 // connect reaches the NATS server, starting an embedded one when no URL is

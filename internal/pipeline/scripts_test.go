@@ -46,7 +46,7 @@ func TestScripts(t *testing.T) {
 	// Jaccard of about 0.73 between words, 0.83-0.85 between syllables.
 	unspaced := []string{"zh", "ja", "ko", "th"}
 	tests := []struct {
-		tokenizer string
+		tokenizer job.Tokenizer
 		missing   []string // languages whose planted pairs are not all found
 		warning   string   // a substring of a warning, or ""
 	}{
@@ -54,7 +54,7 @@ func TestScripts(t *testing.T) {
 		{"words-only", unspaced, "--tokenizer words-only makes one token of each run of letters"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.tokenizer, func(t *testing.T) {
+		t.Run(tc.tokenizer.String(), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			cfg := testConfig(t, filepath.Join("testdata", "scripts.jsonl"), out, 1)
 			cfg.Params.Tokenizer = tc.tokenizer
@@ -135,7 +135,7 @@ func TestScriptWarnings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := job.DefaultParams()
 			tokenizer, chars := strings.CutSuffix(tc.tokenizer, " char-grams")
-			p.Tokenizer = tokenizer
+			p.Tokenizer = job.Tokenizer(tokenizer)
 			if chars {
 				p.CharGrams = 5
 			}

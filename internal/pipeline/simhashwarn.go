@@ -17,7 +17,7 @@ import (
 func simhashRecallWarning(p job.Params) string {
 	t, k := p.Threshold, p.Hamming
 	found := simhash.FoundProbability(t, k)
-	if p.Method != "simhash" || found >= 0.5 {
+	if p.Method != job.MethodSimHash || found >= 0.5 {
 		return ""
 	}
 	msg := fmt.Sprintf("SimHash at --hamming %d finds a pair at --threshold %.3g with probability %.2g "+

@@ -12,7 +12,7 @@ import (
 func TestSimHashRecallWarning(t *testing.T) {
 	tests := []struct {
 		name      string
-		method    string
+		method    job.Method
 		hamming   int
 		threshold float64
 		want      []string // substrings; none means no warning

@@ -99,7 +99,7 @@ func scriptWarnings(man *manifest.Manifest, p job.Params) []string {
 		out = append(out, fmt.Sprintf("%d documents (%.1f%%) are mostly in scripts neardup has no rule for: they are cut into words at spaces and punctuation, which some of them do not use",
 			other, 100*share(other)))
 	}
-	if p.Tokenizer == shingle.TokenizeWordsOnly.String() && p.CharGrams == 0 && share(unspaced) > otherShare {
+	if p.Tokenizer == job.TokenizeWordsOnly && p.CharGrams == 0 && share(unspaced) > otherShare {
 		out = append(out, fmt.Sprintf("%d documents (%.1f%%) are mostly in scripts written without spaces (%s), but --tokenizer words-only makes one token of each run of letters, a whole clause: "+
 			"their near copies are mostly missed; --tokenizer scripts makes a token of each character",
 			unspaced, 100*share(unspaced), strings.Join(names, ", ")))

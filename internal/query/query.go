@@ -49,10 +49,11 @@ type Options struct {
 	// doc column when a key is there).
 	CacheBytes int64
 	// Tokenizer, if not empty, is the tokenizer the queries are meant
-	// for ("scripts" or "words-only"): an index made with another is
-	// refused, naming its rule. Empty takes each index's own, as long as
-	// the indexes agree: similarities under two rules are not mixed.
-	Tokenizer string
+	// for (job.TokenizeScripts or job.TokenizeWordsOnly): an index made
+	// with another is refused, naming its rule. Empty takes each index's
+	// own, as long as the indexes agree: similarities under two rules are
+	// not mixed.
+	Tokenizer job.Tokenizer
 }
 
 // Doc is a document to query.

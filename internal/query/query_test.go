@@ -281,7 +281,7 @@ func TestQueryIndexes(t *testing.T) {
 		old := runJob(t, 50, 8, func(p *job.Params) { p.Tokenizer = "words-only" })
 		for _, tc := range []struct {
 			indexes   []string
-			tokenizer string
+			tokenizer job.Tokenizer
 			want      string
 		}{
 			{[]string{exact.out}, "", ""},
@@ -334,14 +334,16 @@ func TestQueryIndexes(t *testing.T) {
 func TestQueryMethods(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
-		method, verify, want string
+		method job.Method
+		verify job.Verify
+		want   string
 	}{
 		{"minhash", "estimate", "minhash"},
 		{"simhash", "exact", "exact"},
 		{"simhash", "estimate", "simhash"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.method+"/"+tt.verify, func(t *testing.T) {
+		t.Run(tt.method.String()+"/"+tt.verify.String(), func(t *testing.T) {
 			f := runJob(t, 200, 8, func(p *job.Params) { p.Method, p.Verify = tt.method, tt.verify })
 			s, err := Open(ctx, []string{f.out}, Options{})
 			if err != nil {

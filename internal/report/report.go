@@ -214,26 +214,26 @@ func newPage(m *manifest.Manifest, charts map[string][]byte) *page {
 		{"r", strconv.Itoa(m.Params.Rows), fmt.Sprintf("rows per band (b·r = %d of K values used)", m.Params.Bands*m.Params.Rows)},
 		{"shingles", shingles, strings.Join(norm, ", ")},
 		{"weights", "fp " + floatText(m.Params.FPWeight) + ", fn " + floatText(m.Params.FNWeight), "weights of false positives and negatives when b and r are chosen"},
-		{"sketch", m.Params.Sketch, sketchNote(m.Params.Sketch)},
-		{"verify", m.Params.Verify, verifyNote(m.Params.Verify)},
-		{"keep", m.Params.Keep, keepNote(m.Params.Keep)},
+		{"sketch", string(m.Params.Sketch), sketchNote(string(m.Params.Sketch))},
+		{"verify", string(m.Params.Verify), verifyNote(string(m.Params.Verify))},
+		{"keep", string(m.Params.Keep), keepNote(string(m.Params.Keep))},
 		{"partitions", strconv.Itoa(m.Params.Partitions), "band partitions (reduce tasks)"},
 		{"seed", strconv.FormatUint(m.Params.Seed, 10), "hash seed"},
 		{"chunks", strconv.Itoa(m.Chunks), "map tasks"},
 	}
-	switch m.Params.Method {
+	switch string(m.Params.Method) {
 	case "":
 	case "simhash":
 		p.Params = append([]row{
 			{"method", "simhash", "SimHash fingerprints, candidates by blocks of bits"},
 			{"hamming", strconv.Itoa(m.Params.Hamming), "largest Hamming distance of a pair"},
-			{"simhash weights", m.Params.SimHashWeights, "token weights"},
+			{"simhash weights", string(m.Params.SimHashWeights), "token weights"},
 		}, p.Params...)
 		p.CurveNote = "This job used SimHash: the S-curve is the one of MinHash banding with the same b and r, and does not describe its candidates."
 	case "minhash":
 		p.Params = append([]row{{"method", "minhash", "MinHash signatures, candidates by LSH banding"}}, p.Params...)
 	default:
-		p.Params = append([]row{{"method", m.Params.Method, ""}}, p.Params...)
+		p.Params = append([]row{{"method", string(m.Params.Method), ""}}, p.Params...)
 	}
 	t5 := math.Min(math.Round((t+0.05)*1e9)/1e9, 1)
 	curve := cmp.Or(m.Curve, &manifest.CurveSummary{}) // none for SimHash
@@ -271,7 +271,7 @@ func newPage(m *manifest.Manifest, charts map[string][]byte) *page {
 	p.SimilarityNote = fmt.Sprintf("%s of %s candidate pairs checked (%s) reached the threshold %s; the other %s were false positives of the banding.",
 		groupDigits(verified), groupDigits(checked), percent(verified, checked), floatText(t), groupDigits(checked-verified))
 	p.ClusterNote = fmt.Sprintf("%s clusters hold %s documents; each keeps one (--keep %s), so %s are dropped.",
-		groupDigits(c.Clusters), groupDigits(c.ClusteredDocs), m.Params.Keep, groupDigits(c.Duplicates))
+		groupDigits(c.Clusters), groupDigits(c.ClusteredDocs), string(m.Params.Keep), groupDigits(c.Duplicates))
 	for _, cl := range m.LargestClusters {
 		r := clusterRow{
 			Cluster: strconv.FormatInt(cl.Cluster, 10), Size: groupDigits(int64(cl.Size)),

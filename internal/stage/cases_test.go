@@ -103,11 +103,11 @@ func parseCase(path string) (*stageCase, error) {
 		case "docs-per-chunk":
 			c.docsPerChunk, err = strconv.Atoi(val)
 		case "method":
-			p.Method = val
+			err = p.Method.Set(val)
 		case "verify":
-			p.Verify = val
+			err = p.Verify.Set(val)
 		case "keep":
-			p.Keep = val
+			err = p.Keep.Set(val)
 		default:
 			err = fmt.Errorf("unknown parameter")
 		}
@@ -304,9 +304,9 @@ func TestStageCases(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Both ways of reading signatures in verify give the same result.
-		for _, gather := range []string{"off", "on"} {
+		for _, gather := range []job.Gather{job.GatherOff, job.GatherOn} {
 			c.params.Gather = gather
-			t.Run(c.name+"/gather="+gather, func(t *testing.T) {
+			t.Run(c.name+"/gather="+gather.String(), func(t *testing.T) {
 				testCase(t, c, file)
 			})
 		}

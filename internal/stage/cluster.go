@@ -297,11 +297,11 @@ func runStep[T any](ctx context.Context, d driver, s *clusterStep) ([]T, error) 
 }
 
 // chooseKept picks the document a cluster keeps, given its documents in
-// ordinal order: the first, or with keep "longest" the one with the most
-// tokens, ties going to the smallest ordinal. It returns its index.
-func chooseKept(docs []compRow, keep string) int {
+// ordinal order: the first, or with keep job.KeepLongest the one with the
+// most tokens, ties going to the smallest ordinal. It returns its index.
+func chooseKept(docs []compRow, keep job.Keep) int {
 	kept := 0
-	if keep != "longest" {
+	if keep != job.KeepLongest {
 		return kept
 	}
 	for i, d := range docs {

@@ -16,7 +16,7 @@ import (
 func TestChooseKept(t *testing.T) {
 	docs := []compRow{{A: 1, Tokens: 10}, {A: 5, Tokens: 30}, {A: 9, Tokens: 30}, {A: 12, Tokens: 2}}
 	tests := []struct {
-		keep string
+		keep job.Keep
 		want int64
 	}{
 		{"first", 1},
@@ -51,8 +51,8 @@ func TestClusterStats(t *testing.T) {
 	pair(36, 37)
 	members := []records.ExactMember{{Group: 36, Doc: 38, GroupID: "d36", ID: "d38"}}
 
-	for _, keep := range []string{"first", "longest"} {
-		t.Run(keep, func(t *testing.T) {
+	for _, keep := range []job.Keep{job.KeepFirst, job.KeepLongest} {
+		t.Run(keep.String(), func(t *testing.T) {
 			st := newStore(t)
 			docInfo, err := pqfile.Write(ctx, st, job.DocFile(0), docs, pqfile.Sorted("doc"))
 			if err != nil {
@@ -83,7 +83,7 @@ func TestClusterStats(t *testing.T) {
 				t.Errorf("size histogram %v, want %v", s.SizeHist, hist)
 			}
 			// The kept documents of the clusters 0, 36 and 34.
-			kept := map[string][3]int64{"first": {0, 36, 34}, "longest": {33, 38, 35}}[keep]
+			kept := map[job.Keep][3]int64{"first": {0, 36, 34}, "longest": {33, 38, 35}}[keep]
 			want := []manifest.ClusterSummary{
 				{Cluster: 0, Size: 34, KeptID: docs[kept[0]].ID, KeptURL: docs[kept[0]].URL, Members: []string{"d00", "d01", "d02", "d03", "d04"}},
 				{Cluster: 36, Size: 3, KeptID: docs[kept[1]].ID, KeptURL: docs[kept[1]].URL, Members: []string{"d36", "d37", "d38"}},

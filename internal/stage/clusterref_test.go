@@ -225,7 +225,7 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 // refChooseKept picks the document a cluster keeps: the smallest ordinal (the
 // first in input order), or with keep "longest" the one with the most
 // tokens, ties going to the smallest ordinal.
-func refChooseKept(members []int64, info map[int64]*refMember, keep string) int64 {
+func refChooseKept(members []int64, info map[int64]*refMember, keep job.Keep) int64 {
 	kept := members[0]
 	if keep != "longest" {
 		return kept
@@ -239,7 +239,7 @@ func refChooseKept(members []int64, info map[int64]*refMember, keep string) int6
 }
 
 // refSummarize lists the largest clusters (ties: smallest cluster id first).
-func refSummarize(comps [][]int64, members map[int64]*refMember, keep string) []manifest.ClusterSummary {
+func refSummarize(comps [][]int64, members map[int64]*refMember, keep job.Keep) []manifest.ClusterSummary {
 	order := make([]int, len(comps))
 	for i := range order {
 		order[i] = i
@@ -286,7 +286,7 @@ type refExpanded struct {
 // similarity 1, as exact verification, the signature estimate (equal
 // signatures) and SimHash (distance 0) all say, colliding in every band.
 func (x *refExpander) identical() records.Pair {
-	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method, BandsCollided: int32(x.params.Bands), FirstBand: 0}
+	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method.String(), BandsCollided: int32(x.params.Bands), FirstBand: 0}
 	if x.params.Verify == "exact" {
 		pr.Method = "exact"
 	}

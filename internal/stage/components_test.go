@@ -369,7 +369,7 @@ func TestClusterMatchesReference(t *testing.T) {
 		shape    string
 		docs     int
 		chunks   int
-		keep     string
+		keep     job.Keep
 		maxPairs int64
 		seed     uint64
 		wide     bool // chunks spread over several partitions

@@ -47,11 +47,11 @@ type expanded struct {
 // similarity 1, as exact verification, the signature estimate (equal
 // signatures) and SimHash (distance 0) all say, colliding in every band.
 func (x *expander) identical() records.Pair {
-	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method, BandsCollided: int32(x.params.Bands), FirstBand: 0}
-	if x.params.Verify == "exact" {
+	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method.String(), BandsCollided: int32(x.params.Bands), FirstBand: 0}
+	if x.params.Verify == job.VerifyExact {
 		pr.Method = "exact"
 	}
-	if x.params.Method == "simhash" {
+	if x.params.Method == job.MethodSimHash {
 		pr.Hamming = new(int32)
 	}
 	return pr

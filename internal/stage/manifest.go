@@ -21,7 +21,7 @@ func NewManifest(spec *job.Spec, plan *job.Plan, started time.Time, versions map
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []manifest.BoundedCluster{},
 		SimilarityEdges: job.HistEdges(), ClusterSizeEdges: ClusterSizeEdges(), RejectReasons: []manifest.ReasonCount{},
 	}
-	if p.Method == "minhash" {
+	if p.Method == job.MethodMinHash {
 		m.Curve = &manifest.CurveSummary{
 			ApproxThreshold: bands.ApproxThreshold(bp),
 			Steepest:        bands.Steepest(bp),

@@ -31,7 +31,7 @@ type sketcher interface {
 }
 
 func newSketcher(p job.Params) (sketcher, error) {
-	if p.Sketch == "classic" {
+	if p.Sketch == job.SketchClassic {
 		return minhash.NewClassic(p.K, p.Seed)
 	}
 	return minhash.NewDart(p.K, p.Seed)
@@ -108,7 +108,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 				}
 			}
 			rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: skt.Sig}
-			if p.Verify == "exact" {
+			if p.Verify == job.VerifyExact {
 				rec.Shingles = skt.SetBytes
 			}
 			return sigs.add(&rec)

@@ -57,8 +57,8 @@ func writeTemp(t *testing.T, name, data string) string {
 func TestMapCounts(t *testing.T) {
 	ctx := context.Background()
 	in := writeTemp(t, "in.jsonl", mapInput)
-	for _, verify := range []string{"exact", "estimate"} {
-		t.Run(verify, func(t *testing.T) {
+	for _, verify := range []job.Verify{job.VerifyExact, job.VerifyEstimate} {
+		t.Run(verify.String(), func(t *testing.T) {
 			st := newStore(t)
 			p := resolved(t, func(p *job.Params) { p.Partitions, p.Verify = 3, verify })
 			res, err := Map(ctx, st, &job.Spec{Params: p}, wholeChunk(3, in))

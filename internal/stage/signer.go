@@ -32,7 +32,7 @@ type banding struct {
 }
 
 func newBanding(p job.Params) (banding, error) {
-	if p.Method == "simhash" {
+	if p.Method == job.MethodSimHash {
 		blocks, err := simhash.NewBlocks(p.Hamming)
 		return banding{simhash: true, blocks: blocks}, err
 	}
@@ -113,8 +113,8 @@ func newSigner(p job.Params) (signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.Method == "simhash" {
-		return &simhashSigner{bnd: bnd, weighted: p.SimHashWeights == "tf"}, nil
+	if p.Method == job.MethodSimHash {
+		return &simhashSigner{bnd: bnd, weighted: p.SimHashWeights == job.WeightsTF}, nil
 	}
 	sk, err := newSketcher(p)
 	if err != nil {
@@ -133,7 +133,7 @@ type judgement struct {
 
 // judge compares two decoded signatures.
 func judge(p job.Params, a, b *sigEntry) judgement {
-	if p.Method == "simhash" {
+	if p.Method == job.MethodSimHash {
 		d := simhash.Distance(a.fp, b.fp)
 		return judgement{estimate: 1 - float64(d)/64, hamming: d, pass: d <= p.Hamming}
 	}
@@ -144,7 +144,7 @@ func judge(p job.Params, a, b *sigEntry) judgement {
 
 // decodeSignature reads a stored signature into e.
 func decodeSignature(p job.Params, b []byte, e *sigEntry) error {
-	if p.Method == "simhash" {
+	if p.Method == job.MethodSimHash {
 		if len(b) != 8 {
 			return fmt.Errorf("SimHash fingerprint of %d bytes, want 8", len(b))
 		}

@@ -24,8 +24,8 @@ func resolved(t *testing.T, set func(*job.Params)) job.Params {
 // key per band, the same for the same set, and a signature that decodes
 // back to the values the sketch computes.
 func TestMinHashSigner(t *testing.T) {
-	for _, sketch := range []string{"dart", "classic"} {
-		t.Run(sketch, func(t *testing.T) {
+	for _, sketch := range []job.Sketch{job.SketchDart, job.SketchClassic} {
+		t.Run(sketch.String(), func(t *testing.T) {
 			p := resolved(t, func(p *job.Params) { p.Sketch, p.K, p.Bands, p.Rows = sketch, 64, 16, 4 })
 			sg, err := newSigner(p)
 			if err != nil {
@@ -68,7 +68,7 @@ func TestSimHashSigner(t *testing.T) {
 	// ties and is 0; counted, every bit has votes +3 -2 and is 1.
 	hashes := []uint64{^uint64(0), 0, ^uint64(0), 0, ^uint64(0)}
 	tests := []struct {
-		weights string
+		weights job.Weights
 		counts  bool
 		want    uint64
 	}{
@@ -76,7 +76,7 @@ func TestSimHashSigner(t *testing.T) {
 		{"tf", true, ^uint64(0)},
 	}
 	for _, tt := range tests {
-		t.Run(tt.weights, func(t *testing.T) {
+		t.Run(tt.weights.String(), func(t *testing.T) {
 			p := resolved(t, func(p *job.Params) { p.Method, p.SimHashWeights, p.Hamming = "simhash", tt.weights, 5 })
 			sg, err := newSigner(p)
 			if err != nil {

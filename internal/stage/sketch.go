@@ -118,13 +118,13 @@ func JudgePair(p job.Params, t float64, a, b sigfile.Record) (Verdict, error) {
 		return Verdict{}, err
 	}
 	j := judge(p, &ea, &eb)
-	v := Verdict{Similarity: j.estimate, Estimate: j.estimate, Method: p.Method, Pass: j.pass}
+	v := Verdict{Similarity: j.estimate, Estimate: j.estimate, Method: p.Method.String(), Pass: j.pass}
 	if t > 0 {
 		v.Pass = j.estimate >= t
 	} else {
 		t = p.Threshold
 	}
-	if p.Verify != "exact" || len(a.Shingles) == 0 || len(b.Shingles) == 0 {
+	if p.Verify != job.VerifyExact || len(a.Shingles) == 0 || len(b.Shingles) == 0 {
 		return v, nil
 	}
 	sa, err := decodeSet(a.Shingles)

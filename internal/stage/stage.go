@@ -100,7 +100,7 @@ var ErrRefused = errors.New("task refused")
 
 // Stages returns the sequence of stages of a job with params p.
 func Stages(p job.Params) []Stage {
-	return stages(p.Gather == "on")
+	return stages(p.Gather == job.GatherOn)
 }
 
 // stages is the registry: every stage, in order; gather only when on.

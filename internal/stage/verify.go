@@ -76,7 +76,7 @@ type recordSource interface {
 
 // open returns the task's record source and what ends it.
 func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, chunk int) (recordSource, func(), error) {
-	if p.Gather == "on" {
+	if p.Gather == job.GatherOn {
 		if s.Gathers == nil {
 			return nil, nil, fmt.Errorf("the gather stage is on but the verify task has no gather results")
 		}
@@ -114,7 +114,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	defer merged.close()
 
 	minMatches := -1 // no pre-filter
-	if p.Method == "minhash" && p.Verify == "exact" {
+	if p.Method == job.MethodMinHash && p.Verify == job.VerifyExact {
 		minMatches = prefilterMatches(p.Threshold, p.K, prefilterRisk)
 	}
 	bnd, err := newBanding(p)
@@ -173,7 +173,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 				return nil, fmt.Errorf("verify chunk %d: no signature for document %d or %d", chunk, e.A, e.B)
 			}
 			if e.Band == claimBand {
-				if p.Verify == "exact" && !slices.Equal(a.set, b.set) {
+				if p.Verify == job.VerifyExact && !slices.Equal(a.set, b.set) {
 					return nil, fmt.Errorf("verify chunk %d: documents %d (%s) and %d (%s) have the same 128-bit shingle-set fingerprint but different sets: a fingerprint collision", chunk, e.A, a.id, e.B, b.id)
 				}
 				members = append(members, records.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id, GroupURL: a.url, URL: b.url})
@@ -181,12 +181,12 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			}
 			res.Checked++
 			j := judge(p, a, b)
-			if minMatches >= 0 && j.matches < minMatches || p.Method == "simhash" && p.Verify == "exact" && !j.pass {
+			if minMatches >= 0 && j.matches < minMatches || p.Method == job.MethodSimHash && p.Verify == job.VerifyExact && !j.pass {
 				res.Prefiltered++
 				continue
 			}
-			sim, method, pass := j.estimate, p.Method, j.pass
-			if p.Verify == "exact" {
+			sim, method, pass := j.estimate, p.Method.String(), j.pass
+			if p.Verify == job.VerifyExact {
 				sim, method = shingle.Jaccard(a.set, b.set), "exact"
 				res.Exact++
 				if j.pass {

@@ -35,8 +35,8 @@ func BenchmarkVerify(b *testing.B) {
 			lines = append(append(lines, line...), '\n')
 		}
 	}
-	for _, verify := range []string{"exact", "estimate"} {
-		b.Run("verify="+verify, func(b *testing.B) {
+	for _, verify := range []job.Verify{job.VerifyExact, job.VerifyEstimate} {
+		b.Run("verify="+verify.String(), func(b *testing.B) {
 			ctx := context.Background()
 			dir := b.TempDir()
 			in := filepath.Join(dir, "in.jsonl")

@@ -152,7 +152,7 @@ func TestVerifyEdges(t *testing.T) {
 	for _, tt := range tests {
 		for _, run := range []struct {
 			window int
-			gather string
+			gather job.Gather
 		}{{verifyWindowDocs, "off"}, {verifyWindowDocs, "on"}, {1, "off"}, {1, "on"}, {2, "on"}} {
 			window := run.window
 			t.Run(fmt.Sprintf("%s/window=%d/gather=%s", tt.name, window, run.gather), func(t *testing.T) {
@@ -231,27 +231,27 @@ func TestVerifyMissingInputs(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		gathers []string // the modes the case applies to
+		gathers []job.Gather // the modes the case applies to
 		break_  func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult
 		wantErr error  // or
 		wantMsg string // a text of the error
 	}{
-		{"no map result for chunk 1", []string{"off", "on"},
+		{"no map result for chunk 1", []job.Gather{job.GatherOff, job.GatherOn},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				return map[int]job.MapResult{0: maps[0]}
 			}, nil, "chunk 1 has no map result"},
-		{"signature file of another size", []string{"off", "on"},
+		{"signature file of another size", []job.Gather{job.GatherOff, job.GatherOn},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				sig := maps[1]
 				sig.SigFile.Bytes++
 				return map[int]job.MapResult{0: maps[0], 1: sig}
 			}, sigfile.ErrCorrupt, ""},
-		{"damaged edge file", []string{"off", "on"},
+		{"damaged edge file", []job.Gather{job.GatherOff, job.GatherOn},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				damage(t, st, rr.EdgeFiles[0].Name)
 				return maps
 			}, pqfile.ErrCorrupt, ""},
-		{"damaged request file", []string{"on"},
+		{"damaged request file", []job.Gather{job.GatherOn},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				damage(t, st, rr.RequestFiles[1].Name)
 				return maps
@@ -259,7 +259,7 @@ func TestVerifyMissingInputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, gather := range tt.gathers {
-			t.Run(tt.name+"/gather="+gather, func(t *testing.T) {
+			t.Run(tt.name+"/gather="+gather.String(), func(t *testing.T) {
 				st := newStore(t)
 				p := resolved(t, func(p *job.Params) { p.Gather = gather })
 				maps := mapVerifyDocs(t, st, p)

@@ -23,7 +23,7 @@ func verifyStage() Stage {
 				return nil, err
 			}
 			src := SigSource{}
-			if e.Spec.Params.Gather == "on" {
+			if e.Spec.Params.Gather == job.GatherOn {
 				g, err := readTaskInputs[gatheredInput](ctx, e.FS, job.InputsGathered, t.Index)
 				if err != nil {
 					return nil, err

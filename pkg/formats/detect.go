@@ -29,6 +29,21 @@ func ParseKind(s string) (Kind, error) {
 	return "", fmt.Errorf("--input-format must be auto, warc, wet, jsonl, parquet or text, not %q", s)
 }
 
+// String returns the name of k, as ParseKind reads it.
+func (k Kind) String() string { return string(k) }
+
+// Set sets k to the kind s names, as ParseKind reads it ("text" or
+// "JSONL" give KindText and KindJSONL): with String, *Kind is a
+// flag.Value.
+func (k *Kind) Set(s string) error {
+	v, err := ParseKind(s)
+	if err != nil {
+		return err
+	}
+	*k = v
+	return nil
+}
+
 // Format is what an input file holds and how it is compressed.
 type Format struct {
 	Kind Kind

@@ -93,3 +93,41 @@ func TestParseKind(t *testing.T) {
 		t.Errorf("ParseKind(csv): %v", err)
 	}
 }
+
+// TestKindSet checks that *Kind is a flag.Value: Set reads what ParseKind
+// reads, keeps the kind unchanged on a bad value, and String gives back a
+// name Set reads as the same kind.
+func TestKindSet(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Kind
+		wantErr bool
+	}{
+		{"auto", KindAuto, false},
+		{"warc", KindWARC, false},
+		{"WET", KindWET, false},
+		{"jsonl", KindJSONL, false},
+		{"parquet", KindParquet, false},
+		{"text", KindText, false},
+		{"txt", KindText, false},
+		{"csv", KindJSONL, true},
+		{"", KindJSONL, true},
+	}
+	for _, tt := range tests {
+		k := KindJSONL
+		err := k.Set(tt.in)
+		if (err != nil) != tt.wantErr || k != tt.want {
+			t.Errorf("Set(%q): %q, %v; want %q, error %v", tt.in, k, err, tt.want, tt.wantErr)
+		}
+		if tt.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "--input-format") {
+				t.Errorf("Set(%q): error %v does not name --input-format", tt.in, err)
+			}
+			continue
+		}
+		var again Kind
+		if err := again.Set(k.String()); err != nil || again != k {
+			t.Errorf("Set(%q).String() = %q reads as %q, %v", tt.in, k.String(), again, err)
+		}
+	}
+}
