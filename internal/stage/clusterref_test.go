@@ -5,10 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
@@ -186,29 +183,11 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 	if err := st.Remove(ctx, job.PairsDir); err != nil {
 		return nil, err
 	}
-	ex := &refExpander{groups: groups, repOf: repOf, compOf: compOf, bounded: bounded, params: p}
-	// One pairs/ file per verify task, written in parallel: the workers
-	// are idle now, and each file depends on its task's results only.
-	written := make([]refExpanded, len(verifies))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, v := range verifies {
-		g.Go(func() error {
-			var err error
-			written[i], err = ex.write(gctx, st, v)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	listed, keptListed, err := refPairs(ctx, st, p, verifies, comps, members, groups, bounded)
+	if err != nil {
 		return nil, err
 	}
-	keptListed := map[int]int64{}
-	for _, w := range written {
-		stats.PairsListed += w.listed
-		for c, n := range w.keptListed {
-			keptListed[c] += n
-		}
-	}
+	stats.PairsListed = listed
 	for _, i := range slices.Sorted(maps.Keys(bounded)) {
 		b := manifest.BoundedCluster{Cluster: comps[i][0], Size: int64(len(comps[i])), KeptID: members[kept[i]].id,
 			Pairs: pairTotal[i], Listed: keptListed[i]}
@@ -258,134 +237,105 @@ func refSummarize(comps [][]int64, members map[int64]*refMember, keep job.Keep) 
 	return top
 }
 
-// refExpander writes pairs/: for each verify task, the verified pairs of
-// representatives refExpanded to every member of the two groups (an
-// exact-duplicate document has the same similarity as its
-// representative), and the pairs inside each group whose representative
-// is in the task's chunk (similarity 1). In a bounded cluster only the
-// pairs of the kept document are written. Each pair is written once, in
-// the file of the verify task that found it, sorted by (a, b).
-//
-// An refExpander is read-only once built: write may run concurrently.
-type refExpander struct {
-	groups  map[int64][]groupMember
-	repOf   map[int64]groupMember
-	compOf  map[int64]int
-	bounded map[int]int64
-	params  job.Params
-}
-
-// refExpanded is what one pairs/ file holds: its pairs, and those of kept
-// documents of bounded clusters, by cluster.
-type refExpanded struct {
-	listed     int64
-	keptListed map[int]int64
-}
-
-// identical is the pair row of two documents with the same shingle set:
-// similarity 1, as exact verification, the signature estimate (equal
-// signatures) and SimHash (distance 0) all say, colliding in every band.
-func (x *refExpander) identical() records.Pair {
-	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method.String(), BandsCollided: int32(x.params.Bands), FirstBand: 0}
-	if x.params.Verify == "exact" {
-		pr.Method = "exact"
-	}
-	if x.params.Method == "simhash" {
-		pr.Hamming = new(int32)
-	}
-	return pr
-}
-
-// group returns the documents of the group represented by rep, rep first.
-func (x *refExpander) group(rep groupMember) []groupMember {
-	return append([]groupMember{rep}, x.groups[rep.doc]...)
-}
-
-func (x *refExpander) write(ctx context.Context, st storage.FS, v job.VerifyResult) (refExpanded, error) {
-	res := refExpanded{keptListed: map[int]int64{}}
-	var out []records.Pair
-	emit := func(comp int, a, b groupMember, tmpl records.Pair) {
-		if k, ok := x.bounded[comp]; ok {
-			if a.doc != k && b.doc != k {
-				return
-			}
-			res.keptListed[comp]++
-		}
-		if a.doc > b.doc {
-			a, b = b, a
-		}
-		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID, tmpl.AURL, tmpl.BURL = a.doc, b.doc, a.id, b.id, a.url, b.url
-		out = append(out, tmpl)
-	}
-	if v.File != nil {
-		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []records.Pair) error {
-			for _, r := range rows {
-				comp := x.compOf[r.A]
-				ga, gb := x.group(groupMember{r.A, r.AID, r.AURL}), x.group(groupMember{r.B, r.BID, r.BURL})
-				if k, ok := x.bounded[comp]; ok {
-					// Only the kept document's pairs: skip the product.
-					ga, gb = onlyKept(ga, gb, k)
-				}
-				for _, a := range ga {
-					for _, b := range gb {
-						emit(comp, a, b, r)
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return res, fmt.Errorf("pairs: %w", err)
+// refPairs writes pairs/ from its definition, not by expanding groups as
+// the cluster stage does: two documents of a cluster are a listed pair
+// when they have one representative (an exact-duplicate group: similarity
+// 1) or their representatives are a verified pair (that pair's row with
+// their ids); in a bounded cluster only the pairs of its kept document are
+// listed. A pair goes to the file of the verify task that verified its
+// representatives, or that holds its group's members, sorted by (a, b).
+// It returns the pairs listed, and by bounded cluster those of its kept
+// document.
+func refPairs(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, comps [][]int64,
+	members map[int64]*refMember, groups map[int64][]groupMember, bounded map[int]int64) (int64, map[int]int64, error) {
+	repOf := map[int64]int64{}
+	for rep, g := range groups {
+		for _, m := range g {
+			repOf[m.doc] = rep
 		}
 	}
-	if v.MembersFile != nil {
-		var reps []int64
-		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []records.ExactMember) error {
-			for _, r := range rows {
-				if len(reps) == 0 || reps[len(reps)-1] != r.Group {
-					reps = append(reps, r.Group)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return res, fmt.Errorf("pairs: %w", err)
+	rep := func(d int64) int64 {
+		if r, ok := repOf[d]; ok {
+			return r
 		}
-
-		for _, rep := range reps {
-			comp := x.compOf[rep]
-			g := x.group(x.repOf[rep])
-			tmpl := x.identical()
-			if k, ok := x.bounded[comp]; ok {
-				// Only the kept document's pairs: skip the square.
-				for _, a := range g {
-					if a.doc == k {
-						for _, b := range g {
-							if b.doc != k {
-								emit(comp, a, b, tmpl)
-							}
-						}
-					}
+		return d
+	}
+	type found struct {
+		row   records.Pair
+		chunk int
+	}
+	verified := map[[2]int64]found{} // by representatives, smaller first
+	groupChunk := map[int64]int{}    // the verify task holding a group's members
+	for _, v := range verifies {
+		if v.File != nil {
+			err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []records.Pair) error {
+				for _, r := range rows {
+					verified[[2]int64{min(r.A, r.B), max(r.A, r.B)}] = found{r, v.Chunk}
 				}
-				continue
+				return nil
+			})
+			if err != nil {
+				return 0, nil, err
 			}
-			for i, a := range g {
-				for _, b := range g[i+1:] {
-					emit(comp, a, b, tmpl)
+		}
+		if v.MembersFile != nil {
+			err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []records.ExactMember) error {
+				for _, r := range rows {
+					groupChunk[r.Group] = v.Chunk
+				}
+				return nil
+			})
+			if err != nil {
+				return 0, nil, err
+			}
+		}
+	}
+	// Identical shingle sets: similarity 1 by exact verification, by the
+	// signature estimate (equal signatures) and by SimHash (distance 0),
+	// colliding in every band.
+	identical := records.Pair{Similarity: 1, Estimate: 1, Method: p.Method.String(), BandsCollided: int32(p.Bands)}
+	if p.Verify == job.VerifyExact {
+		identical.Method = "exact"
+	}
+	if p.Method == job.MethodSimHash {
+		identical.Hamming = new(int32)
+	}
+	files := map[int][]records.Pair{}
+	keptListed := map[int]int64{}
+	var listed int64
+	for i, c := range comps {
+		docs := slices.Sorted(slices.Values(c))
+		k, isBounded := bounded[i]
+		for x, a := range docs {
+			for _, b := range docs[x+1:] {
+				if isBounded && a != k && b != k {
+					continue
+				}
+				ra, rb := rep(a), rep(b)
+				var f found
+				if ra == rb {
+					f = found{identical, groupChunk[ra]}
+				} else if v, ok := verified[[2]int64{min(ra, rb), max(ra, rb)}]; ok {
+					f = v
+				} else {
+					continue
+				}
+				row := f.row
+				row.A, row.B, row.AID, row.BID, row.AURL, row.BURL = a, b, members[a].id, members[b].id, members[a].url, members[b].url
+				files[f.chunk] = append(files[f.chunk], row)
+				listed++
+				if isBounded {
+					keptListed[i]++
 				}
 			}
 		}
 	}
-	if len(out) == 0 {
-		return res, nil
-	}
-	slices.SortFunc(out, func(a, b records.Pair) int {
-		if c := cmp.Compare(a.A, b.A); c != 0 {
-			return c
+	for _, chunk := range slices.Sorted(maps.Keys(files)) {
+		rows := files[chunk]
+		slices.SortFunc(rows, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+		if _, err := pqfile.Write(ctx, st, job.PairFile(chunk), rows, pqfile.Sorted("a", "b")); err != nil {
+			return 0, nil, err
 		}
-		return cmp.Compare(a.B, b.B)
-	})
-	res.listed = int64(len(out))
-	_, err := pqfile.Write(ctx, st, job.PairFile(v.Chunk), out, pqfile.Sorted("a", "b"))
-	return res, err
+	}
+	return listed, keptListed, nil
 }

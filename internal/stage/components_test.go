@@ -127,13 +127,13 @@ func spreadDocsOver(rng *rand.Rand, n, chunks, span int) []int64 {
 }
 
 // writeVerified writes edges as verify tasks' pair files, by the chunk of
-// their first document.
-func writeVerified(t *testing.T, st storage.FS, edges [][2]int64, id func(int64) string, rng *rand.Rand) []job.VerifyResult {
+// their first document, with their documents' ids and urls.
+func writeVerified(t *testing.T, st storage.FS, edges [][2]int64, id, url func(int64) string, rng *rand.Rand) []job.VerifyResult {
 	t.Helper()
 	byChunk := map[int][]records.Pair{}
 	for _, e := range edges {
 		c := job.ChunkOf(e[0])
-		byChunk[c] = append(byChunk[c], records.Pair{A: e[0], B: e[1], AID: id(e[0]), BID: id(e[1]),
+		byChunk[c] = append(byChunk[c], records.Pair{A: e[0], B: e[1], AID: id(e[0]), BID: id(e[1]), AURL: url(e[0]), BURL: url(e[1]),
 			Similarity: float64(80+rng.IntN(21)) / 100, Estimate: float64(rng.IntN(129)) / 128, Method: "exact"})
 	}
 	var out []job.VerifyResult
@@ -195,7 +195,7 @@ func TestComponentsMatchUnionFind(t *testing.T) {
 					var rounds int
 					var err error
 					if contracted {
-						verifies := writeVerified(t, st, edges, func(d int64) string { return fmt.Sprint(d) }, rng)
+						verifies := writeVerified(t, st, edges, func(d int64) string { return fmt.Sprint(d) }, func(int64) string { return "" }, rng)
 						var vf []verifyFiles
 						for _, v := range verifies {
 							vf = append(vf, verifyFiles{Chunk: v.Chunk, Pairs: v.File})
@@ -287,13 +287,14 @@ func clusterInput(t *testing.T, st storage.FS, rng *rand.Rand, shape string, doc
 		all = spreadDocsOver(rng, docs, chunks, 4<<partBlockBits)
 	}
 	id := func(d int64) string { return fmt.Sprintf("doc-%d-%d", job.ChunkOf(d), uint32(d)) }
+	url := func(d int64) string { return "https://example.com/" + id(d) }
 	maps := map[int]job.MapResult{}
 	for lo := 0; lo < len(all); {
 		c := job.ChunkOf(all[lo])
 		var rows []records.DocRecord
 		for ; lo < len(all) && job.ChunkOf(all[lo]) == c; lo++ {
 			d := all[lo]
-			rows = append(rows, records.DocRecord{Doc: d, ID: id(d), URL: "https://example.com/" + id(d), Tokens: int32(rng.IntN(50))})
+			rows = append(rows, records.DocRecord{Doc: d, ID: id(d), URL: url(d), Tokens: int32(rng.IntN(50))})
 		}
 		info, err := pqfile.Write(ctx, st, job.DocFile(c), rows, pqfile.Sorted("doc"))
 		if err != nil {
@@ -317,12 +318,12 @@ func clusterInput(t *testing.T, st storage.FS, rng *rand.Rand, shape string, doc
 			}
 			group[d] = rep
 			c := job.ChunkOf(rep)
-			members[c] = append(members[c], records.ExactMember{Group: rep, Doc: d, GroupID: id(rep), ID: id(d)})
+			members[c] = append(members[c], records.ExactMember{Group: rep, Doc: d, GroupID: id(rep), ID: id(d), GroupURL: url(rep), URL: url(d)})
 			continue
 		}
 		reps = append(reps, d)
 	}
-	verifies := writeVerified(t, st, graphShapes[shape](rng, reps), id, rng)
+	verifies := writeVerified(t, st, graphShapes[shape](rng, reps), id, url, rng)
 	// A verify task with neither pairs nor members.
 	verifies = append(verifies, job.VerifyResult{Chunk: chunks + 1})
 	byChunk := map[int]int{}
