@@ -101,10 +101,17 @@ func (o Options) config() (pipeline.Config, error) {
 	}
 	conn := queue.DefaultConnConfig()
 	conn.URL = o.NATSURL
+	diskFull := o.DiskFullTimeout
+	switch {
+	case diskFull == 0:
+		diskFull = pipeline.DefaultDiskFullTimeout
+	case diskFull < 0:
+		diskFull = 0 // the pipeline's "wait"
+	}
 	return pipeline.Config{
 		Out: location(o.Out), Inputs: o.Inputs, Against: o.Against, Params: p,
 		NATSURL: o.NATSURL, Conn: conn, Workers: workers, Queue: queue.DefaultConfig(),
-		Overwrite: o.Overwrite, Log: o.Log, Progress: o.Progress,
+		Overwrite: o.Overwrite, Log: o.Log, Progress: o.Progress, DiskFullTimeout: diskFull,
 	}, nil
 }
 

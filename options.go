@@ -3,6 +3,7 @@ package neardup
 import (
 	"io"
 	"log/slog"
+	"time"
 )
 
 // Method is how documents are sketched and compared.
@@ -109,6 +110,11 @@ type Options struct {
 	// a cluster, separated by commas) whose workers run the job's tasks
 	// (the worker command); no worker runs in this process then.
 	NATSURL string
+	// DiskFullTimeout bounds how long the job waits while the disk of the
+	// output (or of the embedded server's store) is full before it fails
+	// naming the disk: 0 is pipeline.DefaultDiskFullTimeout, as for the
+	// command; a negative value waits for ever.
+	DiskFullTimeout time.Duration
 	// Overwrite replaces a complete job, or an unfinished one with other
 	// options, in Out.
 	Overwrite bool

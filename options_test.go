@@ -6,9 +6,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // TestParams checks the job parameters of Options: the zero value is the
@@ -119,6 +121,16 @@ func TestConfig(t *testing.T) {
 	}
 	if cfg.Out != "s3://bucket/out" || cfg.NATSURL != "nats://h:4222" || cfg.Conn.URL != cfg.NATSURL {
 		t.Errorf("config: out %q, NATS %q (conn %q)", cfg.Out, cfg.NATSURL, cfg.Conn.URL)
+	}
+	// The disk-full timeout: the command's default unless set; negative
+	// waits (0 for the pipeline).
+	for _, tt := range []struct{ set, want time.Duration }{
+		{0, pipeline.DefaultDiskFullTimeout}, {5 * time.Second, 5 * time.Second}, {-1, 0},
+	} {
+		cfg, err := Options{Inputs: []string{"in"}, Out: "out", DiskFullTimeout: tt.set}.config()
+		if err != nil || cfg.DiskFullTimeout != tt.want {
+			t.Errorf("DiskFullTimeout %v: the pipeline waits %v (%v), want %v", tt.set, cfg.DiskFullTimeout, err, tt.want)
+		}
 	}
 }
 

@@ -16,7 +16,7 @@ var (
 	ErrInvalidOptions = errors.New("neardup: invalid options")
 	// ErrComplete is an output that already holds a complete job (set
 	// Options.Overwrite to replace it).
-	ErrComplete = pipeline.ErrComplete
+	ErrComplete = errors.New("neardup: the output already holds a complete job (set Options.Overwrite to replace it)")
 	// ErrJobBusy is an output or a job that another coordinator is
 	// running.
 	ErrJobBusy = pipeline.ErrJobBusy
@@ -82,7 +82,8 @@ func (r *Result) Complete() bool { return r.Status == StatusComplete }
 
 // Run runs a dedup job to its end and describes it. By default the job
 // runs in this process: an embedded NATS server, with its store in the
-// output's work area, and Options.Workers workers. With Options.NATSURL it
+// output's work area (for an output in object storage, in the user's cache
+// directory), and Options.Workers workers. With Options.NATSURL it
 // runs on the workers of that server instead.
 //
 // A job stopped by ctx, or by a failure, is resumable: Run with the same
@@ -95,6 +96,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	m, err := pipeline.Run(ctx, cfg)
+	if errors.Is(err, pipeline.ErrComplete) {
+		return nil, fmt.Errorf("%w: %s", ErrComplete, cfg.Out)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("neardup: job into %s: %w", cfg.Out, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
@@ -52,7 +51,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode; 0 with --listen: outside workers only)")
 		fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
 		fs.StringVar(&cfg.NATSStore, "nats-store", "", "embedded mode: the NATS server's store directory (default <out>/_work/nats); put it on another disk than --out if that one may fill up")
-		fs.DurationVar(&cfg.DiskFullTimeout, "disk-full-timeout", time.Minute, "fail the job, naming the disk, when the disk of --out (or of the embedded store) stays full this long (0: wait)")
+		fs.DurationVar(&cfg.DiskFullTimeout, "disk-full-timeout", pipeline.DefaultDiskFullTimeout, "fail the job, naming the disk, when the disk of --out (or of the embedded store) stays full this long (0: wait)")
 		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
 		fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
 		fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")

@@ -84,8 +84,13 @@ var ErrJobBusy = queue.ErrJobBusy
 // store stayed full for Config.DiskFullTimeout.
 var ErrDiskFull = errors.New("disk full")
 
-// ErrComplete is returned when the output already holds a complete job.
+// ErrComplete is returned when the output already holds a complete job
+// (Config.Overwrite replaces it).
 var ErrComplete = errors.New("output already holds a complete job (pass --overwrite to replace it)")
+
+// DefaultDiskFullTimeout is how long a job waits for a full disk unless
+// told otherwise (Config.DiskFullTimeout).
+const DefaultDiskFullTimeout = time.Minute
 
 // Run runs a job to completion and returns its manifest. When interrupted
 // it returns ctx's error and leaves the job resumable: the same command

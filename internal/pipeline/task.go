@@ -4,15 +4,6 @@ import (
 	"fmt"
 )
 
-// The stages of a job, in order. The cluster stage that follows runs as
-// steps named stage.ClusterStepPrefix + step (see stage.RunCluster).
-const (
-	StageMap    = "map"
-	StageReduce = "reduce"
-	StageGather = "gather"
-	StageVerify = "verify"
-)
-
 // Task is the message that asks a worker to run one task. It is small: the
 // worker reads everything else from the job's spec and files.
 type Task struct {

@@ -124,7 +124,7 @@ type memberOf struct {
 // result for the driver.
 func ClusterTask(ctx context.Context, st storage.FS, p job.Params, step string, index int) (any, error) {
 	if !strings.HasPrefix(step, ClusterStepPrefix) {
-		return nil, fmt.Errorf("%q is not a cluster step", step)
+		return nil, fmt.Errorf("%w: %q is not a cluster step", ErrNoTask, step)
 	}
 	data, err := storage.ReadFile(ctx, st, job.ClusterStepFile(step))
 	if err != nil {

@@ -141,8 +141,8 @@ type Local struct {
 
 // Execute runs the tasks of s; the first error fails it (no retries).
 func (l Local) Execute(ctx context.Context, s Stage, indices []int) (*Outcome, error) {
-	run := s.Run
-	if run == nil { // a step: its stage runs it
+	run, step := s.Run, s.Run == nil
+	if step { // a step: its stage runs it, and its errors name the task
 		st, ok := Lookup(s.Name)
 		if !ok {
 			return nil, fmt.Errorf("%w: unknown stage %q", ErrRefused, s.Name)
@@ -152,8 +152,11 @@ func (l Local) Execute(ctx context.Context, s Stage, indices []int) (*Outcome, e
 	out := &Outcome{Results: map[int][]byte{}, Published: len(indices), Timing: manifest.StageTiming{Name: s.Name, Tasks: len(indices)}}
 	for _, i := range indices {
 		r, err := run(ctx, l.Env, Task{Stage: s.Name, Index: i})
+		if err != nil && !step {
+			err = fmt.Errorf("%s task %d: %w", s.Name, i, err)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s task %d: %w", s.Name, i, err)
+			return nil, err
 		}
 		if out.Results[i], err = json.Marshal(r); err != nil {
 			return nil, err

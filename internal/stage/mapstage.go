@@ -38,6 +38,9 @@ func mapStage() Stage {
 				return nil, fmt.Errorf("%w: map task %d: the plan has chunks %d to %d", ErrRefused, t.Index, plan.FirstChunk, plan.FirstChunk+len(plan.Chunks)-1)
 			}
 			for _, pc := range plan.Chunks[i].Pieces {
+				if e.Inputs == nil {
+					break
+				}
 				if err := e.Inputs.Check(pc.Path); err != nil {
 					return nil, fmt.Errorf("%w: job %s: input: %w", ErrRefused, e.Spec.Job, err)
 				}

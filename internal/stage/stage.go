@@ -13,7 +13,9 @@ import (
 // Stage is one stage of a job, as a value: what the coordinator plans and
 // folds (Tasks, Done) and what a worker runs (Run). Stages returns a job's
 // sequence; a worker finds a task's stage with Lookup. A new stage is one
-// file defining its Stage plus its line in stages.
+// file defining its Stage plus its line in stages; one whose results later
+// stages read also leaves them in a field of Job (its Done) and, for their
+// tasks, in task input files (see taskinputs.go).
 type Stage struct {
 	// Name names the stage's tasks: a task of the stage has Task.Stage
 	// Name, or, for a stage of Steps, Name + "-" + the step.
@@ -67,7 +69,8 @@ type Env struct {
 	FS storage.FS
 	// Cache is what the worker keeps of the job between its tasks.
 	Cache Cache
-	// Inputs refuses input files outside the worker's data roots.
+	// Inputs refuses input files outside the worker's data roots; nil
+	// allows any.
 	Inputs Checker
 	// Reads hears what each map task read (metrics); nil for none.
 	Reads ReadObserver
@@ -115,7 +118,7 @@ func stages(gather bool) []Stage {
 // Lookup returns the stage a task of the named stage (or step) belongs to.
 func Lookup(name string) (Stage, bool) {
 	for _, s := range stages(true) {
-		if name == s.Name || s.Steps != nil && strings.HasPrefix(name, s.Name+"-") {
+		if s.Steps == nil && name == s.Name || s.Steps != nil && strings.HasPrefix(name, s.Name+"-") {
 			return s, true
 		}
 	}
