@@ -22,7 +22,7 @@ func TestManifestHistEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats, err := Cluster(t.Context(), st, p, nil, nil)
+	stats, err := Cluster(t.Context(), st, &job.Spec{Params: p}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
