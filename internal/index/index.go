@@ -33,7 +33,10 @@ import (
 // the same layout made before the tokenizer was a parameter (its
 // params, without one, read as words-only). Version 2 keeps older
 // builds, which would shingle by words-only whatever the index says, from
-// reading an index made by script.
+// reading an index made by script. The earlier jobs (Against) moved out
+// of params within version 2: a build from before reads such an index
+// alike but for them, which it only uses to warn of an earlier job's own
+// earlier jobs not given to --against.
 const Version = 2
 
 // Index describes a job's index.
@@ -41,13 +44,36 @@ type Index struct {
 	Version int    `json:"version"`
 	Job     string `json:"job"`
 	// Params are the job's parameters: what made its signatures and band
-	// keys (Params.Against: the earlier jobs it was matched against, whose
-	// documents are not in this index).
+	// keys.
 	Params job.Params `json:"params"`
 	// FirstChunk is the first of its own chunks; Chunks lists them.
-	FirstChunk int     `json:"first_chunk"`
-	Chunks     []Chunk `json:"chunks"`
-	Docs       int64   `json:"docs"`
+	FirstChunk int `json:"first_chunk"`
+	// Against lists the earlier jobs it was matched against, whose
+	// documents are not in this index. Versions before it left job.Params
+	// wrote it in params (see UnmarshalJSON).
+	Against []job.Against `json:"against,omitempty"`
+	Chunks  []Chunk       `json:"chunks"`
+	Docs    int64         `json:"docs"`
+}
+
+// UnmarshalJSON decodes an index as encoded by encoding/json, or as a
+// version before job.Derived left job.Params wrote it: the earlier jobs in
+// params.against (and params.first_chunk, the same as first_chunk).
+func (ix *Index) UnmarshalJSON(data []byte) error {
+	type plain Index // without this method
+	q := plain(*ix)  // fields the JSON leaves out keep their values
+	if err := json.Unmarshal(data, &q); err != nil {
+		return err
+	}
+	if q.Against == nil {
+		d := job.Derived{}
+		if err := d.ReadParams(data); err != nil {
+			return err
+		}
+		q.Against = d.Against
+	}
+	*ix = Index(q)
+	return nil
 }
 
 // Chunk is one chunk's files.
@@ -85,7 +111,7 @@ func ReadPart(ctx context.Context, st storage.Opener, part int) ([]PartEntry, er
 
 // New describes the index of a job from its spec and its map results.
 func New(spec *job.Spec, maps []job.MapResult) *Index {
-	ix := &Index{Version: Version, Job: spec.Job, Params: spec.Params, FirstChunk: spec.Params.FirstChunk}
+	ix := &Index{Version: Version, Job: spec.Job, Params: spec.Params, FirstChunk: spec.FirstChunk, Against: spec.Against}
 	for _, m := range maps {
 		ix.Chunks = append(ix.Chunks, Chunk{Chunk: m.Chunk, Docs: m.Docs, DocFile: m.DocFile, SigFile: m.SigFile})
 		ix.Docs += m.Docs

@@ -27,8 +27,6 @@ type Params struct {
 	ShingleParams
 	ExecParams
 	InputParams
-	// Derived is not given: a job derives it from --against at its start.
-	Derived
 }
 
 // LSHParams choose the sketches of documents (MinHash signatures or SimHash
@@ -106,7 +104,10 @@ type InputParams struct {
 }
 
 // Derived is what a job derives from --against when it starts: the
-// earlier jobs it is matched against, and where its own chunks begin.
+// earlier jobs it is matched against, and where its own chunks begin. It
+// is no parameter, but the job's state (Spec.Derived); versions before
+// this one kept it in Params, and wrote its keys inside the params object
+// of the spec, the index and the manifest (see ReadParams).
 type Derived struct {
 	// FirstChunk is the first chunk of the job's own documents. The chunks
 	// below it are the documents of earlier jobs it is matched against
@@ -307,7 +308,30 @@ func (p InputParams) ReadOptions() formats.Options {
 // Earlier reports whether doc is a document of an earlier job (--against).
 func (d Derived) Earlier(doc int64) bool { return ChunkOf(doc) < d.FirstChunk }
 
-// Spec is everything a worker needs to run a job's tasks.
+// IsZero reports whether d is the derived state of a job matched against
+// no earlier job.
+func (d Derived) IsZero() bool { return d.FirstChunk == 0 && len(d.Against) == 0 }
+
+// ReadParams sets d, when it is zero, from the keys first_chunk and
+// against of the "params" object of doc (the JSON of a spec, an index or a
+// manifest), where versions before Derived left Params wrote them.
+func (d *Derived) ReadParams(doc []byte) error {
+	if !d.IsZero() {
+		return nil
+	}
+	var old struct {
+		Params Derived `json:"params"`
+	}
+	if err := json.Unmarshal(doc, &old); err != nil {
+		return fmt.Errorf("the derived state in params: %w", err)
+	}
+	*d = old.Params
+	return nil
+}
+
+// Spec is everything a worker needs to run a job's tasks. It encodes as
+// an object of job, epoch, out and params, with the derived state's keys
+// first_chunk and against beside params when the job has earlier jobs.
 type Spec struct {
 	Job string `json:"job"`
 	// Epoch is new with every fresh start of the job (not with a resume):
@@ -315,6 +339,25 @@ type Spec struct {
 	Epoch  string `json:"epoch"`
 	Out    string `json:"out"` // output directory, as every worker sees it
 	Params Params `json:"params"`
+	// Derived is what the job derived from --against at its start.
+	Derived
+}
+
+// UnmarshalJSON decodes a spec as encoded by encoding/json, or as a
+// version before Derived left Params wrote it: its first_chunk and against
+// inside params (the job state and the spec file of a job such a version
+// began, which this one resumes).
+func (s *Spec) UnmarshalJSON(data []byte) error {
+	type plain Spec // without this method
+	q := plain(*s)  // fields the JSON leaves out keep their values
+	if err := json.Unmarshal(data, &q); err != nil {
+		return err
+	}
+	if err := q.Derived.ReadParams(data); err != nil {
+		return err
+	}
+	*s = Spec(q)
+	return nil
 }
 
 // Against is an earlier job whose index a job is matched against.

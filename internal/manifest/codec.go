@@ -35,12 +35,17 @@ func Write(ctx context.Context, st storage.Creator, m *Manifest) error {
 // Decode parses manifest.json, as written by this version or an earlier
 // one: a field the JSON lacks keeps its zero value (params without a
 // tokenizer read as words-only, see job.Params), an unknown one is
-// ignored, except that CountList still lists unknown counts. It fails on
-// data that is not a JSON object of the manifest's shape, such as a count
-// that is not an integer.
+// ignored, except that CountList still lists unknown counts; the derived
+// state that earlier versions wrote in params (params.first_chunk and
+// params.against) is read into Derived. It fails on data that is not a
+// JSON object of the manifest's shape, such as a count that is not an
+// integer.
 func Decode(data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", job.ManifestFile, err)
+	}
+	if err := m.Derived.ReadParams(data); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", job.ManifestFile, err)
 	}
 	var raw struct {

@@ -29,8 +29,14 @@ type Manifest struct {
 	Seconds  float64           `json:"seconds"`
 	Versions map[string]string `json:"versions"`
 	Params   job.Params        `json:"params"`
-	Curve    *CurveSummary     `json:"curve,omitempty"` // MinHash only
-	Inputs   []job.Input       `json:"inputs"`
+	// Derived is what the job derived from --against: where its own
+	// chunks begin and the earlier jobs it was matched against (keys
+	// first_chunk and against, left out for a job matched against none;
+	// versions before it left job.Params wrote them in params, see
+	// Decode).
+	job.Derived
+	Curve  *CurveSummary `json:"curve,omitempty"` // MinHash only
+	Inputs []job.Input   `json:"inputs"`
 	// ChangedInputs are the input files whose size or modification time
 	// changed between planning and reading, sorted.
 	ChangedInputs []string `json:"changed_inputs,omitempty"`

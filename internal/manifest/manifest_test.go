@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +48,7 @@ func full() *Manifest {
 		Started:  time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC),
 		Finished: time.Date(2026, 1, 2, 3, 4, 7, 0, time.UTC),
 		Seconds:  2.5, Versions: map[string]string{"go": "go1.26.8", "neardup": "v1.0.0"}, Params: p,
+		Derived:       job.Derived{FirstChunk: 3, Against: []job.Against{{Job: "j0", Out: "/out/j0", FirstChunk: 0, Chunks: 3, Docs: 120}}},
 		Curve:         &CurveSummary{ApproxThreshold: 0.7, Steepest: 0.69, PAtThreshold: 0.94, PAtThreshold05: 0.99},
 		Inputs:        []job.Input{{Path: "/in/a.jsonl", Kind: "jsonl", Size: 10, ModTime: 5}},
 		ChangedInputs: []string{"/in/a.jsonl"},
@@ -160,6 +162,48 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// TestDecodeDerived checks where Decode finds the derived state of a job
+// matched against earlier ones: in params in a manifest an earlier
+// version wrote (testdata/against-in-params.json, the manifest of a job
+// matched against one earlier job, written by the version before
+// job.Derived left job.Params), beside params in one this version
+// writes (that manifest encoded again: no longer in params), beside them
+// when both have it, and nowhere for a job matched against none.
+func TestDecodeDerived(t *testing.T) {
+	before := readFixture(t, "against-in-params.json")
+	d := job.Derived{FirstChunk: 1, Against: []job.Against{{Job: "j7b5d5924289277cb", Out: "/tmp/derived-fix/A", FirstChunk: 0, Chunks: 1, Docs: 600}}}
+	now := mustEncode(t, mustDecode(t, string(before)))
+	const a = `[{"job":"j7b5d5924289277cb","out":"/tmp/derived-fix/A","first_chunk":0,"chunks":1,"docs":600}]`
+	tests := []struct {
+		name     string
+		data     []byte
+		want     job.Derived
+		inParams bool // the data has the derived state in params
+	}{
+		{"before", before, d, true},
+		{"now", now, d, false},
+		{"both", []byte(`{"params":{"first_chunk":7,"against":[]},"first_chunk":1,"against":` + a + `}`), d, true},
+		{"none", readFixture(t, "sample.json"), job.Derived{}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var raw struct {
+				Params map[string]json.RawMessage `json:"params"`
+			}
+			if err := json.Unmarshal(tc.data, &raw); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := raw.Params["against"]; ok != tc.inParams {
+				t.Errorf("params.against in the manifest: %v, want %v", ok, tc.inParams)
+			}
+			m := mustDecode(t, string(tc.data))
+			if !reflect.DeepEqual(m.Derived, tc.want) {
+				t.Errorf("derived %+v, want %+v", m.Derived, tc.want)
+			}
+		})
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -172,6 +216,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"count not an integer", `{"counts": {"docs": 1.5}}`},
 		{"unknown count not a number", `{"counts": {"future_count": {}}}`},
 		{"params not an object", `{"params": 1}`},
+		{"earlier jobs in params not a list", `{"params": {"against": 1}}`},
+		{"earlier jobs not a list", `{"against": {}}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

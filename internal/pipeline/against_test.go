@@ -82,9 +82,9 @@ func TestAgainst(t *testing.T) {
 	out1, man1 := run("first", w.Files[:1])
 	out2, man2 := run("second", w.Files[1:], out1)
 	outAll, _ := run("whole", w.Files)
-	if man1.Chunks < 2 || man2.Params.FirstChunk != man1.Chunks || man2.Params.Partitions != man1.Params.Partitions {
+	if man1.Chunks < 2 || man2.FirstChunk != man1.Chunks || man2.Params.Partitions != man1.Params.Partitions {
 		t.Fatalf("first job %d chunks, %d partitions; second job starts at chunk %d with %d partitions",
-			man1.Chunks, man1.Params.Partitions, man2.Params.FirstChunk, man2.Params.Partitions)
+			man1.Chunks, man1.Params.Partitions, man2.FirstChunk, man2.Params.Partitions)
 	}
 
 	// Brute force over the whole corpus: every pair's exact Jaccard.
@@ -204,7 +204,7 @@ func TestAgainst(t *testing.T) {
 	// No earlier document is dropped.
 	dups2 := readOutput[records.Duplicate](t, out2, job.DuplicatesFile)
 	for _, d := range dups2 {
-		if idx(d.ID) < half || p.Earlier(d.Doc) {
+		if idx(d.ID) < half || man2.Earlier(d.Doc) {
 			t.Fatalf("earlier document %s (%d) in the second job's duplicates", d.ID, d.Doc)
 		}
 	}
@@ -255,7 +255,7 @@ func TestAgainst(t *testing.T) {
 	// the earlier job's inputs too.
 	earlierExamples := 0
 	for _, e := range man2.ExamplePairs {
-		if p.Earlier(e.A) {
+		if man2.Earlier(e.A) {
 			earlierExamples++
 		}
 	}
@@ -294,16 +294,16 @@ func TestAgainst(t *testing.T) {
 	members := map[int64][]int64{}
 	for _, c := range readOutput[records.ClusterRecord](t, longest, job.ClustersFile) {
 		members[c.Cluster] = append(members[c.Cluster], c.Doc)
-		if p.Earlier(c.Doc) && !c.Keep {
+		if man2.Earlier(c.Doc) && !c.Keep {
 			t.Fatalf("--keep longest: earlier document %s not kept", c.ID)
 		}
 	}
 	for _, d := range readOutput[records.Duplicate](t, longest, job.DuplicatesFile) {
-		if p.Earlier(d.Doc) {
+		if man2.Earlier(d.Doc) {
 			t.Fatalf("--keep longest: earlier document %s dropped", d.ID)
 		}
 		for _, m := range members[d.Cluster] {
-			if p.Earlier(m) && (!p.Earlier(d.KeptDoc) || tokens[m] > tokens[d.KeptDoc]) {
+			if man2.Earlier(m) && (!man2.Earlier(d.KeptDoc) || tokens[m] > tokens[d.KeptDoc]) {
 				t.Fatalf("--keep longest: %s dropped for %d (%d tokens), but its cluster holds earlier document %d (%d tokens)",
 					d.ID, d.KeptDoc, tokens[d.KeptDoc], m, tokens[m])
 			}
@@ -320,8 +320,8 @@ func TestAgainst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ix.FirstChunk != man1.Chunks || ix.Docs != int64(n-half) || len(ix.Params.Against) != 1 {
-		t.Fatalf("second index: first chunk %d, %d docs, against %v", ix.FirstChunk, ix.Docs, ix.Params.Against)
+	if ix.FirstChunk != man1.Chunks || ix.Docs != int64(n-half) || len(ix.Against) != 1 {
+		t.Fatalf("second index: first chunk %d, %d docs, against %v", ix.FirstChunk, ix.Docs, ix.Against)
 	}
 }
 

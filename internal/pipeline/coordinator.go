@@ -115,7 +115,7 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 		return nil, err
 	}
 	t1 = time.Now()
-	if err := writePairsPage(ctx, c.fs, p, c.plan, man.ExamplePairs, c.log); err != nil {
+	if err := writePairsPage(ctx, c.fs, c.spec, c.plan, man.ExamplePairs, c.log); err != nil {
 		return nil, err
 	}
 	c.log.Info("example pairs written", "file", report.PairsFile, "pairs", len(man.ExamplePairs),

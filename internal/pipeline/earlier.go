@@ -75,7 +75,7 @@ func openEarlier(ctx context.Context, own string, locs []string, p *job.Params, 
 		}
 	}
 	for _, e := range out {
-		for _, a := range e.index.Params.Against {
+		for _, a := range e.index.Against {
 			if _, ok := seen[a.Job]; !ok {
 				log.Warn("an earlier job was itself matched against a job not given here: documents of that job are not matched",
 					"against", e.loc, "not_given", a.Out, "job", a.Job)

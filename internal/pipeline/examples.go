@@ -62,12 +62,12 @@ func chooseExamples(ctx context.Context, st *storage.Dir, threshold float64) ([]
 // their texts read again from the inputs. A text that cannot be read (an
 // input moved or changed since) is said so on the page and in the log,
 // and does not fail the job.
-func writePairsPage(ctx context.Context, st storage.FS, p job.Params, plan *job.Plan, examples []manifest.Example, log *slog.Logger) error {
+func writePairsPage(ctx context.Context, st storage.FS, spec *job.Spec, plan *job.Plan, examples []manifest.Example, log *slog.Logger) error {
 	want := map[int64]bool{}
 	for _, e := range examples {
 		want[e.A], want[e.B] = true, true
 	}
-	docs, err := exampleDocs(ctx, st, p, plan, want)
+	docs, err := exampleDocs(ctx, st, spec, plan, want)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func writePairsPage(ctx context.Context, st storage.FS, p job.Params, plan *job.
 			log.Warn("an example pair's text could not be read again", "doc", d, "err", docs[d].Err)
 		}
 	}
-	page, err := report.PairsPage(p.ShingleOptions(), examples, docs)
+	page, err := report.PairsPage(spec.Params.ShingleOptions(), examples, docs)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,8 @@ func writePairsPage(ctx context.Context, st storage.FS, p job.Params, plan *job.
 
 // exampleDocs returns the docs/ rows of the wanted documents, with their
 // texts read again, each from its input file, the files at once.
-func exampleDocs(ctx context.Context, st storage.Opener, p job.Params, plan *job.Plan, want map[int64]bool) (map[int64]report.ExampleDoc, error) {
+func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *job.Plan, want map[int64]bool) (map[int64]report.ExampleDoc, error) {
+	p := spec.Params
 	out := map[int64]report.ExampleDoc{}
 	byChunk := map[int][]int64{}
 	for d := range want {
@@ -98,7 +99,7 @@ func exampleDocs(ctx context.Context, st storage.Opener, p job.Params, plan *job
 	var reads []read
 	for _, c := range slices.Sorted(maps.Keys(byChunk)) {
 		name := job.DocFile(c)
-		earlier, isEarlier := p.AgainstOf(job.Ordinal(c, 0))
+		earlier, isEarlier := spec.AgainstOf(job.Ordinal(c, 0))
 		if isEarlier { // a document of an earlier job (--against)
 			name = job.InMount(earlier, name)
 		}

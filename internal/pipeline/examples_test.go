@@ -102,7 +102,7 @@ func TestExampleTexts(t *testing.T) {
 	if len(all) != len(want) {
 		t.Fatalf("%d documents mapped, want %d", len(all), len(want))
 	}
-	docs, err := exampleDocs(ctx, st, p, &plan, all)
+	docs, err := exampleDocs(ctx, st, &job.Spec{Params: p}, &plan, all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestExampleTexts(t *testing.T) {
 	fmt.Fprintf(&jsonl, "{\"id\":\"other\",\"text\":\"x\"}\n")
 	write(t, filepath.Join(dir, "a.jsonl"), jsonl.Bytes())
 	os.Remove(filepath.Join(dir, "d.parquet"))
-	docs, err = exampleDocs(ctx, st, p, &plan, all)
+	docs, err = exampleDocs(ctx, st, &job.Spec{Params: p}, &plan, all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestExampleTexts(t *testing.T) {
 
 	// The page: every example is shown, with its highlighted words.
 	examples := []manifest.Example{{A: 0, B: 1, AID: "j0", BID: "j1", Similarity: 0.5}}
-	if err := writePairsPage(ctx, st, p, &plan, examples, slog.New(slog.DiscardHandler)); err != nil {
+	if err := writePairsPage(ctx, st, &job.Spec{Params: p}, &plan, examples, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "out", report.PairsFile))

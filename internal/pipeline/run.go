@@ -242,6 +242,7 @@ func (cfg Config) Check() error {
 // checked is a configuration checked and resolved by checkConfig.
 type checked struct {
 	params  job.Params
+	derived job.Derived // of the earlier jobs
 	inputs  []job.Input // absolute paths
 	skipped []job.Skipped
 	earlier []earlierJob // --against, open: close them
@@ -269,7 +270,7 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 	if err := params.Resolve(); err != nil {
 		return fail(err)
 	}
-	params.Against, params.FirstChunk = againstList(earlier)
+	c.derived.Against, c.derived.FirstChunk = againstList(earlier)
 	inputs, skipped, err := job.ExpandInputs(ctx, cfg.Inputs, job.InputOptions{Format: params.InputKind(), Strict: params.Strict})
 	if err != nil {
 		return fail(err)
@@ -373,7 +374,7 @@ func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Que
 // fails its map task anyway).
 func jobRoots(st *storage.Dir, plan *job.Plan, spec *job.Spec) []string {
 	roots := []string{st.Root()}
-	for _, a := range spec.Params.Against {
+	for _, a := range spec.Against {
 		roots = append(roots, a.Out)
 	}
 	for _, in := range plan.Inputs {
@@ -409,7 +410,7 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, cc *checke
 		if err := readJSON(ctx, st, job.PlanFile, &oldPlan); err != nil {
 			return nil, nil, false, fmt.Errorf("%s holds an unfinished job whose plan cannot be read (pass --overwrite to start again): %w", st.Root(), err)
 		}
-		if diff := specDiff(old, oldPlan, jobName, params, inputs); diff != "" {
+		if diff := specDiff(old, oldPlan, jobName, params, cc.derived, inputs); diff != "" {
 			return nil, nil, false, fmt.Errorf("%s holds an unfinished job with %s: "+
 				"rerun it with the same ones to resume, or pass --overwrite to start again", st.Root(), diff)
 		}
@@ -424,14 +425,14 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, cc *checke
 		return nil, nil, false, err
 	}
 	plan.Skipped = cc.skipped
-	plan.FirstChunk = params.FirstChunk
+	plan.FirstChunk = cc.derived.FirstChunk
 	for i := range plan.Chunks {
 		plan.Chunks[i].Index += plan.FirstChunk
 	}
 	if jobName == "" {
 		jobName = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
 	}
-	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: ".", Params: params}
+	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: ".", Params: params, Derived: cc.derived}
 	if err := writeJSON(ctx, st, job.PlanFile, plan); err != nil {
 		return nil, nil, false, err
 	}
@@ -444,12 +445,15 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, cc *checke
 
 // specDiff names what differs between an unfinished job and the one asked
 // for, "" when they are the same job.
-func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params, inputs []job.Input) string {
+func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params, derived job.Derived, inputs []job.Input) string {
 	if jobName != "" && old.Job != jobName {
 		return fmt.Sprintf("another job name (%q, not %q)", old.Job, jobName)
 	}
 	if !reflect.DeepEqual(old.Params, params) {
 		return "other parameters: " + strings.Join(fieldDiff(reflect.ValueOf(old.Params), reflect.ValueOf(params)), ", ")
+	}
+	if !reflect.DeepEqual(old.Derived, derived) {
+		return "other earlier jobs (--against): " + strings.Join(fieldDiff(reflect.ValueOf(old.Derived), reflect.ValueOf(derived)), ", ")
 	}
 	if !reflect.DeepEqual(oldPlan.Inputs, inputs) {
 		for i := range max(len(oldPlan.Inputs), len(inputs)) {

@@ -186,7 +186,7 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	}
 	st.Fsync = spec.Params.Fsync
 	j := &jobCache{spec: spec, state: state, st: st, files: &stage.Files{St: st}}
-	if j.fs, j.earlier, err = mountEarlier(ctx, st, spec.Params.Against, w.roots); err != nil {
+	if j.fs, j.earlier, err = mountEarlier(ctx, st, spec.Against, w.roots); err != nil {
 		st.Close()
 		return nil, err
 	}

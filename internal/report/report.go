@@ -174,7 +174,7 @@ func newPage(m *manifest.Manifest, charts map[string][]byte) *page {
 		{"records rejected", groupDigits(c.Rejected), groupDigits(c.Empty) + " empty documents"},
 		{"run time", secondsText(m.Seconds) + " s", rate(inBytes, m.Seconds)},
 	}
-	if a := m.Params.Against; len(a) > 0 {
+	if a := m.Against; len(a) > 0 {
 		var earlier int64
 		names := make([]string, len(a))
 		for i, e := range a {

@@ -710,19 +710,23 @@ func parseF(t *testing.T, s string) float64 {
 }
 
 // TestBuildAgainst checks that a job matched against earlier jobs counts
-// its new-vs-old and new-vs-new pairs apart, and names the earlier jobs;
-// a job that was not shows neither card.
+// its new-vs-old and new-vs-new pairs apart, and names the earlier jobs,
+// whether its manifest has them beside params (this version) or in params
+// (versions before); a job that was not shows neither card.
 func TestBuildAgainst(t *testing.T) {
+	const weeks = `[{"job": "week-1", "out": "/data/w1", "docs": 1200}, {"job": "week-2", "out": "/data/w2", "docs": 800}]`
+	cards := []string{"pairs with earlier jobs|70|new-vs-old, against 2,000 documents of week-1, week-2|", "pairs among this job's|30|new-vs-new|"}
 	for _, tt := range []struct {
-		name, against string
-		want          []string
+		name, inParams, beside string
+		want                   []string
 	}{
-		{"against", `[{"job": "week-1", "out": "/data/w1", "docs": 1200}, {"job": "week-2", "out": "/data/w2", "docs": 800}]`,
-			[]string{"pairs with earlier jobs|70|new-vs-old, against 2,000 documents of week-1, week-2|", "pairs among this job's|30|new-vs-new|"}},
-		{"alone", `null`, nil},
+		{"against", `null`, weeks, cards},
+		{"against, in params", weeks, `null`, cards},
+		{"alone", `null`, `null`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m := `{"params": {"bands": 16, "rows": 8, "threshold": 0.8, "against": ` + tt.against + `}, "counts": {"docs": 10, "pairs": 100, "pairs_against": 70}}`
+			m := `{"params": {"bands": 16, "rows": 8, "threshold": 0.8, "against": ` + tt.inParams + `}, "against": ` + tt.beside +
+				`, "counts": {"docs": 10, "pairs": 100, "pairs_against": 70}}`
 			files, err := Build([]byte(m))
 			if err != nil {
 				t.Fatal(err)

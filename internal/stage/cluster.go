@@ -71,16 +71,16 @@ func ClusterSizeEdges() []*int64 {
 	return edges
 }
 
-// InProcess runs the steps of the cluster stage in this process, one task
-// after another.
-func InProcess(st storage.FS, p job.Params) TaskRunner {
-	return stepRunner{ex: Local{Env: &Env{Spec: &job.Spec{Params: p}, FS: st}}, log: slog.New(slog.DiscardHandler)}
+// InProcess runs the steps of the cluster stage of the job of spec in this
+// process, one task after another.
+func InProcess(st storage.FS, spec *job.Spec) TaskRunner {
+	return stepRunner{ex: Local{Env: &Env{Spec: spec, FS: st}}, log: slog.New(slog.DiscardHandler)}
 }
 
-// Cluster runs the cluster stage (see RunCluster) with every task in this
-// process, one after another.
-func Cluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult) (*ClusterStats, error) {
-	return RunCluster(ctx, st, p, verifies, mapResults, InProcess(st, p))
+// Cluster runs the cluster stage of the job of spec (see RunCluster) with
+// every task in this process, one after another.
+func Cluster(ctx context.Context, st storage.FS, spec *job.Spec, verifies []job.VerifyResult, mapResults map[int]job.MapResult) (*ClusterStats, error) {
+	return RunCluster(ctx, st, spec.Params, verifies, mapResults, InProcess(st, spec))
 }
 
 // RunCluster drives the cluster stage, whose work is done by tasks that run

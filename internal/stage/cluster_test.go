@@ -69,7 +69,7 @@ func TestClusterStats(t *testing.T) {
 			p := job.DefaultParams()
 			p.Keep = keep
 			verifies := []job.VerifyResult{{Chunk: 0, Verified: int64(len(pairs)), ExactMembers: 1, File: &pairInfo, MembersFile: &memberInfo}}
-			s, err := Cluster(ctx, st, p, verifies, map[int]job.MapResult{0: {Chunk: 0, DocFile: docInfo}})
+			s, err := Cluster(ctx, st, &job.Spec{Params: p}, verifies, map[int]job.MapResult{0: {Chunk: 0, DocFile: docInfo}})
 			if err != nil {
 				t.Fatal(err)
 			}

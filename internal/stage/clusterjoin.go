@@ -302,7 +302,7 @@ func (c *component) lookups(dst []lookupRow, groups map[int64][2]int, bounded bo
 
 // componentsTask takes the components whose labels are in the partition
 // whole (see the comment above compRow).
-func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep, part int) (*componentsResult, error) {
+func componentsTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterStep, part int) (*componentsResult, error) {
 	rows, err := readParts(ctx, st, s.Runs, part, decodeCompRow, nil)
 	if err != nil {
 		return nil, err
@@ -334,7 +334,7 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 		// Documents of earlier jobs (--against) come first and are never
 		// dropped: a cluster holding any keeps one of them.
 		earlier := 0
-		for earlier < len(c.docs) && p.Earlier(c.docs[earlier].A) {
+		for earlier < len(c.docs) && spec.Earlier(c.docs[earlier].A) {
 			earlier++
 		}
 		groups := c.groups()
@@ -349,7 +349,7 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 		if earlier > 0 {
 			keepable = c.docs[:earlier]
 		}
-		k := chooseKept(keepable, p.Keep)
+		k := chooseKept(keepable, spec.Params.Keep)
 		kept := c.docs[k]
 		size := int32(len(c.docs))
 		for i, d := range c.docs {
@@ -368,7 +368,7 @@ func componentsTask(ctx context.Context, st storage.FS, p job.Params, s *cluster
 
 		total := c.completePairs(groups)
 		cs.CompletePairs += total
-		bounded := total > p.MaxClusterPairs
+		bounded := total > spec.Params.MaxClusterPairs
 		if bounded {
 			cs.BoundedClusters++
 			res.BoundedPairs += total

@@ -35,7 +35,7 @@ type outputResult struct {
 // outputTask writes the stage's outputs: task i below the number of
 // verify tasks writes the pairs/ file of the i-th, the next three
 // clusters.parquet, duplicates.parquet and exact.parquet.
-func outputTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep, i int) (*outputResult, error) {
+func outputTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterStep, i int) (*outputResult, error) {
 	n := len(s.Verifies)
 	switch i - n {
 	case 0:
@@ -49,15 +49,15 @@ func outputTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep
 		})
 		return &outputResult{Rows: rows}, err
 	case 2:
-		return writeExact(ctx, st, p, s.Verifies)
+		return writeExact(ctx, st, spec, s.Verifies)
 	}
-	return expandTask(ctx, st, p, s, s.Verifies[i])
+	return expandTask(ctx, st, spec, s, s.Verifies[i])
 }
 
 // expandTask writes the pairs/ file of one verify task (see expander),
 // with what the components step sent it.
-func expandTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep, v verifyFiles) (*outputResult, error) {
-	x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, params: p}
+func expandTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterStep, v verifyFiles) (*outputResult, error) {
+	x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, spec: spec}
 	lookups, err := readParts(ctx, st, s.Runs, v.Chunk%s.Parts, decodeLookupRow, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pairs: %w", err)
@@ -104,7 +104,7 @@ func expandTask(ctx context.Context, st storage.FS, p job.Params, s *clusterStep
 //
 // A group of earlier jobs' documents only (--against) is theirs, not
 // written.
-func writeExact(ctx context.Context, st storage.FS, p job.Params, verifies []verifyFiles) (*outputResult, error) {
+func writeExact(ctx context.Context, st storage.FS, spec *job.Spec, verifies []verifyFiles) (*outputResult, error) {
 	w, err := pqfile.NewWriter[records.ExactRecord](ctx, st, job.ExactFile, outputFile("group", "doc"))
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func writeExact(ctx context.Context, st storage.FS, p job.Params, verifies []ver
 			return nil
 		}
 		g := group[0]
-		if p.Earlier(group[len(group)-1].Doc) {
+		if spec.Earlier(group[len(group)-1].Doc) {
 			group = group[:0]
 			return nil
 		}

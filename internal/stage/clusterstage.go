@@ -27,7 +27,7 @@ func clusterStage() Stage {
 			return nil
 		},
 		Run: func(ctx context.Context, e *Env, t Task) (any, error) {
-			return ClusterTask(ctx, e.FS, e.Spec.Params, t.Stage, t.Index)
+			return ClusterTask(ctx, e.FS, e.Spec, t.Stage, t.Index)
 		},
 	}
 }

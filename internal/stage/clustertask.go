@@ -122,7 +122,7 @@ type memberOf struct {
 // ClusterTask runs task index of the cluster step named step (see
 // RunCluster), reading the step's description from st, and returns its
 // result for the driver.
-func ClusterTask(ctx context.Context, st storage.FS, p job.Params, step string, index int) (any, error) {
+func ClusterTask(ctx context.Context, st storage.FS, spec *job.Spec, step string, index int) (any, error) {
 	if !strings.HasPrefix(step, ClusterStepPrefix) {
 		return nil, fmt.Errorf("%w: %q is not a cluster step", ErrNoTask, step)
 	}
@@ -153,9 +153,9 @@ func ClusterTask(ctx context.Context, st storage.FS, p job.Params, step string, 
 	case stepNodes:
 		res, err = nodesTask(ctx, st, &s, index)
 	case stepComponents:
-		res, err = componentsTask(ctx, st, p, &s, index)
+		res, err = componentsTask(ctx, st, spec, &s, index)
 	case stepOutput:
-		res, err = outputTask(ctx, st, p, &s, index)
+		res, err = outputTask(ctx, st, spec, &s, index)
 	default:
 		return nil, fmt.Errorf("%w: step %s has unknown kind %q", ErrNoTask, s.Name, s.Kind)
 	}

@@ -190,7 +190,7 @@ func TestComponentsMatchUnionFind(t *testing.T) {
 					st := newStore(t)
 					docs := spreadDocs(rng, tt.docs, tt.chunks)
 					edges := graphShapes[tt.shape](rng, docs)
-					d := driver{st: st, run: InProcess(st, job.DefaultParams())}
+					d := driver{st: st, run: InProcess(st, &job.Spec{Params: job.DefaultParams()})}
 					var labelFiles []*pqfile.Info
 					var rounds int
 					var err error
@@ -413,7 +413,7 @@ func TestClusterMatchesReference(t *testing.T) {
 			}
 			for parts, st := range stores {
 				p.Partitions = parts
-				got, err := Cluster(ctx, st, p, verifies, maps)
+				got, err := Cluster(ctx, st, &job.Spec{Params: p}, verifies, maps)
 				if err != nil {
 					t.Fatalf("%d partitions: %v", parts, err)
 				}
@@ -494,7 +494,7 @@ func TestClusterSampleMatchesReference(t *testing.T) {
 			var reduces []job.ReduceResult
 			chunks := map[int]bool{}
 			for part := range p.Partitions {
-				rr, err := Reduce(ctx, ref, p, part, mapList)
+				rr, err := Reduce(ctx, ref, &job.Spec{Params: p}, part, mapList)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -520,7 +520,7 @@ func TestClusterSampleMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Cluster(ctx, tasks, p, verifies, byChunk)
+			got, err := Cluster(ctx, tasks, &job.Spec{Params: p}, verifies, byChunk)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,7 +29,7 @@ type expander struct {
 	groups  map[int64][]groupMember
 	repOf   map[int64]groupMember // the task's representatives
 	bounded map[int64]keptDoc
-	params  job.Params
+	spec    *job.Spec
 }
 
 // keptDoc is a bounded cluster and its kept document.
@@ -47,11 +47,11 @@ type expanded struct {
 // similarity 1, as exact verification, the signature estimate (equal
 // signatures) and SimHash (distance 0) all say, colliding in every band.
 func (x *expander) identical() records.Pair {
-	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.params.Method.String(), BandsCollided: int32(x.params.Bands), FirstBand: 0}
-	if x.params.Verify == job.VerifyExact {
+	pr := records.Pair{Similarity: 1, Estimate: 1, Method: x.spec.Params.Method.String(), BandsCollided: int32(x.spec.Params.Bands), FirstBand: 0}
+	if x.spec.Params.Verify == job.VerifyExact {
 		pr.Method = "exact"
 	}
-	if x.params.Method == job.MethodSimHash {
+	if x.spec.Params.Method == job.MethodSimHash {
 		pr.Hamming = new(int32)
 	}
 	return pr
@@ -82,7 +82,7 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 	var spillErr error
 	// first is the pair's first document, or the group's representative.
 	emit := func(first int64, a, b groupMember, tmpl records.Pair) {
-		if x.params.Earlier(a.doc) && x.params.Earlier(b.doc) {
+		if x.spec.Earlier(a.doc) && x.spec.Earlier(b.doc) {
 			return // a pair of earlier jobs' documents: theirs to list
 		}
 		if k, ok := x.bounded[first]; ok {
@@ -96,8 +96,8 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 		}
 		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID, tmpl.AURL, tmpl.BURL = a.doc, b.doc, a.id, b.id, a.url, b.url
 		tmpl.AJob, tmpl.AOut = nil, nil
-		if i, ok := x.params.AgainstOf(a.doc); ok {
-			tmpl.AJob, tmpl.AOut = &x.params.Against[i].Job, &x.params.Against[i].Out
+		if i, ok := x.spec.AgainstOf(a.doc); ok {
+			tmpl.AJob, tmpl.AOut = &x.spec.Against[i].Job, &x.spec.Against[i].Out
 			res.against++
 		}
 		out = append(out, tmpl)

@@ -25,7 +25,7 @@ func TestExpandSpill(t *testing.T) {
 	// Representatives 0..199 (even ones with a group of up to 3 members
 	// numbered from 1000), random verified pairs among them.
 	x := func() *expander {
-		x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, params: job.DefaultParams()}
+		x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, spec: &job.Spec{Params: job.DefaultParams()}}
 		next := int64(1000)
 		for rep := int64(0); rep < 200; rep += 2 {
 			x.reps = append(x.reps, rep)

@@ -24,8 +24,7 @@ func gatherStage() Stage {
 			if err != nil {
 				return nil, err
 			}
-			p := e.Spec.Params
-			return Gather(ctx, e.FS, t.Index, reduceResults(in, t.Index), maps, !p.Index && t.Index >= p.FirstChunk)
+			return Gather(ctx, e.FS, t.Index, reduceResults(in, t.Index), maps, !e.Spec.Params.Index && t.Index >= e.Spec.FirstChunk)
 		},
 		Done: func(ctx context.Context, j *Job, out *Outcome) error {
 			list, err := decodeResults[job.GatherResult](out)

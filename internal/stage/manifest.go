@@ -15,7 +15,7 @@ func NewManifest(spec *job.Spec, plan *job.Plan, started time.Time, versions map
 	p := spec.Params
 	bp := p.BandParams()
 	m := &manifest.Manifest{
-		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions, Params: p,
+		Job: spec.Job, Epoch: spec.Epoch, Started: started.UTC(), Versions: versions, Params: p, Derived: spec.Derived,
 		Inputs: plan.Inputs, SkippedInputs: append([]job.Skipped{}, plan.Skipped...),
 		Chunks: len(plan.Chunks), Failures: []manifest.Failure{}, Warnings: []string{}, Scripts: []job.ScriptSummary{}, ExamplePairs: []manifest.Example{},
 		BoundedBuckets: []job.BoundedBucket{}, BoundedClusters: []manifest.BoundedCluster{},

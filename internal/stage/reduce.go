@@ -24,7 +24,7 @@ import (
 // deduplicated across the partition's bands, written as the partition's
 // candidates, and routed with the claims, by the chunk of their first
 // document, to the verify stage.
-func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []job.MapResult) (*job.ReduceResult, error) {
+func Reduce(ctx context.Context, st storage.FS, spec *job.Spec, part int, maps []job.MapResult) (*job.ReduceResult, error) {
 	start := time.Now()
 	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
 	m := &merger{}
@@ -51,7 +51,7 @@ func Reduce(ctx context.Context, st storage.FS, p job.Params, part int, maps []j
 		}
 	}
 
-	b := &bucketer{maxBucket: p.MaxBucket, res: res, firstOwn: job.Ordinal(p.FirstChunk, 0)}
+	b := &bucketer{maxBucket: spec.Params.MaxBucket, res: res, firstOwn: job.Ordinal(spec.FirstChunk, 0)}
 	var bucket []records.BandRecord
 	for n := 0; ; n++ {
 		if n%65536 == 0 {

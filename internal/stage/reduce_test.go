@@ -100,7 +100,7 @@ func TestReduceRouting(t *testing.T) {
 			bandRec(2, 30, c, 3), bandRec(2, 30, d, 4)),
 		{Chunk: 2, BandFiles: map[int]pqfile.Info{}}, // no records in this partition
 	}
-	res, err := Reduce(ctx, st, job.DefaultParams(), 2, maps)
+	res, err := Reduce(ctx, st, &job.Spec{Params: job.DefaultParams()}, 2, maps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestReduceErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := Reduce(ctx, st, job.DefaultParams(), 0, tt.maps); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if _, err := Reduce(ctx, st, &job.Spec{Params: job.DefaultParams()}, 0, tt.maps); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})

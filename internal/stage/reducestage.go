@@ -20,11 +20,11 @@ func reduceStage() Stage {
 			return seq(j.Spec.Params.Partitions), nil
 		},
 		Run: func(ctx context.Context, e *Env, t Task) (any, error) {
-			in, err := reduceTaskInputs(ctx, e.FS, len(e.Spec.Params.Against), t.Index)
+			in, err := reduceTaskInputs(ctx, e.FS, len(e.Spec.Against), t.Index)
 			if err != nil {
 				return nil, err
 			}
-			r, err := Reduce(ctx, e.FS, e.Spec.Params, t.Index, mapResults(in, t.Index))
+			r, err := Reduce(ctx, e.FS, e.Spec, t.Index, mapResults(in, t.Index))
 			if err != nil {
 				return nil, fmt.Errorf("reduce partition %d: %w", t.Index, err)
 			}

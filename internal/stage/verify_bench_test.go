@@ -57,7 +57,7 @@ func BenchmarkVerify(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			rr, err := Reduce(ctx, st, p, 0, []job.MapResult{*mr})
+			rr, err := Reduce(ctx, st, &job.Spec{Params: p}, 0, []job.MapResult{*mr})
 			if err != nil {
 				b.Fatal(err)
 			}
