@@ -341,6 +341,22 @@ type Spec struct {
 	Params Params `json:"params"`
 	// Derived is what the job derived from --against at its start.
 	Derived
+	// Format is the spec's format (SpecFormat when the job began; 0
+	// before formats were numbered): a worker refuses a spec of a format
+	// it does not know instead of misreading it.
+	Format int `json:"format,omitempty"`
+}
+
+// SpecFormat is the format of the specs this version writes: 1 has the
+// derived state beside the params (before, inside them).
+const SpecFormat = 1
+
+// CheckFormat refuses a spec of a format newer than this version reads.
+func (s *Spec) CheckFormat() error {
+	if s.Format > SpecFormat {
+		return fmt.Errorf("job %s: its spec has format %d, and this binary reads formats up to %d: run the same version of neardup as the coordinator", s.Job, s.Format, SpecFormat)
+	}
+	return nil
 }
 
 // UnmarshalJSON decodes a spec as encoded by encoding/json, or as a

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/pkg/formats"
@@ -192,14 +194,14 @@ func TestSpecJSONBefore(t *testing.T) {
 // it decodes to the same spec; and that a spec without derived state has
 // the keys every version wrote for a job matched against none.
 func TestSpecJSONGolden(t *testing.T) {
-	s := Spec{Job: "j2", Epoch: "e2", Out: ".", Params: everyParam(), Derived: someDerived()}
+	s := Spec{Job: "j2", Epoch: "e2", Out: ".", Params: everyParam(), Derived: someDerived(), Format: SpecFormat}
 	checkGolden(t, "spec.golden.json", "  ", s)
 	for _, tt := range []struct {
 		name string
 		spec Spec
 		keys []string
 	}{
-		{"derived", s, []string{"against", "epoch", "first_chunk", "job", "out", "params"}},
+		{"derived", s, []string{"against", "epoch", "first_chunk", "format", "job", "out", "params"}},
 		{"none", Spec{Job: "j", Params: everyParam()}, []string{"epoch", "job", "out", "params"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,4 +265,23 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// TestSpecFormat checks that a worker reads the specs of every format up
+// to its own and refuses a newer one, naming both.
+func TestSpecFormat(t *testing.T) {
+	tests := []struct {
+		format int
+		ok     bool
+	}{{0, true}, {SpecFormat, true}, {SpecFormat + 1, false}}
+	for _, tt := range tests {
+		s := Spec{Job: "j", Format: tt.format}
+		err := s.CheckFormat()
+		if (err == nil) != tt.ok {
+			t.Errorf("format %d: %v, want ok %v", tt.format, err, tt.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("format %d", tt.format)) {
+			t.Errorf("format %d: %q does not name it", tt.format, err)
+		}
+	}
 }

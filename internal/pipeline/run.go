@@ -432,7 +432,7 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, cc *checke
 	if jobName == "" {
 		jobName = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
 	}
-	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: ".", Params: params, Derived: cc.derived}
+	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: ".", Params: params, Derived: cc.derived, Format: job.SpecFormat}
 	if err := writeJSON(ctx, st, job.PlanFile, plan); err != nil {
 		return nil, nil, false, err
 	}

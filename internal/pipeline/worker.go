@@ -174,6 +174,9 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 	if err := json.Unmarshal(v, &spec); err != nil {
 		return nil, queue.Permanent(fmt.Errorf("job %s: bad spec: %w", t.Job, err))
 	}
+	if err := spec.CheckFormat(); err != nil {
+		return nil, queue.Permanent(err)
+	}
 	if spec.Epoch != t.Epoch {
 		return nil, queue.Permanent(fmt.Errorf("job %s: task of epoch %s, but the job is now in epoch %s", t.Job, t.Epoch, spec.Epoch))
 	}
