@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -144,6 +145,11 @@ func (s *State) Follow(ctx context.Context, prefix string) (<-chan Update, error
 		err := Retry(ctx, func(rctx context.Context) error {
 			var err error
 			w, err = s.kv.Watch(context.WithoutCancel(rctx), prefix+">")
+			if gone(err) {
+				// The job's state is gone (another coordinator took the
+				// job and finished it): no retry brings it back.
+				return Permanent(err)
+			}
 			return err
 		})
 		if err != nil {
@@ -177,9 +183,11 @@ func (s *State) Follow(ctx context.Context, prefix string) (<-chan Update, error
 			case e, ok := <-w.Updates():
 				if !ok {
 					w.Stop()
-					if w, err = watch(); err != nil {
-						return
+					again, err := watch()
+					if err != nil {
+						return // the reader sees the channel closed
 					}
+					w = again
 					continue
 				}
 				if e == nil {
@@ -197,6 +205,9 @@ func (s *State) Follow(ctx context.Context, prefix string) (<-chan Update, error
 				}
 			case <-recheck.C:
 				keys, err := s.kv.ListKeysFiltered(ctx, prefix+">")
+				if gone(err) {
+					return // the reader sees the channel closed
+				}
 				if err != nil {
 					continue
 				}
@@ -209,4 +220,11 @@ func (s *State) Follow(ctx context.Context, prefix string) (<-chan Update, error
 		}
 	}()
 	return out, nil
+}
+
+// gone reports whether err says that the job's state bucket is no more
+// (another coordinator took the job over and ended it): following it
+// cannot go on.
+func gone(err error) bool {
+	return errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, nats.ErrStreamNotFound)
 }

@@ -1,8 +1,10 @@
 package queue
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // TestState checks the job state on an embedded server: get, create,
@@ -66,5 +68,33 @@ func TestState(t *testing.T) {
 	}
 	if err := q.DeleteState(ctx, "job1"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFollowBucketDeleted deletes a job's state bucket while Follow
+// watches it (another coordinator took the job over and deleted it):
+// Follow's channel must close, not panic, so that its reader can say why.
+func TestFollowBucketDeleted(t *testing.T) {
+	ctx, q := embeddedQueue(t)
+	s, err := q.State(ctx, "job2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	updates, err := s.Follow(fctx, "r.map.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := <-updates; !u.Replayed {
+		t.Fatalf("first update %+v, want the replay's mark", u)
+	}
+	if err := q.DeleteState(ctx, "job2"); err != nil {
+		t.Fatal(err)
+	}
+	for range updates {
+	}
+	if fctx.Err() != nil {
+		t.Errorf("Follow went on for %v after its bucket was deleted", 30*time.Second)
 	}
 }
