@@ -46,3 +46,24 @@ func metricStage(name string) string {
 	}
 	return name
 }
+
+// heldRead keeps what a map task read until its result is recorded: a
+// task whose result could not be recorded runs again, and its documents
+// must not be counted twice.
+type heldRead struct {
+	docs, inputBytes, textBytes int64
+	rejects                     map[string]int64
+	held                        bool
+}
+
+// Read holds what the task read.
+func (h *heldRead) Read(docs, inputBytes, textBytes int64, rejects map[string]int64) {
+	*h = heldRead{docs: docs, inputBytes: inputBytes, textBytes: textBytes, rejects: rejects, held: true}
+}
+
+// tell tells o what the task read, if it read anything.
+func (h *heldRead) tell(o TaskObserver) {
+	if h.held {
+		o.Read(h.docs, h.inputBytes, h.textBytes, h.rejects)
+	}
+}

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -106,4 +108,43 @@ func TestSideResultsJob(t *testing.T) {
 		t.Fatalf("%d results in files: the limit did not apply", len(files))
 	}
 	sameFiles(t, ref, out, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet")
+}
+
+// readCounter counts the documents the in-process workers report read.
+type readCounter struct {
+	noObserver
+	mu   sync.Mutex
+	docs int64
+}
+
+func (c *readCounter) Read(docs, _, _ int64, _ map[string]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.docs += docs
+}
+
+// TestReadCountedOnce makes recording every map task's result fail (its
+// result file cannot be created), so that each task runs again until it
+// fails for good: the documents the workers report read are only those of
+// recorded results, none.
+func TestReadCountedOnce(t *testing.T) {
+	in, _ := genCorpus(t, 300, 19, 2)
+	cfg := testConfig(t, in, filepath.Join(t.TempDir(), "out"), 2)
+	cfg.sideResultBytes = 1 // every result goes to a file
+	f, err := faults.Parse("fail@create:results/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Faults = f
+	counter := &readCounter{}
+	cfg.Tasks = counter
+	m, err := Run(context.Background(), cfg)
+	if err == nil || m != nil {
+		// Every recording fails: the job cannot end. What was read and
+		// not recorded must not have been counted.
+		t.Fatalf("job with no result recorded ended: %v", err)
+	}
+	if counter.docs != 0 {
+		t.Errorf("%d documents counted read, though no map task's result was recorded", counter.docs)
+	}
 }

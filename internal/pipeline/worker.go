@@ -108,7 +108,8 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 	if !ok {
 		return queue.Permanent(fmt.Errorf("unknown stage %q", t.Stage))
 	}
-	env := &stage.Env{Spec: &jc.spec, FS: w.faults.FS(jc.fs), Cache: jc.files, Inputs: w.roots, Reads: w.obs}
+	reads := &heldRead{}
+	env := &stage.Env{Spec: &jc.spec, FS: w.faults.FS(jc.fs), Cache: jc.files, Inputs: w.roots, Reads: reads}
 	result, err := s.Run(ctx, env, stage.Task{Stage: t.Stage, Index: t.Index})
 	if errors.Is(err, stage.ErrRefused) {
 		return queue.Permanent(err)
@@ -127,6 +128,7 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 	if err := jc.state.Put(ctx, doneKey(t.Epoch, t.Stage, t.Index), data); err != nil {
 		return fmt.Errorf("recording %s task %d: %w", t.Stage, t.Index, err)
 	}
+	reads.tell(w.obs) // counted once the task is done: a retry reads again
 	log.Debug("task done")
 	return nil
 }
