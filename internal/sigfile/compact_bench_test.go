@@ -704,26 +704,6 @@ func readPairs(t *testing.T, out string, ords map[int64]int, n int) []fpPair {
 	return pairs
 }
 
-func jaccard32(a, b []uint32) float64 {
-	i, j, inter := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			inter++
-			i++
-			j++
-		}
-	}
-	if len(a)+len(b) == 0 {
-		return 0
-	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
-}
-
 func measureJaccard(t *testing.T, docs []fpDoc, pairs []fpPair) {
 	kinds := []string{"pairs/", "candidates/ not in pairs/", "random"}
 	byKind := map[string][]fpPair{}
@@ -766,7 +746,7 @@ func measureJaccard(t *testing.T, docs []fpDoc, pairs []fpPair) {
 					continue
 				}
 				n++
-				jb := jaccard32(get(p.a), get(p.b))
+				jb := shingle.Jaccard(get(p.a), get(p.b))
 				d := math.Abs(jb - j64[i])
 				if d > 0 {
 					changed++
@@ -815,7 +795,7 @@ func measureJaccard(t *testing.T, docs []fpDoc, pairs []fpPair) {
 	})
 	d32 := timeDecode(func() {
 		for _, p := range ps {
-			sink += jaccard32(s32[p.a], s32[p.b])
+			sink += shingle.Jaccard(s32[p.a], s32[p.b])
 		}
 	})
 	t.Logf("exact Jaccard of %d candidate pairs (merge): 64-bit %.0f ns/pair, 32-bit %.0f ns/pair (%v)",

@@ -200,9 +200,10 @@ func SortUnique(h []uint64) []uint64 {
 }
 
 // Jaccard returns |a ∩ b| / |a ∪ b| for two sorted, repeat-free sets (as
-// returned by [SortUnique]). It is defined as 0 when both sets are empty:
-// two documents without shingles are not near-duplicates of each other.
-func Jaccard(a, b []uint64) float64 {
+// returned by [SortUnique]), of 64-bit hashes or of narrower ones. It is
+// defined as 0 when both sets are empty: two documents without shingles
+// are not near-duplicates of each other.
+func Jaccard[T uint32 | uint64](a, b []T) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 0
 	}
