@@ -169,23 +169,7 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		prog: newProgress(cfg.Progress, cfg.Live), life: life}
 	man, err := c.execute(ctx, started)
 	if err != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) || errors.Is(cause, ErrDiskFull) {
-			return nil, cause
-		}
-		// Tasks fail when another coordinator took the job (they belong
-		// to an epoch that is over): then that is the reason to give.
-		if ctx.Err() == nil {
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			cerr := lease.Confirm(cctx)
-			cancel()
-			if errors.Is(cerr, ErrJobBusy) {
-				return nil, cerr
-			}
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("interrupted; run the same command again to resume: %w", ctx.Err())
-		}
-		return nil, err
+		return nil, failure(ctx, err, lease)
 	}
 	lease.Release()
 	if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) {
@@ -538,6 +522,31 @@ func natsStore(cfg Config, st *storage.Dir) string {
 // jobState opens the job's state and takes the coordinator lease in it,
 // then clears the state when it belongs to another run. The lease comes
 // first: a running job's state is never cleared.
+// failure is the reason to give for a run that failed with err. Tasks
+// fail when another coordinator took the job (they belong to an epoch
+// that is over), and the run's context is cancelled, with its cause, when
+// the lease is lost or a disk stays full: those causes are the reason,
+// whichever was seen first. The lease goroutine may find the lease lost
+// while the lease is being confirmed here, cancelling the confirmation,
+// so the cause is read after it.
+func failure(ctx context.Context, err error, lease confirmer) error {
+	if ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		cerr := lease.Confirm(cctx)
+		cancel()
+		if errors.Is(cerr, ErrJobBusy) {
+			return cerr
+		}
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) || errors.Is(cause, ErrDiskFull) {
+		return cause
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted; run the same command again to resume: %w", ctx.Err())
+	}
+	return err
+}
+
 func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.Lease, overwrite bool, log *slog.Logger, lost func(error)) (*queue.State, *queue.Held, error) {
 	state, err := q.State(ctx, spec.Job)
 	if err != nil {

@@ -68,7 +68,7 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 			return queue.Update{}, ctx.Err()
 		case u, ok := <-updates:
 			if !ok {
-				return u, fmt.Errorf("%s stage: following the job state ended: %w", name, context.Cause(fctx))
+				return u, fmt.Errorf("%s stage: following the job's state ended (its bucket was deleted, or the server could not be reached to watch it again)", name)
 			}
 			return u, nil
 		}
