@@ -2,18 +2,21 @@
 // match against it (--against) and for query: its parameters, and for each
 // chunk its documents file and its signature file (ids, urls, signatures
 // and shingle sets). The band records stay where the job wrote them
-// (bands/), listed by partition in index/parts/ (the lists the job's own
-// reduce tasks read); index/index.json is written last and marks the index
-// complete.
+// (bands/), listed in index/index.json, which is written last and marks
+// the index complete.
 //
 // Layout, under the job's output:
 //
-//	index/index.json                 this description
+//	index/index.json                 this description, with the list of band files
 //	index/sigs/chunk-CCCCCC.sig      per chunk: id, url, signature, shingle set by slot (package sigfile)
+//	bands/parts-FFFFF-LLLLL.parquet  per reduce task: the band records of partitions F to L, a row group each
+//	docs/chunk-CCCCCC.parquet        the documents
+//
+// Versions 1 and 2 (still read) kept a band file per chunk and partition:
+//
 //	index/parts/part=NNNNN.json      per partition: every chunk's band files in bands/
 //	index/bandruns/chunk-CCCCCC.json per chunk read in runs: its later runs' band files
 //	bands/part=NNNNN/chunk-*.parquet the band records, sorted by (band, key, doc)
-//	docs/chunk-CCCCCC.parquet        the documents
 package index
 
 import (
@@ -37,7 +40,10 @@ import (
 // of params within version 2: a build from before reads such an index
 // alike but for them, which it only uses to warn of an earlier job's own
 // earlier jobs not given to --against.
-const Version = 2
+//
+// Version 3 writes bands/ as one file per reduce task (BandsLayoutTasks),
+// listed in index.json instead of index/parts/ and index/bandruns/.
+const Version = 3
 
 // Index describes a job's index.
 type Index struct {
@@ -54,6 +60,38 @@ type Index struct {
 	Against []job.Against `json:"against,omitempty"`
 	Chunks  []Chunk       `json:"chunks"`
 	Docs    int64         `json:"docs"`
+	// BandsLayout is the layout of bands/: 0 (versions 1 and 2) a file
+	// per chunk and partition, listed in index/parts/ and
+	// index/bandruns/; BandsLayoutTasks a file per reduce task, listed in
+	// BandFiles.
+	BandsLayout int `json:"bands_layout,omitempty"`
+	// BandFiles are the bands/ files of BandsLayoutTasks, by partition
+	// range, ascending.
+	BandFiles []BandFile `json:"band_files,omitempty"`
+}
+
+// BandsLayoutTasks is the bands/ layout of one file per reduce task, a
+// row group per partition (records.Band).
+const BandsLayoutTasks = 3
+
+// BandFile is a bands/ file of BandsLayoutTasks: the records of
+// partitions First to Last, sorted by (part, band, key, doc), a row group
+// (or more) per partition. Its name is relative to the job's output.
+type BandFile struct {
+	File  pqfile.Info `json:"file"`
+	First int         `json:"first"`
+	Last  int         `json:"last"`
+}
+
+// BandFilesOf returns the files of files holding partition part.
+func BandFilesOf(files []BandFile, part int) []BandFile {
+	var out []BandFile
+	for _, f := range files {
+		if f.First <= part && part <= f.Last {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // UnmarshalJSON decodes an index as encoded by encoding/json, or as a
@@ -153,7 +191,7 @@ func Load(ctx context.Context, st storage.Opener) (*Index, error) {
 	if err := json.Unmarshal(data, &ix); err != nil {
 		return nil, fmt.Errorf("%s: %w", job.IndexFile, err)
 	}
-	if ix.Version != Version && ix.Version != 1 {
+	if ix.Version != Version && ix.Version != 1 && ix.Version != 2 {
 		return nil, fmt.Errorf("%s: layout version %d, this build reads %d", job.IndexFile, ix.Version, Version)
 	}
 	return &ix, nil

@@ -42,6 +42,22 @@ func BandRunFile(part, chunk, run int) string {
 	return fmt.Sprintf("%s/part=%05d/chunk-%06d-run%04d.parquet", BandsDir, part, chunk, run)
 }
 
+// BandRunWorkFile holds run r of a chunk's band records for every
+// partition, in the work area (layout 3: see stage's band run files);
+// the reduce tasks read it and write bands/ (ReduceBandFile).
+func BandRunWorkFile(chunk, run int) string {
+	return fmt.Sprintf("%s/chunk-%06d-run%04d.bnd", BandRunsDir, chunk, run)
+}
+
+// BandRunsDir holds the band run files (BandRunWorkFile).
+const BandRunsDir = WorkDir + "/bandruns"
+
+// ReduceBandFile holds the band records of partitions first to last,
+// written by one reduce task (layout 3): a row group per partition.
+func ReduceBandFile(first, last int) string {
+	return fmt.Sprintf("%s/parts-%05d-%05d.parquet", BandsDir, first, last)
+}
+
 // BandRunsFile lists the later runs of a chunk's band records.
 func BandRunsFile(chunk int) string {
 	return fmt.Sprintf("%s/bandruns/chunk-%06d.json", IndexDir, chunk)
@@ -78,6 +94,9 @@ const (
 	InputsReduce   = "reduce"
 	InputsEdges    = "edges"
 	InputsGathered = "gathered"
+	// InputsBands (by reduce task) lists the partitions of a reduce task
+	// and the band run files it reads (layout 3).
+	InputsBands = "bands"
 )
 
 // ResultFile holds the result of a task too large for the job's NATS

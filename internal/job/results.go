@@ -49,7 +49,11 @@ type MapResult struct {
 	// of its runs after the first (BandRunFile): kept out of the result,
 	// which travels in a NATS message of bounded size.
 	BandRuns *pqfile.Info `json:"band_runs,omitempty"`
-	Seconds  float64      `json:"seconds"`
+	// BandRunFiles are the chunk's band run files (BandRunWorkFile), one
+	// per run, each holding every partition's records: what the map
+	// stage writes now, instead of BandFiles and BandRuns.
+	BandRunFiles []pqfile.Info `json:"band_run_files,omitempty"`
+	Seconds      float64       `json:"seconds"`
 }
 
 // ReduceResult is what a reduce task reports.
@@ -75,6 +79,15 @@ type ReduceResult struct {
 	// the verify task of which chunk needs: the gather stage's input.
 	RequestFiles map[int]pqfile.Info `json:"request_files"`
 	Seconds      float64             `json:"seconds"`
+}
+
+// ReduceTaskResult is what a reduce task reports: the results of its
+// partitions, First to Last, and the bands/ file it wrote of them.
+type ReduceTaskResult struct {
+	First int            `json:"first"`
+	Last  int            `json:"last"`
+	Parts []ReduceResult `json:"parts"`
+	Bands pqfile.Info    `json:"bands"`
 }
 
 // GatherResult is what a gather task reports: it read its chunk's

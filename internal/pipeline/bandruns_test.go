@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/neardup/neardup/internal/job"
 )
 
 // TestBandRuns runs a job on one gzipped JSONL file, which is one map task
@@ -39,6 +41,7 @@ func TestBandRuns(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out")
 		cfg := testConfig(t, in, out, 2)
 		cfg.Params.ChunkBytes = chunk
+		cfg.KeepWork = true // and the band run files with it
 		man, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -46,9 +49,9 @@ func TestBandRuns(t *testing.T) {
 		if man.Chunks != 1 {
 			t.Fatalf("%d chunks, want 1 (a compressed file is read whole)", man.Chunks)
 		}
-		later, _ := filepath.Glob(filepath.Join(out, "bands", "*", "chunk-000000-run*.parquet"))
-		runs := len(later)
-		t.Logf("chunk bytes %d: %d band files after the first run", chunk, runs)
+		files, _ := filepath.Glob(filepath.Join(out, filepath.FromSlash(job.BandRunsDir), "chunk-000000-run*.bnd"))
+		runs := len(files) - 1
+		t.Logf("chunk bytes %d: %d band run files after the first", chunk, runs)
 		if small := chunk < int64(len(data)); small != (runs > 0) {
 			t.Fatalf("chunk bytes %d of %d: %d later runs", chunk, len(data), runs)
 		}

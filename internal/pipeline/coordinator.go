@@ -42,7 +42,7 @@ type confirmer interface {
 // execute runs the job's stages in order, then concludes it.
 func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest.Manifest, error) {
 	j := &stage.Job{Spec: c.spec, Plan: c.plan, Out: c.st, FS: c.fs, Earlier: earlierMaps(c.earlier),
-		Manifest: stage.NewManifest(c.spec, c.plan, started, versions()), Log: c.log}
+		Manifest: stage.NewManifest(c.spec, c.plan, started, versions()), Log: c.log, KeepWork: c.cfg.KeepWork}
 	if err := stage.Drive(ctx, j, stage.Stages(c.spec.Params), c); err != nil {
 		return nil, err
 	}
@@ -93,7 +93,9 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	// The index is complete once its description is written: before the
 	// manifest, so that a finished job always has it (unless --index=false).
 	if p.Index {
-		if err := index.Write(ctx, c.st, index.New(c.spec, j.Maps)); err != nil {
+		ix := index.New(c.spec, j.Maps)
+		ix.BandsLayout, ix.BandFiles = index.BandsLayoutTasks, j.BandFiles
+		if err := index.Write(ctx, c.st, ix); err != nil {
 			return nil, err
 		}
 	}

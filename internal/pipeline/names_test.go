@@ -13,7 +13,7 @@ import (
 )
 
 // TestForgedIndexNames edits the earlier job's index so that one band file
-// of a partition is named outside its output, by ".." and by an absolute
+// is named outside its output, by ".." and by an absolute
 // path, with that file's bytes copied there (so that reading it would go
 // unnoticed), and checks that a job --against it fails naming the forged
 // name as leaving its store, on the worker that reads the list.
@@ -25,23 +25,19 @@ func TestForgedIndexNames(t *testing.T) {
 	if _, err := Run(ctx, testConfig(t, in, out1, 1)); err != nil {
 		t.Fatal(err)
 	}
-	partFile := filepath.Join(out1, filepath.FromSlash(job.TaskInputFile(job.InputsReduce, 0)))
-	orig, err := os.ReadFile(partFile)
+	ixFile := filepath.Join(out1, filepath.FromSlash(job.IndexFile))
+	orig, err := os.ReadFile(ixFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var entries []index.PartEntry
-	if err := json.Unmarshal(orig, &entries); err != nil {
+	var ix index.Index
+	if err := json.Unmarshal(orig, &ix); err != nil {
 		t.Fatal(err)
 	}
-	i := 0
-	for i < len(entries) && entries[i].File == nil {
-		i++
+	if len(ix.BandFiles) == 0 {
+		t.Fatal("the index lists no band file")
 	}
-	if i == len(entries) {
-		t.Fatal("partition 0 lists no band file")
-	}
-	data, err := os.ReadFile(filepath.Join(out1, filepath.FromSlash(entries[i].File.Name)))
+	data, err := os.ReadFile(filepath.Join(out1, filepath.FromSlash(ix.BandFiles[0].File.Name)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,18 +50,17 @@ func TestForgedIndexNames(t *testing.T) {
 	}
 	for _, name := range []string{"../../outside/secret.parquet", secret} {
 		t.Run(name, func(t *testing.T) {
-			forged := append([]index.PartEntry(nil), entries...)
-			f := *forged[i].File
-			f.Name = name
-			forged[i].File = &f
-			data, err := json.Marshal(forged)
+			forged := ix
+			forged.BandFiles = append([]index.BandFile(nil), ix.BandFiles...)
+			forged.BandFiles[0].File.Name = name
+			data, err := json.Marshal(&forged)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(partFile, data, 0o644); err != nil {
+			if err := os.WriteFile(ixFile, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			defer os.WriteFile(partFile, orig, 0o644)
+			defer os.WriteFile(ixFile, orig, 0o644)
 			cfg := testConfig(t, in, filepath.Join(t.TempDir(), "second"), 1)
 			cfg.Against = []string{out1}
 			_, err = Run(ctx, cfg)

@@ -83,9 +83,9 @@ func TestSimHashEndToEnd(t *testing.T) {
 		}
 	}
 	keys := make([]map[int32]int64, n)
-	bandFiles, _ := filepath.Glob(filepath.Join(outs[1], "bands", "*", "*.parquet"))
+	bandFiles, _ := filepath.Glob(filepath.Join(outs[1], "bands", "*.parquet"))
 	for _, f := range bandFiles {
-		rows, err := parquet.ReadFile[records.BandRecord](f)
+		rows, err := parquet.ReadFile[records.Band](f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -175,6 +175,21 @@ func (w *Writer[T]) flush(rows []T) error {
 	return nil
 }
 
+// EndRowGroup ends the row group being written: the rows written since
+// the last one form a row group of their own (none if there were none).
+func (w *Writer[T]) EndRowGroup() error {
+	if len(w.buf) > 0 {
+		if err := w.flush(w.buf); err != nil {
+			return err
+		}
+		w.buf = w.buf[:0]
+	}
+	if err := w.pw.Flush(); err != nil {
+		return fmt.Errorf("pqfile: write %s: %w", w.name, err)
+	}
+	return nil
+}
+
 // Close writes the rest of the file and commits it.
 func (w *Writer[T]) Close() (Info, error) {
 	if len(w.buf) > 0 {

@@ -217,7 +217,7 @@ type source struct {
 	chunks map[int]pqfile.Info // signature file by chunk
 	// files holds the band files of the partitions read so far, runs
 	// holds the later runs of chunks read in several, by partition.
-	files map[int][]pqfile.Info
+	files map[int][]bandRef
 	runs  map[int]map[int][]pqfile.Info
 	sigs  map[int]*openSig
 }
@@ -253,7 +253,7 @@ func openSource(ctx context.Context, loc string) (*source, error) {
 		return nil, fmt.Errorf("index %s: %s: %w", loc, job.IndexFile, err)
 	}
 	src := &source{loc: loc, st: st, ix: ix, sk: sk, chunks: map[int]pqfile.Info{},
-		files: map[int][]pqfile.Info{}, runs: map[int]map[int][]pqfile.Info{}, sigs: map[int]*openSig{}}
+		files: map[int][]bandRef{}, runs: map[int]map[int][]pqfile.Info{}, sigs: map[int]*openSig{}}
 	for _, c := range ix.Chunks {
 		src.chunks[c.Chunk] = c.SigFile
 	}
@@ -347,45 +347,70 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 	return nil
 }
 
+// bandRef is a band file to look a partition up in: a whole file of one
+// partition (index version 2, part -1), or the row groups of partition
+// part of a file of several (index.BandFile).
+type bandRef struct {
+	info pqfile.Info
+	part int
+}
+
 // lookup looks the keys of want up in a band file: in its table, cached
-// or read whole into the cache, or without a cache in the columns it
-// needs.
-func (src *source) lookup(ctx context.Context, cache *tableCache, f pqfile.Info, want []stage.BandKey, hit func(int32, int64), st *Stats) error {
+// or read into the cache (the partition's row groups of a file of
+// several), or without a cache in the columns it needs.
+func (src *source) lookup(ctx context.Context, cache *tableCache, f bandRef, want []stage.BandKey, hit func(int32, int64), st *Stats) error {
 	if cache == nil {
-		n, err := stage.LookupBands(ctx, src.st, f, want, hit)
+		n, err := stage.LookupBands(ctx, src.st, f.info, f.part, want, hit)
 		st.BandBytes += n
 		return err
 	}
-	name := src.loc + "\x00" + f.Name
+	name := fmt.Sprintf("%s\x00%s\x00%d", src.loc, f.info.Name, f.part)
 	t, ok := cache.get(name)
 	if ok {
 		st.Cached++
 	} else {
 		var err error
-		if t, err = stage.ReadBandTable(ctx, src.st, f); err != nil {
+		if f.part < 0 {
+			t, err = stage.ReadBandTable(ctx, src.st, f.info)
+			st.BandBytes += f.info.Bytes
+		} else {
+			t, err = stage.ReadBandPartTable(ctx, src.st, f.info, f.part)
+		}
+		if err != nil {
 			return err
 		}
-		st.BandBytes += f.Bytes
+		if f.part >= 0 {
+			st.BandBytes += t.Bytes() // about: the partition's columns
+		}
 		cache.add(name, t)
 	}
 	t.Lookup(want, hit)
 	return nil
 }
 
-// bandFiles returns the band files of a partition: every chunk's first
-// run's and its later runs'.
-func (src *source) bandFiles(ctx context.Context, part int) ([]pqfile.Info, error) {
+// bandFiles returns the band files of a partition: the files of the
+// reduce tasks that hold it, or, in an index of version 2, every chunk's
+// first run's and its later runs'.
+func (src *source) bandFiles(ctx context.Context, part int) ([]bandRef, error) {
 	if files, ok := src.files[part]; ok {
+		return files, nil
+	}
+	if src.ix.BandsLayout == index.BandsLayoutTasks {
+		files := []bandRef{}
+		for _, f := range index.BandFilesOf(src.ix.BandFiles, part) {
+			files = append(files, bandRef{info: f.File, part: part})
+		}
+		src.files[part] = files
 		return files, nil
 	}
 	entries, err := index.ReadPart(ctx, src.st, part)
 	if err != nil {
 		return nil, fmt.Errorf("index %s: partition %d: %w", src.loc, part, err)
 	}
-	files := []pqfile.Info{}
+	files := []bandRef{}
 	for _, e := range entries {
 		if e.File != nil {
-			files = append(files, *e.File)
+			files = append(files, bandRef{info: *e.File, part: -1})
 		}
 		if e.Runs == nil {
 			continue
@@ -397,7 +422,9 @@ func (src *source) bandFiles(ctx context.Context, part int) ([]pqfile.Info, erro
 			}
 			src.runs[e.Chunk] = runs
 		}
-		files = append(files, runs[part]...)
+		for _, f := range runs[part] {
+			files = append(files, bandRef{info: f, part: -1})
+		}
 	}
 	src.files[part] = files
 	return files, nil

@@ -20,6 +20,8 @@ import (
 	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
+	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 )
 
@@ -308,7 +310,7 @@ func TestQueryIndexes(t *testing.T) {
 		}
 	})
 	t.Run("missing file", func(t *testing.T) {
-		for _, name := range []string{job.SigFile(0), job.TaskInputFile(job.InputsReduce, 0)} {
+		for _, name := range []string{job.SigFile(0), job.ReduceBandFile(0, 0)} {
 			t.Run(name, func(t *testing.T) {
 				f := runJob(t, 100, 7, func(p *job.Params) { p.Partitions = 1 })
 				if err := os.Remove(filepath.Join(f.out, name)); err != nil {
@@ -435,13 +437,11 @@ func TestQueryForgedIndex(t *testing.T) {
 		t.Run(fmt.Sprintf("%s, absolute %v", tt.name, tt.absolute), func(t *testing.T) {
 			var bad string
 			if tt.name == "band file" {
-				var entries []index.PartEntry
-				edit(t, job.TaskInputFile(job.InputsReduce, 0), &entries, func() {
-					for _, e := range entries {
-						if e.File != nil {
-							bad = forge(t, e.File.Name, tt.absolute)
-							e.File.Name = bad
-						}
+				var ix index.Index
+				edit(t, job.IndexFile, &ix, func() {
+					for i := range ix.BandFiles {
+						bad = forge(t, ix.BandFiles[i].File.Name, tt.absolute)
+						ix.BandFiles[i].File.Name = bad
 					}
 				})
 			} else {
@@ -461,5 +461,58 @@ func TestQueryForgedIndex(t *testing.T) {
 				t.Errorf("got %v, want an error naming %s as leaving its store", err, bad)
 			}
 		})
+	}
+}
+
+// TestQueryLayouts checks that a query finds the same matches, with and
+// without a cache, in an index whose bands/ is a file per reduce task and
+// in the same index rewritten in the layout of version 2 (a file per
+// chunk and partition, listed in index/parts/), its files of the new
+// layout removed so that only the old layout can answer.
+func TestQueryLayouts(t *testing.T) {
+	ctx := context.Background()
+	f := runJob(t, 300, 11, func(p *job.Params) {})
+	r := rand.New(rand.NewPCG(3, 4))
+	var docs []Doc
+	for _, id := range f.ids[:60] {
+		docs = append(docs, Doc{ID: id, Text: []byte(nearCopy(r, f.texts[id], 0.01))})
+	}
+	query := func(t *testing.T, cache int64) ([]Result, Stats) {
+		s, err := Open(ctx, []string{f.out}, Options{CacheBytes: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		res, st, err := s.Query(ctx, docs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, st
+	}
+	newRes, newSt := query(t, 0)
+	cachedRes, _ := query(t, 1<<30)
+	if newSt.Matches < len(docs) || !reflect.DeepEqual(newRes, cachedRes) {
+		t.Fatalf("%d matches of %d near copies; cached results equal: %v", newSt.Matches, len(docs), reflect.DeepEqual(newRes, cachedRes))
+	}
+	st, err := storage.NewDir(f.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Load(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stage.WriteVersion2Bands(ctx, st, ix); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(f.out, "bands", "parts-*")); len(files) > 0 {
+		t.Fatalf("files of the new layout left: %v", files)
+	}
+	for _, cache := range []int64{0, 1 << 30} {
+		oldRes, oldSt := query(t, cache)
+		if !reflect.DeepEqual(oldRes, newRes) || oldSt.Candidates != newSt.Candidates {
+			t.Errorf("cache %d: version 2 layout found %d matches of %d candidates, the new one %d of %d, or others",
+				cache, oldSt.Matches, oldSt.Candidates, newSt.Matches, newSt.Candidates)
+		}
 	}
 }

@@ -39,17 +39,7 @@ func readBandFile(ctx context.Context, st storage.Opener, info pqfile.Info) ([]r
 		base := len(recs)
 		recs = recs[:base+int(rg.NumRows())]
 		rows := recs[base:]
-		cols := []struct {
-			name string
-			set  func(i int, v int64)
-		}{
-			{"band", func(i int, v int64) { rows[i].Band = int32(v) }},
-			{"key", func(i int, v int64) { rows[i].Key = v }},
-			{"doc", func(i int, v int64) { rows[i].Doc = v }},
-			{"fp_hi", func(i int, v int64) { rows[i].FPHi = v }},
-			{"fp_lo", func(i int, v int64) { rows[i].FPLo = v }},
-		}
-		for _, c := range cols {
+		for _, c := range bandColumns(rows, false) {
 			leaf, ok := f.Schema().Lookup(c.name)
 			if !ok {
 				return nil, fmt.Errorf("%s: no column %q: %w", info.Name, c.name, pqfile.ErrCorrupt)
@@ -64,6 +54,29 @@ func readBandFile(ctx context.Context, st storage.Opener, info pqfile.Info) ([]r
 		}
 	}
 	return recs, nil
+}
+
+// bandColumn is a column of band records and how to set its value.
+type bandColumn struct {
+	name string
+	set  func(i int, v int64)
+}
+
+// bandColumns are the columns of rows: the fingerprint is fp_hi and fp_lo
+// in a band file of version 2, fp in a bands/ file of several partitions
+// (compact).
+func bandColumns(rows []records.BandRecord, compact bool) []bandColumn {
+	cols := []bandColumn{
+		{"band", func(i int, v int64) { rows[i].Band = int32(v) }},
+		{"key", func(i int, v int64) { rows[i].Key = v }},
+		{"doc", func(i int, v int64) { rows[i].Doc = v }},
+	}
+	if compact {
+		return append(cols, bandColumn{"fp", func(i int, v int64) { rows[i].FPHi = v }})
+	}
+	return append(cols,
+		bandColumn{"fp_hi", func(i int, v int64) { rows[i].FPHi = v }},
+		bandColumn{"fp_lo", func(i int, v int64) { rows[i].FPLo = v }})
 }
 
 // readIntColumn passes the values of an INT32 or INT64 column chunk to

@@ -206,17 +206,19 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 		t.Fatal(err)
 	}
 	r.maps = results[job.MapResult](t, rec.out["map"])
-	r.reduces = results[job.ReduceResult](t, rec.out["reduce"])
+	for _, tr := range results[job.ReduceTaskResult](t, rec.out["reduce"]) {
+		r.reduces = append(r.reduces, tr.Parts...)
+		for _, b := range readAll[records.Band](t, st, tr.Bands) {
+			if int(b.Part) < tr.First || int(b.Part) > tr.Last {
+				t.Fatalf("%s: a record of partition %d", tr.Bands.Name, b.Part)
+			}
+			r.bands = append(r.bands, records.BandRecord{Band: b.Band, Key: b.Key, Doc: b.Doc, FPHi: b.FP})
+		}
+	}
 	r.verifies = results[job.VerifyResult](t, rec.out["verify"])
 	r.stats = j.Clusters
 	for _, mr := range r.maps {
 		r.docs = append(r.docs, readAll[records.DocRecord](t, st, mr.DocFile)...)
-		if mr.BandRuns != nil {
-			t.Fatalf("map chunk %d: band records in several runs", mr.Chunk)
-		}
-		for _, part := range slices.Sorted(maps.Keys(mr.BandFiles)) {
-			r.bands = append(r.bands, readAll[records.BandRecord](t, st, mr.BandFiles[part])...)
-		}
 	}
 	for _, rr := range r.reduces {
 		r.cands = append(r.cands, readAll[records.Candidate](t, st, rr.File))

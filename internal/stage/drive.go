@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/storage"
@@ -30,14 +31,21 @@ type Job struct {
 	Earlier  []job.MapResult
 	Manifest *manifest.Manifest
 	Log      *slog.Logger
+	// KeepWork keeps the work area's files that a stage would remove
+	// once done (the band run files: see cleanBands).
+	KeepWork bool
 
 	// Maps are the map results of the job's own chunks, without their
 	// band files (map); Clusters what the cluster stage found.
 	Maps     []job.MapResult
 	Clusters *ClusterStats
+	// BandFiles are the bands/ files the reduce tasks wrote, by
+	// partition range (reduce): the index lists them.
+	BandFiles []index.BandFile
 
 	allMaps                    map[int]job.MapResult // earlier and own, by chunk (map)
 	gatherChunks, verifyChunks []int                 // the chunks with requests, with edges (reduce)
+	reduceTasks                int                   // how many (map)
 	verifies                   []job.VerifyResult    // (verify)
 }
 

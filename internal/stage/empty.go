@@ -29,24 +29,20 @@ func pairOptions() pqfile.Options {
 	return pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows}
 }
 
-// CompleteMapOutputs gives rejects/ and bands/ their empty file when no
-// map task of maps wrote one (see above). When some task did, it removes
-// an empty file an earlier run left there (before retried chunks brought
-// rows), unless that name is a file of this run's own task.
+// CompleteMapOutputs gives rejects/ its empty file when no map task of
+// maps wrote one (see above). When some task did, it removes an empty
+// file an earlier run left there (before retried chunks brought rows),
+// unless that name is a file of this run's own task. (Every reduce task
+// writes its bands/ file, rows or none.)
 func CompleteMapOutputs(ctx context.Context, st storage.FS, maps []job.MapResult) error {
-	var rejects, bands, ownReject, ownBand bool
+	var rejects, ownReject bool
 	for _, m := range maps {
 		rejects = rejects || m.RejectFile != nil
-		bands = bands || len(m.BandFiles) > 0
 		if m.Chunk == 0 {
 			ownReject = m.RejectFile != nil
-			_, ownBand = m.BandFiles[0]
 		}
 	}
-	if err := completeDataset[records.RejectRecord](ctx, st, job.RejectFile(0), rejectOptions(), rejects, ownReject); err != nil {
-		return err
-	}
-	return completeDataset[records.BandRecord](ctx, st, job.BandFile(0, 0), bandOptions(), bands, ownBand)
+	return completeDataset[records.RejectRecord](ctx, st, job.RejectFile(0), rejectOptions(), rejects, ownReject)
 }
 
 // completeDataset writes name, empty, when its dataset has no file

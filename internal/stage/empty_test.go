@@ -12,35 +12,31 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
-// TestCompleteMapOutputs checks that rejects/ and bands/ get an empty
-// file, with their schema, exactly when no map task wrote one, that an
+// TestCompleteMapOutputs checks that rejects/ gets an empty file, with
+// its schema, exactly when no map task wrote one, that an
 // empty file of an earlier run goes once other chunks have rows, and that
 // a task's own file is left alone.
 func TestCompleteMapOutputs(t *testing.T) {
 	info := &pqfile.Info{Name: "x", Rows: 1}
-	bands := map[int]pqfile.Info{0: *info}
 	tests := []struct {
 		name   string
 		before int // rows of the files there before: -1 none, 0 an empty file of an earlier run, 1 chunk 0's own
 		maps   []job.MapResult
-		after  int // rows of rejects/chunk-000000 and bands/part=00000/chunk-000000 after, -1 for none
+		after  int // rows of rejects/chunk-000000 after, -1 for none
 	}{
 		{"nothing written", -1, []job.MapResult{{Chunk: 0}, {Chunk: 1}}, 0},
 		{"nothing written, again", 0, []job.MapResult{{Chunk: 0}, {Chunk: 1}}, 0},
-		{"chunk 1 wrote", 0, []job.MapResult{{Chunk: 0}, {Chunk: 1, RejectFile: info, BandFiles: map[int]pqfile.Info{3: *info}}}, -1},
-		{"chunk 0 failed, chunk 1 wrote", 0, []job.MapResult{{Chunk: 1, RejectFile: info, BandFiles: bands}}, -1},
-		{"chunk 0 wrote", 1, []job.MapResult{{Chunk: 0, RejectFile: info, BandFiles: bands}}, 1},
+		{"chunk 1 wrote", 0, []job.MapResult{{Chunk: 0}, {Chunk: 1, RejectFile: info}}, -1},
+		{"chunk 0 failed, chunk 1 wrote", 0, []job.MapResult{{Chunk: 1, RejectFile: info}}, -1},
+		{"chunk 0 wrote", 1, []job.MapResult{{Chunk: 0, RejectFile: info}}, 1},
 	}
 	ctx := context.Background()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			st := newStore(t)
-			rejects, band := job.RejectFile(0), job.BandFile(0, 0)
+			rejects := job.RejectFile(0)
 			if tc.before >= 0 {
 				if _, err := pqfile.Write(ctx, st, rejects, make([]records.RejectRecord, tc.before), rejectOptions()); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := pqfile.Write(ctx, st, band, make([]records.BandRecord, tc.before), bandOptions()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -48,7 +44,6 @@ func TestCompleteMapOutputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkRows[records.RejectRecord](t, st, rejects, tc.after)
-			checkRows[records.BandRecord](t, st, band, tc.after)
 		})
 	}
 }

@@ -47,7 +47,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 		return nil, err
 	}
 	scripts := shingle.NewScripts()
-	res := &job.MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, BandFiles: map[int]pqfile.Info{}, Scripts: map[string]*job.ScriptStats{}}
+	res := &job.MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, Scripts: map[string]*job.ScriptStats{}}
 	// Signatures (and shingle sets) go to their file as documents are
 	// read: they are most of a chunk's bytes.
 	sigs, err := newSigWriter(ctx, st, job.SigFile(chunk.Index))
@@ -188,73 +188,43 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 const docGroupRows = 1 << 16
 
 // bandRuns holds a chunk's band records until about ChunkBytes of text
-// has been read, then writes them, sorted, as a run: one file per
-// partition (BandFile for the first run, BandRunFile after).
+// has been read, then writes them, sorted, as a run: one band run file
+// holding every partition (job.BandRunWorkFile).
 type bandRuns struct {
 	st    storage.Creator
 	chunk int
 	parts [][]records.BandRecord
 	res   *job.MapResult
 	run   int
-	text  int64                 // of the documents in parts
-	later map[int][]pqfile.Info // files of runs after the first, by partition
+	text  int64 // of the documents in parts
 }
 
 // flush writes the records held as the next run.
 func (r *bandRuns) flush(ctx context.Context) error {
-	written := false
-	for part, recs := range r.parts {
-		if len(recs) == 0 {
-			continue
-		}
-		slices.SortFunc(recs, compareBand)
-		name := job.BandFile(part, r.chunk)
-		if r.run > 0 {
-			name = job.BandRunFile(part, r.chunk, r.run)
-		}
-		info, err := pqfile.Write(ctx, r.st, name, recs, bandOptions())
-		if err != nil {
-			return err
-		}
-		if r.run == 0 {
-			r.res.BandFiles[part] = info
-		} else {
-			if r.later == nil {
-				r.later = map[int][]pqfile.Info{}
-			}
-			r.later[part] = append(r.later[part], info)
-		}
-		r.res.BandRecords += int64(len(recs))
-		r.parts[part] = recs[:0]
-		written = true
-	}
-	if written {
-		r.run++
-	}
 	r.text = 0
-	return nil
-}
-
-// finish writes the last run and, if there were several, the list of the
-// later ones.
-func (r *bandRuns) finish(ctx context.Context) error {
-	if err := r.flush(ctx); err != nil {
-		return err
+	n := 0
+	for _, recs := range r.parts {
+		slices.SortFunc(recs, compareBand)
+		n += len(recs)
 	}
-	if len(r.later) == 0 {
+	if n == 0 {
 		return nil
 	}
-	data, err := json.Marshal(r.later)
+	info, err := writeBandRun(ctx, r.st, job.BandRunWorkFile(r.chunk, r.run), r.chunk, r.parts)
 	if err != nil {
 		return err
 	}
-	name := job.BandRunsFile(r.chunk)
-	if err := storage.WriteFile(ctx, r.st, name, data); err != nil {
-		return err
+	r.res.BandRunFiles = append(r.res.BandRunFiles, info)
+	r.res.BandRecords += info.Rows
+	for part := range r.parts {
+		r.parts[part] = r.parts[part][:0]
 	}
-	r.res.BandRuns = &pqfile.Info{Name: name, Rows: int64(len(r.later)), Checksum: xxhash.Sum64(data), Bytes: int64(len(data))}
+	r.run++
 	return nil
 }
+
+// finish writes the last run.
+func (r *bandRuns) finish(ctx context.Context) error { return r.flush(ctx) }
 
 // ReadBandRuns reads the list of a chunk's later band runs (an index's
 // index.PartEntry.Runs), checked against what its writer recorded: the

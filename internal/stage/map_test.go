@@ -14,6 +14,7 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -113,17 +114,7 @@ func TestMapCounts(t *testing.T) {
 			// Band records: one per band for each document with shingles,
 			// in the partition of their key, sorted; a and a2 have one set
 			// and so the same keys and fingerprint.
-			var bands []records.BandRecord
-			for part, info := range res.BandFiles {
-				recs, err := readBandFile(ctx, st, info)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if info.Name != job.BandFile(part, 3) || !slices.IsSortedFunc(recs, compareBand) {
-					t.Errorf("band file %s: not sorted, or named for another partition", info.Name)
-				}
-				bands = append(bands, recs...)
-			}
+			bands := readRunFiles(t, st, res, p.Partitions)
 			byDoc := map[int64][]records.BandRecord{}
 			for _, b := range bands {
 				byDoc[b.Doc] = append(byDoc[b.Doc], b)
@@ -298,4 +289,37 @@ func TestMapDamagedRange(t *testing.T) {
 	if res.Docs != 1 || res.Rejected != 1 || res.DamagedRanges != 1 || res.DamagedBytes <= 0 {
 		t.Fatalf("result %+v: want record b read, record a rejected as one damaged range", res)
 	}
+}
+
+// readRunFiles reads every record of a map result's band run files,
+// checking that each partition's are sorted and of that partition.
+func readRunFiles(t *testing.T, st storage.Opener, res *job.MapResult, partitions int) []records.BandRecord {
+	t.Helper()
+	var out []records.BandRecord
+	for run, info := range res.BandRunFiles {
+		if info.Name != job.BandRunWorkFile(res.Chunk, run) {
+			t.Errorf("run %d of chunk %d in %s", run, res.Chunk, info.Name)
+		}
+		r, err := openBandRun(context.Background(), st, info, res.Chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for part := range partitions {
+			recs, err := r.readPart(part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rec := range recs {
+				if bands.Partition(uint64(rec.Key), partitions) != part {
+					t.Errorf("%s: record %+v in partition %d", info.Name, rec, part)
+				}
+			}
+			if !slices.IsSortedFunc(recs, compareBand) {
+				t.Errorf("%s: partition %d not sorted", info.Name, part)
+			}
+			out = append(out, recs...)
+		}
+		r.close()
+	}
+	return out
 }

@@ -77,9 +77,11 @@ func mapStage() Stage {
 			// The reduce tasks read the band files (through their own
 			// input files), the other stages the rest: the earlier jobs'
 			// chunks (--against) too, read through their mounts.
-			if err := writeTaskInputs(ctx, j.Out, job.InputsReduce, reduceInputs(list, j.Spec.Params.Partitions)); err != nil {
+			tasks := planReduceTasks(list, j.Spec.Params.Partitions)
+			if err := writeTaskInputs(ctx, j.Out, job.InputsBands, tasks); err != nil {
 				return err
 			}
+			j.reduceTasks = len(tasks)
 			j.Maps = slimMaps(list) // the band files (chunks × partitions) are written: let them go
 			j.allMaps = make(map[int]job.MapResult, len(j.Earlier)+len(list))
 			all := append(slices.Clone(j.Earlier), j.Maps...)

@@ -25,15 +25,31 @@ import (
 // candidates, and routed with the claims, by the chunk of their first
 // document, to the verify stage.
 func Reduce(ctx context.Context, st storage.FS, spec *job.Spec, part int, maps []job.MapResult) (*job.ReduceResult, error) {
-	start := time.Now()
-	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
-	m := &merger{}
+	lists, err := readPartFiles(ctx, st, part, maps)
+	if err != nil {
+		return nil, fmt.Errorf("reduce partition %d: %w", part, err)
+	}
+	return reducePart(ctx, st, spec, part, lists, nil)
+}
+
+// bandList is one sorted list of band records of a partition, named by
+// where it was read.
+type bandList struct {
+	name string
+	recs []records.BandRecord
+}
+
+// readPartFiles reads the band files of a partition in the layout before
+// band run files (version 2 indexes): each chunk's file in the partition
+// and its later runs.
+func readPartFiles(ctx context.Context, st storage.FS, part int, maps []job.MapResult) ([]bandList, error) {
+	var lists []bandList
 	for _, mr := range maps {
 		var files []pqfile.Info
 		if mr.BandRuns != nil {
 			runs, err := ReadBandRuns(ctx, st, *mr.BandRuns)
 			if err != nil {
-				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
+				return nil, err
 			}
 			files = runs[part]
 		}
@@ -43,15 +59,28 @@ func Reduce(ctx context.Context, st storage.FS, spec *job.Spec, part int, maps [
 		for _, info := range files {
 			recs, err := readBandFile(ctx, st, info)
 			if err != nil {
-				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
+				return nil, err
 			}
-			if err := m.add(info.Name, recs); err != nil {
-				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
-			}
+			lists = append(lists, bandList{name: info.Name, recs: recs})
 		}
 	}
+	return lists, nil
+}
 
-	b := &bucketer{maxBucket: spec.Params.MaxBucket, res: res, firstOwn: job.Ordinal(spec.FirstChunk, 0)}
+// reducePart reduces one partition from its sorted lists (see Reduce);
+// own, if not nil, is given each of the job's own records (not an earlier
+// job's) in order.
+func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []bandList, own func(records.BandRecord)) (*job.ReduceResult, error) {
+	start := time.Now()
+	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
+	m := &merger{}
+	for _, l := range lists {
+		if err := m.add(l.name, l.recs); err != nil {
+			return nil, fmt.Errorf("reduce partition %d: %w", part, err)
+		}
+	}
+	firstOwn := job.Ordinal(spec.FirstChunk, 0)
+	b := &bucketer{maxBucket: spec.Params.MaxBucket, res: res, firstOwn: firstOwn}
 	var bucket []records.BandRecord
 	for n := 0; ; n++ {
 		if n%65536 == 0 {
@@ -67,6 +96,9 @@ func Reduce(ctx context.Context, st storage.FS, spec *job.Spec, part int, maps [
 			break
 		}
 		res.Records++
+		if own != nil && rec.Doc >= firstOwn {
+			own(rec)
+		}
 		if len(bucket) > 0 && (rec.Band != bucket[0].Band || rec.Key != bucket[0].Key) {
 			b.add(bucket)
 			bucket = bucket[:0]

@@ -1,38 +1,51 @@
 package stage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 )
 
-// reduceStage groups the band records: one task per partition, writing
-// the candidate edges of each chunk and the signature requests of its
-// documents (see Reduce).
+// reduceStage groups the band records: one task per range of partitions
+// (planReduceTasks), writing for each partition the candidate edges of
+// each chunk and the signature requests of its documents (see Reduce),
+// and one bands/ file of its partitions' records (see ReduceTask).
 func reduceStage() Stage {
 	return Stage{
 		Name: "reduce",
 		Tasks: func(_ context.Context, j *Job) ([]int, error) {
-			return seq(j.Spec.Params.Partitions), nil
+			return seq(j.reduceTasks), nil
 		},
 		Run: func(ctx context.Context, e *Env, t Task) (any, error) {
-			in, err := reduceTaskInputs(ctx, e.FS, len(e.Spec.Against), t.Index)
+			in, err := readTaskInput[bandTaskInput](ctx, e.FS, job.InputsBands, t.Index)
 			if err != nil {
 				return nil, err
 			}
-			r, err := Reduce(ctx, e.FS, e.Spec, t.Index, mapResults(in, t.Index))
+			r, err := ReduceTask(ctx, e.FS, e.Spec, in)
 			if err != nil {
-				return nil, fmt.Errorf("reduce partition %d: %w", t.Index, err)
+				return nil, fmt.Errorf("reduce task %d (partitions %d to %d): %w", t.Index, in.First, in.Last, err)
 			}
 			return r, nil
 		},
 		Done: func(ctx context.Context, j *Job, out *Outcome) error {
-			list, err := decodeResults[job.ReduceResult](out)
+			tasks, err := decodeResults[job.ReduceTaskResult](out)
 			if err != nil {
+				return err
+			}
+			var list []job.ReduceResult
+			j.BandFiles = j.BandFiles[:0]
+			for _, t := range tasks {
+				list = append(list, t.Parts...)
+				j.BandFiles = append(j.BandFiles, index.BandFile{File: t.Bands, First: t.First, Last: t.Last})
+			}
+			slices.SortFunc(j.BandFiles, func(a, b index.BandFile) int { return cmp.Compare(a.First, b.First) })
+			if err := cleanBands(ctx, j); err != nil {
 				return err
 			}
 			foldReduces(j.Manifest, list)
@@ -70,4 +83,43 @@ func foldReduces(m *manifest.Manifest, list []job.ReduceResult) {
 			m.BoundedBuckets = job.InsertBounded(m.BoundedBuckets, b)
 		}
 	}
+}
+
+// lister lists the files under a prefix (storage.Dir).
+type lister interface {
+	List(ctx context.Context, prefix string) ([]string, error)
+}
+
+// cleanBands removes what the reduce stage no longer needs: the band
+// run files, once every map task succeeded (a rerun that retries failed
+// chunks reduces again and reads them all) unless the work area is kept, and the bands/ files of an
+// earlier run of the job that cut its partitions otherwise (map tasks
+// retried since). Each removal may be done again: a coordinator that
+// stopped here runs Done again.
+func cleanBands(ctx context.Context, j *Job) error {
+	if len(j.Manifest.Failures) == 0 && !j.KeepWork {
+		if err := j.Out.Remove(ctx, job.BandRunsDir); err != nil {
+			return fmt.Errorf("removing the band run files: %w", err)
+		}
+	}
+	l, ok := j.Out.(lister)
+	if !ok {
+		return nil
+	}
+	names, err := l.List(ctx, job.BandsDir)
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, f := range j.BandFiles {
+		keep[f.File.Name] = true
+	}
+	for _, n := range names {
+		if !keep[n] {
+			if err := j.Out.Remove(ctx, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -29,7 +29,7 @@ const inputWriters = 16
 
 // writeTaskInputs writes each task's input list to its file, as compact
 // JSON (entries number chunks or partitions: thousands).
-func writeTaskInputs[T any](ctx context.Context, st storage.Creator, kind string, inputs map[int][]T) error {
+func writeTaskInputs[T any](ctx context.Context, st storage.Creator, kind string, inputs map[int]T) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(inputWriters)
 	for _, i := range slices.Sorted(maps.Keys(inputs)) {
@@ -43,6 +43,13 @@ func writeTaskInputs[T any](ctx context.Context, st storage.Creator, kind string
 		})
 	}
 	return g.Wait()
+}
+
+// readTaskInput reads a task's input.
+func readTaskInput[T any](ctx context.Context, st storage.Opener, kind string, i int) (T, error) {
+	var in T
+	err := storage.ReadJSON(ctx, st, job.TaskInputFile(kind, i), &in)
+	return in, err
 }
 
 // readTaskInputs reads a task's input list.
@@ -168,7 +175,7 @@ func reduceInputs(maps []job.MapResult, partitions int) map[int][]bandInput {
 func slimMaps(maps []job.MapResult) []job.MapResult {
 	out := slices.Clone(maps)
 	for i := range out {
-		out[i].BandFiles = nil
+		out[i].BandFiles, out[i].BandRunFiles = nil, nil
 	}
 	return out
 }

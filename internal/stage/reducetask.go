@@ -1,0 +1,180 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/neardup/neardup/internal/index"
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// reduceTaskBytes is about the bytes of band run records a reduce task
+// reads: the map stage's runs are cut into tasks of partitions by it.
+const reduceTaskBytes = 96 << 20
+
+// minReduceTasks is the fewest reduce tasks of a job of several
+// partitions, so that two cores share a small job's reduce.
+const minReduceTasks = 2
+
+// bandTaskInput is a reduce task's input: its partitions, First to Last,
+// and the job's band run files, each holding every partition.
+type bandTaskInput struct {
+	First int           `json:"first"`
+	Last  int           `json:"last"`
+	Runs  []bandRunFile `json:"runs"`
+}
+
+// bandRunFile is one band run file of a chunk.
+type bandRunFile struct {
+	Chunk int         `json:"c"`
+	File  pqfile.Info `json:"f"`
+}
+
+// planReduceTasks cuts partitions into reduce tasks of about
+// reduceTaskBytes of the map results' band run files (at least
+// minReduceTasks, at most one a partition), by contiguous ranges of
+// partitions: hashing spreads records evenly over them.
+func planReduceTasks(maps []job.MapResult, partitions int) map[int]bandTaskInput {
+	var runs []bandRunFile
+	var total int64
+	for _, m := range maps {
+		for _, f := range m.BandRunFiles {
+			runs = append(runs, bandRunFile{Chunk: m.Chunk, File: f})
+			total += f.Bytes
+		}
+	}
+	if runs == nil {
+		runs = []bandRunFile{}
+	}
+	n := int((total + reduceTaskBytes - 1) / reduceTaskBytes)
+	n = min(max(n, minReduceTasks), partitions)
+	tasks := make(map[int]bandTaskInput, n)
+	for t := range n {
+		tasks[t] = bandTaskInput{First: t * partitions / n, Last: (t+1)*partitions/n - 1, Runs: runs}
+	}
+	return tasks
+}
+
+// ReduceTask reduces partitions in.First to in.Last, one after another
+// (see Reduce), reading each partition's blocks of every band run file
+// and, for a job matched against earlier ones (--against), their band
+// records of the partition. It writes the job's own records of its
+// partitions as one bands/ file, a row group per partition.
+func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskInput) (*job.ReduceTaskResult, error) {
+	earlier, err := loadEarlierBands(ctx, st, len(spec.Against))
+	if err != nil {
+		return nil, err
+	}
+	runs := make([]*bandRunReader, 0, len(in.Runs))
+	defer func() {
+		for _, r := range runs {
+			r.close()
+		}
+	}()
+	for _, rf := range in.Runs {
+		r, err := openBandRun(ctx, st, rf.File, rf.Chunk)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	name := job.ReduceBandFile(in.First, in.Last)
+	w, err := pqfile.NewWriter[records.Band](ctx, st, name, pqfile.Sorted("part", "band", "key", "doc"))
+	if err != nil {
+		return nil, err
+	}
+	defer w.Abort()
+	res := &job.ReduceTaskResult{First: in.First, Last: in.Last}
+	var own []records.Band
+	for part := in.First; part <= in.Last; part++ {
+		lists, err := earlier.read(ctx, st, part)
+		if err != nil {
+			return nil, fmt.Errorf("reduce partition %d: earlier job: %w", part, err)
+		}
+		for _, r := range runs {
+			recs, err := r.readPart(part)
+			if err != nil {
+				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
+			}
+			lists = append(lists, bandList{name: r.name, recs: recs})
+		}
+		own = own[:0]
+		pr, err := reducePart(ctx, st, spec, part, lists, func(r records.BandRecord) {
+			own = append(own, records.Band{Part: int32(part), Band: r.Band, Key: r.Key, Doc: r.Doc, FP: r.FPHi})
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := w.Write(own); err != nil {
+			return nil, err
+		}
+		if err := w.EndRowGroup(); err != nil {
+			return nil, err
+		}
+		res.Parts = append(res.Parts, *pr)
+	}
+	if res.Bands, err = w.Close(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// earlierBands reads the band records of the earlier jobs a job is
+// matched against, by partition, in either layout of their indexes.
+type earlierBands struct {
+	jobs []*index.Index
+}
+
+// loadEarlierBands reads the index descriptions of the n earlier jobs,
+// through their mounts.
+func loadEarlierBands(ctx context.Context, st storage.Opener, n int) (*earlierBands, error) {
+	e := &earlierBands{}
+	for i := range n {
+		var ix index.Index
+		if err := storage.ReadJSON(ctx, st, job.InMount(i, job.IndexFile), &ix); err != nil {
+			return nil, fmt.Errorf("earlier job %d (--against): %w", i, err)
+		}
+		e.jobs = append(e.jobs, &ix)
+	}
+	return e, nil
+}
+
+// read returns the earlier jobs' sorted lists of partition part.
+func (e *earlierBands) read(ctx context.Context, st storage.FS, part int) ([]bandList, error) {
+	var lists []bandList
+	for i, ix := range e.jobs {
+		if ix.BandsLayout != index.BandsLayoutTasks {
+			var in []bandInput
+			if err := storage.ReadJSON(ctx, st, job.InMount(i, job.TaskInputFile(job.InputsReduce, part)), &in); err != nil {
+				return nil, fmt.Errorf("earlier job %d (--against): %w", i, err)
+			}
+			for j := range in {
+				if in[j].File != nil {
+					in[j].File.Name = job.InMount(i, in[j].File.Name)
+				}
+				if in[j].Runs != nil {
+					in[j].Runs.Name = job.InMount(i, in[j].Runs.Name)
+				}
+			}
+			l, err := readPartFiles(ctx, st, part, mapResults(in, part))
+			if err != nil {
+				return nil, err
+			}
+			lists = append(lists, l...)
+			continue
+		}
+		for _, f := range index.BandFilesOf(ix.BandFiles, part) {
+			info := f.File
+			info.Name = job.InMount(i, info.Name)
+			recs, err := ReadBandPart(ctx, st, info, part)
+			if err != nil {
+				return nil, err
+			}
+			lists = append(lists, bandList{name: info.Name, recs: recs})
+		}
+	}
+	return lists, nil
+}
