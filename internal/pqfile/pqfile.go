@@ -11,6 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/neardup/neardup/internal/buildinfo"
 	"github.com/neardup/neardup/internal/storage"
@@ -64,7 +65,12 @@ type Options struct {
 	// RowGroupRows bounds the rows of a row group, which a writer holds
 	// in memory (default 1<<20); it must be a multiple of 64 rows.
 	RowGroupRows int
+	// Fast compresses at zstd's fastest level instead of its default.
+	Fast bool
 }
+
+// fastZstd is zstd at its fastest level.
+var fastZstd = zstd.Codec{Level: zstd.SpeedFastest}
 
 // Sorted is shorthand for Options{SortedBy: cols}.
 func Sorted(cols ...string) Options { return Options{SortedBy: cols} }
@@ -123,6 +129,8 @@ func NewWriter[T any](ctx context.Context, s storage.Creator, name string, o Opt
 	}
 	if o.Raw {
 		opts[0] = parquet.Compression(&parquet.Uncompressed)
+	} else if o.Fast {
+		opts[0] = parquet.Compression(&fastZstd)
 	}
 	if len(o.SortedBy) > 0 {
 		cols := make([]parquet.SortingColumn, len(o.SortedBy))

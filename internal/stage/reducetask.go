@@ -58,6 +58,13 @@ func planReduceTasks(maps []job.MapResult, partitions int) map[int]bandTaskInput
 	return tasks
 }
 
+// bandsOptions are the options of every bands/ file: zstd's fastest
+// level, 2% larger than its default (16.9 against 16.6 bytes a record on
+// the 100k corpus) in half the time.
+func bandsOptions() pqfile.Options {
+	return pqfile.Options{SortedBy: []string{"part", "band", "key", "doc"}, Fast: true}
+}
+
 // ReduceTask reduces partitions in.First to in.Last, one after another
 // (see Reduce), reading each partition's blocks of every band run file
 // and, for a job matched against earlier ones (--against), their band
@@ -82,7 +89,7 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskI
 		runs = append(runs, r)
 	}
 	name := job.ReduceBandFile(in.First, in.Last)
-	w, err := pqfile.NewWriter[records.Band](ctx, st, name, pqfile.Sorted("part", "band", "key", "doc"))
+	w, err := pqfile.NewWriter[records.Band](ctx, st, name, bandsOptions())
 	if err != nil {
 		return nil, err
 	}

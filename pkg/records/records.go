@@ -34,7 +34,8 @@ type BandRecord struct {
 // duplicates by it, and verify compares the claimed members' sets, so a
 // collision fails loudly instead of merging two documents. Sorted columns
 // are delta-encoded and pages zstd-compressed: about 17 bytes a row
-// against BandRecord's 36.
+// against BandRecord's 36 (the doc column compresses better plain than
+// delta-encoded, the fingerprint not at all).
 type Band struct {
 	Part int32 `parquet:"part,delta"`
 	Band int32 `parquet:"band,delta"`
