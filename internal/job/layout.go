@@ -30,16 +30,10 @@ const (
 	IndexFile = IndexDir + "/index.json"
 )
 
+// BandFile names a chunk's band records in a partition in the layout of
+// index versions 1 and 2 (still read; see package index).
 func BandFile(part, chunk int) string {
 	return fmt.Sprintf("%s/part=%05d/chunk-%06d.parquet", BandsDir, part, chunk)
-}
-
-// BandRunFile names run r >= 1 of a chunk's band records in a partition:
-// a chunk holding more text than ChunkBytes (a compressed file read whole)
-// writes its band records in runs of about ChunkBytes of text, so that its
-// map task's memory does not grow with the file. Run 0 is BandFile.
-func BandRunFile(part, chunk, run int) string {
-	return fmt.Sprintf("%s/part=%05d/chunk-%06d-run%04d.parquet", BandsDir, part, chunk, run)
 }
 
 // BandRunWorkFile holds run r of a chunk's band records for every
@@ -58,10 +52,6 @@ func ReduceBandFile(first, last int) string {
 	return fmt.Sprintf("%s/parts-%05d-%05d.parquet", BandsDir, first, last)
 }
 
-// BandRunsFile lists the later runs of a chunk's band records.
-func BandRunsFile(chunk int) string {
-	return fmt.Sprintf("%s/bandruns/chunk-%06d.json", IndexDir, chunk)
-}
 func DocFile(chunk int) string    { return fmt.Sprintf("%s/chunk-%06d.parquet", DocsDir, chunk) }
 func RejectFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", RejectsDir, chunk) }
 func SigFile(chunk int) string    { return fmt.Sprintf("%s/sigs/chunk-%06d.sig", IndexDir, chunk) }
@@ -75,13 +65,13 @@ func EdgeFile(part int) string {
 // TaskInputFile lists what task i of a kind reads of the results of the
 // tasks before it: its column of their results, written by the coordinator
 // before the tasks run, so that no task reads every result of a stage
-// (chunks × partitions entries). Kinds: InputsReduce (by partition: the
-// band files), InputsEdges (by chunk: the edge and request ranges),
-// InputsGathered (by chunk: the gathered signatures).
+// (chunks × partitions entries). Kinds: InputsBands (by reduce task: its
+// partitions and the band run files), InputsEdges (by chunk: the edge and
+// request ranges), InputsGathered (by chunk: the gathered signatures).
 //
-// A reduce task's list (by partition: the band files of every chunk) is
-// also the index's list of the partition (index/parts/), which a later
-// job's reduce task and query read.
+// InputsReduce names the list of a partition of an index of version 1 or
+// 2 (index/parts/: every chunk's band files in the partition), which
+// query and a later job's reduce tasks still read.
 func TaskInputFile(kind string, i int) string {
 	if kind == InputsReduce {
 		return fmt.Sprintf("%s/parts/part=%05d.json", IndexDir, i)

@@ -15,13 +15,15 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 )
 
-// A stage's results form a matrix (chunks × partitions of band files,
-// partitions × chunks of edge and request ranges, chunks × chunks of
+// A stage's results form a matrix (partitions × chunks of edge and
+// request ranges, chunks × chunks of
 // gathered ranges): a task needs one column of it. The coordinator writes
 // each task's column to its own file (job.TaskInputFile) before the tasks
 // run, so a task reads kilobytes instead of every result of the stage
 // (hundreds of MB at 10M documents), and the workers' memory does not grow
-// with the number of chunks times partitions.
+// with the number of chunks times partitions. (A reduce task's input is
+// its range of partitions and the list of band run files, each holding
+// every partition: see planReduceTasks.)
 
 // inputWriters bounds the task input files written at once (object
 // storage: one request each).
@@ -61,38 +63,13 @@ func readTaskInputs[T any](ctx context.Context, st storage.Opener, kind string, 
 	return list, nil
 }
 
-// bandInput is a reduce task's entry for one chunk: its band file in the
-// partition and the side file of its later runs (the index's list of the
-// partition, which query reads too).
+// bandInput is a chunk's entry in the list of a partition of a version 2
+// index: its band file in the partition and the side file of its later
+// runs.
 type bandInput = index.PartEntry
 
-// reduceTaskInputs is a reduce task's list: its partition's entries of
-// the job's own chunks (the index's list of the partition) and of every
-// earlier job's (--against, read through its mount, their files named
-// in it).
-func reduceTaskInputs(ctx context.Context, st storage.Opener, earlier, part int) ([]bandInput, error) {
-	var all []bandInput
-	for i := range earlier {
-		var in []bandInput
-		if err := storage.ReadJSON(ctx, st, job.InMount(i, job.TaskInputFile(job.InputsReduce, part)), &in); err != nil {
-			return nil, fmt.Errorf("earlier job %d (--against): %w", i, err)
-		}
-		for _, b := range in {
-			if b.File != nil {
-				b.File.Name = job.InMount(i, b.File.Name)
-			}
-			if b.Runs != nil {
-				b.Runs.Name = job.InMount(i, b.Runs.Name)
-			}
-			all = append(all, b)
-		}
-	}
-	own, err := readTaskInputs[bandInput](ctx, st, job.InputsReduce, part)
-	return append(all, own...), err
-}
-
-// mapResults turns a reduce task's entries back into the map results
-// stage.Reduce reads.
+// mapResults turns the entries of a partition of a version 2 index back
+// into the map results stage.Reduce reads.
 func mapResults(in []bandInput, part int) []job.MapResult {
 	out := make([]job.MapResult, len(in))
 	for i, b := range in {
@@ -143,30 +120,6 @@ func gatherResults(in []gatheredInput, chunk int) []job.GatherResult {
 		out[i] = job.GatherResult{Chunk: g.Chunk, Ranges: map[int]pqfile.Info{chunk: g.Range}}
 	}
 	return out
-}
-
-// reduceInputs gives each partition the band files of every chunk: its
-// own band file and, for a chunk of several runs, the side file listing
-// them. Partitions without band files get an empty list.
-func reduceInputs(maps []job.MapResult, partitions int) map[int][]bandInput {
-	in := make(map[int][]bandInput, partitions)
-	for p := range partitions {
-		in[p] = []bandInput{}
-	}
-	for _, m := range maps {
-		for p := range partitions {
-			info, ok := m.BandFiles[p]
-			if !ok && m.BandRuns == nil {
-				continue
-			}
-			b := bandInput{Chunk: m.Chunk, Runs: m.BandRuns}
-			if ok {
-				b.File = &info
-			}
-			in[p] = append(in[p], b)
-		}
-	}
-	return in
 }
 
 // slimMaps is the map results without their band files, which only the
