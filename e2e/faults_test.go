@@ -58,18 +58,18 @@ func sameResults(t *testing.T, ref, out string) {
 }
 
 // TestWorkerKilled kills a worker with SIGKILL while it holds a task (while
-// reading its chunk, while writing a band partition file, while reducing);
+// reading its chunk, while writing a band run file, while reducing);
 // another worker gets the task after AckWait and the job's results are
 // byte-identical to an undisturbed run.
 func TestWorkerKilled(t *testing.T) {
 	in, ref := corpusAndReference(t)
 	points := []string{
 		"stall@map/2",
-		"stall@create:bands/part=00001/chunk-000001",
-		// Killed with its band file written under a temporary name: the
-		// job's last step removes what it left.
-		"stall@commit:bands/part=00001/chunk-000001",
-		"stall@reduce/2",
+		"stall@create:_work/bandruns/chunk-000001-run0000",
+		// Killed with its band run file written under a temporary name:
+		// the job's last step removes what it left.
+		"stall@commit:_work/bandruns/chunk-000001-run0000",
+		"stall@reduce/1",
 	}
 	for _, point := range points {
 		t.Run(point, func(t *testing.T) {

@@ -81,7 +81,7 @@ func TestObjectStorage(t *testing.T) {
 	defer srv.Shutdown()
 	common := []string{"--nats", srv.URL(), "--ack-wait", "2s"}
 	coord := start(t, nil, "coordinator", append(append(append([]string{"--out", "s3://crawl/out"}, common...), jobArgs...), "s3://crawl/in")...)
-	victim := start(t, []string{faults.EnvVar + "=stall@commit:bands/part=00001/chunk-000001"}, "worker", append(common, "--slots", "1")...)
+	victim := start(t, []string{faults.EnvVar + "=stall@commit:_work/bandruns/chunk-000001-run0000"}, "worker", append(common, "--slots", "1")...)
 	victim.waitFor(t, "fault injected", 60*time.Second)
 	victim.cmd.Process.Signal(syscall.SIGKILL)
 	victim.wait(t, 10*time.Second)

@@ -14,9 +14,9 @@
 //	fail@create:candidates/   creating a file whose name contains
 //	                          "candidates/" fails as a full disk would
 //	deny@create:pairs/        ... fails with permission denied
-//	stall@create:bands/part=00001/chunk-000002
+//	stall@create:_work/bandruns/chunk-000002-run0000
 //	                          blocks while creating that file
-//	stall@commit:bands/part=00001/chunk-000002
+//	stall@commit:_work/bandruns/chunk-000002-run0000
 //	                          blocks after writing that file, before it
 //	                          is renamed into place (its temporary file
 //	                          exists)

@@ -57,7 +57,7 @@ func TestInjectedFaults(t *testing.T) {
 	}{
 		{
 			name:   "transient failures are retried",
-			faults: "fail@map/1#1; panic@reduce/3#1; fail@create:pairs/#1; fail@create:bands/part=00002/#1",
+			faults: "fail@map/1#1; panic@reduce/1#1; fail@create:pairs/#1; fail@create:_work/bandruns/chunk-000001#1; fail@create:bands/parts-#1",
 			check: func(t *testing.T, out string, m *Manifest) {
 				sameFiles(t, ref, out, "pairs/*.parquet", "clusters.parquet", "duplicates.parquet", "candidates/*.parquet")
 				if len(m.Failures) != 0 {
