@@ -113,31 +113,51 @@ func writeBandRun(ctx context.Context, st storage.Creator, name string, chunk in
 	return sum.Info(name, rows), nil
 }
 
-// bandRunReader reads the blocks of a band run file.
+// bandRunReader holds the blocks of a range of partitions of a band run
+// file, read at once: a reduce task's partitions are contiguous, and so
+// are their blocks.
 type bandRunReader struct {
 	name   string
 	chunk  int
-	f      storage.File
-	blocks []bandBlock
+	blocks []bandBlock // of the partitions loaded
+	data   []byte      // their bytes
+	base   int64       // data's offset in the file
 }
 
-// openBandRun opens a band run file of a chunk and reads its footer,
-// checked against its checksum; the file's size must be what its writer
-// recorded.
-func openBandRun(ctx context.Context, st storage.Opener, info pqfile.Info, chunk int) (*bandRunReader, error) {
+// loadBandRun reads the footer of a band run file of a chunk, checked
+// against its checksum, and the blocks of partitions first to last in one
+// ranged read; the file's size must be what its writer recorded. It holds
+// no file open.
+func loadBandRun(ctx context.Context, st storage.Opener, info pqfile.Info, chunk, first, last int) (*bandRunReader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f, err := st.Open(ctx, info.Name)
 	if err != nil {
 		return nil, err
 	}
-	r, err := readBandRunFooter(f, info, chunk)
+	defer f.Close()
+	blocks, err := readBandRunFooter(f, info)
 	if err != nil {
-		f.Close()
 		return nil, err
+	}
+	lo := sort.Search(len(blocks), func(i int) bool { return blocks[i].part >= first })
+	hi := sort.Search(len(blocks), func(i int) bool { return blocks[i].part > last })
+	r := &bandRunReader{name: info.Name, chunk: chunk, blocks: blocks[lo:hi]}
+	if len(r.blocks) == 0 {
+		return r, nil
+	}
+	r.base = r.blocks[0].offset
+	end := r.blocks[len(r.blocks)-1].offset + r.blocks[len(r.blocks)-1].bytes
+	r.data = make([]byte, end-r.base)
+	if _, err := f.ReadAt(r.data, r.base); err != nil {
+		return nil, fmt.Errorf("band run file %s at offset %d: %w", info.Name, r.base, err)
 	}
 	return r, nil
 }
 
-func readBandRunFooter(f storage.File, info pqfile.Info, chunk int) (*bandRunReader, error) {
+// readBandRunFooter reads the blocks' table of a band run file.
+func readBandRunFooter(f storage.File, info pqfile.Info) ([]bandBlock, error) {
 	corrupt := func(off int64, format string, args ...any) error {
 		return fmt.Errorf("band run file %s at offset %d: %s: %w", info.Name, off, fmt.Sprintf(format, args...), pqfile.ErrCorrupt)
 	}
@@ -180,7 +200,7 @@ func readBandRunFooter(f storage.File, info pqfile.Info, chunk int) (*bandRunRea
 	if !ok || count > int64(len(foot)) {
 		return nil, corrupt(footOff, "bad block count")
 	}
-	r := &bandRunReader{name: info.Name, chunk: chunk, f: f, blocks: make([]bandBlock, 0, count)}
+	blocks := make([]bandBlock, 0, count)
 	at := int64(len(bandRunMagic))
 	var rows int64
 	for range count {
@@ -196,34 +216,28 @@ func readBandRunFooter(f storage.File, info pqfile.Info, chunk int) (*bandRunRea
 		}
 		b.part, b.offset, b.bytes, b.records, b.sum = int(vals[0]), vals[1], vals[2], vals[3], binary.LittleEndian.Uint64(p)
 		p = p[8:]
-		if b.offset != at || b.bytes > footOff-at || len(r.blocks) > 0 && b.part <= r.blocks[len(r.blocks)-1].part {
+		if b.offset != at || b.bytes > footOff-at || len(blocks) > 0 && b.part <= blocks[len(blocks)-1].part {
 			return nil, corrupt(footOff, "block of partition %d at %d (%d bytes) out of place", b.part, b.offset, b.bytes)
 		}
 		at += b.bytes
 		rows += b.records
-		r.blocks = append(r.blocks, b)
+		blocks = append(blocks, b)
 	}
 	if at != footOff || len(p) != 0 || rows != info.Rows {
 		return nil, corrupt(footOff, "blocks end at %d and hold %d records; want %d and %d", at, rows, footOff, info.Rows)
 	}
-	return r, nil
+	return blocks, nil
 }
 
-// close closes the file.
-func (r *bandRunReader) close() error { return r.f.Close() }
-
-// readPart returns the records of partition part (none when it has no
-// block), checked against the block's checksum.
+// readPart returns the records of partition part, one of those loaded
+// (none when it has no block), checked against the block's checksum.
 func (r *bandRunReader) readPart(part int) ([]records.BandRecord, error) {
 	i := sort.Search(len(r.blocks), func(i int) bool { return r.blocks[i].part >= part })
 	if i == len(r.blocks) || r.blocks[i].part != part {
 		return nil, nil
 	}
 	b := r.blocks[i]
-	buf := make([]byte, b.bytes)
-	if _, err := r.f.ReadAt(buf, b.offset); err != nil {
-		return nil, fmt.Errorf("band run file %s at offset %d: %w", r.name, b.offset, err)
-	}
+	buf := r.data[b.offset-r.base : b.offset-r.base+b.bytes]
 	if xxhash.Sum64(buf) != b.sum {
 		return nil, fmt.Errorf("band run file %s at offset %d: partition %d: block checksum mismatch: %w", r.name, b.offset, part, pqfile.ErrCorrupt)
 	}

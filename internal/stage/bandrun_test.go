@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -66,11 +67,10 @@ func TestBandRunRoundTrip(t *testing.T) {
 			if info.Rows != int64(16*tt.docs) {
 				t.Errorf("%d rows, want %d", info.Rows, 16*tt.docs)
 			}
-			rr, err := openBandRun(ctx, st, info, tt.chunk)
+			rr, err := loadBandRun(ctx, st, info, tt.chunk, 0, math.MaxInt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer rr.close()
 			for p := range tt.part + 1 { // and one past the last
 				got, err := rr.readPart(p)
 				if err != nil {
@@ -82,6 +82,22 @@ func TestBandRunRoundTrip(t *testing.T) {
 				}
 				if len(got) != len(want) || len(want) > 0 && !slices.Equal(got, want) {
 					t.Errorf("partition %d: %d records read, %d written", p, len(got), len(want))
+				}
+			}
+			// A range of partitions, as a reduce task loads it: the others
+			// read as empty.
+			first, last := tt.part/3, tt.part/2
+			rr, err = loadBandRun(ctx, st, info, tt.chunk, first, last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p := range tt.part {
+				got, err := rr.readPart(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if in := p >= first && p <= last; in && !slices.Equal(got, parts[p]) || !in && len(got) > 0 {
+					t.Errorf("partitions %d to %d loaded: partition %d: %d records read, %d written", first, last, p, len(got), len(parts[p]))
 				}
 			}
 		})
@@ -117,11 +133,10 @@ func TestBandRunDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := openBandRun(ctx, st, info, 7)
+	rr, err := loadBandRun(ctx, st, info, 7, 0, math.MaxInt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr.close()
 	block1 := rr.blocks[1]
 	footer := int64(len(orig)) - int64(bandRunTrailer) - 3
 	for _, tt := range []struct {
@@ -144,9 +159,8 @@ func TestBandRunDamage(t *testing.T) {
 			if tt.info != nil {
 				in = tt.info(info)
 			}
-			rr, err := openBandRun(ctx, st, in, 7)
+			rr, err := loadBandRun(ctx, st, in, 7, 0, math.MaxInt)
 			if err == nil {
-				defer rr.close()
 				for p := range 4 {
 					if _, err = rr.readPart(p); err != nil {
 						break

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -300,7 +301,7 @@ func readRunFiles(t *testing.T, st storage.Opener, res *job.MapResult, partition
 		if info.Name != job.BandRunWorkFile(res.Chunk, run) {
 			t.Errorf("run %d of chunk %d in %s", run, res.Chunk, info.Name)
 		}
-		r, err := openBandRun(context.Background(), st, info, res.Chunk)
+		r, err := loadBandRun(context.Background(), st, info, res.Chunk, 0, math.MaxInt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +320,6 @@ func readRunFiles(t *testing.T, st storage.Opener, res *job.MapResult, partition
 			}
 			out = append(out, recs...)
 		}
-		r.close()
 	}
 	return out
 }

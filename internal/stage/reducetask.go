@@ -67,7 +67,7 @@ func bandsOptions() pqfile.Options {
 
 // ReduceTask reduces partitions in.First to in.Last, one after another
 // (see Reduce), reading each partition's blocks of every band run file
-// and, for a job matched against earlier ones (--against), their band
+// (read at once: the task's partitions are contiguous in each) and, for a job matched against earlier ones (--against), their band
 // records of the partition. It writes the job's own records of its
 // partitions as one bands/ file, a row group per partition.
 func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskInput) (*job.ReduceTaskResult, error) {
@@ -75,14 +75,11 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskI
 	if err != nil {
 		return nil, err
 	}
+	// The task's blocks of every run file, one ranged read each: about
+	// reduceTaskBytes in all.
 	runs := make([]*bandRunReader, 0, len(in.Runs))
-	defer func() {
-		for _, r := range runs {
-			r.close()
-		}
-	}()
 	for _, rf := range in.Runs {
-		r, err := openBandRun(ctx, st, rf.File, rf.Chunk)
+		r, err := loadBandRun(ctx, st, rf.File, rf.Chunk, in.First, in.Last)
 		if err != nil {
 			return nil, err
 		}
