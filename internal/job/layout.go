@@ -35,8 +35,8 @@ func BandFile(part, chunk int) string {
 }
 
 // BandRunFile names run r >= 1 of a chunk's band records in a partition:
-// a chunk holding more text than ChunkBytes (a compressed file read whole)
-// writes its band records in runs of about ChunkBytes of text, so that its
+// a chunk holding more text than ChunkBytes or RunText (a compressed file
+// read whole) writes its band records in runs of about that much text, so that its
 // map task's memory does not grow with the file. Run 0 is BandFile.
 func BandRunFile(part, chunk, run int) string {
 	return fmt.Sprintf("%s/part=%05d/chunk-%06d-run%04d.parquet", BandsDir, part, chunk, run)

@@ -262,6 +262,9 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 	if auto && len(earlier) == 0 {
 		params.Partitions = job.AutoPartitions(inputs)
 	}
+	if params.ChunkBytes == 0 {
+		params.ChunkBytes = job.AutoChunkBytes(inputs)
+	}
 	if params.Gather == job.GatherAuto {
 		params.Gather = job.AutoGather(inputs, storage.IsURL(cfg.Out))
 	}
