@@ -98,21 +98,11 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 		}
 	}
 
-	// The report's example pairs, from the candidates the cluster stage
-	// found as it wrote pairs/ (else one more read of pairs/).
+	// The report's example pairs: one more read of pairs/.
 	t1 := time.Now()
-	var examples []manifest.Example
-	if stats != nil {
-		ch := report.NewChooser(p.Threshold)
-		for _, pr := range stats.Examples {
-			ch.Add(pr)
-		}
-		examples = ch.Examples()
-	} else {
-		var err error
-		if examples, err = chooseExamples(ctx, c.st, p.Threshold); err != nil {
-			return nil, err
-		}
+	examples, err := chooseExamples(ctx, c.st, p.Threshold)
+	if err != nil {
+		return nil, err
 	}
 	man.ExamplePairs = append(man.ExamplePairs, examples...)
 	chose := time.Since(t1)

@@ -73,30 +73,6 @@ func (c *Chooser) Add(p records.Pair) {
 	}
 }
 
-// Pairs returns the pairs the Chooser holds, each once: a Chooser given
-// the Pairs of Choosers that each saw some of a job's pairs (each pair
-// seen by one) chooses the same examples as one that saw them all.
-func (c *Chooser) Pairs() []records.Pair {
-	var out []records.Pair
-	for _, p := range append(slices.Clone(c.low), derefs(c.middle, c.high, c.identical)...) {
-		if !slices.ContainsFunc(out, func(q records.Pair) bool { return lessAB(p, q) == 0 }) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// derefs returns the pairs of ps that are not nil.
-func derefs(ps ...*records.Pair) []records.Pair {
-	var out []records.Pair
-	for _, p := range ps {
-		if p != nil {
-			out = append(out, *p)
-		}
-	}
-	return out
-}
-
 // Examples returns the chosen pairs, each once, by similarity then (a, b).
 func (c *Chooser) Examples() []manifest.Example {
 	var out []manifest.Example

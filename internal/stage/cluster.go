@@ -41,9 +41,6 @@ type ClusterStats struct {
 	Bounded         []manifest.BoundedCluster `json:"bounded"` // the largest, by pairs
 	// Rounds is how many large-star rounds the components took.
 	Rounds int `json:"-"`
-	// Examples are the candidates for the report's example pairs: a
-	// report.Chooser given them chooses what it would from all of pairs/.
-	Examples []records.Pair `json:"-"`
 }
 
 // topClusters is how many clusters the manifest lists.
@@ -149,7 +146,6 @@ func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 	stats.Rounds = rounds
 	var keptListed int64
 	for _, w := range written {
-		stats.Examples = append(stats.Examples, w.Examples...)
 		stats.PairsListed += w.Listed
 		stats.PairsAgainst += w.Against
 		keptListed += w.KeptListed

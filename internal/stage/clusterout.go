@@ -30,9 +30,6 @@ type outputResult struct {
 	Rows            int64 `json:"rows,omitempty"`
 	ExactGroups     int64 `json:"exact_groups,omitempty"`
 	ExactDuplicates int64 `json:"exact_duplicates,omitempty"`
-	// Examples are a pairs/ file's candidates for the report's example
-	// pairs (see report.Chooser.Pairs).
-	Examples []records.Pair `json:"examples,omitempty"`
 }
 
 // outputTask writes the stage's outputs: task i below the number of
@@ -96,7 +93,7 @@ func expandChunk(ctx context.Context, st storage.FS, spec *job.Spec, v verifyFil
 	if err != nil {
 		return nil, err
 	}
-	res := &outputResult{Listed: w.listed, Against: w.against, Top: map[int64]int64{}, Examples: w.examples.Pairs()}
+	res := &outputResult{Listed: w.listed, Against: w.against, Top: map[int64]int64{}}
 	for _, n := range w.keptListed {
 		res.KeptListed += n
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
-	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -42,9 +41,6 @@ type expanded struct {
 	listed     int64
 	against    int64 // pairs with an earlier job's document
 	keptListed map[int64]int64
-	// examples are the file's candidates for the report's example pairs
-	// (see report.Chooser.Pairs).
-	examples *report.Chooser
 }
 
 // identical is the pair row of two documents with the same shingle set:
@@ -80,7 +76,7 @@ const pairsGroupRows = 1 << 16
 
 // writeSpilling is write holding at most spill pairs.
 func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFiles, spill int) (expanded, error) {
-	res := expanded{keptListed: map[int64]int64{}, examples: report.NewChooser(x.spec.Params.Threshold)}
+	res := expanded{keptListed: map[int64]int64{}}
 	var out []records.Pair
 	var runs []pqfile.Info
 	var spillErr error
@@ -105,7 +101,6 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 			res.against++
 		}
 		out = append(out, tmpl)
-		res.examples.Add(tmpl)
 		if len(out) >= spill && spillErr == nil {
 			slices.SortFunc(out, comparePair)
 			info, err := pqfile.Write(ctx, st, job.ClusterTaskFile("expand", v.Chunk, fmt.Sprintf("run-%04d.parquet", len(runs))), out, pqfile.Options{Raw: true})
