@@ -74,6 +74,9 @@ type Config struct {
 	// sideResultBytes, if set, replaces the in-process workers'
 	// sideResultBytes (tests).
 	sideResultBytes int
+	// wholeClusterEdges, if set, replaces the bound of the edges of a job
+	// whose cluster stage runs as one task (stage.Job.WholeEdges; tests).
+	wholeClusterEdges int64
 }
 
 // ErrJobBusy is returned when another coordinator is running the job: it

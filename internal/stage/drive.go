@@ -30,6 +30,10 @@ type Job struct {
 	Earlier  []job.MapResult
 	Manifest *manifest.Manifest
 	Log      *slog.Logger
+	// WholeEdges bounds the edges of a job whose cluster stage runs as
+	// one task (see RunCluster): 0 means WholeClusterEdges, a negative
+	// bound never.
+	WholeEdges int64
 
 	// Maps are the map results of the job's own chunks, without their
 	// band files (map); Clusters what the cluster stage found.
