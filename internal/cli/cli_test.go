@@ -42,7 +42,7 @@ func TestExitCodes(t *testing.T) {
 		{"coordinator", Coordinator(), []string{"--out", out, "--job", "a b", "in.jsonl"}, 2, "job name"},
 		{"coordinator", Coordinator(), []string{"--out", out, "--ack-wait", "0s", "in.jsonl"}, 2, "--ack-wait 0s: must be positive"},
 		{"coordinator", Coordinator(), []string{"--out", out, "--max-deliver", "0", "in.jsonl"}, 2, "--max-deliver 0"},
-		{"coordinator", Coordinator(), []string{"--out", out, "--chunk-bytes", "10", "in.jsonl"}, 2, "--chunk-bytes must be at least 1024"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--chunk-bytes", "10", "in.jsonl"}, 2, "--chunk-bytes must be 0 (automatic) or at least 1024"},
 		{"coordinator", Coordinator(), []string{"--out", out, "--metrics-addr", "9090", "in.jsonl"}, 2, "--metrics-addr \"9090\": want host:port"},
 		{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--metrics-addr", "localhost"}, 2, "--metrics-addr"},
 		{"coordinator", Coordinator(), []string{"-h"}, 0, "flags of coordinator"},

@@ -163,7 +163,7 @@ func DefaultParams() Params {
 			IDField:     "id",
 			TextField:   "text",
 			MaxDocBytes: 16 << 20,
-			ChunkBytes:  32 << 20,
+			ChunkBytes:  0, // automatic: AutoChunkBytes
 			InputFormat: formats.KindAuto,
 		},
 	}
@@ -205,8 +205,8 @@ func (p *Params) Resolve() error {
 	if p.MaxClusterPairs < 1 {
 		bad("--max-cluster-pairs must be at least 1, not %d", p.MaxClusterPairs)
 	}
-	if p.ChunkBytes < 1<<10 {
-		bad("--chunk-bytes must be at least 1024, not %d", p.ChunkBytes)
+	if p.ChunkBytes != 0 && p.ChunkBytes < 1<<10 {
+		bad("--chunk-bytes must be 0 (automatic) or at least 1024, not %d", p.ChunkBytes)
 	}
 	if p.InputFormat == "" {
 		p.InputFormat = formats.KindAuto

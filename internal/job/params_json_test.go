@@ -129,6 +129,11 @@ func TestSpecJSONBefore(t *testing.T) {
 	ungrouped.Gather, ungrouped.Keep, ungrouped.Fsync, ungrouped.InputFormat = GatherOn, KeepLongest, true, formats.KindText
 	grouped := DefaultParams()
 	grouped.Bands, grouped.Rows, grouped.Partitions, grouped.Gather = 16, 8, 32, GatherOff
+	// Files of those versions hold the chunk size as resolved (32 MiB was
+	// the default then; 0, automatic, now).
+	for _, p := range []*Params{&before, &ungrouped, &grouped} {
+		p.ChunkBytes = 32 << 20
+	}
 	tests := []struct {
 		name    string
 		json    []byte

@@ -238,6 +238,36 @@ func AutoPartitions(inputs []Input) int {
 	return int(min(max(int64(MinPartitions), (text+PartitionText-1)/PartitionText), maxPartitions))
 }
 
+// Automatic chunks (--chunk-bytes 0): the inputs cut into about
+// MinChunks map tasks, each of MinChunkBytes to MaxChunkBytes of text. A
+// small job keeps tasks enough for every core; a large one packs whole
+// compressed files into tasks of up to MaxChunkBytes, so that its index
+// holds one text store per MaxChunkBytes of text, not one per file.
+const (
+	MinChunks     = 16
+	MinChunkBytes = 32 << 20
+	MaxChunkBytes = 256 << 20
+	// RunText is the most text whose band records a map task holds in
+	// memory: a larger chunk writes them in runs of about RunText.
+	RunText = 32 << 20
+)
+
+// RunBytes is the text whose band records a map task holds before it
+// writes them as a run: ChunkBytes, at most RunText (and RunText while
+// ChunkBytes is still automatic).
+func (p InputParams) RunBytes() int64 {
+	if p.ChunkBytes <= 0 {
+		return RunText
+	}
+	return min(p.ChunkBytes, RunText)
+}
+
+// AutoChunkBytes is the text per map task for inputs.
+func AutoChunkBytes(inputs []Input) int64 {
+	text := estimatedText(inputs)
+	return min(max(MinChunkBytes, (text+MinChunks-1)/MinChunks), MaxChunkBytes)
+}
+
 // GatherText is the input text above which AutoGather turns the gather
 // stage on: about 7 GB of signature files with exact verification, where
 // random reads start to outgrow a worker's page cache.
@@ -293,8 +323,12 @@ const compressionEstimate = 4
 // MakePlan splits the inputs into chunks of about chunkBytes of text: large
 // uncompressed JSONL files are cut at line boundaries, small files are
 // packed together, and every other file is one piece. A compressed file
-// counts as compressionEstimate times its size.
+// counts as compressionEstimate times its size. A chunkBytes of 0 is
+// AutoChunkBytes.
 func MakePlan(ctx context.Context, inputs []Input, chunkBytes int64) (Plan, error) {
+	if chunkBytes <= 0 {
+		chunkBytes = AutoChunkBytes(inputs)
+	}
 	plan := Plan{Inputs: inputs}
 	var cur Chunk
 	flush := func() {

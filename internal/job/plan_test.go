@@ -302,6 +302,34 @@ func TestMakePlan(t *testing.T) {
 // TestAutoPartitions checks the automatic partition count: at least
 // MinPartitions, then one per PartitionText of text, a compressed file
 // counting compressionEstimate times its size.
+func TestAutoChunkBytes(t *testing.T) {
+	tests := []struct {
+		name   string
+		inputs []Input
+		want   int64
+	}{
+		{"no inputs", nil, MinChunkBytes},
+		{"small", []Input{{Path: "a.jsonl", Size: 100 << 20}}, MinChunkBytes},
+		{"the 100k corpus: ten files of 10 MB gzipped", repeat(Input{Path: "a.jsonl.gz", Size: 10 << 20}, 10), MinChunkBytes},
+		{"the 1M corpus: a hundred", repeat(Input{Path: "a.jsonl.gz", Size: 10 << 20}, 100), 250 << 20},
+		{"just above the floor", []Input{{Path: "a.jsonl", Size: MinChunks*MinChunkBytes + 1}}, MinChunkBytes + 1},
+		{"capped", []Input{{Path: "a.jsonl", Size: 1 << 40}}, MaxChunkBytes},
+	}
+	for _, tt := range tests {
+		if got := AutoChunkBytes(tt.inputs); got != tt.want {
+			t.Errorf("%s: AutoChunkBytes = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func repeat(in Input, n int) []Input {
+	out := make([]Input, n)
+	for i := range out {
+		out[i] = in
+	}
+	return out
+}
+
 func TestAutoPartitions(t *testing.T) {
 	tests := []struct {
 		name   string

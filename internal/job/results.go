@@ -43,12 +43,12 @@ type MapResult struct {
 	DocFile     pqfile.Info             `json:"doc_file"`
 	SigFile     pqfile.Info             `json:"sig_file"`
 	RejectFile  *pqfile.Info            `json:"reject_file,omitempty"`
-	BandFiles   map[int]pqfile.Info     `json:"band_files"`
-	// BandRuns names, for a chunk with more text than ChunkBytes, the
-	// file (BandRunsFile, JSON: partition -> infos) listing the band files
-	// of its runs after the first (BandRunFile): kept out of the result,
-	// which travels in a NATS message of bounded size.
-	BandRuns *pqfile.Info `json:"band_runs,omitempty"`
+	// BandFiles and BandRuns are a chunk's band files in the layout of
+	// index versions 1 and 2 (BandFile, and the JSON file listing its
+	// later runs' files by partition): what Reduce reads of an earlier
+	// job's index of that version.
+	BandFiles map[int]pqfile.Info `json:"band_files"`
+	BandRuns  *pqfile.Info        `json:"band_runs,omitempty"`
 	// BandRunFiles are the chunk's band run files (BandRunWorkFile), one
 	// per run, each holding every partition's records: what the map
 	// stage writes now, instead of BandFiles and BandRuns.

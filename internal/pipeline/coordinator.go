@@ -42,7 +42,8 @@ type confirmer interface {
 // execute runs the job's stages in order, then concludes it.
 func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest.Manifest, error) {
 	j := &stage.Job{Spec: c.spec, Plan: c.plan, Out: c.st, FS: c.fs, Earlier: earlierMaps(c.earlier),
-		Manifest: stage.NewManifest(c.spec, c.plan, started, versions()), Log: c.log, KeepWork: c.cfg.KeepWork}
+		Manifest: stage.NewManifest(c.spec, c.plan, started, versions()), Log: c.log, KeepWork: c.cfg.KeepWork,
+		WholeEdges: c.cfg.wholeClusterEdges}
 	if err := stage.Drive(ctx, j, stage.Stages(c.spec.Params), c); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -134,13 +135,45 @@ func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *j
 		}
 	}
 	// Reading a text may mean decompressing its file up to it: the
-	// files are read at once, each text into its own slot.
+	// files are read at once, each text into its own slot; the texts of
+	// one compressed JSONL file in one pass (see skimTexts).
 	texts, errs := make([]string, len(reads)), make([]error, len(reads))
+	var skims [][]int // indices of reads, by file, each by offset
+	byFile := map[string]int{}
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, r := range reads {
+		if pc := skimmable(r.chunk, out[r.doc].Row); pc != nil {
+			k, ok := byFile[pc.Path]
+			if !ok {
+				k = len(skims)
+				byFile[pc.Path] = k
+				skims = append(skims, nil)
+			}
+			skims[k] = append(skims[k], i)
+			continue
+		}
 		g.Go(func() error {
 			texts[i], errs[i] = readText(ctx, p.ReadOptions(), r.chunk, out[r.doc].Row)
+			return nil
+		})
+	}
+	for _, idx := range skims {
+		g.Go(func() error {
+			slices.SortFunc(idx, func(x, y int) int { return cmp.Compare(out[reads[x].doc].Row.Offset, out[reads[y].doc].Row.Offset) })
+			rows := make([]records.DocRecord, len(idx))
+			for j, i := range idx {
+				rows[j] = out[reads[i].doc].Row
+			}
+			got := skimTexts(ctx, p.ReadOptions(), *skimmable(reads[idx[0]].chunk, rows[0]), rows)
+			for j, i := range idx {
+				if got[j] != nil {
+					texts[i] = *got[j]
+					continue
+				}
+				// Not found so: read as any other record, which says why.
+				texts[i], errs[i] = readText(ctx, p.ReadOptions(), reads[i].chunk, rows[j])
+			}
 			return nil
 		})
 	}
@@ -176,17 +209,9 @@ var errFound = errors.New("found")
 // from that member, any other by reading its file up to it. The document
 // read must have r's offset and id.
 func readText(ctx context.Context, o formats.Options, chunk *job.Chunk, r records.DocRecord) (string, error) {
-	if chunk == nil {
-		return "", fmt.Errorf("%s: offset %d: no chunk of the plan holds document %d", r.File, r.Offset, r.Doc)
-	}
-	var piece *formats.Piece
-	for i, pc := range chunk.Pieces {
-		if pc.Path == r.File && pc.Start <= r.Offset && (pc.End < 0 || r.Offset < pc.End) {
-			piece = &chunk.Pieces[i]
-		}
-	}
-	if piece == nil {
-		return "", fmt.Errorf("%s: offset %d: not in chunk %d", r.File, r.Offset, chunk.Index)
+	piece, err := pieceOf(chunk, r)
+	if err != nil {
+		return "", err
 	}
 	pc, at := *piece, r.Offset
 	switch {
@@ -204,6 +229,30 @@ func readText(ctx context.Context, o formats.Options, chunk *job.Chunk, r record
 		}
 		pc.Start, pc.End, at = 0, -1, 0
 	}
+	return readRecord(ctx, pc, o, at, r)
+}
+
+// pieceOf returns the piece of chunk that holds the document of docs/ row
+// r.
+func pieceOf(chunk *job.Chunk, r records.DocRecord) (*formats.Piece, error) {
+	if chunk == nil {
+		return nil, fmt.Errorf("%s: offset %d: no chunk of the plan holds document %d", r.File, r.Offset, r.Doc)
+	}
+	var piece *formats.Piece
+	for i, pc := range chunk.Pieces {
+		if pc.Path == r.File && pc.Start <= r.Offset && (pc.End < 0 || r.Offset < pc.End) {
+			piece = &chunk.Pieces[i]
+		}
+	}
+	if piece == nil {
+		return nil, fmt.Errorf("%s: offset %d: not in chunk %d", r.File, r.Offset, chunk.Index)
+	}
+	return piece, nil
+}
+
+// readRecord reads piece pc up to the record at offset at, which must be
+// the document of docs/ row r, and returns its text.
+func readRecord(ctx context.Context, pc formats.Piece, o formats.Options, at int64, r records.DocRecord) (string, error) {
 	var text string
 	found := false
 	emit := func(d formats.Doc) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/job"
@@ -18,6 +20,7 @@ import (
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
+	rec "github.com/neardup/neardup/pkg/records"
 )
 
 // TestExampleTexts maps inputs of every way readText reads a record again
@@ -40,14 +43,44 @@ func TestExampleTexts(t *testing.T) {
 	}
 	write(t, filepath.Join(dir, "a.jsonl"), jsonl.Bytes())
 	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	for i := range 5 {
-		id := fmt.Sprintf("g%d", i)
-		want[id] = text("gzipped", i)
-		fmt.Fprintf(zw, "{\"id\":%q,\"text\":%q}\n", id, want[id])
+	// records writes n JSONL records of ids "<letter><i>" to w.
+	records := func(w io.WriteCloser, letter, prefix string, n int) {
+		for i := range n {
+			id := fmt.Sprintf("%s%d", letter, i)
+			want[id] = text(prefix, i)
+			fmt.Fprintf(w, "{\"id\":%q,\"text\":%q}\n", id, want[id])
+		}
+		w.Close()
 	}
-	zw.Close()
+	records(gzip.NewWriter(&gz), "g", "gzipped", 5)
 	write(t, filepath.Join(dir, "b.jsonl.gz"), gz.Bytes())
+	// Read in one pass by offset (skimTexts): a zstd file, and a gzip file
+	// of several members whose records without an id are named by their
+	// line.
+	var zst bytes.Buffer
+	zsw, err := zstd.NewWriter(&zst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records(zsw, "z", "zstd", 6)
+	write(t, filepath.Join(dir, "e.jsonl.zst"), zst.Bytes())
+	gz.Reset()
+	for i := range 3 {
+		zw := gzip.NewWriter(&gz)
+		for j := range 2 {
+			id := fmt.Sprintf("m%d", 2*i+j)
+			want[id] = text("members", 2*i+j)
+			if j == 1 {
+				fmt.Fprintf(zw, "\n{\"text\":%q}\n", want[id]) // a blank line, and no id
+				want[filepath.Join(dir, "f.jsonl.gz")+":"+fmt.Sprint(3*i+3)] = want[id]
+				delete(want, id)
+				continue
+			}
+			fmt.Fprintf(zw, "{\"id\":%q,\"text\":%q}\n", id, want[id])
+		}
+		zw.Close()
+	}
+	write(t, filepath.Join(dir, "f.jsonl.gz"), gz.Bytes())
 	var wet bytes.Buffer
 	for i := range 4 {
 		id := fmt.Sprintf("<urn:uuid:%d>", i)
@@ -106,7 +139,7 @@ func TestExampleTexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pieces, members := map[string]bool{}, 0
+	pieces, members, skimmed := map[string]bool{}, 0, 0
 	for d, e := range docs {
 		if e.Row.CompressedLength != nil {
 			members++
@@ -115,6 +148,17 @@ func TestExampleTexts(t *testing.T) {
 			t.Errorf("document %d (%s): text %q, error %q; want %q", d, e.Row.ID, e.Text, e.Err, want[e.Row.ID])
 		}
 		pieces[fmt.Sprint(job.ChunkOf(d), e.Row.File)] = true
+		// A compressed JSONL file's text is found by skimming, not by
+		// readText after skimming failed.
+		if pc := skimmable(&plan.Chunks[job.ChunkOf(d)], e.Row); pc != nil {
+			skimmed++
+			if got := skimTexts(ctx, p.ReadOptions(), *pc, []rec.DocRecord{e.Row}); got[0] == nil || *got[0] != want[e.Row.ID] {
+				t.Errorf("document %d (%s) skimmed: %v", d, e.Row.ID, got[0])
+			}
+		}
+	}
+	if skimmed != 17 {
+		t.Errorf("%d documents of compressed JSONL files, want 17", skimmed)
 	}
 	if len(pieces) < 5 || members != 4 {
 		t.Errorf("the documents come from %d pieces, %d from their own gzip member: the JSONL file was not cut, or the WET file not read by member", len(pieces), members)

@@ -53,6 +53,7 @@ func TestInjectedFaults(t *testing.T) {
 		faults  string
 		strict  bool
 		wantErr string // "" for success
+		whole   bool   // the cluster stage in one task, as small jobs run it (the reference does)
 		check   func(t *testing.T, out string, m *Manifest)
 	}{
 		{
@@ -108,6 +109,16 @@ func TestInjectedFaults(t *testing.T) {
 		{name: "full disk in reduce fails the job", faults: "fail@create:candidates/part=00004", wantErr: "no space left on device"},
 		{name: "failing verify fails the job", faults: "fail@verify/*", wantErr: "verify task"},
 		{name: "failing cluster task fails the job", faults: "fail@cluster-comps/*", wantErr: "cluster-comps task 0 failed after 2 attempts"},
+		{
+			name: "a job clustered in one task retries it", faults: "panic@cluster-whole/0#1; fail@create:pairs/#1; fail@create:exact.parquet#1", whole: true,
+			check: func(t *testing.T, out string, m *Manifest) {
+				sameFiles(t, ref, out, "pairs/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet")
+				if s := m.Stages[len(m.Stages)-1]; s.Name != "cluster" || s.Tasks != 1 || len(m.Failures) != 0 {
+					t.Fatalf("last stage %+v, failures %+v: want the cluster stage's one task, healed", s, m.Failures)
+				}
+			},
+		},
+		{name: "a failing task of a job clustered in one task fails it", faults: "fail@cluster-whole/*", whole: true, wantErr: "cluster-whole task 0 failed after 2 attempts"},
 		{name: "permission denied on verified pairs fails the job", faults: "deny@create:_work/verified/", wantErr: "permission denied"},
 	}
 	for _, tt := range tests {
@@ -116,6 +127,9 @@ func TestInjectedFaults(t *testing.T) {
 			cfg := testConfig(t, in, out, 2)
 			cfg.Queue.MaxDeliver = 2
 			cfg.Params.Strict = tt.strict
+			if !tt.whole {
+				cfg.wholeClusterEdges = -1
+			}
 			f, err := faults.Parse(tt.faults, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -74,6 +74,9 @@ type Config struct {
 	// sideResultBytes, if set, replaces the in-process workers'
 	// sideResultBytes (tests).
 	sideResultBytes int
+	// wholeClusterEdges, if set, replaces the bound of the edges of a job
+	// whose cluster stage runs as one task (stage.Job.WholeEdges; tests).
+	wholeClusterEdges int64
 }
 
 // ErrJobBusy is returned when another coordinator is running the job: it
@@ -261,6 +264,9 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 	}
 	if auto && len(earlier) == 0 {
 		params.Partitions = job.AutoPartitions(inputs)
+	}
+	if params.ChunkBytes == 0 {
+		params.ChunkBytes = job.AutoChunkBytes(inputs)
 	}
 	if params.Gather == job.GatherAuto {
 		params.Gather = job.AutoGather(inputs, storage.IsURL(cfg.Out))

@@ -95,70 +95,55 @@ func Cluster(ctx context.Context, st storage.FS, spec *job.Spec, verifies []job.
 // representatives to the members of their groups and listing the pairs
 // inside each group (see expander). A cluster's id is its smallest
 // ordinal. The outputs do not depend on how many tasks run where.
+//
+// A job whose verified pairs and group members number at most
+// WholeClusterEdges runs the stage as one task instead (see wholeTask),
+// which writes the same outputs.
 func RunCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult, run TaskRunner) (*ClusterStats, error) {
+	return runCluster(ctx, st, p, verifies, mapResults, run, WholeClusterEdges)
+}
+
+// WholeClusterEdges bounds the edges (verified pairs plus confirmed
+// exact-group members, as the verify tasks count them) of a job whose
+// cluster stage runs as one task that holds them all in memory: a few
+// hundred bytes each (the edge, its documents' rows with ids and urls,
+// union-find), so at most ~100 MB. The 100k benchmark corpus has ~50,000;
+// the 1M one ~500,000, which takes the distributed steps.
+const WholeClusterEdges = 1 << 18
+
+// runCluster is RunCluster, in one task if the job has at most wholeEdges
+// edges.
+func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult, run TaskRunner, wholeEdges int64) (*ClusterStats, error) {
 	// What an earlier run of the stage left is of no use.
 	if err := st.Remove(ctx, job.ClusterDir); err != nil {
 		return nil, err
 	}
-	parts := clusterParts(mapResults, p.Partitions)
 	var vf []verifyFiles
+	var edges int64
 	for _, v := range verifies {
 		vf = append(vf, verifyFiles{Chunk: v.Chunk, Pairs: v.File, Members: v.MembersFile, Spread: mapResults[v.Chunk].Docs > 1<<partBlockBits})
+		edges += v.Verified + v.ExactMembers
 	}
 	slices.SortFunc(vf, func(x, y verifyFiles) int { return cmp.Compare(x.Chunk, y.Chunk) })
-	d := driver{st: st, run: run}
-	stats := &ClusterStats{SizeHist: make([]int64, sizeBins), Top: []manifest.ClusterSummary{}}
-
-	// The components, as labels.
-	labels, rounds, err := d.components(ctx, parts, vf)
-	if err != nil {
-		return nil, err
-	}
-	stats.Rounds = rounds
-
-	// The components, whole.
 	docs := make(map[int]pqfile.Info, len(mapResults))
 	for c, m := range mapResults {
 		docs[c] = m.DocFile
 	}
-	joined, err := runStep[nodesResult](ctx, d, &clusterStep{Name: ClusterStepPrefix + stepNodes, Kind: stepNodes, Parts: parts, Tasks: parts, Verifies: vf, Docs: docs, Labels: labels})
+	d := driver{st: st, run: run}
+	var comps []componentsResult
+	var written []outputResult
+	var rounds int
+	var err error
+	if edges <= wholeEdges {
+		comps, written, err = d.whole(ctx, vf, docs)
+	} else {
+		comps, written, rounds, err = d.distributed(ctx, clusterParts(mapResults, p.Partitions), vf, docs)
+	}
 	if err != nil {
 		return nil, err
 	}
-	runs := make([]map[int]pqfile.Info, parts)
-	for i, r := range joined {
-		runs[i] = r.Runs
-	}
-	comps, err := runStep[componentsResult](ctx, d, &clusterStep{Name: ClusterStepPrefix + stepComponents, Kind: stepComponents, Parts: parts, Tasks: parts, Runs: runs})
-	if err != nil {
-		return nil, err
-	}
-	out := &clusterStep{Name: ClusterStepPrefix + stepOutput, Kind: stepOutput, Parts: parts, Tasks: len(vf) + 3, Verifies: vf}
-	var boundedPairs int64
-	runs = make([]map[int]pqfile.Info, parts)
-	for i, r := range comps {
-		stats.add(&r.Stats)
-		boundedPairs += r.BoundedPairs
-		runs[i] = r.Lookups
-		out.Clusters = append(out.Clusters, r.Clusters)
-		out.Duplicates = append(out.Duplicates, r.Duplicates)
-	}
-	out.Runs = runs
-	for _, b := range stats.Bounded {
-		out.Top = append(out.Top, b.Cluster)
-	}
-
-	// The outputs. pairs/ is written whole by this step: files of an
-	// earlier run whose verify tasks do not exist now (the chunks holding
-	// pairs moved when a retried chunk brought new representatives) must
-	// not stay.
-	if err := st.Remove(ctx, job.PairsDir); err != nil {
-		return nil, err
-	}
-	written, err := runStep[outputResult](ctx, d, out)
-	if err != nil {
-		return nil, err
-	}
+	stats, boundedPairs := foldComponents(comps)
+	stats.Rounds = rounds
 	var keptListed int64
 	for _, w := range written {
 		stats.PairsListed += w.Listed
@@ -181,6 +166,73 @@ func RunCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 		}
 	}
 	return stats, nil
+}
+
+// foldComponents adds up the statistics of the components tasks, and the
+// complete pairs of their bounded clusters.
+func foldComponents(comps []componentsResult) (*ClusterStats, int64) {
+	stats := &ClusterStats{SizeHist: make([]int64, sizeBins), Top: []manifest.ClusterSummary{}}
+	var boundedPairs int64
+	for _, r := range comps {
+		stats.add(&r.Stats)
+		boundedPairs += r.BoundedPairs
+	}
+	return stats, boundedPairs
+}
+
+// boundedTop are the clusters of the bounded clusters the manifest names.
+func (s *ClusterStats) boundedTop() []int64 {
+	var top []int64
+	for _, b := range s.Bounded {
+		top = append(top, b.Cluster)
+	}
+	return top
+}
+
+// distributed runs the steps of the stage over parts partitions: the
+// components as labels, then whole, then the outputs. It returns the
+// results of the components and output steps and the number of
+// large-star rounds.
+func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, docs map[int]pqfile.Info) ([]componentsResult, []outputResult, int, error) {
+	// The components, as labels.
+	labels, rounds, err := d.components(ctx, parts, vf)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+
+	// The components, whole.
+	joined, err := runStep[nodesResult](ctx, d, &clusterStep{Name: ClusterStepPrefix + stepNodes, Kind: stepNodes, Parts: parts, Tasks: parts, Verifies: vf, Docs: docs, Labels: labels})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	runs := make([]map[int]pqfile.Info, parts)
+	for i, r := range joined {
+		runs[i] = r.Runs
+	}
+	comps, err := runStep[componentsResult](ctx, d, &clusterStep{Name: ClusterStepPrefix + stepComponents, Kind: stepComponents, Parts: parts, Tasks: parts, Runs: runs})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	out := &clusterStep{Name: ClusterStepPrefix + stepOutput, Kind: stepOutput, Parts: parts, Tasks: len(vf) + 3, Verifies: vf}
+	runs = make([]map[int]pqfile.Info, parts)
+	for i, r := range comps {
+		runs[i] = r.Lookups
+		out.Clusters = append(out.Clusters, r.Clusters)
+		out.Duplicates = append(out.Duplicates, r.Duplicates)
+	}
+	out.Runs = runs
+	stats, _ := foldComponents(comps)
+	out.Top = stats.boundedTop()
+
+	// The outputs. pairs/ is written whole by this step: files of an
+	// earlier run whose verify tasks do not exist now (the chunks holding
+	// pairs moved when a retried chunk brought new representatives) must
+	// not stay.
+	if err := d.st.Remove(ctx, job.PairsDir); err != nil {
+		return nil, nil, 0, err
+	}
+	written, err := runStep[outputResult](ctx, d, out)
+	return comps, written, rounds, err
 }
 
 // add adds the statistics of some of the clusters to s's.

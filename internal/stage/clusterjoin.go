@@ -127,6 +127,28 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 			return nil, fmt.Errorf("clusters: %w", err)
 		}
 	}
+	rows, err := labelledRows(ctx, st, s, part, labels)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(rows, func(x, y compRow) int {
+		if c := cmp.Compare(partOf(x.Label, s.Parts), partOf(y.Label, s.Parts)); c != 0 {
+			return c
+		}
+		return compareCompRows(x, y)
+	})
+	res := &nodesResult{Rows: int64(len(rows))}
+	res.Runs, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "rows"), rows,
+		func(r compRow) int { return partOf(r.Label, s.Parts) }, appendCompRow)
+	return res, err
+}
+
+// labelledRows returns the rows of partition part: its documents, whose
+// labels are labels ((document, label), by document), with their ids,
+// urls and lengths from the chunks' document files (s.Docs), and the
+// group members and verified pairs of the verify files it reads, each
+// with its component's label. The rows are in no particular order.
+func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part int, labels []records.Candidate) ([]compRow, error) {
 	find := func(doc int64) (int, bool) {
 		return slices.BinarySearchFunc(labels, doc, func(e records.Candidate, d int64) int { return cmp.Compare(e.A, d) })
 	}
@@ -186,17 +208,7 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 			return nil, fmt.Errorf("clusters: %w", err)
 		}
 	}
-	slices.SortFunc(rows, func(x, y compRow) int {
-		if c := cmp.Compare(partOf(x.Label, s.Parts), partOf(y.Label, s.Parts)); c != 0 {
-			return c
-		}
-		return compareCompRows(x, y)
-	})
-	res := &nodesResult{Rows: int64(len(rows))}
-	var err error
-	res.Runs, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "rows"), rows,
-		func(r compRow) int { return partOf(r.Label, s.Parts) }, appendCompRow)
-	return res, err
+	return rows, nil
 }
 
 // workFile describes a file that one step passes to the next, sorted by
@@ -308,7 +320,51 @@ func componentsTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clust
 		return nil, err
 	}
 	slices.SortFunc(rows, compareCompRows)
+	t, err := takeComponents(ctx, spec, rows, s.Parts)
+	if err != nil {
+		return nil, err
+	}
+	res := t.res
+	if len(t.clusters) > 0 {
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "cluster-rows.parquet"), t.clusters, workFile("cluster", "doc"))
+		if err != nil {
+			return nil, err
+		}
+		res.Clusters = &info
+	}
+	if len(t.dups) > 0 {
+		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "duplicate-rows.parquet"), t.dups, workFile("doc"))
+		if err != nil {
+			return nil, err
+		}
+		res.Duplicates = &info
+	}
+	res.Lookups, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "lookups"), t.lookups, lookupDest(s.Parts), appendLookupRow)
+	return res, err
+}
 
+// lookupDest is the partition of the output step whose runs a lookup row
+// goes to: its verify chunk's.
+func lookupDest(parts int) func(lookupRow) int {
+	return func(r lookupRow) int { return int(r.Chunk) % parts }
+}
+
+// taken is what takeComponents makes of some components: their share of
+// the statistics, their rows of clusters.parquet by (cluster, doc) and of
+// duplicates.parquet by doc, and their lookup rows, by destination
+// partition (see lookupDest), chunk, kind, node and doc, without repeats.
+type taken struct {
+	res      *componentsResult
+	clusters []records.ClusterRecord
+	dups     []records.Duplicate
+	lookups  []lookupRow
+}
+
+// takeComponents takes each component of rows (sorted by compareCompRows)
+// whole: it chooses the kept document, counts the complete pairs and
+// makes the component's rows of the outputs and its lookups for parts
+// output partitions.
+func takeComponents(ctx context.Context, spec *job.Spec, rows []compRow, parts int) (*taken, error) {
 	res := &componentsResult{Stats: ClusterStats{SizeHist: make([]int64, sizeBins), Top: []manifest.ClusterSummary{}}}
 	var clusters []records.ClusterRecord
 	var dups []records.Duplicate
@@ -381,28 +437,12 @@ func componentsTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clust
 	}
 
 	slices.SortFunc(dups, func(a, b records.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
-	if len(clusters) > 0 {
-		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "cluster-rows.parquet"), clusters, workFile("cluster", "doc"))
-		if err != nil {
-			return nil, err
-		}
-		res.Clusters = &info
-	}
-	if len(dups) > 0 {
-		info, err := pqfile.Write(ctx, st, job.ClusterTaskFile(s.Name, part, "duplicate-rows.parquet"), dups, workFile("doc"))
-		if err != nil {
-			return nil, err
-		}
-		res.Duplicates = &info
-	}
-	dest := func(r lookupRow) int { return int(r.Chunk) % s.Parts }
+	dest := lookupDest(parts)
 	slices.SortFunc(lookups, func(x, y lookupRow) int {
 		return cmp.Or(cmp.Compare(dest(x), dest(y)), cmp.Compare(x.Chunk, y.Chunk), cmp.Compare(x.Kind, y.Kind),
 			cmp.Compare(x.Node, y.Node), cmp.Compare(x.Doc, y.Doc))
 	})
-	lookups = slices.Compact(lookups)
-	res.Lookups, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "lookups"), lookups, dest, appendLookupRow)
-	return res, err
+	return &taken{res: res, clusters: clusters, dups: dups, lookups: slices.Compact(lookups)}, nil
 }
 
 // summary describes a component for the manifest's largest clusters.

@@ -57,11 +57,18 @@ func outputTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSt
 // expandTask writes the pairs/ file of one verify task (see expander),
 // with what the components step sent it.
 func expandTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterStep, v verifyFiles) (*outputResult, error) {
-	x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, spec: spec}
 	lookups, err := readParts(ctx, st, s.Runs, v.Chunk%s.Parts, decodeLookupRow, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pairs: %w", err)
 	}
+	return expandChunk(ctx, st, spec, v, lookups, s.Top)
+}
+
+// expandChunk writes the pairs/ file of verify task v (see expander), given
+// lookup rows that include those of its chunk, and counts the pairs listed
+// of each bounded cluster of top.
+func expandChunk(ctx context.Context, st storage.FS, spec *job.Spec, v verifyFiles, lookups []lookupRow, top []int64) (*outputResult, error) {
+	x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, spec: spec}
 	for _, r := range lookups {
 		switch {
 		case int(r.Chunk) != v.Chunk:
@@ -71,7 +78,7 @@ func expandTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSt
 			x.groups[r.Node] = append(x.groups[r.Node], groupMember{doc: r.Doc, id: r.ID, url: r.URL})
 		}
 	}
-	err = readVerified[pairEnds](ctx, st, v, nil, func(r records.ExactMember) error {
+	err := readVerified[pairEnds](ctx, st, v, nil, func(r records.ExactMember) error {
 		if len(x.reps) == 0 || x.reps[len(x.reps)-1] != r.Group {
 			x.reps = append(x.reps, r.Group)
 			x.repOf[r.Group] = groupMember{doc: r.Group, id: r.GroupID, url: r.GroupURL}
@@ -90,7 +97,7 @@ func expandTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSt
 	for _, n := range w.keptListed {
 		res.KeptListed += n
 	}
-	for _, c := range s.Top {
+	for _, c := range top {
 		if n := w.keptListed[c]; n > 0 {
 			res.Top[c] = n
 		}

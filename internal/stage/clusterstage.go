@@ -16,7 +16,11 @@ func clusterStage() Stage {
 		Steps: func(ctx context.Context, j *Job, run TaskRunner) error {
 			t0 := time.Now()
 			steps := &countingRunner{run: run}
-			stats, err := RunCluster(ctx, j.FS, j.Spec.Params, j.verifies, j.allMaps, steps)
+			whole := j.WholeEdges
+			if whole == 0 {
+				whole = WholeClusterEdges
+			}
+			stats, err := runCluster(ctx, j.FS, j.Spec.Params, j.verifies, j.allMaps, steps, whole)
 			if err != nil {
 				return err
 			}

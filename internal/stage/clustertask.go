@@ -26,6 +26,9 @@ const (
 	stepOutput     = "out"
 )
 
+// A job of few edges has one step instead, of kind stepWhole (see
+// wholeTask).
+
 // clusterStep is what the tasks of one step of the cluster stage read:
 // the driver writes it to job.ClusterStepFile before running them.
 type clusterStep struct {
@@ -156,6 +159,8 @@ func ClusterTask(ctx context.Context, st storage.FS, spec *job.Spec, step string
 		res, err = componentsTask(ctx, st, spec, &s, index)
 	case stepOutput:
 		res, err = outputTask(ctx, st, spec, &s, index)
+	case stepWhole:
+		res, err = wholeTask(ctx, st, spec, &s)
 	default:
 		return nil, fmt.Errorf("%w: step %s has unknown kind %q", ErrNoTask, s.Name, s.Kind)
 	}

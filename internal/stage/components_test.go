@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -349,6 +350,51 @@ func clusterInput(t *testing.T, st storage.FS, rng *rand.Rand, shape string, doc
 	return verifies, maps
 }
 
+// clusterBy runs the cluster stage in this process, in one task (whole)
+// or as its distributed steps, and checks that it took that path.
+func clusterBy(t *testing.T, ctx context.Context, st storage.FS, spec *job.Spec, verifies []job.VerifyResult, mapResults map[int]job.MapResult, whole bool) (*ClusterStats, error) {
+	t.Helper()
+	bound := int64(-1)
+	if whole {
+		bound = math.MaxInt64
+	}
+	run := &countingRunner{run: InProcess(st, spec)}
+	s, err := runCluster(ctx, st, spec.Params, verifies, mapResults, run, bound)
+	if err != nil {
+		return nil, err
+	}
+	if whole && (run.steps != 1 || s.Rounds != 0) || !whole && (run.steps < 4 || s.Rounds < 1) {
+		t.Errorf("whole %v: %d steps, %d rounds", whole, run.steps, s.Rounds)
+	}
+	return s, nil
+}
+
+// sameOutputs checks that got's store holds the same pairs/ files as
+// ref's, and the same bytes in them and in clusters.parquet,
+// duplicates.parquet and exact.parquet.
+func sameOutputs(t *testing.T, what string, ref, got *storage.Dir) {
+	t.Helper()
+	ctx := context.Background()
+	wantPairs, err := ref.List(ctx, job.PairsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotPairs, err := got.List(ctx, job.PairsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gotPairs, wantPairs) {
+		t.Errorf("%s: pairs/ holds %v, want %v", what, gotPairs, wantPairs)
+	}
+	for _, name := range append([]string{job.ClustersFile, job.DuplicatesFile, job.ExactFile}, wantPairs...) {
+		a, errA := os.ReadFile(ref.Path(name))
+		b, errB := os.ReadFile(got.Path(name))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: %s differs (%d and %d bytes; %v, %v)", what, name, len(a), len(b), errA, errB)
+		}
+	}
+}
+
 // copyStore copies the files of src to a new store.
 func copyStore(t *testing.T, src *storage.Dir) *storage.Dir {
 	t.Helper()
@@ -396,8 +442,9 @@ func TestClusterMatchesReference(t *testing.T) {
 			verifies, maps := clusterInput(t, ref, rng, tt.shape, tt.docs, tt.chunks, tt.wide)
 			p := job.DefaultParams()
 			p.Keep, p.MaxClusterPairs = tt.keep, tt.maxPairs
+			// 1 and 4 partitions, and 0: in one task.
 			stores := map[int]*storage.Dir{}
-			for _, parts := range []int{1, 4} {
+			for _, parts := range []int{0, 1, 4} {
 				stores[parts] = copyStore(t, ref)
 			}
 			want, err := referenceCluster(ctx, ref, p, verifies, maps)
@@ -407,37 +454,17 @@ func TestClusterMatchesReference(t *testing.T) {
 			if tt.maxPairs < 1_000_000 && want.BoundedClusters == 0 {
 				t.Fatalf("no cluster bounded by %d pairs: the case tests nothing", tt.maxPairs)
 			}
-			wantPairs, err := ref.List(ctx, job.PairsDir)
-			if err != nil {
-				t.Fatal(err)
-			}
 			for parts, st := range stores {
-				p.Partitions = parts
-				got, err := Cluster(ctx, st, &job.Spec{Params: p}, verifies, maps)
+				p.Partitions = max(parts, 1)
+				got, err := clusterBy(t, ctx, st, &job.Spec{Params: p}, verifies, maps, parts == 0)
 				if err != nil {
 					t.Fatalf("%d partitions: %v", parts, err)
-				}
-				if got.Rounds < 1 {
-					t.Errorf("%d partitions: %d rounds", parts, got.Rounds)
 				}
 				got.Rounds = 0
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("%d partitions: stats\n%+v\nwant\n%+v", parts, got, want)
 				}
-				gotPairs, err := st.List(ctx, job.PairsDir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(gotPairs, wantPairs) {
-					t.Errorf("%d partitions: pairs/ holds %v, want %v", parts, gotPairs, wantPairs)
-				}
-				for _, name := range append([]string{job.ClustersFile, job.DuplicatesFile, job.ExactFile}, wantPairs...) {
-					a, errA := os.ReadFile(ref.Path(name))
-					b, errB := os.ReadFile(st.Path(name))
-					if errA != nil || errB != nil || !bytes.Equal(a, b) {
-						t.Errorf("%d partitions: %s differs (%d and %d bytes; %v, %v)", parts, name, len(a), len(b), errA, errB)
-					}
-				}
+				sameOutputs(t, fmt.Sprintf("%d partitions", parts), ref, st)
 			}
 			t.Logf("%d clusters, %d duplicates, %d exact groups, %d pairs listed, %d bounded", want.Clusters, want.Duplicates, want.ExactGroups, want.PairsListed, want.BoundedClusters)
 		})
@@ -515,33 +542,29 @@ func TestClusterSampleMatchesReference(t *testing.T) {
 				}
 				verifies = append(verifies, *vr)
 			}
-			tasks := copyStore(t, ref)
+			wholeStore, steps := copyStore(t, ref), copyStore(t, ref)
 			want, err := referenceCluster(ctx, ref, p, verifies, byChunk)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Cluster(ctx, tasks, &job.Spec{Params: p}, verifies, byChunk)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%d chunks, %d partitions: %d clusters, %d pairs listed, %d rounds", len(plan.Chunks), min(p.Partitions, len(byChunk)), got.Clusters, got.PairsListed, got.Rounds)
-			got.Rounds = 0
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("stats\n%+v\nwant\n%+v", got, want)
-			}
 			if want.Clusters < 100 || len(verifies) != len(chunks) {
 				t.Fatalf("%d clusters: the sample is not what this test expects", want.Clusters)
 			}
-			names, err := ref.List(ctx, job.PairsDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, name := range append([]string{job.ClustersFile, job.DuplicatesFile, job.ExactFile}, names...) {
-				a, errA := os.ReadFile(ref.Path(name))
-				b, errB := os.ReadFile(tasks.Path(name))
-				if errA != nil || errB != nil || !bytes.Equal(a, b) {
-					t.Errorf("%s differs (%d and %d bytes; %v, %v)", name, len(a), len(b), errA, errB)
+			for _, whole := range []bool{true, false} {
+				tasks := steps
+				if whole {
+					tasks = wholeStore
 				}
+				got, err := clusterBy(t, ctx, tasks, &job.Spec{Params: p}, verifies, byChunk, whole)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("whole %v: %d chunks, %d partitions: %d clusters, %d pairs listed, %d rounds", whole, len(plan.Chunks), min(p.Partitions, len(byChunk)), got.Clusters, got.PairsListed, got.Rounds)
+				got.Rounds = 0
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("whole %v: stats\n%+v\nwant\n%+v", whole, got, want)
+				}
+				sameOutputs(t, fmt.Sprintf("whole %v", whole), ref, tasks)
 			}
 		})
 	}

@@ -34,6 +34,10 @@ type Job struct {
 	// KeepWork keeps the work area's files that a stage would remove
 	// once done (the band run files: see cleanBands).
 	KeepWork bool
+	// WholeEdges bounds the edges of a job whose cluster stage runs as
+	// one task (see RunCluster): 0 means WholeClusterEdges, a negative
+	// bound never.
+	WholeEdges int64
 
 	// Maps are the map results of the job's own chunks, without their
 	// band files (map); Clusters what the cluster stage found.

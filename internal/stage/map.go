@@ -56,8 +56,9 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	}
 	defer sigs.abort()
 	// Documents go to their file as they are read, and band records in
-	// runs of about ChunkBytes of text: a chunk that is a whole compressed
-	// file holds many times that, and memory must not grow with it.
+	// runs of about ChunkBytes of text (at most job.RunText): a chunk that
+	// is a whole compressed file, or packs several, holds many times that,
+	// and memory must not grow with it.
 	docs, err := pqfile.NewWriter[records.DocRecord](ctx, st, job.DocFile(chunk.Index), pqfile.Options{SortedBy: []string{"doc"}, RowGroupRows: docGroupRows})
 	if err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 					Band: int32(b), Key: int64(k), Doc: ord, FPHi: int64(fp.Hi), FPLo: int64(fp.Lo),
 				})
 			}
-			if runs.text += int64(len(d.Text)); runs.text >= p.ChunkBytes {
+			if runs.text += int64(len(d.Text)); runs.text >= p.RunBytes() {
 				if err := runs.flush(ctx); err != nil {
 					return err
 				}
@@ -188,8 +189,8 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 const docGroupRows = 1 << 16
 
 // bandRuns holds a chunk's band records until about ChunkBytes of text
-// has been read, then writes them, sorted, as a run: one band run file
-// holding every partition (job.BandRunWorkFile).
+// (at most job.RunText) has been read, then writes them, sorted, as a
+// run: one band run file holding every partition (job.BandRunWorkFile).
 type bandRuns struct {
 	st    storage.Creator
 	chunk int
