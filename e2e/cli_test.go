@@ -149,7 +149,7 @@ wait:
 	}{
 		{"map tasks done", got[s("neardup_tasks_done_total", "stage", "map")], int64(man.Chunks)},
 		{"map task durations", got[s("neardup_task_duration_seconds_count", "stage", "map")], int64(man.Chunks)},
-		{"reduce tasks done", got[s("neardup_tasks_done_total", "stage", "reduce")], int64(man.Params.Partitions)},
+		{"reduce tasks done", got[s("neardup_tasks_done_total", "stage", "reduce")], int64(stageTasks(man, "reduce"))},
 		{"documents read", got["neardup_documents_read_total"], man.Counts.Docs},
 		{"input bytes read", got["neardup_input_bytes_read_total"], man.Counts.InputBytes},
 		{"text bytes read", got["neardup_text_bytes_read_total"], man.Counts.TextBytes},
@@ -233,4 +233,14 @@ func TestVersion(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stageTasks is the number of tasks of a stage of the manifest.
+func stageTasks(m *manifest.Manifest, name string) int {
+	for _, st := range m.Stages {
+		if st.Name == name {
+			return st.Tasks
+		}
+	}
+	return -1
 }

@@ -314,3 +314,18 @@ func TestPlanReduceTasks(t *testing.T) {
 		})
 	}
 }
+
+// reduceMaps runs the reduce tasks of map results as the reduce stage
+// plans them and returns the partitions' results, in order.
+func reduceMaps(ctx context.Context, st storage.FS, spec *job.Spec, maps []job.MapResult) ([]job.ReduceResult, error) {
+	tasks := planReduceTasks(maps, spec.Params.Partitions)
+	var out []job.ReduceResult
+	for i := range len(tasks) {
+		tr, err := ReduceTask(ctx, st, spec, tasks[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tr.Parts...)
+	}
+	return out, nil
+}

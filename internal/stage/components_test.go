@@ -518,14 +518,12 @@ func TestClusterSampleMatchesReference(t *testing.T) {
 				byChunk[ch.Index] = *mr
 				mapList = append(mapList, *mr)
 			}
-			var reduces []job.ReduceResult
+			reduces, err := reduceMaps(ctx, ref, &job.Spec{Params: p}, mapList)
+			if err != nil {
+				t.Fatal(err)
+			}
 			chunks := map[int]bool{}
-			for part := range p.Partitions {
-				rr, err := Reduce(ctx, ref, &job.Spec{Params: p}, part, mapList)
-				if err != nil {
-					t.Fatal(err)
-				}
-				reduces = append(reduces, *rr)
+			for _, rr := range reduces {
 				for c := range rr.EdgeFiles {
 					chunks[c] = true
 				}

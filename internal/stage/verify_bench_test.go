@@ -57,12 +57,11 @@ func BenchmarkVerify(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			rr, err := Reduce(ctx, st, &job.Spec{Params: p}, 0, []job.MapResult{*mr})
+			reduces, err := reduceMaps(ctx, st, &job.Spec{Params: p}, []job.MapResult{*mr})
 			if err != nil {
 				b.Fatal(err)
 			}
 			src := SigSource{Maps: map[int]job.MapResult{0: *mr}}
-			reduces := []job.ReduceResult{*rr}
 			var res *job.VerifyResult
 			for b.Loop() {
 				if res, err = Verify(ctx, st, spec, 0, reduces, src); err != nil {
