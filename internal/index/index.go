@@ -92,6 +92,9 @@ type Chunk struct {
 	Chunk   int         `json:"chunk"`
 	Docs    int64       `json:"docs"`
 	DocFile pqfile.Info `json:"doc_file"`
+	// SigFile is the chunk's record file: its text store (version 3),
+	// or its signature file (versions 1 and 2); readers tell them by
+	// their trailers (stage.OpenRecords).
 	SigFile pqfile.Info `json:"sig_file"`
 }
 
