@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
@@ -48,10 +49,13 @@ func TestAgainstV2Index(t *testing.T) {
 		t.Fatal(err)
 	}
 	pairs := map[string][]records.Pair{}
-	for name, earlier := range map[string]string{"v2": v2, "v3": v3} {
-		out := filepath.Join(t.TempDir(), "second-"+name)
+	for name, earlier := range map[string]string{"v2": v2, "v3": v3, "v2 gather": v2, "v3 gather": v3} {
+		out := filepath.Join(t.TempDir(), "second")
 		cfg := testConfig(t, corpusFiles[1], out, 1)
 		cfg.Params.Partitions = 2
+		if strings.HasSuffix(name, "gather") {
+			cfg.Params.Gather = job.GatherOn
+		}
 		cfg.Against = []string{earlier}
 		if _, err := Run(ctx, cfg); err != nil {
 			t.Fatalf("--against the %s index: %v", name, err)
@@ -78,11 +82,13 @@ func TestAgainstV2Index(t *testing.T) {
 	if cross == 0 {
 		t.Fatalf("%d pairs, none with a document of the v2 index: the test tests nothing", len(pairs["v2"]))
 	}
-	if !slices.EqualFunc(pairs["v2"], pairs["v3"], func(x, y records.Pair) bool {
-		return x.A == y.A && x.B == y.B && x.AID == y.AID && x.BID == y.BID && x.Similarity == y.Similarity &&
-			x.Estimate == y.Estimate && x.Method == y.Method && x.BandsCollided == y.BandsCollided && x.FirstBand == y.FirstBand && x.AURL == y.AURL
-	}) {
-		t.Errorf("--against the v2 index: %d pairs, against the v3 index: %d, not the same:\n%v\n%v", len(pairs["v2"]), len(pairs["v3"]), pairs["v2"], pairs["v3"])
+	for _, name := range []string{"v3", "v2 gather", "v3 gather"} {
+		if !slices.EqualFunc(pairs["v2"], pairs[name], func(x, y records.Pair) bool {
+			return x.A == y.A && x.B == y.B && x.AID == y.AID && x.BID == y.BID && x.Similarity == y.Similarity &&
+				x.Estimate == y.Estimate && x.Method == y.Method && x.BandsCollided == y.BandsCollided && x.FirstBand == y.FirstBand && x.AURL == y.AURL
+		}) {
+			t.Errorf("--against the v2 index: %d pairs, %s: %d, not the same:\n%v\n%v", len(pairs["v2"]), name, len(pairs[name]), pairs["v2"], pairs[name])
+		}
 	}
 	t.Logf("%d pairs, %d with an earlier document", len(pairs["v2"]), cross)
 }
