@@ -41,9 +41,12 @@ type MapResult struct {
 	Scripts     map[string]*ScriptStats `json:"scripts,omitempty"`
 	BandRecords int64                   `json:"band_records"`
 	DocFile     pqfile.Info             `json:"doc_file"`
-	SigFile     pqfile.Info             `json:"sig_file"`
-	RejectFile  *pqfile.Info            `json:"reject_file,omitempty"`
-	BandFiles   map[int]pqfile.Info     `json:"band_files"`
+	// SigFile is the chunk's record file: its text store (TextFile), or
+	// in the index of an earlier job made before index version 3, its
+	// signature file (package sigfile).
+	SigFile    pqfile.Info         `json:"sig_file"`
+	RejectFile *pqfile.Info        `json:"reject_file,omitempty"`
+	BandFiles  map[int]pqfile.Info `json:"band_files"`
 	// BandRuns names, for a chunk with more text than ChunkBytes, the
 	// file (BandRunsFile, JSON: partition -> infos) listing the band files
 	// of its runs after the first (BandRunFile): kept out of the result,

@@ -93,7 +93,13 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	// The index is complete once its description is written: before the
 	// manifest, so that a finished job always has it (unless --index=false).
 	if p.Index {
-		if err := index.Write(ctx, c.st, index.New(c.spec, j.Maps)); err != nil {
+		ix := index.New(c.spec, j.Maps)
+		model, err := stage.ModelFingerprint(c.spec.Params)
+		if err != nil {
+			return nil, err
+		}
+		ix.Model = model
+		if err := index.Write(ctx, c.st, ix); err != nil {
 			return nil, err
 		}
 	}

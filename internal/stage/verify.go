@@ -69,28 +69,122 @@ type SigSource struct {
 	Maps    map[int]job.MapResult
 }
 
-// recordSource returns the signature record of a document.
+// recordSource returns the verification record of a document.
 type recordSource interface {
-	get(ctx context.Context, doc int64) ([]byte, error)
+	get(ctx context.Context, doc int64) (sigfile.Record, error)
 }
 
-// open returns the task's record source and what ends it.
-func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, chunk int) (recordSource, func(), error) {
-	if p.Gather == job.GatherOn {
-		if s.Gathers == nil {
-			return nil, nil, fmt.Errorf("the gather stage is on but the verify task has no gather results")
-		}
-		scr, err := readGathered(ctx, st, chunk, s.Gathers)
-		if err != nil {
-			return nil, nil, err
-		}
-		return scr, scr.remove, nil
+// open returns the task's record source and what ends it. Without the
+// gather stage, the task first reads the records of every document its
+// edges (infos) name, chunk by chunk in slot order, into a scratch file
+// as the gather stage would send them: a text store's frame is decoded
+// once, not once per window that needs one of its documents.
+func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, chunk int, infos []pqfile.Info) (recordSource, func(), error) {
+	rs, err := newResketcher(p)
+	if err != nil {
+		return nil, nil, err
 	}
-	if s.Maps == nil {
+	var scr *scratch
+	switch {
+	case p.Gather == job.GatherOn && s.Gathers == nil:
+		return nil, nil, fmt.Errorf("the gather stage is on but the verify task has no gather results")
+	case p.Gather == job.GatherOn:
+		scr, err = readGathered(ctx, st, chunk, s.Gathers)
+	case s.Maps == nil:
 		return nil, nil, fmt.Errorf("the gather stage is off but the verify task has no map results")
+	default:
+		scr, err = readDirect(ctx, st, s.Maps, infos)
 	}
-	d := &sigFiles{st: st, maps: s.Maps, open: map[int]*sigFile{}, closers: map[int]func(){}}
-	return d, d.close, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	return &gatheredRecords{scr: scr, rs: rs}, scr.remove, nil
+}
+
+// readDirect copies the records of the documents the edges of infos name
+// from their chunks' record files to a scratch file, each file read in
+// slot order.
+func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, infos []pqfile.Info) (*scratch, error) {
+	merged, err := mergeEdges(ctx, st, infos)
+	if err != nil {
+		return nil, err
+	}
+	defer merged.close()
+	var docs []int64
+	for {
+		e, more, err := merged.next()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
+		docs = append(docs, e.A, e.B)
+	}
+	slices.Sort(docs)
+	docs = slices.Compact(docs)
+	// The chunks' ranges of docs, and the scratch's size from them.
+	type run struct {
+		f        *chunkFile
+		lo, hi   int
+		closeRun func()
+	}
+	var runs []run
+	defer func() {
+		for _, r := range runs {
+			r.closeRun()
+		}
+	}()
+	var size int64
+	for lo := 0; lo < len(docs); {
+		c := job.ChunkOf(docs[lo])
+		hi := lo
+		for hi < len(docs) && job.ChunkOf(docs[hi]) == c {
+			hi++
+		}
+		f, done, err := openChunkFile(ctx, st, maps, c)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run{f: f, lo: lo, hi: hi, closeRun: done})
+		size += f.gatherSize(docs[lo:hi])
+		lo = hi
+	}
+	return fillScratch("verify", size, func(scr *scratch) error {
+		for _, r := range runs {
+			if err := copyRecords(ctx, r.f, docs[r.lo:r.hi], scr); err != nil {
+				return err
+			}
+			r.closeRun()
+		}
+		return nil
+	})
+}
+
+// copyRecords adds the gathered records of docs, sorted, all in the chunk
+// of f, to scr.
+func copyRecords(ctx context.Context, f *chunkFile, docs []int64, scr *scratch) error {
+	var raw []byte
+	for i, doc := range docs {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var ok bool
+		var err error
+		raw, ok, err = f.gatherRecord(raw[:0], int(uint32(doc)))
+		if err != nil {
+			return fmt.Errorf("document %d: %w", doc, err)
+		}
+		if !ok {
+			return fmt.Errorf("%s: document %d has no signature", f.name, doc)
+		}
+		if err := scr.add(doc, raw); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // verify is Verify with windows of window documents.
@@ -121,7 +215,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	if err != nil {
 		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 	}
-	sigs, closeSigs, err := src.open(ctx, st, p, chunk)
+	sigs, closeSigs, err := src.open(ctx, st, p, chunk, infos)
 	if err != nil {
 		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 	}
@@ -291,7 +385,8 @@ const verifyGroupRows = 1 << 16
 // sets) a verify task holds at once.
 const verifyWindowDocs = 1 << 12
 
-// loadSigs reads the signatures of the needed documents, in file order.
+// loadSigs reads the signatures of the needed documents, in file order
+// (chunk, then slot): a text store's frames are decoded once each.
 func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]bool) (map[int64]*sigEntry, error) {
 	docs := slices.Sorted(maps.Keys(need))
 	out := make(map[int64]*sigEntry, len(need))
@@ -301,13 +396,9 @@ func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]
 				return nil, err
 			}
 		}
-		raw, err := s.get(ctx, doc)
+		rec, err := s.get(ctx, doc)
 		if err != nil {
 			return nil, err
-		}
-		rec, err := sigfile.Decode(raw)
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", doc, err)
 		}
 		e := &sigEntry{id: rec.ID, url: rec.URL}
 		if err := decodeSignature(p, rec.Sig, e); err != nil {
@@ -321,50 +412,20 @@ func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]
 	return out, nil
 }
 
-// maxSigFiles bounds the signature files a verify task without the gather
-// stage keeps open (with their index, 8 bytes per document).
-const maxSigFiles = 64
-
-// sigFiles reads documents' signature records by random access to their
-// chunks' signature files.
-type sigFiles struct {
-	st      storage.Opener
-	maps    map[int]job.MapResult
-	open    map[int]*sigFile
-	closers map[int]func()
+// gatheredRecords reads the records gathered for a verify task.
+type gatheredRecords struct {
+	scr *scratch
+	rs  *resketcher
 }
 
-func (s *sigFiles) get(ctx context.Context, doc int64) ([]byte, error) {
-	c := job.ChunkOf(doc)
-	f := s.open[c]
-	if f == nil {
-		if len(s.open) >= maxSigFiles {
-			for old, done := range s.closers { // any one: order affects speed only
-				done()
-				delete(s.open, old)
-				delete(s.closers, old)
-				break
-			}
-		}
-		var done func()
-		var err error
-		if f, done, err = openSigFile(ctx, s.st, s.maps, c); err != nil {
-			return nil, err
-		}
-		s.open[c], s.closers[c] = f, done
-	}
-	raw, ok, err := f.r.Raw(int(uint32(doc)))
+func (g *gatheredRecords) get(ctx context.Context, doc int64) (sigfile.Record, error) {
+	raw, err := g.scr.get(ctx, doc)
 	if err != nil {
-		return nil, fmt.Errorf("%s: document %d: %w", f.name, doc, err)
+		return sigfile.Record{}, err
 	}
-	if !ok {
-		return nil, fmt.Errorf("%s: document %d has no signature", f.name, doc)
+	rec, err := decodeGathered(raw, g.rs)
+	if err != nil {
+		return sigfile.Record{}, fmt.Errorf("gathered document %d: %w", doc, err)
 	}
-	return raw, nil
-}
-
-func (s *sigFiles) close() {
-	for _, done := range s.closers {
-		done()
-	}
+	return rec, nil
 }

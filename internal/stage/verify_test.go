@@ -16,6 +16,7 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/textstore"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -246,6 +247,23 @@ func TestVerifyMissingInputs(t *testing.T) {
 				sig.SigFile.Bytes++
 				return map[int]job.MapResult{0: maps[0], 1: sig}
 			}, sigfile.ErrCorrupt, ""},
+		{"damaged text store", []job.Gather{job.GatherOff, job.GatherOn},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				damage(t, st, maps[1].SigFile.Name)
+				return maps
+			}, textstore.ErrCorrupt, ""},
+		{"damaged frame", []job.Gather{job.GatherOff, job.GatherOn},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				b, err := os.ReadFile(st.Path(maps[0].SigFile.Name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b[5] ^= 0x40
+				if err := os.WriteFile(st.Path(maps[0].SigFile.Name), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return maps
+			}, nil, job.TextFile(0) + ": frame 0 at offset 0: checksum"},
 		{"damaged edge file", []job.Gather{job.GatherOff, job.GatherOn},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				damage(t, st, rr.EdgeFiles[0].Name)
