@@ -50,7 +50,9 @@ func (e *sigEntry) bandKeys(bnd banding, slab *[]uint64) []uint64 {
 // A candidate pair is first judged by its signatures: with MinHash and
 // exact verification, a pair with fewer equal values than prefilterMatches
 // allows is rejected without its exact similarity; with SimHash, a pair
-// beyond the Hamming distance. A claim (a document with the same shingle
+// beyond the Hamming distance; with exact verification, a pair whose
+// sets' sizes alone keep it below the threshold (sizesAllow). These count
+// as prefiltered, outside the histogram of rejected similarities. A claim (a document with the same shingle
 // fingerprint as its group's representative) is confirmed by comparing the
 // two sets; a difference is a fingerprint collision and fails the task.
 // The verified pairs of representatives and the confirmed group members
@@ -181,7 +183,8 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			}
 			res.Checked++
 			j := judge(p, a, b)
-			if minMatches >= 0 && j.matches < minMatches || p.Method == job.MethodSimHash && p.Verify == job.VerifyExact && !j.pass {
+			if minMatches >= 0 && j.matches < minMatches || p.Method == job.MethodSimHash && p.Verify == job.VerifyExact && !j.pass ||
+				p.Verify == job.VerifyExact && !sizesAllow(len(a.set), len(b.set), p.Threshold) {
 				res.Prefiltered++
 				continue
 			}
