@@ -50,7 +50,11 @@ func (e *sigEntry) bandKeys(bnd banding, slab *[]uint64) []uint64 {
 // A candidate pair is first judged by its signatures: with MinHash and
 // exact verification, a pair with fewer equal values than prefilterMatches
 // allows is rejected without its exact similarity; with SimHash, a pair
-// beyond the Hamming distance. A claim (a document with the same shingle
+// beyond the Hamming distance; with exact verification, a pair whose
+// sets' sizes alone keep it below the threshold (sizesAllow). These count
+// as prefiltered, outside the histogram of rejected similarities (a pair
+// rejected by its sizes still counts in SigPassed when its signature
+// passed, as it would have after an exact check). A claim (a document with the same shingle
 // fingerprint as its group's representative) is confirmed by comparing the
 // two sets; a difference is a fingerprint collision and fails the task.
 // The verified pairs of representatives and the confirmed group members
@@ -277,6 +281,15 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			j := judge(p, a, b)
 			if minMatches >= 0 && j.matches < minMatches || p.Method == job.MethodSimHash && p.Verify == job.VerifyExact && !j.pass {
 				res.Prefiltered++
+				continue
+			}
+			if p.Verify == job.VerifyExact && !sizesAllow(len(a.set), len(b.set), p.Threshold) {
+				// Surely below the threshold: no exact check, but the
+				// signature's verdict counts as if there had been one.
+				res.Prefiltered++
+				if j.pass {
+					res.SigPassed++
+				}
 				continue
 			}
 			sim, method, pass := j.estimate, p.Method.String(), j.pass

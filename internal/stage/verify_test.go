@@ -22,8 +22,9 @@ import (
 
 // verifyDocs returns two chunks of documents for hand-made edges: in
 // chunk 0, a, its copy a2, b (a's last word replaced: J = 8/10), u
-// (unrelated) and an empty document; in chunk 1, c (a's first word
-// replaced: J = 8/10 with a).
+// (unrelated), an empty document and s (a without its last two words: 7
+// of a's 9 shingles, J = 7/9); in chunk 1, c (a's first word replaced: J =
+// 8/10 with a).
 func verifyDocs() [][]string {
 	return [][]string{
 		{
@@ -32,6 +33,7 @@ func verifyDocs() [][]string {
 			`{"id":"b","text":"w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 x13"}`,
 			`{"id":"u","text":"v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13"}`,
 			`{"id":"empty","text":""}`,
+			`{"id":"s","text":"w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11"}`,
 		},
 		{
 			`{"id":"c","text":"x1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13"}`,
@@ -41,8 +43,8 @@ func verifyDocs() [][]string {
 
 // The ordinals of verifyDocs: document i of chunk c is c<<32 | i.
 const (
-	ordA, ordA2, ordB, ordU, ordEmpty int64 = 0, 1, 2, 3, 4
-	ordC                              int64 = 1 << 32
+	ordA, ordA2, ordB, ordU, ordEmpty, ordS int64 = 0, 1, 2, 3, 4, 5
+	ordC                                    int64 = 1 << 32
 )
 
 // mapVerifyDocs maps verifyDocs and returns the map results by chunk.
@@ -141,6 +143,10 @@ func TestVerifyEdges(t *testing.T) {
 			result{checked: 2, exact: 2, verified: 2}, []string{"a b 0.8000", "a c 0.8000"}, ""},
 		{"an unrelated pair is rejected by the pre-filter", nil,
 			[][]records.Candidate{{cand(ordA, ordU)}}, result{checked: 1, prefiltered: 1}, nil, ""},
+		{"a subset too small for the threshold is rejected by its size", nil,
+			[][]records.Candidate{{cand(ordA, ordS)}}, result{checked: 1, prefiltered: 1}, nil, ""},
+		{"a subset large enough for the threshold is checked", func(p *job.Params) { p.Threshold = 0.77 },
+			[][]records.Candidate{{cand(ordA, ordS)}}, result{checked: 1, exact: 1, verified: 1}, []string{"a s 0.7778"}, ""},
 		{"below the threshold", func(p *job.Params) { p.Threshold = 0.81 },
 			[][]records.Candidate{{cand(ordA, ordB)}}, result{checked: 1, exact: 1}, nil, ""},
 		{"estimate: no pre-filter, no exact similarity", func(p *job.Params) { p.Verify, p.Threshold = "estimate", 0.01 },
