@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -61,7 +62,7 @@ func (e *sigEntry) bandKeys(bnd banding, slab *[]uint64) []uint64 {
 // are written to the work area; the cluster stage expands them into
 // pairs/.
 func Verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource) (*job.VerifyResult, error) {
-	return verify(ctx, st, spec, chunk, reduces, src, verifyWindowDocs)
+	return verify(ctx, st, spec, chunk, reduces, src, verifyWindowDocs, verifyCacheBytes)
 }
 
 // SigSource tells a verify task where the signatures of its documents
@@ -191,8 +192,9 @@ func copyRecords(ctx context.Context, f *chunkFile, docs []int64, scr *scratch) 
 	return nil
 }
 
-// verify is Verify with windows of window documents.
-func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource, window int) (*job.VerifyResult, error) {
+// verify is Verify with windows of window documents and a cache of
+// cacheBytes.
+func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource, window int, cacheBytes int64) (*job.VerifyResult, error) {
 	start := time.Now()
 	p := spec.Params
 	res := &job.VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
@@ -244,6 +246,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		more  = true
 		// keySlab holds the window's band keys (see bandKeys).
 		keySlab []uint64
+		cache   = newSigCache(cacheBytes)
 	)
 	for more {
 		var e records.Candidate
@@ -261,7 +264,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			continue
 		}
 		// The window is full (or the edges are over): judge it.
-		sig, err := loadSigs(ctx, sigs, p, need)
+		sig, err := loadSigs(ctx, sigs, p, need, cache)
 		if err != nil {
 			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
@@ -398,9 +401,77 @@ const verifyGroupRows = 1 << 16
 // sets) a verify task holds at once.
 const verifyWindowDocs = 1 << 12
 
-// loadSigs reads the signatures of the needed documents, in file order
-// (chunk, then slot): a text store's frames are decoded once each.
-func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]bool) (map[int64]*sigEntry, error) {
+// verifyCacheBytes bounds the entries a verify task keeps from earlier
+// windows (see sigCache).
+const verifyCacheBytes = 256 << 20
+
+// sigCache keeps what a verify task loaded for its earlier windows, up to
+// a budget of bytes, the least recently used going first: a document
+// paired in many windows (a page of a large template family, in every
+// window of its family's first documents) is read, and from a text store
+// re-sketched, once while it fits, not once a window.
+type sigCache struct {
+	budget, bytes int64
+	window        int // the number of the window being loaded
+	entries       map[int64]*cachedSig
+}
+
+type cachedSig struct {
+	e    *sigEntry
+	used int // the last window that needed it
+	size int64
+}
+
+func newSigCache(budget int64) *sigCache {
+	return &sigCache{budget: budget, entries: map[int64]*cachedSig{}}
+}
+
+// get returns the cached entry of doc, marked used by this window; its
+// band keys, held in an earlier window's slab, are computed again.
+func (c *sigCache) get(doc int64) *sigEntry {
+	ce, ok := c.entries[doc]
+	if !ok {
+		return nil
+	}
+	ce.used = c.window
+	ce.e.keys = nil
+	return ce.e
+}
+
+func (c *sigCache) add(doc int64, e *sigEntry) {
+	size := int64(8*len(e.set)+8*len(e.sig)+len(e.id)+len(e.url)) + 128
+	c.entries[doc] = &cachedSig{e: e, used: c.window, size: size}
+	c.bytes += size
+}
+
+// next ends a window: over the budget, entries go, least recently used
+// first. (During a window, its own entries are all held whatever the
+// budget: the window bounds them.)
+func (c *sigCache) next() {
+	if c.bytes > c.budget {
+		old := slices.Collect(maps.Keys(c.entries))
+		slices.SortFunc(old, func(x, y int64) int {
+			if d := cmp.Compare(c.entries[x].used, c.entries[y].used); d != 0 {
+				return d
+			}
+			return cmp.Compare(x, y)
+		})
+		for _, doc := range old {
+			if c.bytes <= c.budget {
+				break
+			}
+			c.bytes -= c.entries[doc].size
+			delete(c.entries, doc)
+		}
+	}
+	c.window++
+}
+
+// loadSigs reads the signatures of the needed documents not in cache, in
+// file order (chunk, then slot): a text store's frames are decoded once
+// each.
+func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]bool, cache *sigCache) (map[int64]*sigEntry, error) {
+	defer cache.next()
 	docs := slices.Sorted(maps.Keys(need))
 	out := make(map[int64]*sigEntry, len(need))
 	for i, doc := range docs {
@@ -408,6 +479,10 @@ func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+		}
+		if e := cache.get(doc); e != nil {
+			out[doc] = e
+			continue
 		}
 		rec, err := s.get(ctx, doc)
 		if err != nil {
@@ -421,6 +496,7 @@ func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]
 			return nil, fmt.Errorf("document %d: %w", doc, err)
 		}
 		out[doc] = e
+		cache.add(doc, e)
 	}
 	return out, nil
 }
