@@ -3,6 +3,11 @@
 //
 //	go run ./cmd/gencorpus -n 100000 -seed 1 -format jsonl -out /tmp/corpus
 //
+// -profile templated writes long pages of template families instead (see
+// corpus.TemplatedConfig), for measuring low thresholds:
+//
+//	go run ./cmd/gencorpus -profile templated -n 20000 -seed 1 -gzip -out /tmp/templated
+//
 // The same flags always produce byte-identical files. See package
 // github.com/neardup/neardup/internal/corpus for how documents are built.
 package main
@@ -43,7 +48,9 @@ func run() error {
 		editMin = flag.Float64("edit-min", def.EditRateMin, "lowest per-mutation word edit rate")
 		editMax = flag.Float64("edit-max", def.EditRateMax, "highest per-mutation word edit rate")
 		accCfg  = flag.Bool("accuracy", false, "start from corpus.AccuracyConfig (length mix, short families, graded copies, a template family) instead of DefaultConfig; the flags above override it only when given")
+		profile = flag.String("profile", "default", "starting configuration: default (corpus.DefaultConfig), accuracy (corpus.AccuracyConfig, as -accuracy) or templated (corpus.TemplatedConfig: long pages of template families of 150 pages); the other flags override it only when given")
 		pages   = flag.Int("template-pages", 0, "pages of the template family (with -accuracy, default min(1000, n/10))")
+		tfams   = flag.Int("template-families", 0, "template families the template pages are split into, each with its own template (0: one)")
 		workers = flag.Int("workers", 0, "files written at once (0: GOMAXPROCS); never changes the output")
 		quiet   = flag.Bool("q", false, "do not print a summary")
 	)
@@ -62,9 +69,19 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	cfg := corpus.DefaultConfig(*n, *seed)
 	if *accCfg {
+		*profile = "accuracy"
+	}
+	var cfg corpus.Config
+	switch *profile {
+	case "default":
+		cfg = corpus.DefaultConfig(*n, *seed)
+	case "accuracy":
 		cfg = corpus.AccuracyConfig(*n, *seed)
+	case "templated":
+		cfg = corpus.TemplatedConfig(*n, *seed)
+	default:
+		return fmt.Errorf("-profile %q: want default, accuracy or templated", *profile)
 	}
 	flag.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -84,6 +101,8 @@ func run() error {
 			cfg.EditRateMax = *editMax
 		case "template-pages":
 			cfg.TemplatePages = *pages
+		case "template-families":
+			cfg.TemplateFamilies = *tfams
 		}
 	})
 	g, err := corpus.New(pool, cfg)

@@ -13,7 +13,9 @@ import (
 // and, for every page, where its unique part starts in a permutation of
 // the pool's sentences.
 type templatePlan struct {
-	words []string // the template: header words[:cut], footer words[cut:]
+	// words are the families' templates: header words[f][:cut], footer
+	// words[f][cut:].
+	words [][]string
 	cut   int
 	order []int32 // pool sentences: the template's first, then the unique parts'
 	pages []templatePage
@@ -31,6 +33,7 @@ type templatePage struct {
 // the pool, and the pages' unique parts take the following ones in turn,
 // so no sentence is shared between two pages, or between a page's unique
 // part and the template, until the pool runs out and the order wraps.
+// With several families, their templates take the first sentences in turn.
 func (g *Generator) planTemplate() *templatePlan {
 	c := g.cfg
 	if c.TemplatePages == 0 {
@@ -47,11 +50,15 @@ func (g *Generator) planTemplate() *templatePlan {
 		t.order[i], t.order[j] = t.order[j], t.order[i]
 	}
 	next := 0
-	for len(t.words) < c.TemplateWords {
-		t.words = append(t.words, g.pool.sentences[t.order[next%n]]...)
-		next++
+	t.words = make([][]string, max(1, c.TemplateFamilies))
+	for f := range t.words {
+		var w []string
+		for len(w) < c.TemplateWords {
+			w = append(w, g.pool.sentences[t.order[next%n]]...)
+			next++
+		}
+		t.words[f] = w[:c.TemplateWords:c.TemplateWords]
 	}
-	t.words = t.words[:c.TemplateWords:c.TemplateWords]
 	t.cut = c.TemplateWords / 4
 	lo, span := int64(c.TemplateUniqueMinWords), int64(c.TemplateUniqueMaxWords-c.TemplateUniqueMinWords)
 	const scale = 1000
@@ -71,8 +78,9 @@ func (g *Generator) planTemplate() *templatePlan {
 func (g *Generator) templateText(k int32) string {
 	t := g.tmpl
 	p := t.pages[k]
-	toks := make([]string, 0, len(t.words)+int(p.words)+2)
-	toks = append(toks, t.words[:t.cut]...)
+	words := t.words[int(k)%len(t.words)]
+	toks := make([]string, 0, len(words)+int(p.words)+2)
+	toks = append(toks, words[:t.cut]...)
 	toks = append(toks, paraBreak)
 	for s, left := int(p.start), int(p.words); left > 0; s = (s + 1) % len(t.order) {
 		w := g.pool.sentences[t.order[s]]
@@ -81,7 +89,7 @@ func (g *Generator) templateText(k int32) string {
 		left -= len(w)
 	}
 	toks = append(toks, paraBreak)
-	toks = append(toks, t.words[t.cut:]...)
+	toks = append(toks, words[t.cut:]...)
 	return render(toks)
 }
 

@@ -37,6 +37,9 @@ func TestAccuracyConfigValidate(t *testing.T) {
 		{"negative template", func(c *Config) { c.TemplatePages = -1 }, false},
 		{"tiny template", func(c *Config) { c.TemplateWords = 5 }, false},
 		{"unique range reversed", func(c *Config) { c.TemplateUniqueMinWords = 200 }, false},
+		{"a family a page", func(c *Config) { c.TemplateFamilies = c.TemplatePages }, true},
+		{"more families than pages", func(c *Config) { c.TemplateFamilies = c.TemplatePages + 1 }, false},
+		{"negative families", func(c *Config) { c.TemplateFamilies = -1 }, false},
 		{"short families too many", func(c *Config) { c.ShortDupFraction = 0.6 }, false},
 		{"target above one", func(c *Config) { c.TargetJaccardMin = 1.5 }, false},
 	}
@@ -228,5 +231,68 @@ func TestAccuracyCorpusGolden(t *testing.T) {
 	}
 	if !bytes.Equal(b.Bytes(), want) {
 		t.Errorf("accuracy corpus differs from %s (rerun with -update if the change is deliberate):\n%s", golden, b.Bytes())
+	}
+}
+
+// TestTemplatedCorpus checks the templated profile: long pages in
+// families of about TemplatedFamilyPages, each family with its own
+// template, so that two pages of a family share most of their words and
+// pages of different families share almost none.
+func TestTemplatedCorpus(t *testing.T) {
+	const n = 1000
+	cfg := TemplatedConfig(n, 1)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(testPool(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byFamily := map[string][]string{}
+	for i := range n {
+		if tr := g.Truth(i); tr.Kind == KindTemplate {
+			text := g.Text(i)
+			// words counts hyphenated words and contractions as two.
+			if w := words(text); w < 1500+cfg.TemplateUniqueMinWords || w > (1500+cfg.TemplateUniqueMaxWords)*21/20 {
+				t.Errorf("%s: template page of %d words", tr.ID, w)
+			}
+			byFamily[tr.Cluster] = append(byFamily[tr.Cluster], text)
+		}
+	}
+	if want := cfg.TemplateFamilies; len(byFamily) != want || want < 5 {
+		t.Fatalf("%d template families, want %d (at least 5)", len(byFamily), want)
+	}
+	header := func(text string) string { return strings.Join(strings.Fields(text)[:50], " ") }
+	headers := map[string]bool{}
+	for fam, texts := range byFamily {
+		if len(texts) < TemplatedFamilyPages/2 || len(texts) > 2*TemplatedFamilyPages {
+			t.Errorf("family %s has %d pages", fam, len(texts))
+		}
+		for _, text := range texts[1:] {
+			if header(text) != header(texts[0]) {
+				t.Errorf("family %s: pages with different headers", fam)
+			}
+		}
+		headers[header(texts[0])] = true
+	}
+	if len(headers) != len(byFamily) {
+		t.Errorf("%d different templates for %d families", len(headers), len(byFamily))
+	}
+
+	// One family is the corpus without TemplateFamilies.
+	one := AccuracyConfig(2000, 1)
+	one.TemplateFamilies = 1
+	g0, err := New(testPool(t), AccuracyConfig(2000, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1, err := New(testPool(t), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		if g0.Text(i) != g1.Text(i) || g0.Truth(i).Cluster != g1.Truth(i).Cluster {
+			t.Fatalf("document %d differs with TemplateFamilies 1", i)
+		}
 	}
 }

@@ -244,10 +244,11 @@ func (g *Generator) plan() {
 		}
 	}
 	if c.TemplatePages > 0 {
-		for k := range c.TemplatePages {
-			docs = append(docs, entry{kind: kTemplate, fam: famTemplate, cluster: family, source: int32(k)})
+		fams := int32(max(1, c.TemplateFamilies))
+		for k := range int32(c.TemplatePages) {
+			docs = append(docs, entry{kind: kTemplate, fam: famTemplate, cluster: family + k%fams, source: k})
 		}
-		family++
+		family += fams
 	}
 	for range nEmpty {
 		docs = append(docs, entry{kind: kEmpty, cluster: -1})

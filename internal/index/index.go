@@ -1,19 +1,21 @@
 // Package index describes what a finished job keeps for later jobs to
 // match against it (--against) and for query: its parameters, and for each
-// chunk its documents file and its signature file (ids, urls, signatures
-// and shingle sets). The band records stay where the job wrote them
-// (bands/), listed in index/index.json, which is written last and marks
-// the index complete.
+// chunk its documents file and its text store (ids, urls and texts; before
+// version 3, a signature file of ids, urls, signatures and shingle sets).
+// The band records stay where the job wrote them (bands/), listed in
+// index/index.json, which is written last and marks the index complete.
 //
 // Layout, under the job's output:
 //
 //	index/index.json                 this description, with the list of band files
-//	index/sigs/chunk-CCCCCC.sig      per chunk: id, url, signature, shingle set by slot (package sigfile)
+//	index/text/chunk-CCCCCC.txz      per chunk: id, url and text by slot (package textstore; version 3)
 //	bands/parts-FFFFF-LLLLL.parquet  per reduce task: the band records of partitions F to L, a row group each
 //	docs/chunk-CCCCCC.parquet        the documents
 //
-// Versions 1 and 2 (still read) kept a band file per chunk and partition:
+// Versions 1 and 2 (still read) kept signature files and a band file per
+// chunk and partition:
 //
+//	index/sigs/chunk-CCCCCC.sig      per chunk: id, url, signature, shingle set by slot (package sigfile)
 //	index/parts/part=NNNNN.json      per partition: every chunk's band files in bands/
 //	index/bandruns/chunk-CCCCCC.json per chunk read in runs: its later runs' band files
 //	bands/part=NNNNN/chunk-*.parquet the band records, sorted by (band, key, doc)
@@ -41,8 +43,16 @@ import (
 // alike but for them, which it only uses to warn of an earlier job's own
 // earlier jobs not given to --against.
 //
-// Version 3 writes bands/ as one file per reduce task (BandsLayoutTasks),
-// listed in index.json instead of index/parts/ and index/bandruns/.
+// Version 3 stores each chunk's documents' texts (a text store, package
+// textstore, at job.TextFile) instead of their signatures and shingle
+// sets, which readers compute again; Model fingerprints the document
+// model of the build that wrote it (stage.ModelFingerprint), which a
+// reader's must equal. Load reads versions 1 to 3: the chunks of
+// versions 1 and 2 name signature files, read as they are.
+//
+// Version 3 also writes bands/ as one file per reduce task
+// (BandsLayoutTasks), listed in index.json instead of index/parts/ and
+// index/bandruns/; an index with BandsLayout 0 is read through those.
 const Version = 3
 
 // Index describes a job's index.
@@ -60,6 +70,9 @@ type Index struct {
 	Against []job.Against `json:"against,omitempty"`
 	Chunks  []Chunk       `json:"chunks"`
 	Docs    int64         `json:"docs"`
+	// Model is the fingerprint of the document model of the build that
+	// made it (version 3 on; see stage.ModelFingerprint).
+	Model string `json:"model,omitempty"`
 	// BandsLayout is the layout of bands/: 0 (versions 1 and 2) a file
 	// per chunk and partition, listed in index/parts/ and
 	// index/bandruns/; BandsLayoutTasks a file per reduce task, listed in
@@ -119,6 +132,9 @@ type Chunk struct {
 	Chunk   int         `json:"chunk"`
 	Docs    int64       `json:"docs"`
 	DocFile pqfile.Info `json:"doc_file"`
+	// SigFile is the chunk's record file: its text store (version 3),
+	// or its signature file (versions 1 and 2); readers tell them by
+	// their trailers (stage.OpenRecords).
 	SigFile pqfile.Info `json:"sig_file"`
 }
 
@@ -191,7 +207,7 @@ func Load(ctx context.Context, st storage.Opener) (*Index, error) {
 	if err := json.Unmarshal(data, &ix); err != nil {
 		return nil, fmt.Errorf("%s: %w", job.IndexFile, err)
 	}
-	if ix.Version != Version && ix.Version != 1 && ix.Version != 2 {
+	if ix.Version < 1 || ix.Version > Version {
 		return nil, fmt.Errorf("%s: layout version %d, this build reads %d", job.IndexFile, ix.Version, Version)
 	}
 	return &ix, nil

@@ -54,7 +54,12 @@ func ReduceBandFile(first, last int) string {
 
 func DocFile(chunk int) string    { return fmt.Sprintf("%s/chunk-%06d.parquet", DocsDir, chunk) }
 func RejectFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", RejectsDir, chunk) }
-func SigFile(chunk int) string    { return fmt.Sprintf("%s/sigs/chunk-%06d.sig", IndexDir, chunk) }
+
+// TextFile names a chunk's text store (package textstore): its
+// documents' ids, urls and texts, from which verify and query sketch them
+// again. Indexes before version 3 held signature files instead
+// (index/sigs/chunk-CCCCCC.sig, package sigfile), named in index.json.
+func TextFile(chunk int) string { return fmt.Sprintf("%s/text/chunk-%06d.txz", IndexDir, chunk) }
 func CandidateFile(part int) string {
 	return fmt.Sprintf("%s/part=%05d.parquet", CandidatesDir, part)
 }

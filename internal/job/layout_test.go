@@ -13,7 +13,7 @@ func TestLayoutNames(t *testing.T) {
 		{BandFile(99999, 0), "bands/part=99999/chunk-000000.parquet"},
 		{DocFile(7), "docs/chunk-000007.parquet"},
 		{RejectFile(1234567), "rejects/chunk-1234567.parquet"},
-		{SigFile(0), "index/sigs/chunk-000000.sig"},
+		{TextFile(0), "index/text/chunk-000000.txz"},
 		{CandidateFile(31), "candidates/part=00031.parquet"},
 		{EdgeFile(2), "_work/edges/part=00002.edges"},
 		{RequestFile(2), "_work/requests/part=00002.req"},

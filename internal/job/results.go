@@ -41,8 +41,11 @@ type MapResult struct {
 	Scripts     map[string]*ScriptStats `json:"scripts,omitempty"`
 	BandRecords int64                   `json:"band_records"`
 	DocFile     pqfile.Info             `json:"doc_file"`
-	SigFile     pqfile.Info             `json:"sig_file"`
-	RejectFile  *pqfile.Info            `json:"reject_file,omitempty"`
+	// SigFile is the chunk's record file: its text store (TextFile), or
+	// in the index of an earlier job made before index version 3, its
+	// signature file (package sigfile).
+	SigFile    pqfile.Info  `json:"sig_file"`
+	RejectFile *pqfile.Info `json:"reject_file,omitempty"`
 	// BandFiles and BandRuns are a chunk's band files in the layout of
 	// index versions 1 and 2 (BandFile, and the JSON file listing its
 	// later runs' files by partition): what Reduce reads of an earlier

@@ -22,7 +22,7 @@ import (
 // line. A new package must be placed here.
 const policy = `
 NONE < pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pkg/formats,
-       internal/unionfind, internal/sigfile, internal/storage, internal/transient,
+       internal/unionfind, internal/sigfile, internal/textstore, internal/storage, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
        internal/metrics/metricstest, internal/benchtext, internal/corpus,
        internal/s3test, internal/golden, e2e;
@@ -44,7 +44,7 @@ internal/job, internal/manifest, pkg/records < internal/kept;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 
 # stages
-internal/index, internal/job, internal/manifest, internal/sigfile, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
+internal/index, internal/job, internal/manifest, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
 internal/stage < internal/query;
 
 # the control plane
@@ -138,6 +138,9 @@ func TestDependencyPolicy(t *testing.T) {
 		name := d.Name()
 		if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
 			return filepath.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(path, "go.mod")); path != root && err == nil {
+			return filepath.SkipDir // another module (bench/peers/...): not a package of this one
 		}
 		pkg, err := build.ImportDir(path, 0)
 		if err != nil {

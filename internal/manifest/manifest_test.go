@@ -40,7 +40,7 @@ func readFixture(t *testing.T, name string) []byte {
 // full is a manifest with every field set, omitempty ones too.
 func full() *Manifest {
 	p := job.DefaultParams()
-	p.Bands, p.Rows, p.Partitions = 16, 8, 4
+	p.Bands, p.Rows, p.Partitions, p.ChunkBytes = 16, 8, 4, 32<<20 // as a job resolves them
 	hamming := int32(2)
 	size := int64(2)
 	return &Manifest{

@@ -387,6 +387,23 @@ func TestAgainstRefused(t *testing.T) {
 	if err := os.WriteFile(ixPath, stripped, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An index made by a build of another document model: its texts
+	// would be sketched differently here.
+	otherModel := filepath.Join(t.TempDir(), "model")
+	if err := os.CopyFS(otherModel, os.DirFS(out1)); err != nil {
+		t.Fatal(err)
+	}
+	ixPath = filepath.Join(otherModel, job.IndexFile)
+	if data, err = os.ReadFile(ixPath); err != nil {
+		t.Fatal(err)
+	}
+	changed := regexp.MustCompile(`"model": "[0-9a-f]+"`).ReplaceAll(data, []byte(`"model": "00000000deadbeef"`))
+	if bytes.Equal(changed, data) {
+		t.Fatalf("%s records no model", ixPath)
+	}
+	if err := os.WriteFile(ixPath, changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(filepath.Join(noIndex, job.IndexDir)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("--index=false left %s: %v", job.IndexDir, err)
 	}
@@ -406,6 +423,7 @@ func TestAgainstRefused(t *testing.T) {
 		{"tokenizer", func(c *Config) { c.Params.Tokenizer = "words-only" }, out1, "--tokenizer scripts (this job: words-only)"},
 		{"old index", func(c *Config) {}, old, "--tokenizer words-only (this job: scripts) (its text was cut into tokens by the words-only rule"},
 		{"no index", func(c *Config) {}, noIndex, "index/index.json is missing"},
+		{"model", func(c *Config) {}, otherModel, "another document model"},
 		{"verify", func(c *Config) {}, estimate, "--verify estimate (this job: exact"},
 		{"twice", func(c *Config) { c.Against = append(c.Against, out1) }, out1, "are the same job"},
 		{"itself", func(c *Config) { c.Against = []string{c.Out} }, out1, "is the job's own --out"},

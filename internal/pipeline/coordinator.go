@@ -96,6 +96,11 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	if p.Index {
 		ix := index.New(c.spec, j.Maps)
 		ix.BandsLayout, ix.BandFiles = index.BandsLayoutTasks, j.BandFiles
+		model, err := stage.ModelFingerprint(c.spec.Params)
+		if err != nil {
+			return nil, err
+		}
+		ix.Model = model
 		if err := index.Write(ctx, c.st, ix); err != nil {
 			return nil, err
 		}

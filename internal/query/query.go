@@ -223,7 +223,7 @@ type source struct {
 }
 
 type openSig struct {
-	r    *sigfile.Reader
+	r    stage.RecordReader
 	name string
 	done func()
 }
@@ -243,6 +243,9 @@ func openSource(ctx context.Context, loc string) (*source, error) {
 		return nil, fmt.Errorf("index %s: %w", loc, err)
 	}
 	ix, err := index.Load(ctx, st)
+	if err == nil {
+		err = stage.CheckModel(ix)
+	}
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("index %s: %w", loc, err)
@@ -447,16 +450,16 @@ func (src *source) record(ctx context.Context, ord int64) (sigfile.Record, error
 				break
 			}
 		}
-		r, done, err := stage.OpenSigFile(ctx, src.st, info)
+		r, done, err := stage.OpenRecords(ctx, src.st, info, src.ix.Params)
 		if err != nil {
 			return sigfile.Record{}, fmt.Errorf("index %s: %w", src.loc, err)
 		}
 		s = &openSig{r: r, name: info.Name, done: done}
 		src.sigs[chunk] = s
 	}
-	rec, ok, err := s.r.Get(int(uint32(ord)))
+	rec, ok, err := s.r.Record(int(uint32(ord)))
 	if err != nil {
-		return sigfile.Record{}, fmt.Errorf("index %s: %s: document %d: %w", src.loc, s.name, ord, err)
+		return sigfile.Record{}, fmt.Errorf("index %s: document %d: %w", src.loc, ord, err)
 	}
 	if !ok {
 		return sigfile.Record{}, fmt.Errorf("index %s: %s: document %d has no signature", src.loc, s.name, ord)

@@ -310,7 +310,7 @@ func TestQueryIndexes(t *testing.T) {
 		}
 	})
 	t.Run("missing file", func(t *testing.T) {
-		for _, name := range []string{job.SigFile(0), job.ReduceBandFile(0, 0)} {
+		for _, name := range []string{job.TextFile(0), job.ReduceBandFile(0, 0)} {
 			t.Run(name, func(t *testing.T) {
 				f := runJob(t, 100, 7, func(p *job.Params) { p.Partitions = 1 })
 				if err := os.Remove(filepath.Join(f.out, name)); err != nil {

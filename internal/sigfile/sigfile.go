@@ -22,6 +22,12 @@ import (
 
 const magic = "NDSIG2\x00\x00"
 
+// IsSigFile reports whether the last bytes of a file (at least 8) are a
+// signature file's trailer.
+func IsSigFile(tail []byte) bool {
+	return len(tail) >= len(magic) && string(tail[len(tail)-len(magic):]) == magic
+}
+
 // ErrCorrupt marks a file whose bytes do not match their checksums.
 var ErrCorrupt = errors.New("signature file is corrupt")
 

@@ -15,9 +15,9 @@ import (
 
 // WriteVersion2Bands rewrites the bands/ files of the index ix at st in
 // the layout of index versions 1 and 2 (a file per chunk and partition,
-// listed in index/parts/), and ix as version 2 without its list of band
-// files: what builds before BandsLayoutTasks wrote, for tests of the
-// readers of either layout. It removes the files it replaces.
+// listed in index/parts/), and ix without its list of band files
+// (BandsLayout 0): what builds before BandsLayoutTasks wrote, for tests
+// of the readers of either layout. It removes the files it replaces.
 func WriteVersion2Bands(ctx context.Context, st storage.FS, ix *index.Index) error {
 	if ix.BandsLayout != index.BandsLayoutTasks {
 		return fmt.Errorf("%s: bands layout %d, not %d", job.IndexFile, ix.BandsLayout, index.BandsLayoutTasks)
@@ -46,7 +46,7 @@ func WriteVersion2Bands(ctx context.Context, st storage.FS, ix *index.Index) err
 		}
 	}
 	replaced := ix.BandFiles
-	ix.Version, ix.BandsLayout, ix.BandFiles = 2, 0, nil
+	ix.BandsLayout, ix.BandFiles = 0, nil
 	if err := index.Write(ctx, st, ix); err != nil {
 		return err
 	}

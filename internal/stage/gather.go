@@ -11,14 +11,12 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
-	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -142,7 +140,7 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 	slices.Sort(docs)
 	docs = slices.Compact(docs)
 	res.Records = int64(len(docs))
-	sig, closeSig, err := openSigFile(ctx, st, maps, chunk)
+	sig, closeSig, err := openChunkFile(ctx, st, maps, chunk)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A gather task removes its chunk's signature file once its own
 		// file is committed: run again (its result was lost), it
@@ -157,38 +155,11 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 		return nil, err
 	}
 	defer closeSig()
-	var size int64
-	for _, doc := range docs {
-		size += sig.r.Size(int(uint32(doc)))
-	}
-	scr, err := newScratch("gather", size)
+	scr, err := fillScratch("gather", sig.gatherSize(docs), func(scr *scratch) error { return copyRecords(ctx, sig, docs, scr) })
 	if err != nil {
 		return nil, err
 	}
 	defer scr.remove()
-	for i, doc := range docs {
-		if i%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		raw, ok, err := sig.r.Raw(int(uint32(doc)))
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", sig.name, doc, err)
-		}
-		if !ok {
-			return nil, fmt.Errorf("%s: document %d has no signature", sig.name, doc)
-		}
-		if _, err := sigfile.Decode(raw); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", sig.name, doc, err)
-		}
-		if err := scr.add(doc, raw); err != nil {
-			return nil, err
-		}
-	}
-	if err := scr.done(); err != nil {
-		return nil, err
-	}
 
 	// The groups, in (verify chunk, document) order.
 	name := job.GatherFile(chunk)
@@ -337,7 +308,7 @@ func gathered(ctx context.Context, st storage.Opener, chunk int, reqs []request,
 		case r != reqs[i]:
 			return nil, corrupt(i, fmt.Sprintf("document %d for chunk %d, want %d for %d", r.Doc, r.Dest, reqs[i].Doc, reqs[i].Dest))
 		}
-		if _, err := sigfile.Decode(raw); err != nil {
+		if err := checkGathered(raw); err != nil {
 			return nil, corrupt(i, err.Error())
 		}
 		return raw, nil
@@ -351,50 +322,6 @@ func gathered(ctx context.Context, st storage.Opener, chunk int, reqs []request,
 	return res, nil
 }
 
-// sigFile is a chunk's signature file, open for reading.
-type sigFile struct {
-	r    *sigfile.Reader
-	name string
-}
-
-// openSigFile opens the signature file of a chunk, checking it against
-// what its map task recorded.
-func openSigFile(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, chunk int) (*sigFile, func(), error) {
-	mr, ok := maps[chunk]
-	if !ok {
-		return nil, nil, fmt.Errorf("chunk %d has no map result", chunk)
-	}
-	r, done, err := OpenSigFile(ctx, st, mr.SigFile)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &sigFile{r: r, name: mr.SigFile.Name}, done, nil
-}
-
-// OpenSigFile opens a signature file for random access, checking its
-// size and slot count against what its writer recorded; the function
-// returned closes it.
-func OpenSigFile(ctx context.Context, st storage.Opener, info pqfile.Info) (*sigfile.Reader, func(), error) {
-	f, err := st.Open(ctx, info.Name)
-	if err != nil {
-		return nil, nil, err
-	}
-	if f.Size() != info.Bytes {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s has %d bytes, its writer wrote %d: %w", info.Name, f.Size(), info.Bytes, sigfile.ErrCorrupt)
-	}
-	r, err := sigfile.NewReader(f, f.Size())
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", info.Name, err)
-	}
-	if int64(r.Len()) != info.Rows {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s has %d slots, want %d: %w", info.Name, r.Len(), info.Rows, sigfile.ErrCorrupt)
-	}
-	return r, sync.OnceFunc(func() { f.Close() }), nil
-}
-
 // readGathered copies the records gathered for the verify task of chunk
 // from every gather file, in chunk order and so in document order, to a
 // scratch file, checking each range against what its writer recorded.
@@ -405,29 +332,35 @@ func readGathered(ctx context.Context, st storage.Opener, chunk int, gathers []j
 	for _, g := range list {
 		size += g.Ranges[chunk].Bytes // an upper bound: with the records' headers
 	}
-	scr, err := newScratch("verify", size)
+	return fillScratch("verify", size, func(scr *scratch) error {
+		for _, g := range list {
+			info, has := g.Ranges[chunk]
+			if !has {
+				continue
+			}
+			if err := copyRange(ctx, st, chunk, info, scr); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// fillScratch returns a scratch for size bytes of records, filled by fill
+// (and removed if it fails).
+func fillScratch(kind string, size int64, fill func(*scratch) error) (*scratch, error) {
+	scr, err := newScratch(kind, size)
 	if err != nil {
 		return nil, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			scr.remove()
-		}
-	}()
-	for _, g := range list {
-		info, has := g.Ranges[chunk]
-		if !has {
-			continue
-		}
-		if err := copyRange(ctx, st, chunk, info, scr); err != nil {
-			return nil, err
-		}
-	}
-	if err := scr.done(); err != nil {
+	if err := fill(scr); err != nil {
+		scr.remove()
 		return nil, err
 	}
-	ok = true
+	if err := scr.done(); err != nil {
+		scr.remove()
+		return nil, err
+	}
 	return scr, nil
 }
 

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
-	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/textstore"
 	"github.com/neardup/neardup/internal/transient"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
@@ -48,9 +49,10 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	}
 	scripts := shingle.NewScripts()
 	res := &job.MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, Scripts: map[string]*job.ScriptStats{}}
-	// Signatures (and shingle sets) go to their file as documents are
-	// read: they are most of a chunk's bytes.
-	sigs, err := newSigWriter(ctx, st, job.SigFile(chunk.Index))
+	// The documents' texts go to the chunk's text store as they are read:
+	// they are most of a chunk's bytes. Verify and query sketch them
+	// again (the same sketch: see ModelFingerprint).
+	sigs, err := newTextWriter(ctx, st, job.TextFile(chunk.Index))
 	if err != nil {
 		return nil, err
 	}
@@ -108,11 +110,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 					return err
 				}
 			}
-			rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: skt.Sig}
-			if p.Verify == job.VerifyExact {
-				rec.Shingles = skt.SetBytes
-			}
-			return sigs.add(&rec)
+			return sigs.add(&textstore.Doc{ID: d.ID, URL: d.URL, Text: d.Text})
 		}
 		reject := func(r formats.Reject) error {
 			if p.Strict {
@@ -335,39 +333,52 @@ func decodeSet(b []byte) ([]uint64, error) {
 	return set, nil
 }
 
-// sigWriter streams a chunk's signature file, one slot per document.
-type sigWriter struct {
+// textLevel and textFrameDocs are the text store's zstd level and
+// documents a frame, chosen by measurement on the generated 100k corpus
+// (docs/footprint-plan.md).
+const (
+	textLevel     = zstd.SpeedFastest
+	textFrameDocs = 64
+)
+
+// textWriter streams a chunk's text store, one slot per document.
+type textWriter struct {
 	name string
 	w    storage.Writer
 	sum  *pqfile.Summer
 	bw   *bufio.Writer
-	sw   *sigfile.Writer
+	tw   *textstore.Writer
 	n    int64
 }
 
-func newSigWriter(ctx context.Context, st storage.Creator, name string) (*sigWriter, error) {
+func newTextWriter(ctx context.Context, st storage.Creator, name string) (*textWriter, error) {
 	w, err := st.Create(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	sum := pqfile.NewSummer(w)
-	bw := bufio.NewWriterSize(sum, 1<<20) // records are small: one write per MiB
-	return &sigWriter{name: name, w: w, sum: sum, bw: bw, sw: sigfile.NewWriter(bw)}, nil
+	bw := bufio.NewWriterSize(sum, 1<<20) // frames are small: one write per MiB
+	tw, err := textstore.NewWriter(bw, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs})
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	return &textWriter{name: name, w: w, sum: sum, bw: bw, tw: tw}, nil
 }
 
-// add writes the next document's slot; nil leaves it empty. The record is
-// copied: its slices may be reused.
-func (s *sigWriter) add(r *sigfile.Record) error {
+// add writes the next document's slot; nil leaves it empty. The document
+// is copied: its slices may be reused.
+func (s *textWriter) add(d *textstore.Doc) error {
 	s.n++
-	if err := s.sw.Add(r); err != nil {
+	if err := s.tw.Add(d); err != nil {
 		return fmt.Errorf("writing %s: %w", s.name, err)
 	}
 	return nil
 }
 
 // commit completes the file and describes it.
-func (s *sigWriter) commit() (pqfile.Info, error) {
-	if err := errors.Join(s.sw.Close(), s.bw.Flush()); err != nil {
+func (s *textWriter) commit() (pqfile.Info, error) {
+	if err := errors.Join(s.tw.Close(), s.bw.Flush()); err != nil {
 		return pqfile.Info{}, fmt.Errorf("writing %s: %w", s.name, err)
 	}
 	if err := s.w.Commit(); err != nil {
@@ -377,4 +388,4 @@ func (s *sigWriter) commit() (pqfile.Info, error) {
 }
 
 // abort discards an uncommitted file (nothing after commit).
-func (s *sigWriter) abort() { s.w.Abort() }
+func (s *textWriter) abort() { s.w.Abort() }

@@ -142,7 +142,7 @@ func TestMapCounts(t *testing.T) {
 
 			// Signatures: a slot per document, the empty one without a
 			// record; shingle sets stored for exact verification only.
-			sigs := readSigs(t, st, res.SigFile)
+			sigs := readSigs(t, st, res.SigFile, p)
 			if len(sigs) != 4 || sigs[1] != nil {
 				t.Fatalf("%d signature slots, the empty document's %v", len(sigs), sigs[1])
 			}
@@ -180,24 +180,18 @@ func mapsEqual(a, b map[int]pqfile.Info) bool {
 	return true
 }
 
-// readSigs reads every slot of a signature file; nil for an empty slot.
-func readSigs(t *testing.T, st storage.Opener, info pqfile.Info) []*sigfile.Record {
+// readSigs reads every slot of a record file as verify does; nil for an
+// empty slot.
+func readSigs(t *testing.T, st storage.Opener, info pqfile.Info, p job.Params) []*sigfile.Record {
 	t.Helper()
-	f, err := st.Open(context.Background(), info.Name)
+	r, done, err := OpenRecords(context.Background(), st, info, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r, err := sigfile.NewReader(f, f.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Size() != info.Bytes || int64(r.Len()) != info.Rows {
-		t.Fatalf("%s: %d bytes %d slots, recorded %d and %d", info.Name, f.Size(), r.Len(), info.Bytes, info.Rows)
-	}
+	defer done()
 	out := make([]*sigfile.Record, r.Len())
 	for i := range out {
-		rec, ok, err := r.Get(i)
+		rec, ok, err := r.Record(i)
 		if err != nil {
 			t.Fatal(err)
 		}

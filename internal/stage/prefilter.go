@@ -36,3 +36,15 @@ func prefilterMatches(t float64, k int, risk float64) int {
 	}
 	return k
 }
+
+// sizesAllow reports whether two shingle sets of na and nb values can
+// have a Jaccard similarity of at least t. |A ∩ B| <= min(na, nb) and
+// |A ∪ B| >= max(na, nb), so J <= min/max; as floating-point division
+// rounds monotonically, shingle.Jaccard's value is at most the rounded
+// min/max too, and a pair whose rounded min/max is below t is surely below
+// it: the check is exact, and costs nothing. Two empty sets are allowed
+// (their Jaccard similarity, 0, decides).
+func sizesAllow(na, nb int, t float64) bool {
+	lo, hi := min(na, nb), max(na, nb)
+	return hi == 0 || float64(lo)/float64(hi) >= t
+}

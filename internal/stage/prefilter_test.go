@@ -3,6 +3,8 @@ package stage
 import (
 	"math"
 	"testing"
+
+	"github.com/neardup/neardup/pkg/shingle"
 )
 
 // binomCDF is P(X < c) for X ~ Binomial(k, t), by direct summation of
@@ -37,5 +39,49 @@ func TestPrefilterMatches(t *testing.T) {
 		mean := tt.t * float64(tt.k)
 		sd := math.Sqrt(float64(tt.k) * tt.t * (1 - tt.t))
 		t.Logf("t=%v k=%d: reject below %d matches (estimate < %.3f; mean %.1f, %.1f SE below)", tt.t, tt.k, c, float64(c)/float64(tt.k), mean, (mean-float64(c))/sd)
+	}
+}
+
+// TestSizesAllow checks the size filter against shingle.Jaccard: every
+// pair of sets it rejects has a similarity below the threshold, and it
+// rejects exactly the size ratios below the threshold.
+func TestSizesAllow(t *testing.T) {
+	tests := []struct {
+		na, nb int
+		t      float64
+		want   bool
+	}{
+		{0, 0, 0.8, true},
+		{0, 5, 0.8, false},
+		{0, 5, 0, true},
+		{4, 5, 0.8, true},  // 0.8 exactly: may be at the threshold
+		{3, 4, 0.8, false}, // 0.75
+		{5, 4, 0.8, true},
+		{4, 3, 0.8, false},
+		{50, 100, 0.5, true},
+		{49, 100, 0.5, false},
+		{1, 1, 1, true},
+		{99, 100, 1, false},
+	}
+	for _, tt := range tests {
+		if got := sizesAllow(tt.na, tt.nb, tt.t); got != tt.want {
+			t.Errorf("sizesAllow(%d, %d, %v) = %v, want %v", tt.na, tt.nb, tt.t, got, tt.want)
+		}
+	}
+	// The largest similarity two sets of sizes na <= nb can have is that of
+	// a ⊆ b: no rejected pair of sizes reaches the threshold.
+	for _, th := range []float64{0.3, 0.5, 0.7, 0.8, 0.9, 0.95} {
+		for nb := 1; nb <= 400; nb++ {
+			for na := 0; na <= nb; na++ {
+				a, b := make([]uint64, na), make([]uint64, nb)
+				for i := range b {
+					b[i] = uint64(i)
+				}
+				copy(a, b)
+				if j := shingle.Jaccard(a, b); !sizesAllow(na, nb, th) && j >= th {
+					t.Fatalf("threshold %v: sets of %d and %d rejected, but a subset reaches %v", th, na, nb, j)
+				}
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -50,14 +51,18 @@ func (e *sigEntry) bandKeys(bnd banding, slab *[]uint64) []uint64 {
 // A candidate pair is first judged by its signatures: with MinHash and
 // exact verification, a pair with fewer equal values than prefilterMatches
 // allows is rejected without its exact similarity; with SimHash, a pair
-// beyond the Hamming distance. A claim (a document with the same shingle
+// beyond the Hamming distance; with exact verification, a pair whose
+// sets' sizes alone keep it below the threshold (sizesAllow). These count
+// as prefiltered, outside the histogram of rejected similarities (a pair
+// rejected by its sizes still counts in SigPassed when its signature
+// passed, as it would have after an exact check). A claim (a document with the same shingle
 // fingerprint as its group's representative) is confirmed by comparing the
 // two sets; a difference is a fingerprint collision and fails the task.
 // The verified pairs of representatives and the confirmed group members
 // are written to the work area; the cluster stage expands them into
 // pairs/.
 func Verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource) (*job.VerifyResult, error) {
-	return verify(ctx, st, spec, chunk, reduces, src, verifyWindowDocs)
+	return verify(ctx, st, spec, chunk, reduces, src, verifyWindowDocs, verifyCacheBytes)
 }
 
 // SigSource tells a verify task where the signatures of its documents
@@ -69,32 +74,127 @@ type SigSource struct {
 	Maps    map[int]job.MapResult
 }
 
-// recordSource returns the signature record of a document.
+// recordSource returns the verification record of a document.
 type recordSource interface {
-	get(ctx context.Context, doc int64) ([]byte, error)
+	get(ctx context.Context, doc int64) (sigfile.Record, error)
 }
 
-// open returns the task's record source and what ends it.
-func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, chunk int) (recordSource, func(), error) {
-	if p.Gather == job.GatherOn {
-		if s.Gathers == nil {
-			return nil, nil, fmt.Errorf("the gather stage is on but the verify task has no gather results")
-		}
-		scr, err := readGathered(ctx, st, chunk, s.Gathers)
-		if err != nil {
-			return nil, nil, err
-		}
-		return scr, scr.remove, nil
+// open returns the task's record source and what ends it. Without the
+// gather stage, the task first reads the records of every document its
+// edges (infos) name, chunk by chunk in slot order, into a scratch file
+// as the gather stage would send them: a text store's frame is decoded
+// once, not once per window that needs one of its documents.
+func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, chunk int, infos []pqfile.Info) (recordSource, func(), error) {
+	rs, err := newResketcher(p)
+	if err != nil {
+		return nil, nil, err
 	}
-	if s.Maps == nil {
+	var scr *scratch
+	switch {
+	case p.Gather == job.GatherOn && s.Gathers == nil:
+		return nil, nil, fmt.Errorf("the gather stage is on but the verify task has no gather results")
+	case p.Gather == job.GatherOn:
+		scr, err = readGathered(ctx, st, chunk, s.Gathers)
+	case s.Maps == nil:
 		return nil, nil, fmt.Errorf("the gather stage is off but the verify task has no map results")
+	default:
+		scr, err = readDirect(ctx, st, s.Maps, infos)
 	}
-	d := &sigFiles{st: st, maps: s.Maps, open: map[int]*sigFile{}, closers: map[int]func(){}}
-	return d, d.close, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	return &gatheredRecords{scr: scr, rs: rs}, scr.remove, nil
 }
 
-// verify is Verify with windows of window documents.
-func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource, window int) (*job.VerifyResult, error) {
+// readDirect copies the records of the documents the edges of infos name
+// from their chunks' record files to a scratch file, each file read in
+// slot order.
+func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, infos []pqfile.Info) (*scratch, error) {
+	merged, err := mergeEdges(ctx, st, infos)
+	if err != nil {
+		return nil, err
+	}
+	defer merged.close()
+	var docs []int64
+	for {
+		e, more, err := merged.next()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
+		docs = append(docs, e.A, e.B)
+	}
+	slices.Sort(docs)
+	docs = slices.Compact(docs)
+	// The chunks' ranges of docs, and the scratch's size from them.
+	type run struct {
+		f        *chunkFile
+		lo, hi   int
+		closeRun func()
+	}
+	var runs []run
+	defer func() {
+		for _, r := range runs {
+			r.closeRun()
+		}
+	}()
+	var size int64
+	for lo := 0; lo < len(docs); {
+		c := job.ChunkOf(docs[lo])
+		hi := lo
+		for hi < len(docs) && job.ChunkOf(docs[hi]) == c {
+			hi++
+		}
+		f, done, err := openChunkFile(ctx, st, maps, c)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run{f: f, lo: lo, hi: hi, closeRun: done})
+		size += f.gatherSize(docs[lo:hi])
+		lo = hi
+	}
+	return fillScratch("verify", size, func(scr *scratch) error {
+		for _, r := range runs {
+			if err := copyRecords(ctx, r.f, docs[r.lo:r.hi], scr); err != nil {
+				return err
+			}
+			r.closeRun()
+		}
+		return nil
+	})
+}
+
+// copyRecords adds the gathered records of docs, sorted, all in the chunk
+// of f, to scr.
+func copyRecords(ctx context.Context, f *chunkFile, docs []int64, scr *scratch) error {
+	var raw []byte
+	for i, doc := range docs {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var ok bool
+		var err error
+		raw, ok, err = f.gatherRecord(raw[:0], int(uint32(doc)))
+		if err != nil {
+			return fmt.Errorf("document %d: %w", doc, err)
+		}
+		if !ok {
+			return fmt.Errorf("%s: document %d has no signature", f.name, doc)
+		}
+		if err := scr.add(doc, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verify is Verify with windows of window documents and a cache of
+// cacheBytes.
+func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource, window int, cacheBytes int64) (*job.VerifyResult, error) {
 	start := time.Now()
 	p := spec.Params
 	res := &job.VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
@@ -121,7 +221,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	if err != nil {
 		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 	}
-	sigs, closeSigs, err := src.open(ctx, st, p, chunk)
+	sigs, closeSigs, err := src.open(ctx, st, p, chunk, infos)
 	if err != nil {
 		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 	}
@@ -146,6 +246,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		more  = true
 		// keySlab holds the window's band keys (see bandKeys).
 		keySlab []uint64
+		cache   = newSigCache(cacheBytes)
 	)
 	for more {
 		var e records.Candidate
@@ -163,7 +264,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			continue
 		}
 		// The window is full (or the edges are over): judge it.
-		sig, err := loadSigs(ctx, sigs, p, need)
+		sig, err := loadSigs(ctx, sigs, p, need, cache)
 		if err != nil {
 			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
@@ -183,6 +284,15 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			j := judge(p, a, b)
 			if minMatches >= 0 && j.matches < minMatches || p.Method == job.MethodSimHash && p.Verify == job.VerifyExact && !j.pass {
 				res.Prefiltered++
+				continue
+			}
+			if p.Verify == job.VerifyExact && !sizesAllow(len(a.set), len(b.set), p.Threshold) {
+				// Surely below the threshold: no exact check, but the
+				// signature's verdict counts as if there had been one.
+				res.Prefiltered++
+				if j.pass {
+					res.SigPassed++
+				}
 				continue
 			}
 			sim, method, pass := j.estimate, p.Method.String(), j.pass
@@ -291,8 +401,77 @@ const verifyGroupRows = 1 << 16
 // sets) a verify task holds at once.
 const verifyWindowDocs = 1 << 12
 
-// loadSigs reads the signatures of the needed documents, in file order.
-func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]bool) (map[int64]*sigEntry, error) {
+// verifyCacheBytes bounds the entries a verify task keeps from earlier
+// windows (see sigCache).
+const verifyCacheBytes = 256 << 20
+
+// sigCache keeps what a verify task loaded for its earlier windows, up to
+// a budget of bytes, the least recently used going first: a document
+// paired in many windows (a page of a large template family, in every
+// window of its family's first documents) is read, and from a text store
+// re-sketched, once while it fits, not once a window.
+type sigCache struct {
+	budget, bytes int64
+	window        int // the number of the window being loaded
+	entries       map[int64]*cachedSig
+}
+
+type cachedSig struct {
+	e    *sigEntry
+	used int // the last window that needed it
+	size int64
+}
+
+func newSigCache(budget int64) *sigCache {
+	return &sigCache{budget: budget, entries: map[int64]*cachedSig{}}
+}
+
+// get returns the cached entry of doc, marked used by this window; its
+// band keys, held in an earlier window's slab, are computed again.
+func (c *sigCache) get(doc int64) *sigEntry {
+	ce, ok := c.entries[doc]
+	if !ok {
+		return nil
+	}
+	ce.used = c.window
+	ce.e.keys = nil
+	return ce.e
+}
+
+func (c *sigCache) add(doc int64, e *sigEntry) {
+	size := int64(8*len(e.set)+8*len(e.sig)+len(e.id)+len(e.url)) + 128
+	c.entries[doc] = &cachedSig{e: e, used: c.window, size: size}
+	c.bytes += size
+}
+
+// next ends a window: over the budget, entries go, least recently used
+// first. (During a window, its own entries are all held whatever the
+// budget: the window bounds them.)
+func (c *sigCache) next() {
+	if c.bytes > c.budget {
+		old := slices.Collect(maps.Keys(c.entries))
+		slices.SortFunc(old, func(x, y int64) int {
+			if d := cmp.Compare(c.entries[x].used, c.entries[y].used); d != 0 {
+				return d
+			}
+			return cmp.Compare(x, y)
+		})
+		for _, doc := range old {
+			if c.bytes <= c.budget {
+				break
+			}
+			c.bytes -= c.entries[doc].size
+			delete(c.entries, doc)
+		}
+	}
+	c.window++
+}
+
+// loadSigs reads the signatures of the needed documents not in cache, in
+// file order (chunk, then slot): a text store's frames are decoded once
+// each.
+func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]bool, cache *sigCache) (map[int64]*sigEntry, error) {
+	defer cache.next()
 	docs := slices.Sorted(maps.Keys(need))
 	out := make(map[int64]*sigEntry, len(need))
 	for i, doc := range docs {
@@ -301,13 +480,13 @@ func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]
 				return nil, err
 			}
 		}
-		raw, err := s.get(ctx, doc)
+		if e := cache.get(doc); e != nil {
+			out[doc] = e
+			continue
+		}
+		rec, err := s.get(ctx, doc)
 		if err != nil {
 			return nil, err
-		}
-		rec, err := sigfile.Decode(raw)
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", doc, err)
 		}
 		e := &sigEntry{id: rec.ID, url: rec.URL}
 		if err := decodeSignature(p, rec.Sig, e); err != nil {
@@ -317,54 +496,25 @@ func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]
 			return nil, fmt.Errorf("document %d: %w", doc, err)
 		}
 		out[doc] = e
+		cache.add(doc, e)
 	}
 	return out, nil
 }
 
-// maxSigFiles bounds the signature files a verify task without the gather
-// stage keeps open (with their index, 8 bytes per document).
-const maxSigFiles = 64
-
-// sigFiles reads documents' signature records by random access to their
-// chunks' signature files.
-type sigFiles struct {
-	st      storage.Opener
-	maps    map[int]job.MapResult
-	open    map[int]*sigFile
-	closers map[int]func()
+// gatheredRecords reads the records gathered for a verify task.
+type gatheredRecords struct {
+	scr *scratch
+	rs  *resketcher
 }
 
-func (s *sigFiles) get(ctx context.Context, doc int64) ([]byte, error) {
-	c := job.ChunkOf(doc)
-	f := s.open[c]
-	if f == nil {
-		if len(s.open) >= maxSigFiles {
-			for old, done := range s.closers { // any one: order affects speed only
-				done()
-				delete(s.open, old)
-				delete(s.closers, old)
-				break
-			}
-		}
-		var done func()
-		var err error
-		if f, done, err = openSigFile(ctx, s.st, s.maps, c); err != nil {
-			return nil, err
-		}
-		s.open[c], s.closers[c] = f, done
-	}
-	raw, ok, err := f.r.Raw(int(uint32(doc)))
+func (g *gatheredRecords) get(ctx context.Context, doc int64) (sigfile.Record, error) {
+	raw, err := g.scr.get(ctx, doc)
 	if err != nil {
-		return nil, fmt.Errorf("%s: document %d: %w", f.name, doc, err)
+		return sigfile.Record{}, err
 	}
-	if !ok {
-		return nil, fmt.Errorf("%s: document %d has no signature", f.name, doc)
+	rec, err := decodeGathered(raw, g.rs)
+	if err != nil {
+		return sigfile.Record{}, fmt.Errorf("gathered document %d: %w", doc, err)
 	}
-	return raw, nil
-}
-
-func (s *sigFiles) close() {
-	for _, done := range s.closers {
-		done()
-	}
+	return rec, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/benchtext"
+	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -37,39 +38,74 @@ func BenchmarkVerify(b *testing.B) {
 	}
 	for _, verify := range []job.Verify{job.VerifyExact, job.VerifyEstimate} {
 		b.Run("verify="+verify.String(), func(b *testing.B) {
-			ctx := context.Background()
-			dir := b.TempDir()
-			in := filepath.Join(dir, "in.jsonl")
-			if err := os.WriteFile(in, lines, 0o644); err != nil {
-				b.Fatal(err)
-			}
-			st, err := storage.NewDir(filepath.Join(dir, "out"))
-			if err != nil {
-				b.Fatal(err)
-			}
 			p := job.DefaultParams()
-			p.Partitions, p.Verify, p.Gather = 1, verify, "off"
-			if err := p.Resolve(); err != nil {
-				b.Fatal(err)
-			}
-			spec := &job.Spec{Params: p}
-			mr, err := Map(ctx, st, spec, wholeChunk(0, in))
-			if err != nil {
-				b.Fatal(err)
-			}
-			reduces, err := reduceMaps(ctx, st, &job.Spec{Params: p}, []job.MapResult{*mr})
-			if err != nil {
-				b.Fatal(err)
-			}
-			src := SigSource{Maps: map[int]job.MapResult{0: *mr}}
-			var res *job.VerifyResult
-			for b.Loop() {
-				if res, err = Verify(ctx, st, spec, 0, reduces, src); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(res.Checked), "ns/pair")
-			b.ReportMetric(float64(res.Verified), "verified")
+			p.Verify = verify
+			benchVerify(b, lines, p)
 		})
 	}
+}
+
+// BenchmarkVerifyTemplated times one verify task at threshold 0.5 over
+// long templated pages (corpus.TemplatedConfig, seed 1: 1,600 documents,
+// most of them in 10 template families of 1,600 to 2,400 words, so most
+// candidate pairs are similar at 0.5 to 0.8 and need their exact
+// similarity). Map and reduce run once, outside the timing.
+func BenchmarkVerifyTemplated(b *testing.B) {
+	pool, err := corpus.BundledPool()
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := corpus.New(pool, corpus.TemplatedConfig(1600, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines []byte
+	for i := range g.Len() {
+		d := g.Doc(i)
+		line, _ := json.Marshal(map[string]string{"id": d.ID, "text": d.Text})
+		lines = append(append(lines, line...), '\n')
+	}
+	p := job.DefaultParams()
+	p.Threshold = 0.5
+	benchVerify(b, lines, p)
+}
+
+// benchVerify writes lines (JSONL) as one chunk, maps and reduces it with
+// p (one partition, gather off) and times Verify on it, reporting the time
+// per distinct candidate pair and the counts of the last run.
+func benchVerify(b *testing.B, lines []byte, p job.Params) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, lines, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	st, err := storage.NewDir(filepath.Join(dir, "out"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Partitions, p.Gather = 1, "off"
+	if err := p.Resolve(); err != nil {
+		b.Fatal(err)
+	}
+	spec := &job.Spec{Params: p}
+	mr, err := Map(ctx, st, spec, wholeChunk(0, in))
+	if err != nil {
+		b.Fatal(err)
+	}
+	reduces, err := reduceMaps(ctx, st, &job.Spec{Params: p}, []job.MapResult{*mr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := SigSource{Maps: map[int]job.MapResult{0: *mr}}
+	var res *job.VerifyResult
+	for b.Loop() {
+		if res, err = Verify(ctx, st, spec, 0, reduces, src); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(res.Checked), "ns/pair")
+	b.ReportMetric(float64(res.Verified), "verified")
+	b.ReportMetric(float64(res.Exact), "exact")
+	b.ReportMetric(float64(res.Prefiltered), "prefiltered")
 }

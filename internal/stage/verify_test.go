@@ -16,13 +16,15 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/textstore"
 	"github.com/neardup/neardup/pkg/records"
 )
 
 // verifyDocs returns two chunks of documents for hand-made edges: in
 // chunk 0, a, its copy a2, b (a's last word replaced: J = 8/10), u
-// (unrelated) and an empty document; in chunk 1, c (a's first word
-// replaced: J = 8/10 with a).
+// (unrelated), an empty document and s (a without its last two words: 7
+// of a's 9 shingles, J = 7/9); in chunk 1, c (a's first word replaced: J =
+// 8/10 with a).
 func verifyDocs() [][]string {
 	return [][]string{
 		{
@@ -31,6 +33,7 @@ func verifyDocs() [][]string {
 			`{"id":"b","text":"w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 x13"}`,
 			`{"id":"u","text":"v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13"}`,
 			`{"id":"empty","text":""}`,
+			`{"id":"s","text":"w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11"}`,
 		},
 		{
 			`{"id":"c","text":"x1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13"}`,
@@ -40,8 +43,8 @@ func verifyDocs() [][]string {
 
 // The ordinals of verifyDocs: document i of chunk c is c<<32 | i.
 const (
-	ordA, ordA2, ordB, ordU, ordEmpty int64 = 0, 1, 2, 3, 4
-	ordC                              int64 = 1 << 32
+	ordA, ordA2, ordB, ordU, ordEmpty, ordS int64 = 0, 1, 2, 3, 4, 5
+	ordC                                    int64 = 1 << 32
 )
 
 // mapVerifyDocs maps verifyDocs and returns the map results by chunk.
@@ -96,7 +99,7 @@ func runGathers(ctx context.Context, st storage.FS, reduces []job.ReduceResult, 
 // gatherAndVerify runs the gather tasks if p.Gather is on, then verifies
 // chunk with windows of window documents: the first error of either is
 // returned.
-func gatherAndVerify(ctx context.Context, st storage.FS, p job.Params, chunk int, reduces []job.ReduceResult, byChunk map[int]job.MapResult, window int) (*job.VerifyResult, error) {
+func gatherAndVerify(ctx context.Context, st storage.FS, p job.Params, chunk int, reduces []job.ReduceResult, byChunk map[int]job.MapResult, window int, cacheBytes int64) (*job.VerifyResult, error) {
 	src := SigSource{Maps: byChunk}
 	if p.Gather == "on" {
 		var err error
@@ -104,7 +107,7 @@ func gatherAndVerify(ctx context.Context, st storage.FS, p job.Params, chunk int
 			return nil, err
 		}
 	}
-	return verify(ctx, st, &job.Spec{Params: p}, chunk, reduces, src, window)
+	return verify(ctx, st, &job.Spec{Params: p}, chunk, reduces, src, window, cacheBytes)
 }
 
 // TestVerifyEdges checks verification of hand-made candidates and claims:
@@ -112,8 +115,9 @@ func gatherAndVerify(ctx context.Context, st storage.FS, p job.Params, chunk int
 // fingerprint collision), an edge naming a document without a signature,
 // or a pair whose signatures share no band key (they would not have been
 // a candidate), fails the task. Each case runs with the task's window of
-// documents and with windows of one and two documents: the results are
-// the same.
+// documents and with windows of one and two documents, with the task's
+// cache of earlier windows' documents, none, and one that keeps nothing
+// old (a budget of one byte): the results are the same.
 func TestVerifyEdges(t *testing.T) {
 	ctx := context.Background()
 	cand := func(a, b int64) records.Candidate { return records.Candidate{A: a, B: b, Band: 2} }
@@ -140,6 +144,10 @@ func TestVerifyEdges(t *testing.T) {
 			result{checked: 2, exact: 2, verified: 2}, []string{"a b 0.8000", "a c 0.8000"}, ""},
 		{"an unrelated pair is rejected by the pre-filter", nil,
 			[][]records.Candidate{{cand(ordA, ordU)}}, result{checked: 1, prefiltered: 1}, nil, ""},
+		{"a subset too small for the threshold is rejected by its size", nil,
+			[][]records.Candidate{{cand(ordA, ordS)}}, result{checked: 1, prefiltered: 1}, nil, ""},
+		{"a subset large enough for the threshold is checked", func(p *job.Params) { p.Threshold = 0.77 },
+			[][]records.Candidate{{cand(ordA, ordS)}}, result{checked: 1, exact: 1, verified: 1}, []string{"a s 0.7778"}, ""},
 		{"below the threshold", func(p *job.Params) { p.Threshold = 0.81 },
 			[][]records.Candidate{{cand(ordA, ordB)}}, result{checked: 1, exact: 1}, nil, ""},
 		{"estimate: no pre-filter, no exact similarity", func(p *job.Params) { p.Verify, p.Threshold = "estimate", 0.01 },
@@ -153,9 +161,10 @@ func TestVerifyEdges(t *testing.T) {
 		for _, run := range []struct {
 			window int
 			gather job.Gather
-		}{{verifyWindowDocs, "off"}, {verifyWindowDocs, "on"}, {1, "off"}, {1, "on"}, {2, "on"}} {
+			cache  int64
+		}{{verifyWindowDocs, "off", verifyCacheBytes}, {verifyWindowDocs, "on", verifyCacheBytes}, {1, "off", verifyCacheBytes}, {1, "on", 0}, {2, "on", 1}, {2, "off", verifyCacheBytes}} {
 			window := run.window
-			t.Run(fmt.Sprintf("%s/window=%d/gather=%s", tt.name, window, run.gather), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/window=%d/gather=%s/cache=%d", tt.name, window, run.gather, run.cache), func(t *testing.T) {
 				st := newStore(t)
 				p := resolved(t, func(p *job.Params) {
 					p.Gather = run.gather
@@ -168,7 +177,7 @@ func TestVerifyEdges(t *testing.T) {
 				for part, edges := range tt.parts {
 					reduces = append(reduces, edgesOf(t, st, part, edges...))
 				}
-				res, err := gatherAndVerify(ctx, st, p, 0, reduces, maps, window)
+				res, err := gatherAndVerify(ctx, st, p, 0, reduces, maps, window, run.cache)
 				if tt.wantErr != "" {
 					if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 						t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -246,6 +255,23 @@ func TestVerifyMissingInputs(t *testing.T) {
 				sig.SigFile.Bytes++
 				return map[int]job.MapResult{0: maps[0], 1: sig}
 			}, sigfile.ErrCorrupt, ""},
+		{"damaged text store", []job.Gather{job.GatherOff, job.GatherOn},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				damage(t, st, maps[1].SigFile.Name)
+				return maps
+			}, textstore.ErrCorrupt, ""},
+		{"damaged frame", []job.Gather{job.GatherOff, job.GatherOn},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				b, err := os.ReadFile(st.Path(maps[0].SigFile.Name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b[5] ^= 0x40
+				if err := os.WriteFile(st.Path(maps[0].SigFile.Name), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return maps
+			}, nil, job.TextFile(0) + ": frame 0 at offset 0: checksum"},
 		{"damaged edge file", []job.Gather{job.GatherOff, job.GatherOn},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				damage(t, st, rr.EdgeFiles[0].Name)
@@ -265,7 +291,7 @@ func TestVerifyMissingInputs(t *testing.T) {
 				maps := mapVerifyDocs(t, st, p)
 				rr := edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1})
 				maps = tt.break_(t, st, maps, rr)
-				_, err := gatherAndVerify(ctx, st, p, 0, []job.ReduceResult{rr}, maps, verifyWindowDocs)
+				_, err := gatherAndVerify(ctx, st, p, 0, []job.ReduceResult{rr}, maps, verifyWindowDocs, verifyCacheBytes)
 				checkErr(t, err, tt.wantErr, tt.wantMsg)
 			})
 		}
@@ -319,7 +345,7 @@ func TestGatheredRanges(t *testing.T) {
 				t.Fatalf("%d gather results, want 2", len(g))
 			}
 			tt.change(t, st, g)
-			res, err := verify(ctx, st, &job.Spec{Params: p}, 0, rr, SigSource{Gathers: g}, verifyWindowDocs)
+			res, err := verify(ctx, st, &job.Spec{Params: p}, 0, rr, SigSource{Gathers: g}, verifyWindowDocs, verifyCacheBytes)
 			if tt.wantErr == nil && tt.wantMsg == "" {
 				if err != nil || res.Verified != 2 {
 					t.Errorf("verified %v pairs, err %v; want 2", res, err)
@@ -418,4 +444,52 @@ func gatheredFixture(t *testing.T) (*storage.Dir, job.Params, map[int]job.MapRes
 		t.Fatal(err)
 	}
 	return st, p, maps, rr, g
+}
+
+// TestSigCache checks what the verify task's cache keeps from window to
+// window: a document needed again is not loaded again while it fits, and
+// over the budget the least recently used documents go first.
+func TestSigCache(t *testing.T) {
+	entry := func() *sigEntry { return &sigEntry{set: make([]uint64, 10)} } // 208 bytes counted
+	const size = 8*10 + 128
+	tests := []struct {
+		name    string
+		budget  int64
+		windows [][]int64 // the documents each window needs
+		loads   int       // how many were not in the cache
+		kept    []int64   // in the cache after the last window
+	}{
+		{"all fit", 100 * size, [][]int64{{1, 2}, {2, 3}, {1, 3}}, 3, []int64{1, 2, 3}},
+		{"nothing kept", 0, [][]int64{{1, 2}, {2, 3}, {1, 3}}, 6, nil},
+		{"least recently used goes first", 3 * size, [][]int64{{1, 2}, {3}, {1}, {4}}, 4, []int64{1, 3, 4}},
+		{"the window's own all held, the last kept", size, [][]int64{{1, 2, 3}}, 3, []int64{3}},
+		{"then go at the next window", size, [][]int64{{1, 2, 3}, {4}}, 4, []int64{4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newSigCache(tt.budget)
+			loads := 0
+			for _, w := range tt.windows {
+				for _, doc := range w {
+					if e := c.get(doc); e != nil {
+						if e.keys != nil {
+							t.Fatalf("document %d: band keys of an earlier window kept", doc)
+						}
+						continue
+					}
+					loads++
+					e := entry()
+					c.add(doc, e)
+					e.keys = []uint64{1} // as bandKeys leaves them
+				}
+				c.next()
+			}
+			if loads != tt.loads {
+				t.Errorf("%d loads, want %d", loads, tt.loads)
+			}
+			if got := slices.Sorted(maps.Keys(c.entries)); !slices.Equal(got, tt.kept) {
+				t.Errorf("kept %v, want %v", got, tt.kept)
+			}
+		})
+	}
 }

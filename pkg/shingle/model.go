@@ -207,18 +207,6 @@ func Jaccard[T uint32 | uint64](a, b []T) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 0
 	}
-	i, j, inter := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			inter++
-			i++
-			j++
-		}
-	}
+	inter := Intersection(a, b)
 	return float64(inter) / float64(len(a)+len(b)-inter)
 }

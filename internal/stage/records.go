@@ -1,0 +1,251 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sigfile"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/textstore"
+)
+
+// RecordReader reads the verification records of a chunk's documents
+// (id, url, signature and, with exact verification, shingle set) by
+// slot, whatever the chunk's file: a signature file of an index of
+// version 1 or 2 holds them as they are, a text store (version 3) holds
+// the documents' text, which the reader sketches again as map did. The
+// records' slices are fresh. A reader is not safe for concurrent use.
+type RecordReader interface {
+	// Len is the number of slots.
+	Len() int
+	// Record reads the record of a slot; ok is false for an empty slot
+	// (a document without shingles).
+	Record(slot int) (rec sigfile.Record, ok bool, err error)
+}
+
+// OpenRecords opens a chunk's record file (a signature file or a text
+// store, told apart by their trailers) for random access, checking its
+// size and slot count against what its writer recorded. A text store's
+// documents are sketched with p, which must be the parameters of the job
+// that wrote it or comparable ones (index.Incomparable). The function
+// returned closes it.
+func OpenRecords(ctx context.Context, st storage.Opener, info pqfile.Info, p job.Params) (RecordReader, func(), error) {
+	c, done, err := openRecordFile(ctx, st, info)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.text == nil {
+		return &sigRecords{r: c.sig, name: c.name}, done, nil
+	}
+	rs, err := newResketcher(p)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return &textRecords{r: c.text, rs: rs}, done, nil
+}
+
+// chunkFile is a chunk's record file, open for reading: a signature file
+// (sig) or a text store (text).
+type chunkFile struct {
+	name string
+	sig  *sigfile.Reader
+	text *textstore.Reader
+}
+
+func (c *chunkFile) len() int {
+	if c.text != nil {
+		return c.text.Len()
+	}
+	return c.sig.Len()
+}
+
+// Kinds of gathered record: the first byte of what gatherRecord returns.
+const (
+	gatheredSig  = 'S' // then a signature file's record (sigfile.Decode)
+	gatheredText = 'T' // then a document alone (textstore.DecodeRecord)
+)
+
+// gatherRecord appends to dst the record of a slot as the gather stage
+// sends it to verify: a signature file's record as it is, a text store's
+// document alone (verify sketches it); ok is false for an empty slot.
+func (c *chunkFile) gatherRecord(dst []byte, slot int) (raw []byte, ok bool, err error) {
+	if c.text != nil {
+		d, ok, err := c.text.Get(slot)
+		if !ok || err != nil {
+			return dst, ok, err
+		}
+		return textstore.AppendRecord(append(dst, gatheredText), d), true, nil
+	}
+	b, ok, err := c.sig.Raw(slot)
+	if err != nil {
+		return dst, false, fmt.Errorf("%s: %w", c.name, err)
+	}
+	if !ok {
+		return dst, false, nil
+	}
+	if _, err := sigfile.Decode(b); err != nil {
+		return dst, false, fmt.Errorf("%s: slot %d: %w", c.name, slot, err)
+	}
+	return append(append(dst, gatheredSig), b...), true, nil
+}
+
+// gatherSize estimates the bytes of the gathered records of the slots of
+// docs.
+func (c *chunkFile) gatherSize(docs []int64) int64 {
+	if c.text != nil {
+		// S2 compresses text less than zstd: about twice the stored bytes.
+		return 2 * c.text.Bytes() / int64(max(1, c.text.Len())) * int64(len(docs))
+	}
+	var size int64
+	for _, doc := range docs {
+		size += c.sig.Size(int(uint32(doc)))
+	}
+	return size
+}
+
+// checkGathered checks a gathered record's checksum.
+func checkGathered(raw []byte) error {
+	_, err := decodeGathered(raw, nil)
+	return err
+}
+
+// decodeGathered decodes a gathered record, sketching a document with rs
+// (with rs nil, it only checks the record).
+func decodeGathered(raw []byte, rs *resketcher) (sigfile.Record, error) {
+	if len(raw) == 0 {
+		return sigfile.Record{}, fmt.Errorf("empty record: %w", sigfile.ErrCorrupt)
+	}
+	switch raw[0] {
+	case gatheredSig:
+		return sigfile.Decode(raw[1:])
+	case gatheredText:
+		d, err := textstore.DecodeRecord(raw[1:])
+		if err != nil || rs == nil {
+			return sigfile.Record{}, err
+		}
+		return rs.record(d)
+	}
+	return sigfile.Record{}, fmt.Errorf("record of kind %q: %w", raw[0], sigfile.ErrCorrupt)
+}
+
+// openChunkFile opens the record file of a chunk, checking it against
+// what its map task recorded.
+func openChunkFile(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, chunk int) (*chunkFile, func(), error) {
+	mr, ok := maps[chunk]
+	if !ok {
+		return nil, nil, fmt.Errorf("chunk %d has no map result", chunk)
+	}
+	return openRecordFile(ctx, st, mr.SigFile)
+}
+
+// openRecordFile opens a record file, checking its size and slot count
+// against what its writer recorded.
+func openRecordFile(ctx context.Context, st storage.Opener, info pqfile.Info) (*chunkFile, func(), error) {
+	f, err := st.Open(ctx, info.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(err error) (*chunkFile, func(), error) {
+		f.Close()
+		return nil, nil, err
+	}
+	if f.Size() != info.Bytes {
+		return fail(fmt.Errorf("%s has %d bytes, its writer wrote %d: %w", info.Name, f.Size(), info.Bytes, sigfile.ErrCorrupt))
+	}
+	var tail [8]byte
+	if f.Size() >= 8 {
+		if _, err := f.ReadAt(tail[:], f.Size()-8); err != nil {
+			return fail(fmt.Errorf("%s: %w", info.Name, err))
+		}
+	}
+	c := &chunkFile{name: info.Name}
+	closeFile := func() { f.Close() }
+	switch {
+	case textstore.IsTextStore(tail[:]):
+		if c.text, err = textstore.NewReader(f, f.Size(), info.Name); err != nil {
+			return fail(err)
+		}
+		closeFile = func() { c.text.Close(); f.Close() }
+	case sigfile.IsSigFile(tail[:]):
+		if c.sig, err = sigfile.NewReader(f, f.Size()); err != nil {
+			return fail(fmt.Errorf("%s: %w", info.Name, err))
+		}
+	default:
+		return fail(fmt.Errorf("%s: offset %d: neither a text store's trailer nor a signature file's (truncated or damaged?): %w",
+			info.Name, max(0, f.Size()-8), textstore.ErrCorrupt))
+	}
+	if int64(c.len()) != info.Rows {
+		closeFile()
+		return nil, nil, fmt.Errorf("%s has %d slots, want %d: %w", info.Name, c.len(), info.Rows, sigfile.ErrCorrupt)
+	}
+	return c, sync.OnceFunc(closeFile), nil
+}
+
+// sigRecords reads a signature file.
+type sigRecords struct {
+	r    *sigfile.Reader
+	name string
+}
+
+func (s *sigRecords) Len() int { return s.r.Len() }
+
+func (s *sigRecords) Record(slot int) (sigfile.Record, bool, error) {
+	rec, ok, err := s.r.Get(slot)
+	if err != nil {
+		return sigfile.Record{}, false, fmt.Errorf("%s: %w", s.name, err)
+	}
+	return rec, ok, nil
+}
+
+// textRecords reads a text store, sketching its documents again.
+type textRecords struct {
+	r  *textstore.Reader
+	rs *resketcher
+}
+
+func (t *textRecords) Len() int { return t.r.Len() }
+
+func (t *textRecords) Record(slot int) (sigfile.Record, bool, error) {
+	d, ok, err := t.r.Get(slot)
+	if !ok || err != nil {
+		return sigfile.Record{}, ok, err
+	}
+	rec, err := t.rs.record(d)
+	if err != nil {
+		return sigfile.Record{}, false, fmt.Errorf("slot %d: %w", slot, err)
+	}
+	return rec, true, nil
+}
+
+// resketcher turns a stored document into the record a signature file
+// would hold of it.
+type resketcher struct {
+	sk    *DocSketcher
+	exact bool
+}
+
+func newResketcher(p job.Params) (*resketcher, error) {
+	sk, err := NewDocSketcher(p)
+	if err != nil {
+		return nil, err
+	}
+	return &resketcher{sk: sk, exact: p.Verify == job.VerifyExact}, nil
+}
+
+func (r *resketcher) record(d textstore.Doc) (sigfile.Record, error) {
+	s := r.sk.Sketch(d.Text)
+	if len(s.Set) == 0 {
+		// Map stores no text for such a document: the model changed.
+		return sigfile.Record{}, fmt.Errorf("document %s: its stored text has no shingles under this build's document model", d.ID)
+	}
+	rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: slices.Clone(s.Sig)}
+	if r.exact {
+		rec.Shingles = slices.Clone(s.SetBytes)
+	}
+	return rec, nil
+}

@@ -1,0 +1,154 @@
+package textstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// docs returns n documents, every seventh slot empty, some texts long.
+func docs(n int) []*Doc {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := strings.Fields("the quick brown fox jumps over a lazy dog while zebras graze near the river bank")
+	out := make([]*Doc, n)
+	for i := range out {
+		if i%7 == 3 {
+			continue
+		}
+		var b strings.Builder
+		for range rng.IntN(400) + (i%50/49)*40000 {
+			b.WriteString(words[rng.IntN(len(words))])
+			b.WriteByte(' ')
+		}
+		out[i] = &Doc{ID: fmt.Sprintf("doc-%d", i), URL: fmt.Sprintf("https://example.org/%d", i), Text: []byte(b.String())}
+	}
+	return out
+}
+
+func write(t *testing.T, ds []*Doc, o Options) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		if err := w.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		n int
+		o Options
+	}{
+		{0, Options{}},
+		{1, Options{}},
+		{64, Options{}},
+		{65, Options{}},
+		{1000, Options{}},
+		{1000, Options{Level: zstd.SpeedFastest, FrameDocs: 16}},
+		{300, Options{FrameBytes: 5000}},
+	} {
+		t.Run(fmt.Sprintf("%d-%d-%d", tc.n, tc.o.FrameDocs, tc.o.FrameBytes), func(t *testing.T) {
+			ds := docs(tc.n)
+			b := write(t, ds, tc.o)
+			r, err := NewReader(bytes.NewReader(b), int64(len(b)), "x.txz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if r.Len() != tc.n {
+				t.Fatalf("Len %d, want %d", r.Len(), tc.n)
+			}
+			for i, want := range ds {
+				got, ok, err := r.Get(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok != (want != nil) {
+					t.Fatalf("slot %d: ok %v", i, ok)
+				}
+				if ok && (got.ID != want.ID || got.URL != want.URL || !bytes.Equal(got.Text, want.Text)) {
+					t.Fatalf("slot %d: got %q, want %q", i, got.ID, want.ID)
+				}
+			}
+			if len(r.frames) > 0 && r.Decoded() != len(r.frames) {
+				t.Errorf("reading in order decoded %d frames, the file has %d", r.Decoded(), len(r.frames))
+			}
+			if _, _, err := r.Get(tc.n); err == nil {
+				t.Error("slot past the end: no error")
+			}
+		})
+	}
+}
+
+// TestDamage flips bytes all over a file and truncates it: every read is
+// either right or an error naming the file.
+func TestDamage(t *testing.T) {
+	ds := docs(200)
+	good := write(t, ds, Options{})
+	check := func(b []byte, what string) {
+		r, err := NewReader(bytes.NewReader(b), int64(len(b)), "chunk-7.txz")
+		if err == nil {
+			defer r.Close()
+			for i, want := range ds {
+				var got Doc
+				var ok bool
+				if got, ok, err = r.Get(i); err != nil {
+					break
+				}
+				if ok != (want != nil) || ok && (got.ID != want.ID || got.URL != want.URL || !bytes.Equal(got.Text, want.Text)) {
+					t.Fatalf("%s: slot %d read wrong, no error", what, i)
+				}
+			}
+		}
+		if err == nil {
+			t.Fatalf("%s: no error", what)
+		}
+		if !strings.Contains(err.Error(), "chunk-7.txz") || !errors.Is(err, ErrCorrupt) && !strings.Contains(err.Error(), "EOF") {
+			t.Fatalf("%s: error %v does not name the file as corrupt", what, err)
+		}
+	}
+	step := max(1, len(good)/300)
+	for off := 0; off < len(good); off += step {
+		b := bytes.Clone(good)
+		b[off] ^= 0x20
+		check(b, fmt.Sprintf("byte %d flipped", off))
+	}
+	for _, n := range []int{0, 10, len(good) / 2, len(good) - 1} {
+		check(good[:n], fmt.Sprintf("truncated to %d", n))
+	}
+}
+
+func TestRecord(t *testing.T) {
+	for i, d := range docs(100) {
+		if d == nil {
+			continue
+		}
+		raw := AppendRecord([]byte("prefix"), *d)[len("prefix"):]
+		got, err := DecodeRecord(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != d.ID || got.URL != d.URL || !bytes.Equal(got.Text, d.Text) {
+			t.Fatalf("doc %d changed", i)
+		}
+		bad := bytes.Clone(raw)
+		bad[len(bad)/2] ^= 1
+		if _, err := DecodeRecord(bad); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("doc %d damaged: %v", i, err)
+		}
+	}
+}
