@@ -275,7 +275,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			}
 			if e.Band == claimBand {
 				if p.Verify == job.VerifyExact && !slices.Equal(a.set, b.set) {
-					return nil, fmt.Errorf("verify chunk %d: documents %d (%s) and %d (%s) have the same 128-bit shingle-set fingerprint but different sets: a fingerprint collision", chunk, e.A, a.id, e.B, b.id)
+					return nil, fmt.Errorf("verify chunk %d: documents %d (%s) and %d (%s) have the same 64-bit shingle-set fingerprint but different sets: a fingerprint collision", chunk, e.A, a.id, e.B, b.id)
 				}
 				members = append(members, records.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id, GroupURL: a.url, URL: b.url})
 				continue
