@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bytes per document of a job's output, as issue 21 counts them: runs the
-# coordinator (embedded NATS) on INPUT... with --keep-work, sampling the
+# coordinator (embedded NATS) on INPUT..., sampling the
 # work area (OUT/_work) every 0.2 s, then prints, per document of the
 # job: the output without the work area, each top-level part of it,
 # index/'s parts, the work area's peak, and the files of bands/ and index/
@@ -28,7 +28,7 @@ echo 0 >"$peakfile"
 ) &
 sampler=$!
 # shellcheck disable=SC2086
-/usr/bin/time -f "%e s wall, %U s user, %M KiB peak RSS" "$bin/coordinator" --overwrite --quiet --keep-work \
+/usr/bin/time -f "%e s wall, %U s user, %M KiB peak RSS" "$bin/coordinator" --overwrite --quiet \
   --out "$out" ${FLAGS:-} "$@" 2>&1 | grep -E "job complete|peak RSS|level=(WARN|ERROR)" || true
 touch "$out/.footprint-done"
 wait $sampler || true

@@ -1,0 +1,98 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/neardup/neardup/internal/index"
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// CompactConfig is what CompactIndexes does.
+type CompactConfig struct {
+	// Out is where the compacted index goes: a directory or URL holding
+	// no index (or any, with Overwrite).
+	Out string
+	// Indexes are the finished jobs' outputs, of one series: the same
+	// parameters, each matched against the ones before it.
+	Indexes []string
+	// Job names the compacted index (default: from the jobs' names).
+	Job       string
+	Overwrite bool
+	Log       *slog.Logger
+}
+
+// ErrHasIndex is returned when CompactConfig.Out holds an index already.
+var ErrHasIndex = errors.New("holds an index already (pass --overwrite to replace it)")
+
+// CompactIndexes writes the indexes of a series of jobs as one index at
+// cfg.Out (see stage.Compact): a later job names it once in --against
+// instead of every earlier job, and query reads it as one.
+func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Indexes) == 0 {
+		return nil, errors.New("no index to compact")
+	}
+	st, err := storage.Open(ctx, cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	unlock, err := st.Lock(job.LockFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", st.Root(), err)
+	}
+	defer unlock()
+	if _, err := index.Load(ctx, st); err == nil && !cfg.Overwrite {
+		return nil, fmt.Errorf("%s %w", st.Root(), ErrHasIndex)
+	} else if err != nil && !errors.Is(err, index.ErrNoIndex) && !errors.Is(err, fs.ErrNotExist) && !cfg.Overwrite {
+		return nil, fmt.Errorf("%s: %w", st.Root(), err)
+	}
+	first, err := storage.Open(ctx, cfg.Indexes[0])
+	if err != nil {
+		return nil, err
+	}
+	ix0, err := index.Load(ctx, first)
+	first.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Indexes[0], err)
+	}
+	p := ix0.Params
+	// The checks of --against: the same parameters and document model,
+	// no job twice, chunks numbered apart.
+	list, err := openEarlier(ctx, cfg.Out, cfg.Indexes, &p, true, true, log)
+	if err != nil {
+		return nil, err
+	}
+	defer closeEarlier(list)
+	var srcs []*index.Index
+	var names []string
+	for _, e := range list {
+		srcs = append(srcs, e.index)
+		names = append(names, e.index.Job)
+	}
+	name := cfg.Job
+	if name == "" {
+		sort.Strings(names)
+		name = fmt.Sprintf("c%016x", xxhash.Sum64String(strings.Join(names, "\x00")))
+	}
+	log.Info("compacting indexes", "out", st.Root(), "indexes", len(srcs), "job", name)
+	ix, err := stage.Compact(ctx, mounted(st, list), srcs, name)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("index compacted", "out", st.Root(), "job", ix.Job, "docs", ix.Docs, "chunks", len(ix.Chunks), "band_files", len(ix.BandFiles))
+	return ix, nil
+}
