@@ -20,8 +20,8 @@ echo 0 >"$peakfile"
   peak=0
   while [ ! -e "$out/.footprint-done" ]; do
     if [ -d "$out/_work" ]; then
-      u=$(du -sb "$out/_work" 2>/dev/null | cut -f1 || echo 0)
-      if [ "${u:-0}" -gt "$peak" ]; then peak=$u; echo "$peak" >"$peakfile"; fi
+      u=$(du -sb "$out/_work" 2>/dev/null | head -1 | cut -f1)
+      if [ -n "$u" ] && [ "$u" -gt "$peak" ]; then peak=$u; echo "$peak" >"$peakfile"; fi
     fi
     sleep 0.2
   done

@@ -137,6 +137,12 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 	ctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	state, lease, err := jobState(ctx, q, spec, holder, cfg.Overwrite, log, stopRun)
+	// The watchers stop before the embedded server does: a server shut
+	// down at the end of the job is not a store that turned JetStream off.
+	watchCtx, cancelWatch := context.WithCancel(ctx)
+	var watchers sync.WaitGroup
+	stopWatching := func() { cancelWatch(); watchers.Wait() }
+	defer stopWatching()
 	if err == nil {
 		var disks []string
 		if st.Local() {
@@ -144,13 +150,13 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		}
 		if srv != nil {
 			disks = append(disks, natsStore(cfg, st))
-			go watchJetStream(ctx, srv, lease.Unrefreshed, cfg.DiskFullTimeout, log, stopRun)
+			watchers.Go(func() { watchJetStream(watchCtx, srv, lease.Unrefreshed, cfg.DiskFullTimeout, log, stopRun) })
 		}
 		free := cfg.freeSpace
 		if free == nil {
 			free = freeSpace
 		}
-		go watchDisks(ctx, disks, cfg.DiskFullTimeout, free, stopRun)
+		watchers.Go(func() { watchDisks(watchCtx, disks, cfg.DiskFullTimeout, free, stopRun) })
 	}
 	if err != nil {
 		return nil, err
@@ -192,6 +198,7 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 			log.Warn("could not delete the job's state bucket", "err", err)
 		}
 		stopWorkers()
+		stopWatching()
 		stop()
 		if err := st.Remove(context.WithoutCancel(ctx), job.WorkDir); err != nil {
 			log.Warn("could not remove the work area", "err", err)
