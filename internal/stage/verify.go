@@ -403,7 +403,7 @@ const verifyWindowDocs = 1 << 12
 
 // verifyCacheBytes bounds the entries a verify task keeps from earlier
 // windows (see sigCache).
-const verifyCacheBytes = 256 << 20
+const verifyCacheBytes = 32 << 20
 
 // sigCache keeps what a verify task loaded for its earlier windows, up to
 // a budget of bytes, the least recently used going first: a document
