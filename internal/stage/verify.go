@@ -403,7 +403,7 @@ const verifyWindowDocs = 1 << 12
 
 // verifyCacheBytes bounds the entries a verify task keeps from earlier
 // windows (see sigCache).
-const verifyCacheBytes = 32 << 20
+const verifyCacheBytes = 64 << 20
 
 // sigCache keeps what a verify task loaded for its earlier windows, up to
 // a budget of bytes, the least recently used going first: a document
@@ -446,9 +446,18 @@ func (c *sigCache) add(doc int64, e *sigEntry) {
 
 // next ends a window: over the budget, entries go, least recently used
 // first. (During a window, its own entries are all held whatever the
-// budget: the window bounds them.)
+// budget: the window bounds them.) The budget is at least twice the
+// window's own entries, so that a window of long documents (a template
+// family's pages, whose sets alone can fill the budget) still keeps
+// those the next windows meet again.
 func (c *sigCache) next() {
-	if c.bytes > c.budget {
+	var own int64
+	for _, ce := range c.entries {
+		if ce.used == c.window {
+			own += ce.size
+		}
+	}
+	if budget := max(c.budget, 2*own); c.bytes > budget {
 		old := slices.Collect(maps.Keys(c.entries))
 		slices.SortFunc(old, func(x, y int64) int {
 			if d := cmp.Compare(c.entries[x].used, c.entries[y].used); d != 0 {
@@ -457,7 +466,7 @@ func (c *sigCache) next() {
 			return cmp.Compare(x, y)
 		})
 		for _, doc := range old {
-			if c.bytes <= c.budget {
+			if c.bytes <= budget {
 				break
 			}
 			c.bytes -= c.entries[doc].size

@@ -448,7 +448,8 @@ func gatheredFixture(t *testing.T) (*storage.Dir, job.Params, map[int]job.MapRes
 
 // TestSigCache checks what the verify task's cache keeps from window to
 // window: a document needed again is not loaded again while it fits, and
-// over the budget the least recently used documents go first.
+// over the budget (at least twice the last window's own documents) the
+// least recently used documents go first.
 func TestSigCache(t *testing.T) {
 	entry := func() *sigEntry { return &sigEntry{set: make([]uint64, 10)} } // 208 bytes counted
 	const size = 8*10 + 128
@@ -460,10 +461,9 @@ func TestSigCache(t *testing.T) {
 		kept    []int64   // in the cache after the last window
 	}{
 		{"all fit", 100 * size, [][]int64{{1, 2}, {2, 3}, {1, 3}}, 3, []int64{1, 2, 3}},
-		{"nothing kept", 0, [][]int64{{1, 2}, {2, 3}, {1, 3}}, 6, nil},
+		{"no budget: twice the window's own", 0, [][]int64{{1}, {2}, {3}, {1}}, 4, []int64{1, 3}},
 		{"least recently used goes first", 3 * size, [][]int64{{1, 2}, {3}, {1}, {4}}, 4, []int64{1, 3, 4}},
-		{"the window's own all held, the last kept", size, [][]int64{{1, 2, 3}}, 3, []int64{3}},
-		{"then go at the next window", size, [][]int64{{1, 2, 3}, {4}}, 4, []int64{4}},
+		{"a long window's own kept, then going", size, [][]int64{{1, 2, 3}, {4}, {5}}, 5, []int64{4, 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
