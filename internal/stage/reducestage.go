@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/transient"
 )
 
 // reduceStage groups the band records: one task per range of partitions
@@ -95,10 +97,11 @@ type lister interface {
 // chunks reduces again and reads them all) unless the work area is kept, and the bands/ files of an
 // earlier run of the job that cut its partitions otherwise (map tasks
 // retried since). Each removal may be done again: a coordinator that
-// stopped here runs Done again.
+// stopped here runs Done again. An object store's transient errors (a
+// 503 SlowDown, a reset connection) are retried for cleanRetry.
 func cleanBands(ctx context.Context, j *Job) error {
 	if len(j.Manifest.Failures) == 0 && !j.KeepWork {
-		if err := j.Out.Remove(ctx, job.BandRunsDir); err != nil {
+		if err := retried(ctx, func() error { return j.Out.Remove(ctx, job.BandRunsDir) }); err != nil {
 			return fmt.Errorf("removing the band run files: %w", err)
 		}
 	}
@@ -106,9 +109,13 @@ func cleanBands(ctx context.Context, j *Job) error {
 	if !ok {
 		return nil
 	}
-	names, err := l.List(ctx, job.BandsDir)
-	if err != nil {
+	var names []string
+	err := retried(ctx, func() (err error) {
+		names, err = l.List(ctx, job.BandsDir)
 		return err
+	})
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", job.BandsDir, err)
 	}
 	keep := map[string]bool{}
 	for _, f := range j.BandFiles {
@@ -116,10 +123,34 @@ func cleanBands(ctx context.Context, j *Job) error {
 	}
 	for _, n := range names {
 		if !keep[n] {
-			if err := j.Out.Remove(ctx, n); err != nil {
-				return err
+			if err := retried(ctx, func() error { return j.Out.Remove(ctx, n) }); err != nil {
+				return fmt.Errorf("removing %s, of an earlier run: %w", n, err)
 			}
 		}
 	}
 	return nil
+}
+
+// cleanRetry is how long the coordinator's clean-ups retry an object
+// store's transient errors: an outage longer than that fails the job,
+// which the same command resumes.
+const cleanRetry = 2 * time.Minute
+
+// retried runs op until it succeeds, fails for good, ctx ends, or it has
+// failed transiently for cleanRetry.
+func retried(ctx context.Context, op func() error) error {
+	deadline := time.Now().Add(cleanRetry)
+	wait := 250 * time.Millisecond
+	for {
+		err := op()
+		if err == nil || !transient.Is(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 }
