@@ -100,16 +100,23 @@ func ResultFile(epoch, stage string, task int) string {
 	return fmt.Sprintf("%s/results/%s/%s-%06d.json", WorkDir, epoch, stage, task)
 }
 
+// RequestsDir and GatherDir hold what the gather stage reads and
+// writes for the verify tasks: once these are done, nothing reads them.
+const (
+	RequestsDir = WorkDir + "/requests"
+	GatherDir   = WorkDir + "/gather"
+)
+
 // RequestFile lists, by chunk, the documents a reduce partition's
 // candidates need verified, and for which verify task.
 func RequestFile(part int) string {
-	return fmt.Sprintf("%s/requests/part=%05d.req", WorkDir, part)
+	return fmt.Sprintf("%s/part=%05d.req", RequestsDir, part)
 }
 
 // GatherFile holds the signature records a chunk's gather task read for
 // the verify tasks, grouped by verify task.
 func GatherFile(chunk int) string {
-	return fmt.Sprintf("%s/gather/chunk-%06d.sigs", WorkDir, chunk)
+	return fmt.Sprintf("%s/chunk-%06d.sigs", GatherDir, chunk)
 }
 func PairFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", PairsDir, chunk) }
 func VerifiedFile(chunk int) string {

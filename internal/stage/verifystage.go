@@ -38,13 +38,25 @@ func verifyStage() Stage {
 			}
 			return r, nil
 		},
-		Done: func(_ context.Context, j *Job, out *Outcome) error {
+		Done: func(ctx context.Context, j *Job, out *Outcome) error {
 			list, err := decodeResults[job.VerifyResult](out)
 			if err != nil {
 				return err
 			}
 			foldVerifies(j.Manifest, list)
 			j.verifies = list
+			// The documents gathered for verification (about 1 KB a
+			// document of the job) go before the cluster stage writes
+			// its own work files, not at the end of the job: the work
+			// area's peak is the lower for it. A rerun that verifies
+			// again gathers again.
+			if !j.KeepWork {
+				for _, dir := range []string{job.GatherDir, job.RequestsDir} {
+					if err := retried(ctx, func() error { return j.Out.Remove(ctx, dir) }); err != nil {
+						return fmt.Errorf("removing %s: %w", dir, err)
+					}
+				}
+			}
 			return nil
 		},
 	}
