@@ -20,7 +20,9 @@ echo 0 >"$peakfile"
   peak=0
   while [ ! -e "$out/.footprint-done" ]; do
     if [ -d "$out/_work" ]; then
-      u=$(du -sb "$out/_work" 2>/dev/null | head -1 | cut -f1)
+      # du fails when a file goes while it walks: its total still counts,
+      # and the sampler must not stop (set -e, pipefail).
+      u=$(du -sb "$out/_work" 2>/dev/null | head -1 | cut -f1 || true)
       if [ -n "$u" ] && [ "$u" -gt "$peak" ]; then peak=$u; echo "$peak" >"$peakfile"; fi
     fi
     sleep 0.2
