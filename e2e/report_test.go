@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"image"
 	"image/color"
@@ -25,8 +24,6 @@ import (
 
 // chromiumPath is where Debian's chromium package installs the browser.
 const chromiumPath = "/usr/bin/chromium"
-
-var reportScreenshot = flag.String("report-screenshot", "", "copy the screenshot of the sample's report to this file (docs/report.png is made with -report-screenshot ../docs/report.png)")
 
 // TestReportInChromium opens the sample job's report.html in headless
 // Chromium: a screenshot must show a page with the charts drawn, and the
@@ -122,17 +119,7 @@ func TestReportInChromium(t *testing.T) {
 	}
 
 	// The screenshot: a real page, with the bars painted in their colours.
-	shot := filepath.Join(t.TempDir(), "report.png")
-	chromium(t, "--screenshot="+shot, "--window-size=1200,6000", pageURL)
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("no screenshot: %v", err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatalf("the screenshot is not a PNG: %v", err)
-	}
+	img := screenshot(t, pageURL, 1200, 6000)
 	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 6000 {
 		t.Errorf("screenshot of %v, want 1200x6000", b)
 	}
@@ -163,15 +150,24 @@ func TestReportInChromium(t *testing.T) {
 		}
 		t.Logf("%s: %d pixels of the bars' colour %s", id, n, fill)
 	}
-	if *reportScreenshot != "" {
-		b, err := os.ReadFile(shot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(*reportScreenshot, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+}
+
+// screenshot shoots the page in headless Chromium in a window of w x h
+// pixels.
+func screenshot(t *testing.T, pageURL string, w, h int) image.Image {
+	t.Helper()
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	chromium(t, "--screenshot="+shot, fmt.Sprintf("--window-size=%d,%d", w, h), pageURL)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
 	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("the screenshot is not a PNG: %v", err)
+	}
+	return img
 }
 
 // chromium runs headless Chromium on the arguments, with no network

@@ -87,6 +87,9 @@ func TestExitCodes(t *testing.T) {
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--shard-docs", "-1"}, 2, "--shard-docs must be 0 or more"},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", t.TempDir(), "--dir", filepath.Join(t.TempDir(), "kept")}, 1, "the job is not finished"},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", filepath.Join(t.TempDir(), "nojob"), "--dir", filepath.Join(t.TempDir(), "kept")}, 1, "no such file or directory"},
+		// An input that is named but is not there fails the job at its plan
+		// (exit 1, as docs/usage.md says), unlike no input at all (2).
+		{"coordinator", Coordinator(), []string{"--out", filepath.Join(t.TempDir(), "o"), "--quiet", filepath.Join(t.TempDir(), "absent.jsonl")}, 1, "no such file or directory"},
 		// The embedded server is one server: it cannot keep 3 replicas.
 		{"coordinator", Coordinator(), []string{"--out", out, "--replicas", "3", "in.jsonl"}, 2, "needs --nats naming a JetStream cluster"},
 	}

@@ -35,6 +35,7 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: 4px 8px; border-bottom: 1px solid #eceef1; overflow-wrap: anywhere; }
 th { background: #f6f7f9; font-size: 12px; color: #444; }
 td.key, span.id { white-space: nowrap; overflow-wrap: normal; }
+div.trunc { min-width: 8em; max-width: 22em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 td.num, th.num { text-align: right; white-space: nowrap; overflow-wrap: normal; }
 td.note { color: #666; font-size: 12.5px; }
 tr.total td { font-weight: bold; border-top: 2px solid #dcdfe4; }
@@ -121,7 +122,7 @@ footer { margin-top: 20px; color: #666; font-size: 12px; }
 <table>
 <tr><th class="num">cluster</th><th class="num">size</th><th>kept document</th><th>its URL</th><th>members (the first few)</th></tr>
 {{- range .Largest}}
-<tr><td class="num">{{.Cluster}}</td><td class="num">{{.Size}}</td><td class="key"><code>{{.KeptID}}</code></td><td class="mono muted">{{.KeptURL}}</td><td class="mono">{{range $i, $id := .Members}}{{if $i}}, {{end}}<span class="id">{{$id}}</span>{{end}}{{if .More}} <span class="muted">… and {{.More}} more</span>{{end}}</td></tr>
+<tr><td class="num">{{.Cluster}}</td><td class="num">{{.Size}}</td><td class="key"><div class="trunc" title="{{.KeptID}}"><code>{{.KeptID}}</code></div></td><td class="mono muted"><div class="trunc" title="{{.KeptURL}}">{{.KeptURL}}</div></td><td class="mono">{{range $i, $id := .Members}}{{if $i}}, {{end}}<span class="id">{{$id}}</span>{{end}}{{if .More}} <span class="muted">… and {{.More}} more</span>{{end}}</td></tr>
 {{- end}}
 </table>
 {{- else -}}
@@ -224,7 +225,7 @@ footer { margin-top: 20px; color: #666; font-size: 12px; }
 <tr><td class="mono">{{.Name}}</td><td class="key">{{.Note}}</td><td class="num">{{.Value}}</td></tr>
 {{- end}}
 {{- range .SkippedInputs}}
-<tr class="skipped"><td class="mono">{{.Name}}</td><td class="key">skipped: {{.Note}}</td><td class="num">not read</td></tr>
+<tr class="skipped"><td class="mono">{{.Name}}</td><td class="note">skipped: {{.Note}}</td><td class="num">not read</td></tr>
 {{- end}}
 <tr class="total"><td colspan="3">{{.InputTotal}}</td></tr>
 </table>
