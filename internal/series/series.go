@@ -112,7 +112,7 @@ func Scan(ctx context.Context, dir *storage.Dir) ([]Member, error) {
 		if strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") {
 			continue
 		}
-		m, err := read(ctx, sub{dir, name})
+		m, err := Read(ctx, sub{dir, name})
 		if err != nil {
 			return nil, fmt.Errorf("series %s: member %s: %w", dir.Root(), name, err)
 		}
@@ -133,9 +133,10 @@ func (s sub) Open(ctx context.Context, name string) (storage.File, error) {
 	return s.dir.Open(ctx, s.name+"/"+name)
 }
 
-// read finds the state of one member. Only errors of the storage itself
-// (not a missing or unreadable file) are returned.
-func read(ctx context.Context, st storage.Opener) (Member, error) {
+// Read finds the state of the member in st (its Name and Out left
+// empty). Only errors of the storage itself (not a missing or unreadable
+// file) are returned.
+func Read(ctx context.Context, st storage.Opener) (Member, error) {
 	var m Member
 	exists := func(name string) (bool, error) {
 		f, err := st.Open(ctx, name)
@@ -157,6 +158,10 @@ func read(ctx context.Context, st storage.Opener) (Member, error) {
 		return m, err
 	}
 	working, err := exists(job.SpecFile)
+	if err != nil {
+		return m, err
+	}
+	locked, err := exists(job.LockFile)
 	if err != nil {
 		return m, err
 	}
@@ -190,15 +195,17 @@ func read(ctx context.Context, st storage.Opener) (Member, error) {
 		}
 	case ix != nil && !working && !hasMan:
 		m.State = Compacted
-	case working || hasMan || ix != nil:
+	case working || hasMan || ix != nil || locked:
 		m.State = Incomplete
 		switch {
 		case man != nil:
 			m.Note = "manifest status " + man.Status + ", no _SUCCESS"
 		case working:
 			m.Note = "unfinished (running, interrupted or failed)"
-		default:
+		case ix != nil:
 			m.Note = "an index without the job's markers"
+		default:
+			m.Note = "started, nothing planned: failed or running"
 		}
 	default:
 		m.State = NotJob
@@ -220,8 +227,11 @@ type Choice struct {
 	// Earlier are the members to match against, by name.
 	Earlier []Member
 	// Skipped are the other members whose names sort before the new
-	// one's, by name: not usable, or held by a compacted member.
+	// one's that are not usable, by name, each with why.
 	Skipped []Skipped
+	// Held are the earlier members whose chunks a compacted member in
+	// Earlier holds, by name: they are matched through it.
+	Held []Skipped
 	// Later are the members whose names sort after the new one's: a
 	// rerun of an earlier member is not matched against them.
 	Later []Member
@@ -241,6 +251,8 @@ type Choice struct {
 func Pick(members []Member, self string) (Choice, error) {
 	var c Choice
 	var usable []Member
+	members = slices.Clone(members)
+	slices.SortFunc(members, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 	for _, m := range members {
 		switch {
 		case m.Name == self:
@@ -256,12 +268,11 @@ func Pick(members []Member, self string) (Choice, error) {
 	}
 	for _, m := range usable {
 		if by, ok := heldBy(m, usable); ok {
-			c.Skipped = append(c.Skipped, Skipped{m, "held by the compacted member " + by.Name})
+			c.Held = append(c.Held, Skipped{m, "held by the compacted member " + by.Name})
 			continue
 		}
 		c.Earlier = append(c.Earlier, m)
 	}
-	slices.SortFunc(c.Skipped, func(a, b Skipped) int { return strings.Compare(a.Member.Name, b.Member.Name) })
 	for i, a := range c.Earlier {
 		for _, b := range c.Earlier[:i] {
 			if a.FirstChunk < b.End && b.FirstChunk < a.End {
@@ -275,18 +286,23 @@ func Pick(members []Member, self string) (Choice, error) {
 }
 
 // heldBy returns the compacted member among all that holds every chunk
-// of m, if any: one with more chunks, or with the same ones when m is
-// not compacted or sorts before it.
+// of m (one with more chunks, or with the same ones when m is not
+// compacted or sorts before it), if any: of several, the one with the
+// most chunks, then the last by name, which nothing else holds.
 func heldBy(m Member, all []Member) (Member, bool) {
+	var best Member
+	found := false
 	for _, c := range all {
 		if c.State != Compacted || c.Name == m.Name || !subset(m.Chunks, c.Chunks) {
 			continue
 		}
 		if len(c.Chunks) > len(m.Chunks) || m.State != Compacted || m.Name < c.Name {
-			return c, true
+			if !found || len(c.Chunks) > len(best.Chunks) || len(c.Chunks) == len(best.Chunks) && c.Name > best.Name {
+				best, found = c, true
+			}
 		}
 	}
-	return Member{}, false
+	return best, found
 }
 
 // subset reports whether every element of a is in b (both sorted).
