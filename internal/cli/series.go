@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -110,6 +111,11 @@ func (s *seriesFlags) resolve(ctx context.Context, cfg *pipeline.Config, log *sl
 // job, which refuses it (exit 3), and an unfinished one resumes against
 // the earlier jobs it started with. done says there is nothing to pick.
 func (s *seriesFlags) resume(ctx context.Context, cfg *pipeline.Config, log *slog.Logger) (done bool, err error) {
+	if !storage.IsURL(cfg.Out) {
+		if _, err := os.Stat(cfg.Out); errors.Is(err, fs.ErrNotExist) {
+			return false, nil // a new member: not made here, before its job checks its inputs
+		}
+	}
 	own, err := storage.Open(ctx, cfg.Out)
 	if err != nil {
 		return false, err
