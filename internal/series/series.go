@@ -201,7 +201,6 @@ func Read(ctx context.Context, st storage.Opener) (Member, error) {
 		case man != nil:
 			m.Note = "manifest status " + man.Status + ", no _SUCCESS"
 		case working:
-			m.Note = "unfinished (running, interrupted or failed)"
 		case ix != nil:
 			m.Note = "an index without the job's markers"
 		default:
