@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
@@ -35,6 +36,8 @@ func Coordinator() []Command {
 			Summary: "write a finished job's corpus without its duplicates (or, --annotate, every document annotated)", Setup: writeKeptSetup},
 		{Name: "query", Usage: "coordinator query --index OUT [--index OUT2] [--threshold T] [--format auto|jsonl|text] [--batch N] FILE|-",
 			Summary: "print each document's near-duplicates in finished jobs' indexes, as JSON lines", Setup: querySetup},
+		{Name: "series", Usage: "coordinator series list [--json] DIR",
+			Summary: "list the members of a series (--series DIR): state, documents, pairs, and whether the next member is matched against each", Setup: seriesSetup},
 		{Name: "index", Usage: "coordinator index compact --out DIR [--job NAME] [--overwrite] OUT...",
 			Summary: "write the indexes of a series of finished jobs as one, for --against and query", Setup: indexSetup},
 	}
@@ -59,14 +62,21 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
 		fs.Var((*listFlag)(&cfg.Against), "against", "an earlier job's output to match against (repeatable; give every earlier job of a series): its documents are never dropped, and this job's near-duplicates of them are")
 		fs.BoolVar(&cfg.AllowPartial, "allow-partial", false, "accept a job whose map tasks failed for good as finished, marked _PARTIAL (without it: no marker, and a rerun retries them)")
+		var ser seriesFlags
+		if !compare {
+			ser.register(fs)
+		}
 		p.RegisterFlags(fs)
 		qc.RegisterFlags(fs)
 		quiet := fs.Bool("quiet", false, "no progress output")
 		var proc processFlags
 		proc.register(fs)
 		return func(args []string, out Streams) (Run, error) {
+			if err := ser.apply(&cfg, time.Now()); err != nil {
+				return nil, err
+			}
 			if cfg.Out == "" {
-				return nil, errors.New("--out is required")
+				return nil, errors.New("--out is required (or --series)")
 			}
 			if len(args) == 0 {
 				return nil, errors.New("no INPUT given")
@@ -109,6 +119,11 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 				defer stop()
 				if m != nil {
 					cfg.Tasks, cfg.Stages = m, m
+				}
+				if err := ser.resolve(ctx, &cfg, log); err != nil {
+					log.Error("job not started", "err", err)
+					writeSummary(out.Stdout, log, newSummary(cfg.Out, 1, nil, err))
+					return 1
 				}
 				if compare {
 					return runCompare(ctx, cfg, out)

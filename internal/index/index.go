@@ -81,6 +81,11 @@ type Index struct {
 	// BandFiles are the bands/ files of BandsLayoutTasks, by partition
 	// range, ascending.
 	BandFiles []BandFile `json:"band_files,omitempty"`
+	// Compacted lists, for an index written by `coordinator index
+	// compact`, the jobs whose indexes it holds (their chunks, under the
+	// same numbers); nil for a job's own index. Compacted indexes made
+	// before it was recorded lack it: their chunks say the same.
+	Compacted []job.Against `json:"compacted,omitempty"`
 }
 
 // BandsLayoutTasks is the bands/ layout of one file per reduce task, a

@@ -42,6 +42,7 @@ internal/job, internal/storage < internal/manifest;
 internal/job < internal/index;
 internal/job, internal/manifest, pkg/records < internal/kept;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
+internal/index, internal/manifest < internal/series;
 
 # stages
 internal/index, internal/job, internal/manifest, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
@@ -56,7 +57,7 @@ internal/pipeline, internal/query < .;
 
 # tools and commands
 internal/corpus, internal/reference, internal/pipeline < internal/accuracy;
-internal/kept, internal/metrics, internal/procstat, internal/query, internal/pipeline < internal/cli;
+internal/kept, internal/metrics, internal/procstat, internal/query, internal/pipeline, internal/series < internal/cli;
 internal/cli < cmd/coordinator, cmd/worker;
 internal/accuracy < cmd/accuracy;
 internal/corpus < cmd/gencorpus;

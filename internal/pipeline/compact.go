@@ -78,10 +78,11 @@ func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error
 	}
 	defer closeEarlier(list)
 	var srcs []*index.Index
-	var names []string
+	var names, outs []string
 	for _, e := range list {
 		srcs = append(srcs, e.index)
 		names = append(names, e.index.Job)
+		outs = append(outs, e.loc)
 	}
 	name := cfg.Job
 	if name == "" {
@@ -89,7 +90,7 @@ func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error
 		name = fmt.Sprintf("c%016x", xxhash.Sum64String(strings.Join(names, "\x00")))
 	}
 	log.Info("compacting indexes", "out", st.Root(), "indexes", len(srcs), "job", name)
-	ix, err := stage.Compact(ctx, mounted(st, list), srcs, name)
+	ix, err := stage.Compact(ctx, mounted(st, list), srcs, outs, name)
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,10 @@ func TestCompactIndexes(t *testing.T) {
 	if ix.Docs != docs || len(ix.BandFiles) != 1 || ix.Against != nil {
 		t.Fatalf("compacted index: %d docs (want %d), %d band files (want 1), against %v (want none)", ix.Docs, docs, len(ix.BandFiles), ix.Against)
 	}
+	if len(ix.Compacted) != 2 || ix.Compacted[0].Out != week1 || ix.Compacted[1].Out != week2 ||
+		ix.Compacted[0].Docs+ix.Compacted[1].Docs != docs || ix.Compacted[1].FirstChunk != ix.Compacted[0].Chunks {
+		t.Fatalf("compacted index: compacted = %+v, want week1 and week2 with their chunk ranges", ix.Compacted)
+	}
 
 	bySeries := run("week3", w.Files[2], week1, week2)
 	byCompacted := run("week3c", w.Files[2], compacted)

@@ -78,9 +78,15 @@ func openEarlier(ctx context.Context, own string, locs []string, p *job.Params, 
 			}
 		}
 	}
+	held := map[string]bool{} // the jobs a compacted index given holds
+	for _, e := range out {
+		for _, a := range e.index.Compacted {
+			held[a.Job] = true
+		}
+	}
 	for _, e := range out {
 		for _, a := range e.index.Against {
-			if _, ok := seen[a.Job]; !ok {
+			if _, ok := seen[a.Job]; !ok && !held[a.Job] {
 				log.Warn("an earlier job was itself matched against a job not given here: documents of that job are not matched",
 					"against", e.loc, "not_given", a.Out, "job", a.Job)
 			}

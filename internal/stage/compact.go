@@ -27,9 +27,11 @@ import (
 // reduceTaskBytes, a row group per partition, as a job's reduce tasks
 // write them. index.json, written last, names the job name, lists every
 // chunk and, as earlier jobs, those the sources were matched against
-// that are not among them. The caller checks that the sources are
-// comparable (the same parameters, chunks apart).
-func Compact(ctx context.Context, st storage.FS, srcs []*index.Index, name string) (*index.Index, error) {
+// that are not among them, and the jobs it holds (Compacted: a source
+// that is itself compacted gives its own; outs[i] is srcs[i]'s location).
+// The caller checks that the sources are comparable (the same
+// parameters, chunks apart).
+func Compact(ctx context.Context, st storage.FS, srcs []*index.Index, outs []string, name string) (*index.Index, error) {
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("compact: no index")
 	}
@@ -48,6 +50,11 @@ func Compact(ctx context.Context, st storage.FS, srcs []*index.Index, name strin
 			return nil, fmt.Errorf("compact: index %d (job %s) was made by a build with another document model (%s, not %s)", i, ix.Job, ix.Model, out.Model)
 		}
 		out.FirstChunk = min(out.FirstChunk, ix.FirstChunk)
+		if len(ix.Compacted) > 0 {
+			out.Compacted = append(out.Compacted, ix.Compacted...)
+		} else {
+			out.Compacted = append(out.Compacted, job.Against{Job: ix.Job, Out: outs[i], FirstChunk: ix.FirstChunk, Chunks: ix.End() - ix.FirstChunk, Docs: ix.Docs})
+		}
 		out.Docs += ix.Docs
 		for _, a := range ix.Against {
 			if !in[a.Job] && !slices.ContainsFunc(out.Against, func(b job.Against) bool { return b.Job == a.Job }) {

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/internal/pipeline"
+)
+
+// TestSeriesFlags checks how --series and --name set a job's output and
+// name, and the usage errors.
+func TestSeriesFlags(t *testing.T) {
+	now := time.Date(2026, 11, 25, 23, 30, 0, 0, time.FixedZone("UTC-3", -3*3600)) // 2026-11-26 in UTC
+	tests := []struct {
+		name           string
+		flags          seriesFlags
+		out, job       string // given
+		wantOut, wantJ string
+		err            string
+	}{
+		{name: "no series", out: "o", wantOut: "o"},
+		{name: "named", flags: seriesFlags{"s3://b/dedup", "2026-W48"}, wantOut: "s3://b/dedup/2026-W48", wantJ: "2026-W48"},
+		{name: "today in UTC", flags: seriesFlags{"dedup/", ""}, wantOut: "dedup/2026-11-26", wantJ: "2026-11-26"},
+		{name: "--job wins", flags: seriesFlags{"dedup", "w1"}, job: "mine", wantOut: "dedup/w1", wantJ: "mine"},
+		{name: "with --out", flags: seriesFlags{"dedup", "w1"}, out: "o", err: "--series and --out"},
+		{name: "--name alone", flags: seriesFlags{"", "w1"}, err: "--name goes with --series"},
+		{name: "bad name", flags: seriesFlags{"dedup", "a/b"}, err: `member name "a/b"`},
+		{name: "bad scheme", flags: seriesFlags{"s4://b/x", "w1"}, err: "--series"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := pipeline.Config{Out: tt.out, Job: tt.job}
+			err := tt.flags.apply(&cfg, now)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || cfg.Out != tt.wantOut || cfg.Job != tt.wantJ {
+				t.Fatalf("out %q, job %q, err %v; want %q, %q", cfg.Out, cfg.Job, err, tt.wantOut, tt.wantJ)
+			}
+		})
+	}
+}
