@@ -194,3 +194,34 @@ func values(printed string) string {
 	}
 	return b.String()
 }
+
+// TestDocConfig loads the ```yaml blocks of docs/usage.md as config
+// files of the coordinator's job: each must set flags, and only flags.
+func TestDocConfig(t *testing.T) {
+	clearEnv(t)
+	b, err := os.ReadFile("../../docs/usage.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for _, part := range strings.Split(string(b), "```yaml\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		blocks = append(blocks, block)
+	}
+	if len(blocks) == 0 {
+		t.Fatal("docs/usage.md has no ```yaml block")
+	}
+	for i, block := range blocks {
+		file := filepath.Join(t.TempDir(), "doc.yaml")
+		if err := os.WriteFile(file, []byte(block), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := Main("coordinator", []string{"config", "print", "--config", file}, Coordinator(), &stdout, &stderr); code != 0 {
+			t.Errorf("block %d: exit %d: %s", i+1, code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "# from file "+file) {
+			t.Errorf("block %d sets no flag:\n%s", i+1, stdout.String())
+		}
+	}
+}
