@@ -70,7 +70,7 @@ func Main(prog string, args []string, cmds []Command, stdout, stderr io.Writer) 
 		for _, c := range cmds {
 			fmt.Fprintf(stderr, "  %s\n      %s\n", c.Usage, c.Summary)
 		}
-		fmt.Fprintf(stderr, "\nflags of %s (each also set by the environment variable in brackets; the command line wins):\n", name)
+		fmt.Fprintf(stderr, "\nflags of %s (each also set by the environment variable in brackets, or a key of the --config file; the command line wins, then the environment):\n", name)
 		fs.SetOutput(stderr)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
