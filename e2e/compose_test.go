@@ -37,7 +37,7 @@ type composeProject struct {
 // list form only (the string form would need Compose's shell splitting).
 type composeService struct {
 	Image       string            `yaml:"image"`
-	Build       string            `yaml:"build"`
+	Build       composeBuild      `yaml:"build"`
 	Entrypoint  []string          `yaml:"entrypoint"`
 	Command     []string          `yaml:"command"`
 	Environment map[string]string `yaml:"environment"`
@@ -49,6 +49,34 @@ type composeService struct {
 	} `yaml:"deploy"`
 	StopSignal      string `yaml:"stop_signal"`
 	StopGracePeriod string `yaml:"stop_grace_period"`
+}
+
+// composeBuild is build in either form: the context directory, or
+// {context: DIR, args: {NAME: VALUE}}.
+type composeBuild struct {
+	Context string
+	Args    map[string]string
+}
+
+// UnmarshalYAML decodes either form of build.
+func (b *composeBuild) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&b.Context)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; k != "context" && k != "args" {
+			return fmt.Errorf("line %d: build.%s is not modelled", n.Line, k)
+		}
+	}
+	var long struct {
+		Context string            `yaml:"context"`
+		Args    map[string]string `yaml:"args"`
+	}
+	if err := n.Decode(&long); err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	b.Context, b.Args = long.Context, long.Args
+	return nil
 }
 
 // dependsOn is depends_on in either form, a list of services or a map of
@@ -126,14 +154,15 @@ func TestComposeModel(t *testing.T) {
 		{"unknown service key", "services: {a: {image: x, user: nobody}}", "field user not found"},
 		{"unknown top-level key", "services: {a: {image: x}}\nnetworks: {n: {}}", "field networks not found"},
 		{"string command", "services: {a: {image: x, command: run it}}", "cannot unmarshal"},
-		{"long build", "services: {a: {build: {context: .}}}", "cannot unmarshal"},
+		{"long build", "services: {a: {build: {context: ., args: {A: b}}}}", ""},
+		{"long build option", "services: {a: {build: {context: ., target: x}}}", "build.target is not modelled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := decodeCompose(strings.NewReader(tc.yaml))
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("decode: %v, want error %q", err, tc.wantErr)
 			}
-			if tc.name == "merge key" && (p.Services["b"].Build != "." || len(p.Services["b"].Profiles) != 1) {
+			if tc.name == "merge key" && (p.Services["b"].Build.Context != "." || len(p.Services["b"].Profiles) != 1) {
 				t.Errorf("b after the merge: %+v", p.Services["b"])
 			}
 		})
@@ -556,7 +585,7 @@ var cliCommands = map[string][]cli.Command{"coordinator": cli.Coordinator(), "wo
 // runs, its commands and its arguments (entrypoint, then command).
 func neardupArgs(t *testing.T, ib imageBuild, name string, svc composeService) (string, []cli.Command, []string) {
 	t.Helper()
-	if svc.Build != "." || len(svc.Entrypoint) == 0 {
+	if svc.Build.Context != "." || len(svc.Entrypoint) == 0 {
 		t.Fatalf("service %s: want build: . and an entrypoint naming a command of the image", name)
 	}
 	prog := ib.binary(svc.Entrypoint[0])
@@ -608,7 +637,12 @@ func TestComposeFile(t *testing.T) {
 		docs = append(docs, b...)
 	}
 	for name, svc := range p.Services {
-		if svc.Build != "" {
+		if svc.Build.Context != "" {
+			for arg := range svc.Build.Args {
+				if _, ok := ib.buildArgs[arg]; !ok {
+					t.Errorf("service %s: build argument %s is no ARG of the Dockerfile", name, arg)
+				}
+			}
 			prog, cmds, args := neardupArgs(t, ib, name, svc)
 			if err := cli.CheckArgs(cmds, args); err != nil {
 				t.Errorf("service %s: %s %v", name, prog, err)
@@ -738,7 +772,7 @@ func runComposeUp(t *testing.T, p composeProject, ib imageBuild, up composeUp) {
 			env = r.env(t, name, svc, path)
 			cmd = func() *exec.Cmd { return exec.Command(c.Path, c.Args[1:]...) }
 			t.Logf("service %s (%d): %q", name, n, c.Args)
-		case svc.Build != "":
+		case svc.Build.Context != "":
 			prog, _, raw := neardupArgs(t, ib, name, svc)
 			ms := r.mounts(t, p, name)
 			args := make([]string, len(raw))

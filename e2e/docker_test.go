@@ -23,6 +23,25 @@ type imageBuild struct {
 	outIndex int      // of the -o directory in args
 	commands []string // the commands built, from their ./cmd/NAME packages
 	binDir   string   // where the final image has them, ending in /
+	// buildArgs are the ARGs of the build stage with their defaults,
+	// which docker build --build-arg NAME=VALUE replaces.
+	buildArgs map[string]string
+}
+
+// expand returns the build's go arguments with the build arguments in
+// them (${NAME}) replaced as the RUN command's shell would: by set's
+// value, else by the ARG's default.
+func (ib imageBuild) expand(set map[string]string) []string {
+	args := make([]string, len(ib.args))
+	for i, a := range ib.args {
+		args[i] = os.Expand(a, func(name string) string {
+			if v, ok := set[name]; ok {
+				return v
+			}
+			return ib.buildArgs[name]
+		})
+	}
+	return args
 }
 
 // readDockerfile finds the Dockerfile's `RUN ... go build -o DIR
@@ -34,12 +53,15 @@ func readDockerfile(t *testing.T) imageBuild {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ib imageBuild
+	ib := imageBuild{buildArgs: map[string]string{}}
 	outDir := ""
 	text := strings.ReplaceAll(string(b), "\\\n", " ")
 	for _, line := range strings.Split(text, "\n") {
 		f := strings.Fields(line)
 		switch {
+		case len(f) == 2 && f[0] == "ARG":
+			name, def, _ := strings.Cut(f[1], "=")
+			ib.buildArgs[name] = def
 		case len(f) > 2 && f[0] == "RUN" && slices.Contains(f, "go") && slices.Contains(f, "build"):
 			i := slices.Index(f, "go")
 			ib.env, ib.args = f[1:i], f[i+1:]
@@ -94,8 +116,9 @@ func excluded(t *testing.T, pm *patternmatcher.PatternMatcher, p string) bool {
 
 // TestDockerBuildContext checks what .dockerignore sends to the image
 // build, then builds the Dockerfile's packages, with its go build command,
-// from a copy of only that context, and runs the gencorpus it built where
-// no repository is around, as in the image.
+// from a copy of only that context, with a REVISION build argument, and
+// runs the gencorpus it built where no repository is around, as in the
+// image, and the coordinator's --version, which must name the revision.
 func TestDockerBuildContext(t *testing.T) {
 	pm := dockerContext(t)
 	for _, tc := range []struct {
@@ -165,7 +188,8 @@ func TestDockerBuildContext(t *testing.T) {
 		}
 	}
 	out := t.TempDir()
-	args := slices.Clone(ib.args)
+	const revision = "0123456789abcdef0123456789abcdef01234567"
+	args := ib.expand(map[string]string{"REVISION": revision})
 	args[ib.outIndex] = out + string(os.PathSeparator)
 	build := exec.Command("go", args...)
 	build.Dir = ctx
@@ -177,6 +201,10 @@ func TestDockerBuildContext(t *testing.T) {
 	gen.Dir = t.TempDir()
 	if b, err := gen.CombinedOutput(); err != nil {
 		t.Fatalf("the image's gencorpus, away from the repository: %v\n%s", err, b)
+	}
+	version, err := exec.Command(filepath.Join(out, "coordinator"), "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(version), "revision "+revision+" ") {
+		t.Errorf("the image's coordinator --version, built with --build-arg REVISION=%s: %q, %v", revision, version, err)
 	}
 }
 

@@ -26,10 +26,26 @@ type Info struct {
 	GoVersion string
 }
 
-// Read returns the running binary's build information.
+// revision is the VCS revision that a build without version control
+// stamps with the linker (the Dockerfile's build, whose context has no
+// .git): go build -ldflags=-X=github.com/neardup/neardup/internal/buildinfo.revision=REV.
+// It is set at link time only, never changed at run time.
+var revision string
+
+// Read returns the running binary's build information: the revision
+// stamped by the linker when the Go toolchain stamped none.
 func Read() Info {
 	bi, ok := debug.ReadBuildInfo()
-	return FromBuildInfo(bi, ok)
+	return withRevision(FromBuildInfo(bi, ok), revision)
+}
+
+// withRevision returns in with the revision rev if in has none; "" and
+// "unknown" are none.
+func withRevision(in Info, rev string) Info {
+	if in.Revision == "" && rev != "" && rev != "unknown" {
+		in.Revision = rev
+	}
+	return in
 }
 
 // FromBuildInfo returns the Info of bi; ok false (no build information)

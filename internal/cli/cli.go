@@ -14,8 +14,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/peterbourgon/ff/v3"
-
 	"github.com/neardup/neardup/internal/buildinfo"
 )
 
@@ -33,6 +31,10 @@ type Command struct {
 	// Setup registers the command's flags on fs and returns the function
 	// that checks them.
 	Setup func(fs *flag.FlagSet) Prepare
+	// prints, if not "", makes the command print the settings of
+	// Setup's flags instead of running: those of the command it names
+	// (ConfigCommand).
+	prints string
 }
 
 // Prepare checks a command's flags and the arguments left after them,
@@ -53,7 +55,7 @@ type Streams struct {
 // exit status: 2 for a usage error, said in one line on stderr. Flags may
 // come before or after the other arguments ("--" ends the flags); a flag
 // not on the command line is taken from its environment variable
-// (EnvPrefix). SIGINT and SIGTERM cancel the context the command runs
+// (EnvPrefix), then from the config file --config names. SIGINT and SIGTERM cancel the context the command runs
 // with.
 func Main(prog string, args []string, cmds []Command, stdout, stderr io.Writer) int {
 	cmd, rest := pick(cmds, args)
@@ -68,7 +70,7 @@ func Main(prog string, args []string, cmds []Command, stdout, stderr io.Writer) 
 		for _, c := range cmds {
 			fmt.Fprintf(stderr, "  %s\n      %s\n", c.Usage, c.Summary)
 		}
-		fmt.Fprintf(stderr, "\nflags of %s (each also set by the environment variable in brackets; the command line wins):\n", name)
+		fmt.Fprintf(stderr, "\nflags of %s (each also set by the environment variable in brackets, or a key of the --config file; the command line wins, then the environment):\n", name)
 		fs.SetOutput(stderr)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
@@ -89,9 +91,21 @@ func Main(prog string, args []string, cmds []Command, stdout, stderr io.Writer) 
 		fmt.Fprintln(stdout, buildinfo.Read())
 		return 0
 	}
-	// The flags given are set; ff sets the others from the environment.
-	if err := ff.Parse(fs, []string{}, ff.WithEnvVarPrefix(EnvPrefix)); err != nil {
+	// The flags given are set; the others come from the environment,
+	// then from the config file.
+	set, err := loadSettings(fs)
+	if err != nil {
 		return usageErr(err)
+	}
+	if cmd.prints != "" {
+		if len(inputs) != 1 || inputs[0] != "print" {
+			return usageErr(fmt.Errorf(`the action is "print", not %q`, inputs))
+		}
+		if err := printSettings(stdout, cmd.prints, fs, set); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		return 0
 	}
 	run, err := prepare(inputs, Streams{Stdout: stdout, Stderr: stderr})
 	if err != nil {
@@ -122,6 +136,7 @@ func setup(cmd Command) (*flag.FlagSet, Prepare) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	prepare := cmd.Setup(fs)
+	fs.String(configFlag, "", "read flags from this YAML (.yaml, .yml) or TOML (.toml) file, one key a flag: the command line and the environment win; a key that is no flag is an error")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " [$" + EnvVar(f.Name) + "]" })
 	return fs, prepare
 }

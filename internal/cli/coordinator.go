@@ -25,10 +25,11 @@ import (
 const inputHelp = "INPUT: files, directories or globs of .warc.wet[.gz], .warc[.gz], .jsonl[.gz|.zst], .parquet, .txt"
 
 // Coordinator returns the coordinator's commands: a job (the default),
-// compare, params, query and write-kept.
+// compare, params, query, write-kept, index and config.
 func Coordinator() []Command {
+	job := Command{Usage: "coordinator --out DIR [flags] INPUT...", Summary: "run a dedup job (" + inputHelp + ")", Setup: jobSetup(false)}
 	return []Command{
-		{Usage: "coordinator --out DIR [flags] INPUT...", Summary: "run a dedup job (" + inputHelp + ")", Setup: jobSetup(false)},
+		job,
 		{Name: "compare", Usage: "coordinator compare --out DIR [flags] INPUT...", Summary: "run the job with MinHash and with SimHash, side by side", Setup: jobSetup(true)},
 		{Name: "params", Usage: "coordinator params [--method M] [--threshold T] [--perms K] [--bands B --rows R] [--svg FILE [--also BxR,...]]",
 			Summary: "show the banding plan for a threshold", Setup: paramsSetup},
@@ -40,6 +41,7 @@ func Coordinator() []Command {
 			Summary: "list the members of a series (--series DIR): state, documents, pairs, and whether the next member is matched against each", Setup: seriesSetup},
 		{Name: "index", Usage: "coordinator index compact --out DIR [--job NAME] [--overwrite] OUT...",
 			Summary: "write the indexes of a series of finished jobs as one, for --against and query", Setup: indexSetup},
+		ConfigCommand("coordinator", job),
 	}
 }
 

@@ -15,9 +15,10 @@ import (
 	"github.com/neardup/neardup/internal/queue"
 )
 
-// Worker returns the worker's one command.
+// Worker returns the worker's command and its config command.
 func Worker() []Command {
-	return []Command{{Usage: "worker --nats URL[,URL...] [--slots N] [--data-root DIR]...", Summary: "run tasks of any job whose coordinator uses the same NATS server (or cluster)", Setup: workerSetup}}
+	w := Command{Usage: "worker --nats URL[,URL...] [--slots N] [--data-root DIR]...", Summary: "run tasks of any job whose coordinator uses the same NATS server (or cluster)", Setup: workerSetup}
+	return []Command{w, ConfigCommand("worker", w)}
 }
 
 func workerSetup(fs *flag.FlagSet) Prepare {

@@ -64,6 +64,9 @@ func ParseLocation(s string) (Location, error) {
 		if u.Host == "" {
 			return Location{}, fmt.Errorf("location %s: no bucket", s)
 		}
+		if tag := leftOut(scheme); tag != "" {
+			return Location{}, fmt.Errorf("location %s: %w", s, &LeftOutError{Scheme: scheme, Tag: tag})
+		}
 		return Location{Scheme: scheme, Bucket: u.Host, Key: strings.Trim(path.Clean("/"+u.Path), "/"), Query: u.RawQuery}, nil
 	}
 	return Location{}, fmt.Errorf("location %s: %w %q (known: s3, gs, azblob, file, or a local path)", s, ErrScheme, u.Scheme)
@@ -114,4 +117,29 @@ func (l Location) bucketURL() (string, error) {
 	}
 	u := url.URL{Scheme: l.Scheme, Host: l.Bucket, RawQuery: q.Encode()}
 	return u.String(), nil
+}
+
+// LeftOutError is the error for the location of an object store whose
+// driver a build tag (nos3, nogcs, noazure) left out of this build.
+type LeftOutError struct {
+	// Scheme is the location's scheme, Tag the build tag.
+	Scheme, Tag string
+}
+
+func (e *LeftOutError) Error() string {
+	return fmt.Sprintf("%s:// support was left out of this build (-tags %s)", e.Scheme, e.Tag)
+}
+
+// leftOut returns the build tag that left the driver of scheme out of
+// this build ("nos3", "nogcs", "noazure"), or "" when the build has it.
+func leftOut(scheme string) string {
+	switch {
+	case scheme == "s3" && !withS3:
+		return "nos3"
+	case scheme == "gs" && !withGCS:
+		return "nogcs"
+	case scheme == "azblob" && !withAzure:
+		return "noazure"
+	}
+	return ""
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/s3test"
@@ -179,6 +181,9 @@ func TestParseLocation(t *testing.T) {
 		{in: "hdfs://nn/out", wantErr: ErrScheme},
 	}
 	for _, tt := range tests {
+		if leftOut(tt.want.Scheme) != "" {
+			continue // TestLeftOut
+		}
 		got, err := ParseLocation(tt.in)
 		if tt.wantErr != nil {
 			if !errors.Is(err, tt.wantErr) {
@@ -188,6 +193,32 @@ func TestParseLocation(t *testing.T) {
 		}
 		if err != nil || got != tt.want {
 			t.Errorf("ParseLocation(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// TestLeftOut checks that the URL of an object store whose driver a build
+// tag left out is refused, naming the tag, and that the others parse: run
+// with -tags nos3,nogcs,noazure (scripts/test) and without.
+func TestLeftOut(t *testing.T) {
+	tests := []struct{ url, scheme, tag string }{
+		{"s3://b/out", "s3", "nos3"},
+		{"gs://b/out", "gs", "nogcs"},
+		{"azblob://c/out", "azblob", "noazure"},
+	}
+	for _, tt := range tests {
+		_, err := ParseLocation(tt.url)
+		var lo *LeftOutError
+		switch in := !strings.Contains(","+buildTags()+",", ","+tt.tag+","); {
+		case in && err != nil:
+			t.Errorf("ParseLocation(%q): %v, want no error in a build without -tags %s", tt.url, err, tt.tag)
+		case !in && !errors.As(err, &lo):
+			t.Errorf("ParseLocation(%q): %v, want a LeftOutError under -tags %s", tt.url, err, tt.tag)
+		case !in:
+			want := tt.scheme + ":// support was left out of this build (-tags " + tt.tag + ")"
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("ParseLocation(%q): %q does not say %q", tt.url, err, want)
+			}
 		}
 	}
 }
@@ -261,4 +292,16 @@ func TestRemoveTemporaries(t *testing.T) {
 	if n, err := d.RemoveTemporaries(ctx, "missing"); n != 0 || err != nil {
 		t.Fatalf("missing prefix: %d, %v", n, err)
 	}
+}
+
+// buildTags are the -tags the test binary was built with, comma-separated.
+func buildTags() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-tags" {
+				return s.Value
+			}
+		}
+	}
+	return ""
 }

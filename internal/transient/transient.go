@@ -13,11 +13,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"gocloud.dev/gcerrors"
-	"google.golang.org/api/googleapi"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // errnos are the system errors that time may mend: space, I/O, and the
@@ -66,11 +62,7 @@ func Is(err error) bool {
 	}](err); ok && s3Codes[api.ErrorCode()] {
 		return true
 	}
-	switch status.Code(err) {
-	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Aborted:
-		return true
-	}
-	return false
+	return grpcRetry(err)
 }
 
 // retryStatus tells whether an HTTP status asks the client to try again.
@@ -80,7 +72,8 @@ func retryStatus(code int) bool {
 
 // httpStatus is the HTTP status of the response an object store's error
 // came with, or 0: AWS (smithy), Google (googleapi, gax) and Azure (azcore)
-// each carry it their own way.
+// each carry it their own way. The Google and Azure types are in the
+// files that build tags nogcs and noazure leave out with their drivers.
 func httpStatus(err error) int {
 	if e, ok := errors.AsType[interface {
 		error
@@ -94,11 +87,8 @@ func httpStatus(err error) int {
 	}](err); ok && e.HTTPCode() > 0 {
 		return e.HTTPCode()
 	}
-	if e, ok := errors.AsType[*googleapi.Error](err); ok {
-		return e.Code
+	if code := googleStatus(err); code != 0 {
+		return code
 	}
-	if e, ok := errors.AsType[*azcore.ResponseError](err); ok {
-		return e.StatusCode
-	}
-	return 0
+	return azureStatus(err)
 }
