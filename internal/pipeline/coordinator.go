@@ -49,7 +49,12 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest
 	for _, ch := range c.plan.Chunks {
 		input += ch.Bytes
 	}
-	c.prog.start(started, newETAModel(c.spec.Params, input))
+	model := newETAModel(c.spec.Params, input)
+	if r, from, ok := earlierRatios(ctx, c.earlier, model.stages, input); ok {
+		maps.Copy(model.ratio, r)
+		c.log.Debug("the ETA takes the stages' costs from an earlier job", "against", from)
+	}
+	c.prog.start(started, model)
 	defer c.prog.finish()
 	if err := stage.Drive(ctx, j, stage.Stages(c.spec.Params), c); err != nil {
 		return nil, err

@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"context"
 	"math"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/stage"
 )
 
@@ -20,7 +22,9 @@ import (
 // running one is expected to take ratio[s]·k·M, and the job's end (the
 // index, the example pairs, the report) ratio["finish"]·k·M. The ratios
 // were measured on whole jobs of three sizes and are interpolated at the
-// job's input size (ratiosFor). k corrects them once stages after map
+// job's input size (ratiosFor), unless the newest earlier job of a series
+// (--against) ran the same stages on an input of about the same size: its
+// manifest's stage times give them (earlierRatios). k corrects them once stages after map
 // have finished: (A + M/4) / (E + M/4), A their actual times and E their
 // expected ones, bounded to [1/4, 4]; 1 before. The running stage's own remaining
 // time blends its rate (elapsed over share done, times the share left)
@@ -196,4 +200,47 @@ func (m etaModel) correction(took map[string]time.Duration, running string, elap
 // not know.
 func (m etaModel) number(name string) int {
 	return slices.Index(m.stages, name) + 1
+}
+
+// earlierRatios are the stages' costs per second of map as the newest of
+// the earlier jobs (--against: the one with the highest first chunk)
+// recorded them in its manifest, when it ran the same stages on an input
+// within a factor of 4 of inputBytes (the ratios change with the size);
+// the job's end is not in a manifest's stages and keeps its measured
+// ratio. ok is false when there is no such job (a compacted index has no
+// manifest). from names the job.
+func earlierRatios(ctx context.Context, earlier []earlierJob, stages []string, inputBytes int64) (ratio map[string]float64, from string, ok bool) {
+	var newest *earlierJob
+	for i := range earlier {
+		if e := &earlier[i]; e.index != nil && (newest == nil || e.index.FirstChunk > newest.index.FirstChunk) {
+			newest = e
+		}
+	}
+	if newest == nil {
+		return nil, "", false
+	}
+	m, err := manifest.Read(ctx, newest.dir)
+	if err != nil || m.Status != manifest.StatusComplete || len(m.Stages) != len(stages) ||
+		m.Counts.InputBytes*4 < inputBytes || m.Counts.InputBytes > 4*inputBytes {
+		return nil, "", false
+	}
+	var mapSeconds float64
+	for i, s := range m.Stages {
+		if s.Name != stages[i] {
+			return nil, "", false
+		}
+		if s.Name == mapStageName {
+			mapSeconds = s.Seconds
+		}
+	}
+	if mapSeconds <= 0 {
+		return nil, "", false
+	}
+	ratio = map[string]float64{}
+	for _, s := range m.Stages {
+		if s.Name != mapStageName {
+			ratio[s.Name] = s.Seconds / mapSeconds
+		}
+	}
+	return ratio, newest.loc, true
 }

@@ -1,9 +1,14 @@
 package pipeline
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/neardup/neardup/internal/index"
+	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/storage"
 )
 
 // TestETAModel checks the estimate of the time left, stage by stage, on a
@@ -107,5 +112,72 @@ func TestRatiosFor(t *testing.T) {
 	}
 	if r := ratiosFor(false, 1e9); r["gather"] != 0 || r["verify"] == 0 {
 		t.Errorf("without gather: %v", r)
+	}
+}
+
+// TestEarlierRatios checks which earlier job of a series gives the
+// stages' costs: the newest, when it ran the same stages on an input of
+// about the same size.
+func TestEarlierRatios(t *testing.T) {
+	ctx := context.Background()
+	stages := []string{"map", "reduce", "verify", "cluster"}
+	timings := func(names ...string) []manifest.StageTiming {
+		var out []manifest.StageTiming
+		for i, n := range names {
+			out = append(out, manifest.StageTiming{Name: n, Seconds: float64(10 / (i + 1))})
+		}
+		return out
+	}
+	type earlier struct {
+		firstChunk int
+		man        *manifest.Manifest // nil: none (a compacted index)
+	}
+	job := func(input int64, st []manifest.StageTiming) *manifest.Manifest {
+		m := &manifest.Manifest{Status: manifest.StatusComplete, Stages: st}
+		m.Counts.InputBytes = input
+		return m
+	}
+	partial := func(m *manifest.Manifest) *manifest.Manifest { m.Status = manifest.StatusPartial; return m }
+	tests := []struct {
+		name    string
+		earlier []earlier
+		want    map[string]float64 // nil: none
+	}{
+		{name: "no earlier job"},
+		{name: "the newest of two", earlier: []earlier{
+			{10, job(1000, timings(stages...))},
+			{0, job(1000, []manifest.StageTiming{{Name: "map", Seconds: 1}, {Name: "reduce", Seconds: 9}, {Name: "verify", Seconds: 9}, {Name: "cluster", Seconds: 9}})}},
+			want: map[string]float64{"reduce": 0.5, "verify": 0.3, "cluster": 0.2}},
+		{name: "other stages", earlier: []earlier{{0, job(1000, timings("map", "reduce", "gather", "verify", "cluster"))}}},
+		{name: "a much smaller job", earlier: []earlier{{0, job(200, timings(stages...))}}},
+		{name: "a much larger job", earlier: []earlier{{0, job(5000, timings(stages...))}}},
+		{name: "no manifest", earlier: []earlier{{0, nil}}},
+		{name: "partial", earlier: []earlier{{0, partial(job(1000, timings(stages...)))}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var jobs []earlierJob
+			for _, e := range tt.earlier {
+				d, err := storage.Open(ctx, t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.man != nil {
+					if err := manifest.Write(ctx, d, e.man); err != nil {
+						t.Fatal(err)
+					}
+				}
+				jobs = append(jobs, earlierJob{loc: d.Root(), dir: d, index: &index.Index{FirstChunk: e.firstChunk}})
+			}
+			got, _, ok := earlierRatios(ctx, jobs, stages, 1000)
+			if ok != (tt.want != nil) {
+				t.Fatalf("ratios %v (%v), want %v", got, ok, tt.want)
+			}
+			for s, w := range tt.want {
+				if math.Abs(got[s]-w) > 1e-9 {
+					t.Errorf("%s: ratio %v, want %v", s, got[s], w)
+				}
+			}
+		})
 	}
 }
