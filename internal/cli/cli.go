@@ -76,6 +76,10 @@ func Main(prog string, args []string, cmds []Command, stdout, stderr io.Writer) 
 		fs.SetOutput(io.Discard)
 	}
 	usageErr := func(err error) int {
+		if jsonUsage(fs, rest, os.Getenv) {
+			jsonUsageError(stderr, name, err)
+			return 2
+		}
 		fmt.Fprintf(stderr, "%s: %s (see %s -h)\n", name, oneLine(err), name)
 		return 2
 	}

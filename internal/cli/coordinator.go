@@ -59,6 +59,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
 		fs.StringVar(&cfg.NATSStore, "nats-store", "", "embedded mode: the NATS server's store directory (default <out>/_work/nats); put it on another disk than --out if that one may fill up")
 		fs.DurationVar(&cfg.DiskFullTimeout, "disk-full-timeout", pipeline.DefaultDiskFullTimeout, "fail the job, naming the disk, when the disk of --out (or of the embedded store) stays full this long (0: wait)")
+		fs.DurationVar(&cfg.NoWorkerWarning, "no-worker-warning", pipeline.DefaultNoWorkerWarning, "warn when a stage's tasks wait this long with no worker taking any, naming the NATS URL workers should connect to, and again every as long (0: never)")
 		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
 		fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
 		fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
@@ -106,10 +107,16 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 			if cfg.Faults, err = faults.Parse(os.Getenv(faults.EnvVar), log); err != nil {
 				return nil, fmt.Errorf("$%s: %w", faults.EnvVar, err)
 			}
-			if !*quiet {
+			switch {
+			case *quiet:
+			case proc.logs.format == "json": // every stderr line a JSON object
+				cfg.ProgressEvents = true
+			default:
 				cfg.Progress, cfg.Live = out.Stderr, isTerminal(out.Stderr)
 			}
-			return func(ctx context.Context) int {
+			return func(ctx context.Context) (code int) {
+				adopt(log, out.Stderr)
+				defer proc.logs.catchPanic(log, &code)
 				m, stop, code, err := proc.start(log)
 				if err != nil {
 					log.Error("job not started", "err", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,16 +43,7 @@ func TestWaitingForNATS(t *testing.T) {
 				t.Errorf("the NATS password is in the output:\n%s%s", stdout.String(), stderr.String())
 			}
 			waiting := 0
-			for _, line := range strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n") {
-				var rec map[string]any
-				if err := json.Unmarshal([]byte(line), &rec); err != nil {
-					t.Fatalf("a log line is not JSON: %v\n%s", err, line)
-				}
-				for _, k := range []string{"time", "level", "msg"} {
-					if _, ok := rec[k]; !ok {
-						t.Errorf("log line without %q: %s", k, line)
-					}
-				}
+			for _, rec := range jsonRecords(t, stderr.String()) {
 				if rec["msg"] == "waiting for the NATS server" {
 					waiting++
 					if nats := fmt.Sprint(rec["nats"]); !strings.Contains(nats, addr) || !strings.Contains(nats, "xxxxx") {
@@ -96,4 +88,113 @@ func TestMetricsAddrInUse(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil || s.Status != "failed" || s.ExitCode != 1 || !strings.Contains(s.Error, "--metrics-addr") {
 		t.Errorf("summary %+v (%v), want failed, exit 1, naming --metrics-addr:\n%s", s, err, stdout.String())
 	}
+}
+
+// TestJSONLogs runs a real job on the sample with JSON logs: every stderr
+// line is a JSON object with time, level and msg; progress comes as
+// events, one "stage done" per stage the user knows (the cluster stage's
+// steps are one), with the job-wide estimate. A usage error is one JSON
+// record too.
+func TestJSONLogs(t *testing.T) {
+	sample := filepath.Join("..", "..", "testdata", "sample")
+	tests := []struct {
+		name       string
+		args       []string
+		exit       int
+		wantStages []string
+	}{
+		{name: "job", args: []string{sample, "--out", filepath.Join(t.TempDir(), "out"), "--workers", "2", "--log-format", "json"},
+			wantStages: []string{"map", "reduce", "verify", "cluster"}},
+		{name: "usage error", args: []string{"--log-format=json", "--out", t.TempDir(), "--no-such-flag", sample}, exit: 2},
+		{name: "bad value after --log-format json", args: []string{"--log-format", "json", "--workers", "many", sample}, exit: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if exit := Main("coordinator", tt.args, Coordinator(), &stdout, &stderr); exit != tt.exit {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", exit, tt.exit, stderr.String())
+			}
+			var stages []string
+			records := jsonRecords(t, stderr.String())
+			for _, rec := range records {
+				line := fmt.Sprint(rec)
+				switch rec["msg"] {
+				case "progress", "stage done":
+					for _, k := range []string{"stage", "tasks_done", "tasks_total", "elapsed_s"} {
+						if _, ok := rec[k]; !ok {
+							t.Errorf("progress event without %q: %s", k, line)
+						}
+					}
+					if f, ok := rec["fraction"].(float64); ok && (f <= 0 || f > 1) {
+						t.Errorf("job fraction %v: %s", f, line)
+					}
+					if rec["msg"] == "stage done" {
+						stages = append(stages, rec["stage"].(string))
+						if _, ok := rec["eta_s"]; !ok {
+							t.Errorf("stage done without the job's eta_s: %s", line)
+						}
+					}
+				case "usage error":
+					if len(records) != 1 || rec["level"] != "ERROR" {
+						t.Errorf("usage error: %d lines, level %v, want one ERROR", len(records), rec["level"])
+					}
+				}
+			}
+			if tt.exit == 2 && !strings.Contains(stderr.String(), `"msg":"usage error"`) {
+				t.Errorf("no usage error record:\n%s", stderr.String())
+			}
+			if !slices.Equal(stages, tt.wantStages) {
+				t.Errorf("stages done %v, want %v", stages, tt.wantStages)
+			}
+		})
+	}
+}
+
+// TestCatchPanic checks that with JSON logs a panic of the command's
+// goroutine becomes one JSON error record with its stack, exit status 1,
+// and that with text logs it goes on.
+func TestCatchPanic(t *testing.T) {
+	run := func(l logFlags, w *bytes.Buffer) (code int) {
+		log, err := l.logger(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.catchPanic(log, &code)
+		panic("boom")
+	}
+	var buf bytes.Buffer
+	if code := run(logFlags{level: "info", format: "json"}, &buf); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil || rec["msg"] != "panic" || rec["panic"] != "boom" ||
+		!strings.Contains(fmt.Sprint(rec["stack"]), "TestCatchPanic") {
+		t.Errorf("record %v (%v), want one panic record with the stack:\n%s", rec, err, buf.String())
+	}
+	defer func() {
+		if r := recover(); r != "boom" {
+			t.Errorf("with text logs the panic was %v, want it to go on", r)
+		}
+	}()
+	run(logFlags{level: "info", format: "text"}, &buf)
+}
+
+// jsonRecords parses every line of stderr as a JSON log record with time,
+// level and msg.
+func jsonRecords(t *testing.T, stderr string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a stderr line is not JSON: %v\n%q", err, line)
+		}
+		for _, k := range []string{"time", "level", "msg"} {
+			if _, ok := rec[k]; !ok {
+				t.Errorf("log line without %q: %s", k, line)
+			}
+		}
+		out = append(out, rec)
+	}
+	return out
 }

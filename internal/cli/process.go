@@ -25,7 +25,7 @@ func (p *processFlags) register(fs *flag.FlagSet) {
 // them. On failure, code is the exit status: 2 for a profile file that
 // cannot be created, 1 for a metrics address that cannot be served.
 func (p *processFlags) start(log *slog.Logger) (m *metrics.Metrics, stop func(), code int, err error) {
-	stopProfiles, err := p.prof.start()
+	stopProfiles, err := p.prof.start(log)
 	if err != nil {
 		return nil, nil, 2, err
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -18,8 +19,9 @@ func (p *profiles) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&p.mem, "memprofile", "", "write an allocation profile of this process to the file when it ends (sampled every 64 KiB: allocations of 1 MiB and more are all in it, with their sizes)")
 }
 
-// start starts the profiles asked for; the returned function writes them.
-func (p *profiles) start() (stop func(), err error) {
+// start starts the profiles asked for; the returned function writes them,
+// saying on log why it could not.
+func (p *profiles) start(log *slog.Logger) (stop func(), err error) {
 	var cpu *os.File
 	if p.cpu != "" {
 		if cpu, err = os.Create(p.cpu); err != nil {
@@ -44,12 +46,12 @@ func (p *profiles) start() (stop func(), err error) {
 		if p.mem != "" {
 			f, err := os.Create(p.mem)
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "heap profile:", err)
+				log.Error("heap profile", "err", err)
 				return
 			}
 			defer f.Close()
 			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-				fmt.Fprintln(os.Stderr, "heap profile:", err)
+				log.Error("heap profile", "err", err)
 			}
 		}
 	}, nil

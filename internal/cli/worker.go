@@ -56,7 +56,9 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 		if err != nil {
 			return nil, fmt.Errorf("$%s: %w", faults.EnvVar, err)
 		}
-		return func(ctx context.Context) int {
+		return func(ctx context.Context) (code int) {
+			adopt(log, out.Stderr)
+			defer proc.logs.catchPanic(log, &code)
 			if dr.Empty() {
 				log.Warn("no --data-root: this worker will read and write any path a job names, " +
 					"and anyone who can publish to the NATS server can submit a job")

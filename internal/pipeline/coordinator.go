@@ -31,6 +31,7 @@ type coordinator struct {
 	earlier []earlierJob
 	fs      storage.FS
 	prog    *progress
+	idle    idleWatch
 	life    string // random, new for every start of the coordinator
 }
 
@@ -44,9 +45,21 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest
 	j := &stage.Job{Spec: c.spec, Plan: c.plan, Out: c.st, FS: c.fs, Earlier: earlierMaps(c.earlier),
 		Manifest: stage.NewManifest(c.spec, c.plan, started, versions()), Log: c.log, KeepWork: c.cfg.KeepWork,
 		WholeEdges: c.cfg.wholeClusterEdges}
+	var input int64
+	for _, ch := range c.plan.Chunks {
+		input += ch.Bytes
+	}
+	model := newETAModel(c.spec.Params, input)
+	if r, from, ok := earlierRatios(ctx, c.earlier, model.stages, input); ok {
+		maps.Copy(model.ratio, r)
+		c.log.Debug("the ETA takes the stages' costs from an earlier job", "against", from)
+	}
+	c.prog.start(started, model)
+	defer c.prog.finish()
 	if err := stage.Drive(ctx, j, stage.Stages(c.spec.Params), c); err != nil {
 		return nil, err
 	}
+	c.prog.finish()
 	return c.conclude(ctx, j, started)
 }
 

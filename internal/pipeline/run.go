@@ -59,9 +59,17 @@ type Config struct {
 	AllowPartial bool
 	Queue        queue.Config
 	Log          *slog.Logger
-	Progress     io.Writer   // progress lines; nil for none
-	Live         bool        // Progress is a terminal: redraw one line
-	Faults       *faults.Set // faults the in-process workers inject (tests only)
+	Progress     io.Writer // progress lines; nil for none
+	Live         bool      // Progress is a terminal: redraw one line
+	// NoWorkerWarning is how long a stage's tasks wait with no worker
+	// taking any (none finished, delivered or held) before the job warns,
+	// naming the URL workers should connect to, and again every as long
+	// while it lasts; 0 never warns.
+	NoWorkerWarning time.Duration
+	// ProgressEvents reports progress as events on Log (msg "progress"
+	// and "stage done", see docs/usage.md) instead of lines on Progress.
+	ProgressEvents bool
+	Faults         *faults.Set // faults the in-process workers inject (tests only)
 	// Tasks hears of the tasks the in-process workers run, Stages of the
 	// coordinator's stages (metrics); nil for none.
 	Tasks  TaskObserver
@@ -175,7 +183,8 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 
 	c := &coordinator{cfg: cfg, log: log, st: st, q: q, state: state, reset: state, lease: lease, spec: spec, plan: plan,
 		earlier: cc.earlier, fs: mounted(st, cc.earlier),
-		prog: newProgress(cfg.Progress, cfg.Live), life: life}
+		prog: newProgress(cfg.Progress, cfg.Live, cfg.progressEvents(log)), life: life,
+		idle: idleWatch{after: cfg.NoWorkerWarning, src: q, nats: workerURL(cfg, srv), log: log}}
 	man, err := c.execute(ctx, started)
 	if err != nil {
 		return nil, failure(ctx, err, lease)
@@ -217,6 +226,27 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		}
 	}
 	return man, nil
+}
+
+// workerURL is the NATS URL outside workers connect to, without its
+// password: --nats, or the embedded server's with --listen; "" when only
+// in-process workers can take tasks.
+func workerURL(cfg Config, srv *queue.Embedded) string {
+	switch {
+	case cfg.NATSURL != "":
+		return queue.RedactURL(cfg.NATSURL)
+	case srv != nil && cfg.Listen != "":
+		return queue.RedactURL(srv.URL())
+	}
+	return ""
+}
+
+// progressEvents is the logger progress events go to, if any.
+func (cfg Config) progressEvents(log *slog.Logger) *slog.Logger {
+	if !cfg.ProgressEvents {
+		return nil
+	}
+	return log
 }
 
 // Check reports the errors of cfg that show without reading the inputs,

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/neardup/neardup/internal/manifest"
@@ -52,8 +53,8 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 	for _, i := range indices {
 		want[i] = true
 	}
-	c.prog.begin(name, len(indices))
-	defer c.prog.end()
+	c.prog.begin(name, len(indices), c.inputBytes(s, indices))
+	defer c.prog.end(name)
 
 	prefix := stageKeys(c.spec.Epoch, name)
 	fctx, stopFollow := context.WithCancel(ctx)
@@ -102,7 +103,7 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 		if count != nil {
 			docs, bytes = count(r)
 		}
-		c.prog.done(docs, bytes)
+		c.prog.done(docs, bytes, true)
 	}
 
 	stopWatch, err := c.q.WatchExhausted(ctx, func(e queue.Exhausted) {
@@ -138,6 +139,15 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 	}
 
 	failed := map[int]manifest.Failure{}
+	var finished atomic.Int64 // in this run: the watch reads it
+	replayed := len(out.Results)
+	idleCtx, stopIdle := context.WithCancel(ctx)
+	idleDone := make(chan struct{})
+	go func() {
+		defer close(idleDone)
+		c.idle.watch(idleCtx, name, &finished, func() int { return len(indices) - replayed - int(finished.Load()) })
+	}()
+	defer func() { stopIdle(); <-idleDone }()
 	obs, metric := c.observer(), metricStage(name)
 	defer func() { obs.Pending(metric, 0) }()
 	for len(out.Results)+len(failed) < len(indices) {
@@ -165,12 +175,14 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 			if count != nil {
 				docs, bytes = count(out.Results[idx])
 			}
-			c.prog.done(docs, bytes)
+			c.prog.done(docs, bytes, false)
+			finished.Add(1)
 		case "failed":
 			var f manifest.Failure
 			json.Unmarshal(u.Value, &f)
 			failed[idx] = f
-			c.prog.done(0, 0)
+			c.prog.done(0, 0, false)
+			finished.Add(1)
 		}
 	}
 	for _, i := range sortedKeys(failed) {
@@ -179,6 +191,22 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 	out.Timing = manifest.StageTiming{Name: name, Tasks: len(indices), Failed: len(failed), Seconds: time.Since(t0).Seconds()}
 	obs.StageDone(metric, time.Since(t0))
 	return out, nil
+}
+
+// inputBytes are the input bytes of the chunks the tasks of s read, for
+// progress: of a stage whose tasks count what they read (map, one task
+// per chunk), else 0.
+func (c *coordinator) inputBytes(s stage.Stage, indices []int) int64 {
+	if s.Count == nil || c.plan == nil {
+		return 0
+	}
+	var n int64
+	for _, i := range indices {
+		if k := i - c.plan.FirstChunk; k >= 0 && k < len(c.plan.Chunks) {
+			n += c.plan.Chunks[k].Bytes
+		}
+	}
+	return n
 }
 
 // Clear forgets what earlier runs of the job recorded of s's tasks: of a

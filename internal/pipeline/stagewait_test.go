@@ -74,7 +74,7 @@ func (s *fakeState) Delete(ctx context.Context, key string) error {
 // the exhaustion watcher.
 type fakeQueue struct {
 	state     *fakeState
-	outcome   map[int]string // "done" (default), "failed" or "exhausted"
+	outcome   map[int]string // "done" (default), "failed", "exhausted" or "untaken"
 	published []int
 	exhausted func(queue.Exhausted)
 }
@@ -98,6 +98,7 @@ func (q *fakeQueue) Publish(ctx context.Context, jobName, run, id string, data [
 		q.state.put(failedKey(t.Epoch, t.Stage, t.Index), f)
 	case "exhausted":
 		q.exhausted(queue.Exhausted{Data: data, Deliveries: 4})
+	case "untaken": // no worker takes it
 	default:
 		q.state.put(doneKey(t.Epoch, t.Stage, t.Index), []byte(`"result"`))
 	}
@@ -143,7 +144,7 @@ func TestStagePolicy(t *testing.T) {
 			}
 			q := &fakeQueue{state: st, outcome: tt.outcome}
 			c := &coordinator{log: slog.New(slog.DiscardHandler), q: q, state: st,
-				spec: &job.Spec{Job: "j", Epoch: run}, prog: newProgress(nil, false), life: "l"}
+				spec: &job.Spec{Job: "j", Epoch: run}, prog: newProgress(nil, false, nil), life: "l"}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			out, err := c.Execute(ctx, stage.Stage{Name: StageMap}, []int{0, 1, 2})

@@ -166,6 +166,17 @@ func (q *Queue) Pending(ctx context.Context) (int, error) {
 	return int(info.NumPending) + info.NumAckPending, nil
 }
 
+// Deliveries is how many deliveries of tasks (of every job) the queue's
+// consumer has made to workers since it was created, and how many tasks
+// workers hold now: delivered and not yet acknowledged.
+func (q *Queue) Deliveries(ctx context.Context) (delivered uint64, held int, err error) {
+	info, err := q.cons.Info(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("queue: consumer %s: %w", ConsumerName, err)
+	}
+	return info.Delivered.Consumer, info.NumAckPending, nil
+}
+
 // Close closes the queue's connection.
 func (q *Queue) Close() { q.nc.Close() }
 
