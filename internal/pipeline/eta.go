@@ -63,24 +63,28 @@ type ratioPoint struct {
 }
 
 // measuredRatios are the stages' costs per second of map measured on
-// whole embedded jobs (two in-process workers on 2 cores shared with
-// other work, so each figure is noisy) of the generated corpora of
-// gzipped JSONL: with the gather stage (on by default above 64 MiB of
-// text), on 100,000 documents (100 MB: map 8.6 s, reduce 1.1, gather 1.4,
-// verify 2.9, cluster 1.4, the end 0.9), 1,000,000 (1.0 GB, the mean of
-// two runs, of 182 and 121 s: map 62 and 53 s, reduce 15 and 8, gather
-// 32 and 8.8, verify 45 and 25, cluster 23 and 20, the end 3.8 and 5.1)
-// and 10,000,000 (10 GB, docs/performance.md: map 696 s, reduce 346,
-// gather 342, verify 592, cluster 150; the end assumed); without it, on
-// 100,000 documents (an earlier build, docs/performance.md: map 2.3 s,
-// reduce 0.26, verify 0.35, cluster 0.68, the end about 0.3).
+// whole embedded jobs (two in-process workers on 2 quiet cores) of the
+// generated corpora of gzipped JSONL, each the mean of two runs
+// (2026-11-25, `--log-format json`, the "stage done" events): with the
+// gather stage (on by default above 64 MiB of text), on 100,000
+// documents (115.6 MB: map 2.7 and 2.8 s, reduce 0.4 and 0.3, gather 0.4
+// and 0.5, verify 1.2 and 1.1, cluster 0.7 and 0.7, the end 0.1 and
+// 0.15) and 1,000,000 (1.16 GB: map 28.7 and 27.3 s, reduce 5.3 and 5.0,
+// gather 6.3 and 6.6, verify 11.6 and 11.4, cluster 5.7 and 5.7, the end
+// 0.7 and 0.8), and 10,000,000 (10 GB, the build before the text store,
+// docs/performance.md: map 696 s, reduce 346, gather 342, verify 592,
+// cluster 150; the end assumed); without it, on 100,000 documents (an
+// earlier build, docs/performance.md: map 2.3 s, reduce 0.26, verify
+// 0.35, cluster 0.68, the end about 0.3). Under load the stages after
+// map took up to 1.9 times map at 1M, against 1.05 quiet: the ETA is
+// for a machine the job has to itself.
 func measuredRatios(gather bool) []ratioPoint {
 	if !gather {
 		return []ratioPoint{{100e6, map[string]float64{"reduce": 0.11, "verify": 0.15, "cluster": 0.29, finishStage: 0.12}}}
 	}
 	return []ratioPoint{
-		{100e6, map[string]float64{"reduce": 0.13, "gather": 0.16, "verify": 0.34, "cluster": 0.16, finishStage: 0.10}},
-		{1e9, map[string]float64{"reduce": 0.20, "gather": 0.34, "verify": 0.60, "cluster": 0.37, finishStage: 0.08}},
+		{115.6e6, map[string]float64{"reduce": 0.13, "gather": 0.16, "verify": 0.42, "cluster": 0.25, finishStage: 0.045}},
+		{1.16e9, map[string]float64{"reduce": 0.18, "gather": 0.23, "verify": 0.41, "cluster": 0.20, finishStage: 0.028}},
 		{10e9, map[string]float64{"reduce": 0.50, "gather": 0.49, "verify": 0.85, "cluster": 0.22, finishStage: 0.03}},
 	}
 }

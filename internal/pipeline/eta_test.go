@@ -100,9 +100,9 @@ func TestRatiosFor(t *testing.T) {
 		verify float64
 	}{
 		{"below the smallest job", 1000, points[0].ratio["verify"]},
-		{"the smallest job", 100e6, points[0].ratio["verify"]},
-		{"between the first two, in the logarithm", 316227766, (points[0].ratio["verify"] + points[1].ratio["verify"]) / 2},
-		{"the largest job", 10e9, points[2].ratio["verify"]},
+		{"the smallest job", int64(points[0].inputBytes), points[0].ratio["verify"]},
+		{"between the first two, in the logarithm", int64(math.Sqrt(points[0].inputBytes * points[1].inputBytes)), (points[0].ratio["verify"] + points[1].ratio["verify"]) / 2},
+		{"the largest job", int64(points[2].inputBytes), points[2].ratio["verify"]},
 		{"beyond it", 1e12, points[2].ratio["verify"]},
 	}
 	for _, tt := range tests {

@@ -66,7 +66,8 @@ func (p *progress) start(jobStart time.Time, model etaModel) {
 	}
 	p.mu.Lock()
 	p.jobStart, p.model = jobStart, model
-	p.stop = make(chan struct{})
+	stop := make(chan struct{})
+	p.stop = stop
 	p.mu.Unlock()
 	p.wg.Add(1)
 	go func() {
@@ -75,7 +76,7 @@ func (p *progress) start(jobStart time.Time, model etaModel) {
 		defer t.Stop()
 		for {
 			select {
-			case <-p.stop:
+			case <-stop: // not p.stop: finish sets it to nil, maybe before this runs
 				return
 			case <-t.C:
 				p.mu.Lock()
@@ -222,7 +223,11 @@ func (p *progress) event(s *stageProgress, final bool, stageEl, jobEl time.Durat
 			slog.Float64("fraction", round(jobEl.Seconds()/max(jobEl.Seconds()+est.jobLeft.Seconds(), 1e-9), 3)))
 	}
 	msg := "progress"
-	if final {
+	switch {
+	case final && s.n < s.tasks:
+		// Interrupted, or failed: some tasks neither done nor failed.
+		msg = "stage stopped"
+	case final:
 		msg = "stage done"
 	}
 	p.events.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
