@@ -43,16 +43,17 @@ func (s *seriesFlags) apply(cfg *pipeline.Config, now time.Time) error {
 	case cfg.Out != "":
 		return errors.New("--series and --out: give one (a member's output is DIR/NAME)")
 	}
-	if _, err := storage.ParseLocation(s.dir); err != nil {
-		return fmt.Errorf("--series: %w", err)
-	}
 	if s.name == "" {
 		s.name = now.UTC().Format(time.DateOnly)
 	}
 	if err := series.CheckName(s.name); err != nil {
 		return fmt.Errorf("--name: %w", err)
 	}
-	cfg.Out = series.Location(s.dir, s.name)
+	out, err := series.Location(s.dir, s.name)
+	if err != nil {
+		return fmt.Errorf("--series: %w", err)
+	}
+	cfg.Out = out
 	if cfg.Job == "" {
 		cfg.Job = s.name
 	}

@@ -27,6 +27,7 @@ func TestSeriesFlags(t *testing.T) {
 		{name: "--name alone", flags: seriesFlags{"", "w1"}, err: "--name goes with --series"},
 		{name: "bad name", flags: seriesFlags{"dedup", "a/b"}, err: `member name "a/b"`},
 		{name: "bad scheme", flags: seriesFlags{"s4://b/x", "w1"}, err: "--series"},
+		{name: "a bucket's options stay at the end", flags: seriesFlags{"s3://b/dedup?endpoint=http://minio:9000&region=eu-west-1", "2026-W48"}, wantOut: "s3://b/dedup/2026-W48?endpoint=http://minio:9000&region=eu-west-1", wantJ: "2026-W48"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -79,9 +79,14 @@ type Member struct {
 	Holds []string `json:"holds,omitempty"`
 }
 
-// Location is where member name of the series at dir is: dir/name.
-func Location(dir, name string) string {
-	return strings.TrimSuffix(dir, "/") + "/" + name
+// Location is where member name of the series at dir is: dir/name, with
+// an object-store URL's query (?endpoint=...&region=...) kept at its end.
+func Location(dir, name string) (string, error) {
+	l, err := storage.ParseLocation(dir)
+	if err != nil {
+		return "", fmt.Errorf("series %s: %w", dir, err)
+	}
+	return l.Join(name).String(), nil
 }
 
 // CheckName refuses a member name that cannot be a job name (letters,
@@ -116,7 +121,10 @@ func Scan(ctx context.Context, dir *storage.Dir) ([]Member, error) {
 		if err != nil {
 			return nil, fmt.Errorf("series %s: member %s: %w", dir.Root(), name, err)
 		}
-		m.Name, m.Out = name, Location(dir.Root(), name)
+		if m.Out, err = Location(dir.Root(), name); err != nil {
+			return nil, err
+		}
+		m.Name = name
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })

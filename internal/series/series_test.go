@@ -135,20 +135,24 @@ func TestScan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		testScan(t, d)
+		testScan(t, d, func(name string) string { return d.Root() + "/" + name })
 	})
 	t.Run("s3", func(t *testing.T) {
 		s3test.Start(t, "bucket")
-		d, err := storage.Open(context.Background(), "s3://bucket/crawl-dedup")
+		// The bucket's options in the URL stay at the end of each
+		// member's location.
+		d, err := storage.Open(context.Background(), "s3://bucket/crawl-dedup?region=us-east-1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		testScan(t, d)
+		testScan(t, d, func(name string) string { return "s3://bucket/crawl-dedup/" + name + "?region=us-east-1" })
 	})
 }
 
-func testScan(t *testing.T, d *storage.Dir) {
+// testScan writes the members into d and checks what Scan reads, each
+// member's location being out(its name).
+func testScan(t *testing.T, d *storage.Dir, out func(name string) string) {
 	ctx := context.Background()
 	put := func(name string, v any) {
 		t.Helper()
@@ -211,8 +215,8 @@ func testScan(t *testing.T, d *storage.Dir) {
 	}
 	var lines []string
 	for _, m := range got {
-		if m.Out != d.Root()+"/"+m.Name {
-			t.Errorf("%s: out %s", m.Name, m.Out)
+		if m.Out != out(m.Name) {
+			t.Errorf("%s: out %s, want %s", m.Name, m.Out, out(m.Name))
 		}
 		lines = append(lines, fmt.Sprintf("%s %s job=%s docs=%d chunks=%v pairs_against=%d holds=%v", m.Name, m.State, m.Job, m.Docs, m.Chunks, m.PairsAgainst, m.Holds))
 	}
