@@ -142,8 +142,10 @@ func (s sub) Open(ctx context.Context, name string) (storage.File, error) {
 }
 
 // Read finds the state of the member in st (its Name and Out left
-// empty). Only errors of the storage itself (not a missing or unreadable
-// file) are returned.
+// empty). A missing file is a state; any other error reading the
+// markers or the index (the storage failing, an index.json that does not
+// decode or is of an unknown version) is returned: a member whose index
+// cannot be read must fail the job, not be skipped.
 func Read(ctx context.Context, st storage.Opener) (Member, error) {
 	var m Member
 	exists := func(name string) (bool, error) {
@@ -174,6 +176,9 @@ func Read(ctx context.Context, st storage.Opener) (Member, error) {
 		return m, err
 	}
 	ix, ixErr := index.Load(ctx, st)
+	if ixErr != nil && !errors.Is(ixErr, index.ErrNoIndex) && !errors.Is(ixErr, fs.ErrNotExist) {
+		return m, fmt.Errorf("its index: %w", ixErr)
+	}
 	man, manErr := manifest.Read(ctx, st)
 	hasMan := !errors.Is(manErr, fs.ErrNotExist)
 	if ix != nil {
@@ -216,9 +221,6 @@ func Read(ctx context.Context, st storage.Opener) (Member, error) {
 		}
 	default:
 		m.State = NotJob
-		if ixErr != nil && !errors.Is(ixErr, index.ErrNoIndex) && !errors.Is(ixErr, fs.ErrNotExist) {
-			m.Note = ixErr.Error()
-		}
 	}
 	return m, nil
 }

@@ -276,3 +276,64 @@ func TestCheckName(t *testing.T) {
 		}
 	}
 }
+
+// failing fails opening one file, as a storage outage would.
+type failing struct {
+	storage.Opener
+	name string
+}
+
+func (f failing) Open(ctx context.Context, name string) (storage.File, error) {
+	if name == f.name {
+		return nil, fmt.Errorf("storage: open %s: 503 SlowDown", name)
+	}
+	return f.Opener.Open(ctx, name)
+}
+
+// TestReadIndexErrors checks that a member whose index cannot be read
+// is an error, not a member to skip (it would be left out of matching),
+// while one with no index is a state.
+func TestReadIndexErrors(t *testing.T) {
+	ctx := context.Background()
+	indexFile := "index/index.json"
+	tests := []struct {
+		name      string
+		files     map[string]string
+		fail      bool // opening index.json fails
+		wantState State
+		wantErr   string
+	}{
+		{name: "finished, no index", files: map[string]string{job.SuccessFile: ""}, wantState: NoIndex},
+		{name: "finished, the storage fails on the index", files: map[string]string{job.SuccessFile: "", indexFile: "{}"}, fail: true, wantErr: "503 SlowDown"},
+		{name: "finished, a damaged index", files: map[string]string{job.SuccessFile: "", indexFile: "{"}, wantErr: "its index"},
+		{name: "compacted, the storage fails on the index", files: map[string]string{indexFile: "{}"}, fail: true, wantErr: "503 SlowDown"},
+		{name: "compacted, a damaged index", files: map[string]string{indexFile: "{"}, wantErr: "its index"},
+		{name: "not a job", files: map[string]string{"notes.txt": "x"}, wantState: NotJob},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := storage.Open(ctx, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, data := range tt.files {
+				if err := storage.WriteFile(ctx, d, name, []byte(data)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var st storage.Opener = d
+			if tt.fail {
+				st = failing{d, indexFile}
+			}
+			m, err := Read(ctx, st)
+			switch {
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("state %s, err %v; want an error saying %q", m.State, err, tt.wantErr)
+				}
+			case err != nil || m.State != tt.wantState:
+				t.Fatalf("state %s, err %v; want %s", m.State, err, tt.wantState)
+			}
+		})
+	}
+}
