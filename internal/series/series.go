@@ -262,11 +262,19 @@ func Pick(members []Member, self string) (Choice, error) {
 	var usable []Member
 	members = slices.Clone(members)
 	slices.SortFunc(members, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
+	var own []int // the chunks of self's earlier run, when it is rerun
+	for _, m := range members {
+		if m.Name == self {
+			own = m.Chunks
+		}
+	}
 	for _, m := range members {
 		switch {
 		case m.Name == self:
 		case m.Name > self:
 			c.Later = append(c.Later, m)
+		case m.State == Compacted && holdsNotBefore(m, self, own) != "":
+			c.Skipped = append(c.Skipped, Skipped{m, "it holds " + holdsNotBefore(m, self, own) + ", not earlier than " + self})
 		case !m.State.Usable():
 			c.Skipped = append(c.Skipped, Skipped{m, skipReason(m)})
 		case len(m.Chunks) == 0:
@@ -292,6 +300,25 @@ func Pick(members []Member, self string) (Choice, error) {
 		}
 	}
 	return c, nil
+}
+
+// holdsNotBefore names what of the compacted member m is not earlier
+// than the member self (whose earlier run, if any, has the chunks own):
+// a job it records holding whose name does not sort before self, or
+// self's own chunks; "" if none. Matching a rerun of self against it
+// would match self against itself.
+func holdsNotBefore(m Member, self string, own []int) string {
+	for _, h := range m.Holds {
+		if h >= self {
+			return "the job " + h
+		}
+	}
+	for _, c := range own {
+		if _, ok := slices.BinarySearch(m.Chunks, c); ok {
+			return fmt.Sprintf("chunk %d of %s's earlier run", c, self)
+		}
+	}
+	return ""
 }
 
 // heldBy returns the compacted member among all that holds every chunk

@@ -67,6 +67,13 @@ func TestPick(t *testing.T) {
 		{name: "a job without documents is skipped", members: []Member{w1, member("2026-W02", Complete, 2, 2), c12}, self: "2026-W03",
 			earlier: []string{"2026-W02-compact"}, skipped: []string{"2026-W02: no documents"},
 			held: []string{"2026-W01: held by the compacted member 2026-W02-compact"}},
+		{name: "a compacted member holding self's earlier run is not used for its rerun",
+			members: []Member{w1, w2, w3, member("2026-W01-W03", Compacted, 0, 5)}, self: "2026-W02",
+			earlier: []string{"2026-W01"}, later: []string{"2026-W03"},
+			skipped: []string{"2026-W01-W03: it holds chunk 2 of 2026-W02's earlier run"}},
+		{name: "a compacted member recording a job not before self is not used",
+			members: []Member{w1, holding(member("2026-W01-W03", Compacted, 0, 5), "2026-W01", "2026-W02", "2026-W03")}, self: "2026-W02",
+			earlier: []string{"2026-W01"}, skipped: []string{"2026-W01-W03: it holds the job 2026-W02"}},
 		{name: "overlapping members refused", members: []Member{w1, member("2026-W02", Complete, 2, 4), member("2026-W03", Complete, 3, 5)},
 			self: "2026-W04", err: "members 2026-W02 (chunks 2 to 3) and 2026-W03 (chunks 3 to 4) number their documents alike"},
 	}
@@ -336,4 +343,10 @@ func TestReadIndexErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// holding is m recording that it holds the jobs named.
+func holding(m Member, jobs ...string) Member {
+	m.Holds = jobs
+	return m
 }
