@@ -63,30 +63,77 @@ func (l logFlags) catchPanic(log *slog.Logger, code *int) {
 }
 
 // jsonUsage tells whether a usage error of a command with flags fs, given
-// args, is to be said as a JSON record: --log-format json on the command
-// line (parsed or not yet) or in the environment.
+// args, is said as a JSON record: whether --log-format is json where it
+// is first set by precedence (the command line, the environment, the
+// --config file), read from each source again, since the error may have
+// stopped the parse before or in the middle of the file.
 func jsonUsage(fs *flag.FlagSet, args []string, getenv func(string) string) bool {
 	f := fs.Lookup("log-format")
 	if f == nil {
 		return false
 	}
-	if f.Value.String() == "json" {
-		return true
+	if v, ok := argValue(args, f.Name); ok {
+		return v == "json"
 	}
-	for i, a := range args {
-		switch strings.TrimLeft(a, "-") {
-		case "log-format=json":
-			return true
-		case "log-format":
-			if i+1 < len(args) && args[i+1] == "json" {
-				return true
-			}
-		}
+	if v := getenv(EnvVar(f.Name)); v != "" {
+		return v == "json"
+	}
+	file, ok := argValue(args, configFlag)
+	if !ok {
+		file = getenv(EnvVar(configFlag))
+	}
+	if v, ok := fileValue(file, f.Name); ok {
+		return v == "json"
+	}
+	return f.DefValue == "json"
+}
+
+// argValue returns the value of the flag name on the command line args
+// (-name=v, --name=v, -name v or --name v), the last one given.
+func argValue(args []string, name string) (v string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "--" {
 			break
 		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		k, val, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if k != name {
+			continue
+		}
+		if !eq && i+1 < len(args) {
+			i++
+			val = args[i]
+		}
+		v, ok = val, true
 	}
-	return getenv(EnvVar("log-format")) == "json"
+	return v, ok
+}
+
+// fileValue returns the value of key in the config file path, if it can
+// be read and holds it; errors are for loadSettings to say.
+func fileValue(path, key string) (v string, ok bool) {
+	if path == "" {
+		return "", false
+	}
+	parser, err := configParser(path)
+	if err != nil {
+		return "", false
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer r.Close()
+	_ = parser(r, func(name, value string) error {
+		if name == key {
+			v, ok = value, true
+		}
+		return nil
+	})
+	return v, ok
 }
 
 // jsonUsageError says a usage error of the command named name as one JSON

@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -97,12 +99,18 @@ func TestMetricsAddrInUse(t *testing.T) {
 // record too.
 func TestJSONLogs(t *testing.T) {
 	sample := filepath.Join("..", "..", "testdata", "sample")
+	dir := t.TempDir()
+	jsonConfig, typoConfig := filepath.Join(dir, "json.yaml"), filepath.Join(dir, "typo.yaml")
+	os.WriteFile(jsonConfig, []byte("log-format: json\n"), 0o644)
+	os.WriteFile(typoConfig, []byte("log-format: json\nthreshhold: 0.7\nworkers: 2\nkeep: first\n"), 0o644)
 	tests := []struct {
 		name       string
 		args       []string
 		exit       int
 		wantStages []string
 	}{
+		{name: "bad flag, JSON from the config file", args: []string{"--config", jsonConfig, "--no-such-flag", sample}, exit: 2},
+		{name: "a typo in a config file that asks for JSON", args: []string{"--config", typoConfig, "--out", t.TempDir(), sample}, exit: 2},
 		{name: "job", args: []string{sample, "--out", filepath.Join(t.TempDir(), "out"), "--workers", "2", "--log-format", "json"},
 			wantStages: []string{"map", "reduce", "verify", "cluster"}},
 		{name: "usage error", args: []string{"--log-format=json", "--out", t.TempDir(), "--no-such-flag", sample}, exit: 2},
@@ -197,4 +205,47 @@ func jsonRecords(t *testing.T, stderr string) []map[string]any {
 		out = append(out, rec)
 	}
 	return out
+}
+
+// TestJSONUsage checks where a usage error's format comes from: the first
+// of the command line, the environment and the --config file that sets
+// --log-format, read from each source whatever the error stopped.
+func TestJSONUsage(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	jsonYAML := file("j.yaml", "threshhold: 0.7\nlog-format: json\n")
+	textTOML := file("t.toml", "log-format = \"text\"\n")
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{name: "nothing set", want: false},
+		{name: "command line", args: []string{"--log-format", "json", "x"}, want: true},
+		{name: "command line, =", args: []string{"-log-format=json"}, want: true},
+		{name: "command line wins over the environment", args: []string{"--log-format=text"}, env: map[string]string{"NEARDUP_LOG_FORMAT": "json"}, want: false},
+		{name: "environment", env: map[string]string{"NEARDUP_LOG_FORMAT": "json"}, want: true},
+		{name: "environment wins over the file", args: []string{"--config", jsonYAML}, env: map[string]string{"NEARDUP_LOG_FORMAT": "text"}, want: false},
+		{name: "the file, named on the command line", args: []string{"--config", jsonYAML, "--bogus"}, want: true},
+		{name: "the file, named by the environment", env: map[string]string{"NEARDUP_CONFIG": jsonYAML}, want: true},
+		{name: "a file that says text", args: []string{"--config=" + textTOML}, want: false},
+		{name: "a file that cannot be read", args: []string{"--config", filepath.Join(dir, "none.yaml")}, want: false},
+		{name: "after --", args: []string{"--", "--log-format", "json"}, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("x", flag.ContinueOnError)
+			fs.String("log-format", "text", "")
+			if got := jsonUsage(fs, tt.args, func(k string) string { return tt.env[k] }); got != tt.want {
+				t.Errorf("jsonUsage = %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
