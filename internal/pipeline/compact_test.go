@@ -101,6 +101,16 @@ func TestCompactIndexes(t *testing.T) {
 		t.Fatal("no pair of the third week names a document of the compacted index")
 	}
 
+	// A compacted source holds its jobs: the third week, run against
+	// week1 and week2, is not against anything once compacted with them.
+	again, err := CompactIndexes(ctx, CompactConfig{Out: filepath.Join(base, "again"), Indexes: []string{compacted, bySeries}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Against != nil || len(again.Compacted) != 3 {
+		t.Fatalf("compacting the compacted index with week3: against %+v (want none), holds %d jobs (want 3)", again.Against, len(again.Compacted))
+	}
+
 	if _, err := CompactIndexes(ctx, CompactConfig{Out: compacted, Indexes: []string{week1, week2}}); !errors.Is(err, ErrHasIndex) {
 		t.Fatalf("compacting again without overwrite: %v, want %v", err, ErrHasIndex)
 	}

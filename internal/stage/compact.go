@@ -40,6 +40,9 @@ func Compact(ctx context.Context, st storage.FS, srcs []*index.Index, outs []str
 	in := map[string]bool{}
 	for _, ix := range srcs {
 		in[ix.Job] = true
+		for _, h := range ix.Compacted { // a compacted source holds these too
+			in[h.Job] = true
+		}
 	}
 	for i, ix := range srcs {
 		switch {
