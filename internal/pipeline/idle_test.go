@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -143,5 +144,27 @@ func TestNoWorkerWarningInStage(t *testing.T) {
 	}
 	if w := logs.records(t, "no worker has taken a task"); len(w) == 0 || w[0]["stage"] != "map" {
 		t.Errorf("warnings %v, want some for the map stage", w)
+	}
+}
+
+// TestReachableURL checks the URL the no-worker warning tells workers to
+// dial: an unspecified listening address becomes the host's name.
+func TestReachableURL(t *testing.T) {
+	host := func() (string, error) { return "crawler-7", nil }
+	noHost := func() (string, error) { return "", errors.New("no name") }
+	tests := []struct {
+		url, want string
+		hostname  func() (string, error)
+	}{
+		{"nats://0.0.0.0:4222", "nats://crawler-7:4222", host},
+		{"nats://[::]:4222", "nats://crawler-7:4222", host},
+		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222", host},
+		{"nats://nats.internal:4222", "nats://nats.internal:4222", host},
+		{"nats://0.0.0.0:4222", "nats://0.0.0.0:4222", noHost},
+	}
+	for _, tt := range tests {
+		if got := reachableURL(tt.url, tt.hostname); got != tt.want {
+			t.Errorf("reachableURL(%q) = %q, want %q", tt.url, got, tt.want)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -236,9 +238,32 @@ func workerURL(cfg Config, srv *queue.Embedded) string {
 	case cfg.NATSURL != "":
 		return queue.RedactURL(cfg.NATSURL)
 	case srv != nil && cfg.Listen != "":
-		return queue.RedactURL(srv.URL())
+		return reachableURL(queue.RedactURL(srv.URL()), os.Hostname)
 	}
 	return ""
+}
+
+// reachableURL replaces an unspecified listening address (0.0.0.0, ::)
+// in the URL u with this machine's host name, which other machines can
+// dial; u is kept when it names a host or the name is not known.
+func reachableURL(u string, hostname func() (string, error)) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	if ip := net.ParseIP(p.Hostname()); ip == nil || !ip.IsUnspecified() {
+		return u
+	}
+	h, err := hostname()
+	if err != nil || h == "" {
+		return u
+	}
+	if port := p.Port(); port != "" {
+		p.Host = net.JoinHostPort(h, port)
+	} else {
+		p.Host = h
+	}
+	return p.String()
 }
 
 // progressEvents is the logger progress events go to, if any.
