@@ -45,7 +45,8 @@ const (
 	Compacted State = "compacted"
 	// Incomplete is a job not finished: running, interrupted or failed.
 	Incomplete State = "incomplete"
-	// NoIndex is a finished job without a readable index (--index=false).
+	// NoIndex is a finished job without an index (--index=false); one whose
+	// index cannot be read is an error of Read, not a state.
 	NoIndex State = "no-index"
 	// NotJob is a directory that holds neither a job nor an index.
 	NotJob State = "not-a-job"
