@@ -219,6 +219,7 @@ type gatheredReader struct {
 	head [12]byte
 	raw  []byte
 	max  int64
+	pos  int64 // the bytes read: the end of the last record
 }
 
 func newGatheredReader(r io.Reader, max int64) *gatheredReader {
@@ -242,6 +243,7 @@ func (g *gatheredReader) next() (r request, raw []byte, ok bool, err error) {
 	if _, err := io.ReadFull(g.br, g.raw); err != nil {
 		return request{}, nil, false, err
 	}
+	g.pos += int64(len(g.head) + uvarintLen(n) + len(g.raw))
 	return r, g.raw, true, nil
 }
 
@@ -322,15 +324,28 @@ func gathered(ctx context.Context, st storage.Opener, chunk int, reqs []request,
 	return res, nil
 }
 
-// readGathered copies the records gathered for the verify task of chunk
-// from every gather file, in chunk order and so in document order, to a
-// scratch file, checking each range against what its writer recorded.
+// readGathered indexes the records gathered for the verify task of chunk
+// from every gather file, in chunk order and so in document order,
+// checking each range against what its writer recorded. Ranges in local
+// files are read in place (the task reads each record from its gather
+// file, which stays until the verify stage ends); ranges in an object
+// store are copied to a scratch file first, which random reads need.
 func readGathered(ctx context.Context, st storage.Opener, chunk int, gathers []job.GatherResult) (*scratch, error) {
 	list := slices.Clone(gathers)
 	slices.SortFunc(list, func(x, y job.GatherResult) int { return cmp.Compare(x.Chunk, y.Chunk) })
 	var size int64
+	var ranges int
 	for _, g := range list {
-		size += g.Ranges[chunk].Bytes // an upper bound: with the records' headers
+		if info, has := g.Ranges[chunk]; has {
+			size += info.Bytes // an upper bound: with the records' headers
+			ranges++
+		}
+	}
+	if ranges <= maxInPlaceRanges {
+		scr, local, err := readInPlace(ctx, st, chunk, list)
+		if err != nil || local {
+			return scr, err
+		}
 	}
 	return fillScratch("verify", size, func(scr *scratch) error {
 		for _, g := range list {
@@ -338,12 +353,55 @@ func readGathered(ctx context.Context, st storage.Opener, chunk int, gathers []j
 			if !has {
 				continue
 			}
-			if err := copyRange(ctx, st, chunk, info, scr); err != nil {
+			if err := copyRange(ctx, st, chunk, info, scr, nil); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// maxInPlaceRanges bounds the gather files a verify task holds open to
+// read its records in place; beyond, they are copied to a scratch file.
+const maxInPlaceRanges = 256
+
+// localFile is what a file on a local disk has and an object in a store
+// has not: a random read of it costs a system call, not a request.
+type localFile interface {
+	Fd() uintptr
+}
+
+// readInPlace indexes the ranges of list for chunk where they are, when
+// every one is in a local file (local is false, and nothing is held
+// open, when one is not).
+func readInPlace(ctx context.Context, st storage.Opener, chunk int, list []job.GatherResult) (*scratch, bool, error) {
+	scr := &scratch{}
+	for _, g := range list {
+		info, has := g.Ranges[chunk]
+		if !has {
+			continue
+		}
+		f, err := st.Open(ctx, info.Name)
+		if err != nil {
+			scr.remove()
+			return nil, false, err
+		}
+		if _, ok := f.(localFile); !ok {
+			f.Close()
+			scr.remove()
+			return nil, false, nil
+		}
+		scr.files = append(scr.files, f)
+		if err := copyRange(ctx, st, chunk, info, scr, f); err != nil {
+			scr.remove()
+			return nil, false, err
+		}
+	}
+	if err := scr.done(); err != nil {
+		scr.remove()
+		return nil, false, err
+	}
+	return scr, true, nil
 }
 
 // fillScratch returns a scratch for size bytes of records, filled by fill
@@ -364,13 +422,18 @@ func fillScratch(kind string, size int64, fill func(*scratch) error) (*scratch, 
 	return scr, nil
 }
 
-// copyRange streams one range of a gather file into scr.
-func copyRange(ctx context.Context, st storage.Opener, chunk int, info pqfile.Info, scr *scratch) error {
-	f, err := st.Open(ctx, info.Name)
-	if err != nil {
-		return err
+// copyRange streams one range of a gather file into scr; when in is not
+// nil it is the file, open, and the range is indexed in place in scr
+// (its last file) instead of copied.
+func copyRange(ctx context.Context, st storage.Opener, chunk int, info pqfile.Info, scr *scratch, in storage.File) error {
+	f := in
+	if f == nil {
+		var err error
+		if f, err = st.Open(ctx, info.Name); err != nil {
+			return err
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 	if info.Offset < 0 || info.Bytes < 0 || info.Offset+info.Bytes > f.Size() {
 		return fmt.Errorf("%s: range %d+%d does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, f.Size(), pqfile.ErrCorrupt)
 	}
@@ -396,7 +459,11 @@ func copyRange(ctx context.Context, st storage.Opener, chunk int, info pqfile.In
 		if int(r.Dest) != chunk {
 			return corrupt(rows, fmt.Sprintf("a record for chunk %d", r.Dest))
 		}
-		if err := scr.add(r.Doc, raw); err != nil {
+		add := func() error { return scr.add(r.Doc, raw) }
+		if in != nil {
+			add = func() error { return scr.addRef(r.Doc, info.Offset+gr.pos-int64(len(raw)), len(raw)) }
+		}
+		if err := add(); err != nil {
 			if errors.Is(err, errOutOfOrder) {
 				return corrupt(rows, err.Error())
 			}
@@ -411,6 +478,15 @@ func copyRange(ctx context.Context, st storage.Opener, chunk int, info pqfile.In
 
 var errOutOfOrder = errors.New("documents out of order")
 
+// uvarintLen is the length of n's uvarint encoding.
+func uvarintLen(n uint64) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
+}
+
 // scratchMemory is the size up to which a scratch is held in memory
 // rather than in a file.
 const scratchMemory = 8 << 20
@@ -419,7 +495,8 @@ const scratchMemory = 8 << 20
 // by document, with an index of 16 bytes per record in memory. Up to
 // scratchMemory bytes of records it is held in memory; beyond, it is a
 // file in the temporary directory ($TMPDIR), the task's own, removed when
-// the task ends.
+// the task ends. A scratch of references (addRef) holds no records: they
+// stay in its files, which it closes when removed.
 type scratch struct {
 	mem  []byte   // the records, when held in memory
 	f    *os.File // the records, otherwise
@@ -427,6 +504,15 @@ type scratch struct {
 	docs []int64
 	offs []int64 // len(docs)+1 once done
 	off  int64
+	// files are the files of a scratch of references; refs give each
+	// record's file (an index in files) and length, offs its offset there.
+	files []storage.File
+	refs  []scratchRef
+}
+
+type scratchRef struct {
+	file int32
+	n    int32
 }
 
 // newScratch returns a scratch for size bytes of records.
@@ -443,8 +529,8 @@ func newScratch(kind string, size int64) (*scratch, error) {
 
 // add appends the record of doc, which must follow the last one added.
 func (s *scratch) add(doc int64, raw []byte) error {
-	if n := len(s.docs); n > 0 && doc <= s.docs[n-1] {
-		return fmt.Errorf("document %d after %d: %w", doc, s.docs[n-1], errOutOfOrder)
+	if err := s.next(doc); err != nil {
+		return err
 	}
 	if s.f == nil {
 		s.mem = append(s.mem, raw...)
@@ -457,8 +543,31 @@ func (s *scratch) add(doc int64, raw []byte) error {
 	return nil
 }
 
+// addRef records that the record of doc, which must follow the last one
+// added, is the n bytes at off in the scratch's last file.
+func (s *scratch) addRef(doc int64, off int64, n int) error {
+	if err := s.next(doc); err != nil {
+		return err
+	}
+	s.docs = append(s.docs, doc)
+	s.offs = append(s.offs, off)
+	s.refs = append(s.refs, scratchRef{file: int32(len(s.files) - 1), n: int32(n)})
+	return nil
+}
+
+// next checks that doc follows the last document added.
+func (s *scratch) next(doc int64) error {
+	if n := len(s.docs); n > 0 && doc <= s.docs[n-1] {
+		return fmt.Errorf("document %d after %d: %w", doc, s.docs[n-1], errOutOfOrder)
+	}
+	return nil
+}
+
 // done ends the adding.
 func (s *scratch) done() error {
+	if s.files != nil {
+		return nil
+	}
 	s.offs = append(s.offs, s.off)
 	if s.f == nil {
 		return nil
@@ -476,6 +585,14 @@ func (s *scratch) get(_ context.Context, doc int64) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("no signature gathered for document %d", doc)
 	}
+	if s.files != nil {
+		r := s.refs[i]
+		b := make([]byte, r.n)
+		if _, err := s.files[r.file].ReadAt(b, s.offs[i]); err != nil {
+			return nil, fmt.Errorf("reading the record of document %d at %d: %w", doc, s.offs[i], err)
+		}
+		return b, nil
+	}
 	lo, hi := s.offs[i], s.offs[i+1]
 	if s.f == nil {
 		return s.mem[lo:hi:hi], nil
@@ -488,6 +605,9 @@ func (s *scratch) get(_ context.Context, doc int64) ([]byte, error) {
 }
 
 func (s *scratch) remove() {
+	for _, f := range s.files {
+		f.Close()
+	}
 	if s.f != nil {
 		s.f.Close()
 		os.Remove(s.f.Name())
