@@ -14,7 +14,6 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/minhash"
 	"github.com/neardup/neardup/pkg/records"
-	"github.com/neardup/neardup/pkg/shingle"
 )
 
 // sigEntry is what verification holds of one document.
@@ -226,28 +225,32 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 	}
 	defer closeSigs()
-	// Edges are judged in (a, b) order, so pairs and group members come out
-	// sorted and go to their files window by window.
-	var pairs []records.Pair
-	var members []records.ExactMember
-	pairFile := &lazyWriter[records.Pair]{st: st, name: job.VerifiedFile(chunk), o: pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: verifyGroupRows}}
-	memberFile := &lazyWriter[records.ExactMember]{st: st, name: job.MembersFile(chunk), o: pqfile.Options{SortedBy: []string{"group", "doc"}, RowGroupRows: verifyGroupRows}}
+	// The edges come in (a, b) order, and so go the pairs and group
+	// members to their files, block by block.
+	// Work files, read once by the cluster stage: zstd's fastest level.
+	pairFile := &lazyWriter[records.Pair]{st: st, name: job.VerifiedFile(chunk), o: pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: verifyGroupRows, Fast: true}}
+	memberFile := &lazyWriter[records.ExactMember]{st: st, name: job.MembersFile(chunk), o: pqfile.Options{SortedBy: []string{"group", "doc"}, RowGroupRows: verifyGroupRows, Fast: true}}
 	defer pairFile.abort()
 	defer memberFile.abort()
-	// Windows of edges whose documents number at most verifyWindowDocs:
-	// only one window's edges, signatures and shingle sets are held,
-	// whatever the size of the chunk (a whole compressed file is one
-	// chunk).
+	// Blocks of edges: the edges of at most window first documents (and
+	// at most verifyBlockEdges edges), in (a, b) order. A block's first
+	// documents are loaded once and held; its second documents are then
+	// loaded in windows of at most window documents, in document order,
+	// each once a block, and their edges judged (block nested loops: a
+	// document paired with many others across the chunk, a page of a
+	// large template family, is loaded once a block, not once a window of
+	// (a, b) order). Only a block's edges and two windows of signatures
+	// and shingle sets are held, whatever the size of the chunk (a whole
+	// compressed file is one chunk); the block's pairs and group members
+	// go to their files in (a, b) order.
 	var (
-		edges []records.Candidate // the window's
-		need  = map[int64]bool{}
+		edges []records.Candidate // the block's
+		heads = map[int64]bool{}  // the block's first documents
 		last  records.Candidate
 		seen  bool // last is set
 		more  = true
-		// keySlab holds the window's band keys (see bandKeys).
-		keySlab []uint64
-		cache   = newSigCache(cacheBytes)
 	)
+	jb := &blockJudge{p: p, bnd: bnd, chunk: chunk, minMatches: minMatches, res: res, cache: newSigCache(cacheBytes), sigs: sigs, window: window}
 	for more {
 		var e records.Candidate
 		e, more, err = merged.next()
@@ -258,74 +261,15 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			continue // the same pair from another partition (or band)
 		}
 		last, seen = e, true
-		if more && (len(need) < window || need[e.A] && need[e.B]) {
+		if more && (len(heads) < window || heads[e.A]) && len(edges) < verifyBlockEdges {
 			edges = append(edges, e)
-			need[e.A], need[e.B] = true, true
+			heads[e.A] = true
 			continue
 		}
-		// The window is full (or the edges are over): judge it.
-		sig, err := loadSigs(ctx, sigs, p, need, cache)
+		// The block is full (or the edges are over): judge it.
+		pairs, members, err := jb.judgeBlock(ctx, edges, heads)
 		if err != nil {
 			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
-		}
-		for _, e := range edges {
-			a, b := sig[e.A], sig[e.B]
-			if a == nil || b == nil {
-				return nil, fmt.Errorf("verify chunk %d: no signature for document %d or %d", chunk, e.A, e.B)
-			}
-			if e.Band == claimBand {
-				if p.Verify == job.VerifyExact && !slices.Equal(a.set, b.set) {
-					return nil, fmt.Errorf("verify chunk %d: documents %d (%s) and %d (%s) have the same 64-bit shingle-set fingerprint but different sets: a fingerprint collision", chunk, e.A, a.id, e.B, b.id)
-				}
-				members = append(members, records.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id, GroupURL: a.url, URL: b.url})
-				continue
-			}
-			res.Checked++
-			j := judge(p, a, b)
-			if minMatches >= 0 && j.matches < minMatches || p.Method == job.MethodSimHash && p.Verify == job.VerifyExact && !j.pass {
-				res.Prefiltered++
-				continue
-			}
-			if p.Verify == job.VerifyExact && !sizesAllow(len(a.set), len(b.set), p.Threshold) {
-				// Surely below the threshold: no exact check, but the
-				// signature's verdict counts as if there had been one.
-				res.Prefiltered++
-				if j.pass {
-					res.SigPassed++
-				}
-				continue
-			}
-			sim, method, pass := j.estimate, p.Method.String(), j.pass
-			if p.Verify == job.VerifyExact {
-				sim, method = shingle.Jaccard(a.set, b.set), "exact"
-				res.Exact++
-				if j.pass {
-					res.SigPassed++
-					if sim >= p.Threshold {
-						res.SigPassedExact++
-					}
-				}
-				pass = sim >= p.Threshold
-			}
-			bin := job.HistBin(sim)
-			if !pass {
-				res.RejectedHist[bin]++
-				continue
-			}
-			res.VerifiedHist[bin]++
-			pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method, AURL: a.url, BURL: b.url}
-			if keySlab == nil {
-				keySlab = make([]uint64, 0, len(need)*bnd.n())
-			}
-			pair.BandsCollided, pair.FirstBand = collided(a.bandKeys(bnd, &keySlab), b.bandKeys(bnd, &keySlab))
-			if pair.BandsCollided == 0 {
-				return nil, fmt.Errorf("verify chunk %d: candidate %d (%s) and %d (%s) share no band key: their signatures disagree with their band records", chunk, e.A, a.id, e.B, b.id)
-			}
-			if j.hamming >= 0 {
-				h := int32(j.hamming)
-				pair.Hamming = &h
-			}
-			pairs = append(pairs, pair)
 		}
 		if err := pairFile.write(ctx, pairs); err != nil {
 			return nil, err
@@ -335,11 +279,10 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		}
 		res.Verified += int64(len(pairs))
 		res.ExactMembers += int64(len(members))
-		pairs, members, keySlab = pairs[:0], members[:0], keySlab[:0]
-		edges, need = edges[:0], map[int64]bool{}
+		edges, heads = edges[:0], map[int64]bool{}
 		if more {
 			edges = append(edges, e)
-			need[e.A], need[e.B] = true, true
+			heads[e.A] = true
 		}
 	}
 	if res.File, err = pairFile.commit(); err != nil {
@@ -397,9 +340,13 @@ func (l *lazyWriter[T]) abort() {
 // files, which their writers hold in memory.
 const verifyGroupRows = 1 << 16
 
-// verifyWindowDocs bounds the documents whose signatures (and shingle
-// sets) a verify task holds at once.
+// verifyWindowDocs bounds the first documents of a block of edges, and
+// the second documents of a window of the block, whose signatures (and
+// shingle sets) a verify task holds at once.
 const verifyWindowDocs = 1 << 12
+
+// verifyBlockEdges bounds the edges of a block.
+const verifyBlockEdges = 1 << 18
 
 // verifyCacheBytes bounds the entries a verify task keeps from earlier
 // windows (see sigCache).

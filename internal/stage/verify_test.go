@@ -1,6 +1,8 @@
 package stage
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -300,7 +302,9 @@ func TestVerifyMissingInputs(t *testing.T) {
 
 // TestGatheredRanges checks what verify trusts of a gather file: a range
 // whose bytes, records or order differ from what its writer recorded is
-// an error, and a document no gather task sent is one too.
+// an error, and a document no gather task sent is one too; whether the
+// ranges are read in place (local files) or copied first (files like an
+// object store's).
 func TestGatheredRanges(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
@@ -339,21 +343,79 @@ func TestGatheredRanges(t *testing.T) {
 		}, nil, "no signature gathered for document"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			st, p, _, rr, g := gatheredFixture(t)
-			if len(g) != 2 {
-				t.Fatalf("%d gather results, want 2", len(g))
-			}
-			tt.change(t, st, g)
-			res, err := verify(ctx, st, &job.Spec{Params: p}, 0, rr, SigSource{Gathers: g}, verifyWindowDocs, verifyCacheBytes)
-			if tt.wantErr == nil && tt.wantMsg == "" {
-				if err != nil || res.Verified != 2 {
-					t.Errorf("verified %v pairs, err %v; want 2", res, err)
+		for _, remote := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/remote=%v", tt.name, remote), func(t *testing.T) {
+				st, p, _, rr, g := gatheredFixture(t)
+				if len(g) != 2 {
+					t.Fatalf("%d gather results, want 2", len(g))
 				}
-				return
-			}
-			checkErr(t, err, tt.wantErr, tt.wantMsg)
-		})
+				tt.change(t, st, g)
+				var fs storage.FS = st
+				if remote {
+					fs = remoteFS{st}
+				}
+				res, err := verify(ctx, fs, &job.Spec{Params: p}, 0, rr, SigSource{Gathers: g}, verifyWindowDocs, verifyCacheBytes)
+				if tt.wantErr == nil && tt.wantMsg == "" {
+					if err != nil || res.Verified != 2 {
+						t.Errorf("verified %v pairs, err %v; want 2", res, err)
+					}
+					return
+				}
+				checkErr(t, err, tt.wantErr, tt.wantMsg)
+			})
+		}
+	}
+}
+
+// remoteFS is a local store whose files, like an object store's, are not
+// local files: verify copies their ranges instead of reading them in
+// place.
+type remoteFS struct{ *storage.Dir }
+
+func (r remoteFS) Open(ctx context.Context, name string) (storage.File, error) {
+	f, err := r.Dir.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return remoteFile{f}, nil
+}
+
+type remoteFile struct{ storage.File }
+
+// TestInPlaceRanges checks that both ways of reading a verify task's
+// gathered records give the same bytes for every document: in place from
+// the gather files and copied to a scratch.
+func TestInPlaceRanges(t *testing.T) {
+	ctx := context.Background()
+	st, _, _, _, g := gatheredFixture(t)
+	local, err := readGathered(ctx, st, 0, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.remove()
+	copied, err := readGathered(ctx, remoteFS{st}, 0, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copied.remove()
+	if len(local.files) == 0 || len(copied.files) != 0 {
+		t.Fatalf("in place %d files, copied %d files; want some and none", len(local.files), len(copied.files))
+	}
+	if !slices.Equal(local.docs, copied.docs) || len(local.docs) == 0 {
+		t.Fatalf("documents %v in place, %v copied", local.docs, copied.docs)
+	}
+	for _, doc := range local.docs {
+		a, err := local.get(ctx, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := copied.get(ctx, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("document %d: %d bytes in place, %d copied, different", doc, len(a), len(b))
+		}
 	}
 }
 
@@ -489,6 +551,87 @@ func TestSigCache(t *testing.T) {
 			}
 			if got := slices.Sorted(maps.Keys(c.entries)); !slices.Equal(got, tt.kept) {
 				t.Errorf("kept %v, want %v", got, tt.kept)
+			}
+		})
+	}
+}
+
+// countingSource gives every document the record of one text, counting
+// the loads of each document.
+type countingSource struct {
+	rec   sigfile.Record
+	loads map[int64]int
+}
+
+func (c *countingSource) get(_ context.Context, doc int64) (sigfile.Record, error) {
+	c.loads[doc]++
+	r := c.rec
+	r.ID = fmt.Sprint(doc)
+	return r, nil
+}
+
+// TestBlockLoads checks the block nested loops of verify: with heads
+// paired with second documents spread over the chunk (the pages of
+// template families), each document is loaded at most once a block, and
+// the pairs come out in (a, b) order whatever order they were judged in.
+func TestBlockLoads(t *testing.T) {
+	ctx := context.Background()
+	p := resolved(t, func(*job.Params) {})
+	rs, err := newResketcher(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := rs.record(textstore.Doc{ID: "x", Text: []byte("the same page of a template family, with enough words to make shingles of it")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bnd, err := newBanding(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const heads, pool, per = 40, 200, 25
+	for _, tt := range []struct{ window int }{{8}, {4}, {64}} {
+		t.Run(fmt.Sprintf("window=%d", tt.window), func(t *testing.T) {
+			src := &countingSource{rec: rec, loads: map[int64]int{}}
+			res := &job.VerifyResult{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
+			jb := &blockJudge{p: p, bnd: bnd, minMatches: -1, res: res, cache: newSigCache(0), sigs: src, window: tt.window}
+			var all []records.Pair
+			blocks := 0
+			for lo := 0; lo < heads; lo += tt.window {
+				var edges []records.Candidate
+				hs := map[int64]bool{}
+				for a := lo; a < min(lo+tt.window, heads); a++ {
+					hs[int64(a)] = true
+					for k := range per {
+						// Second documents spread over the pool, each
+						// paired with many heads.
+						edges = append(edges, records.Candidate{A: int64(a), B: int64(heads + (a*7+k*8)%pool), Band: 1})
+					}
+				}
+				slices.SortFunc(edges, func(x, y records.Candidate) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+				edges = slices.CompactFunc(edges, func(x, y records.Candidate) bool { return x.A == y.A && x.B == y.B })
+				pairs, _, err := jb.judgeBlock(ctx, edges, hs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(pairs) != len(edges) {
+					t.Fatalf("block at %d: %d pairs of %d edges", lo, len(pairs), len(edges))
+				}
+				for i, e := range edges {
+					if pairs[i].A != e.A || pairs[i].B != e.B {
+						t.Fatalf("block at %d: pair %d is (%d, %d), edge (%d, %d)", lo, i, pairs[i].A, pairs[i].B, e.A, e.B)
+					}
+				}
+				all = append(all, pairs...)
+				blocks++
+			}
+			if !slices.IsSortedFunc(all, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) }) {
+				t.Error("pairs not in (a, b) order")
+			}
+			for doc, n := range src.loads {
+				if n > blocks {
+					t.Errorf("document %d loaded %d times in %d blocks", doc, n, blocks)
+				}
 			}
 		})
 	}
