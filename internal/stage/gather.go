@@ -76,9 +76,15 @@ func compareRequest(x, y request) int {
 // repeats, and returns each chunk's range.
 func writeRequests(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]pqfile.Info, error) {
 	reqs := make([]request, 0, 2*len(edges))
-	for _, e := range edges {
+	for i, e := range edges {
 		dest := int32(job.ChunkOf(e.A))
-		reqs = append(reqs, request{e.A, dest}, request{e.B, dest})
+		// Edges come sorted by their first document: its request is
+		// made once, not once an edge (the sort and Compact below make
+		// any order right).
+		if i == 0 || e.A != edges[i-1].A {
+			reqs = append(reqs, request{e.A, dest})
+		}
+		reqs = append(reqs, request{e.B, dest})
 	}
 	src := func(r request) int { return job.ChunkOf(r.Doc) }
 	slices.SortFunc(reqs, func(x, y request) int {

@@ -227,6 +227,7 @@ func (t *textRecords) Record(slot int) (sigfile.Record, bool, error) {
 type resketcher struct {
 	sk    *DocSketcher
 	exact bool
+	p     job.Params // for another resketcher (fork)
 }
 
 func newResketcher(p job.Params) (*resketcher, error) {
@@ -234,7 +235,7 @@ func newResketcher(p job.Params) (*resketcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &resketcher{sk: sk, exact: p.Verify == job.VerifyExact}, nil
+	return &resketcher{sk: sk, exact: p.Verify == job.VerifyExact, p: p}, nil
 }
 
 func (r *resketcher) record(d textstore.Doc) (sigfile.Record, error) {

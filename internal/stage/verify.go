@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
@@ -23,21 +25,8 @@ type sigEntry struct {
 	sig minhash.Signature // MinHash
 	fp  uint64            // SimHash
 	set []uint64
-	// keys are the band keys, computed when a pair of the document is
-	// verified (see bandKeys).
+	// keys are the band keys, computed when the document is loaded.
 	keys []uint64
-}
-
-// bandKeys returns the document's band keys, computing them once into
-// slab (which the task reuses from window to window: no allocation per
-// document).
-func (e *sigEntry) bandKeys(bnd banding, slab *[]uint64) []uint64 {
-	if e.keys == nil {
-		n := len(*slab)
-		*slab = bnd.keys(*slab, e.sig, e.fp)
-		e.keys = (*slab)[n:len(*slab):len(*slab)]
-	}
-	return e.keys
 }
 
 // Verify checks every candidate pair and every exact-group claim whose
@@ -73,9 +62,11 @@ type SigSource struct {
 	Maps    map[int]job.MapResult
 }
 
-// recordSource returns the verification record of a document.
+// recordSource returns the verification record of a document; fork
+// returns another source of the same records for a concurrent reader.
 type recordSource interface {
 	get(ctx context.Context, doc int64) (sigfile.Record, error)
+	fork() (recordSource, error)
 }
 
 // open returns the task's record source and what ends it. Without the
@@ -250,7 +241,18 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		seen  bool // last is set
 		more  = true
 	)
-	jb := &blockJudge{p: p, bnd: bnd, chunk: chunk, minMatches: minMatches, res: res, cache: newSigCache(cacheBytes), sigs: sigs, window: window}
+	// Documents are loaded and edges judged by as many goroutines as
+	// there are processors: a task alone (the last of its stage, or the
+	// chunk of most edges when the chunks are few) uses them all.
+	srcs := []recordSource{sigs}
+	for len(srcs) < runtime.GOMAXPROCS(0) {
+		s, err := sigs.fork()
+		if err != nil {
+			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+		}
+		srcs = append(srcs, s)
+	}
+	jb := &blockJudge{p: p, bnd: bnd, minMatches: minMatches, cache: newSigCache(cacheBytes), srcs: srcs, window: window, res: res}
 	for more {
 		var e records.Candidate
 		e, more, err = merged.next()
@@ -381,12 +383,11 @@ func (c *sigCache) get(doc int64) *sigEntry {
 		return nil
 	}
 	ce.used = c.window
-	ce.e.keys = nil
 	return ce.e
 }
 
 func (c *sigCache) add(doc int64, e *sigEntry) {
-	size := int64(8*len(e.set)+8*len(e.sig)+len(e.id)+len(e.url)) + 128
+	size := int64(8*len(e.set)+8*len(e.sig)+8*len(e.keys)+len(e.id)+len(e.url)) + 128
 	c.entries[doc] = &cachedSig{e: e, used: c.window, size: size}
 	c.bytes += size
 }
@@ -425,42 +426,105 @@ func (c *sigCache) next() {
 
 // loadSigs reads the signatures of the needed documents not in cache, in
 // file order (chunk, then slot): a text store's frames are decoded once
-// each.
-func loadSigs(ctx context.Context, s recordSource, p job.Params, need map[int64]bool, cache *sigCache) (map[int64]*sigEntry, error) {
+// each. Many are read by the sources srcs at once, in parts of that
+// order.
+func loadSigs(ctx context.Context, srcs []recordSource, p job.Params, bnd banding, need map[int64]bool, cache *sigCache) (map[int64]*sigEntry, error) {
 	defer cache.next()
 	docs := slices.Sorted(maps.Keys(need))
 	out := make(map[int64]*sigEntry, len(need))
-	for i, doc := range docs {
-		if i%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
+	var missing []int64
+	for _, doc := range docs {
 		if e := cache.get(doc); e != nil {
 			out[doc] = e
 			continue
 		}
-		rec, err := s.get(ctx, doc)
-		if err != nil {
-			return nil, err
+		missing = append(missing, doc)
+	}
+	loaded := make([]*sigEntry, len(missing))
+	err := inParts(ctx, len(srcs), len(missing), parallelLoads, func(part, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if (i-lo)%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			e, err := loadSig(ctx, srcs[part], p, bnd, missing[i])
+			if err != nil {
+				return err
+			}
+			loaded[i] = e
 		}
-		e := &sigEntry{id: rec.ID, url: rec.URL}
-		if err := decodeSignature(p, rec.Sig, e); err != nil {
-			return nil, fmt.Errorf("document %d: %w", doc, err)
-		}
-		if e.set, err = decodeSet(rec.Shingles); err != nil {
-			return nil, fmt.Errorf("document %d: %w", doc, err)
-		}
-		out[doc] = e
-		cache.add(doc, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, doc := range missing {
+		out[doc] = loaded[i]
+		cache.add(doc, loaded[i])
 	}
 	return out, nil
+}
+
+// parallelLoads is the least documents loadSigs reads with more than one
+// source.
+const parallelLoads = 64
+
+// loadSig reads and decodes the signature of doc.
+func loadSig(ctx context.Context, s recordSource, p job.Params, bnd banding, doc int64) (*sigEntry, error) {
+	rec, err := s.get(ctx, doc)
+	if err != nil {
+		return nil, err
+	}
+	e := &sigEntry{id: rec.ID, url: rec.URL}
+	if err := decodeSignature(p, rec.Sig, e); err != nil {
+		return nil, fmt.Errorf("document %d: %w", doc, err)
+	}
+	if e.set, err = decodeSet(rec.Shingles); err != nil {
+		return nil, fmt.Errorf("document %d: %w", doc, err)
+	}
+	e.keys = bnd.keys(nil, e.sig, e.fp)
+	return e, nil
+}
+
+// inParts calls fn for n items split into at most parts contiguous parts
+// (one if n is under least), at once, and returns the error of the first
+// part that failed.
+func inParts(ctx context.Context, parts, n, least int, fn func(part, lo, hi int) error) error {
+	if parts <= 1 || n < least {
+		return fn(0, 0, n)
+	}
+	parts = min(parts, n)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for k := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k] = fn(k, k*n/parts, (k+1)*n/parts)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
 }
 
 // gatheredRecords reads the records gathered for a verify task.
 type gatheredRecords struct {
 	scr *scratch
 	rs  *resketcher
+}
+
+func (g *gatheredRecords) fork() (recordSource, error) {
+	rs, err := newResketcher(g.rs.p)
+	if err != nil {
+		return nil, err
+	}
+	return &gatheredRecords{scr: g.scr, rs: rs}, nil
 }
 
 func (g *gatheredRecords) get(ctx context.Context, doc int64) (sigfile.Record, error) {

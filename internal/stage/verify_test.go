@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
@@ -513,8 +514,8 @@ func gatheredFixture(t *testing.T) (*storage.Dir, job.Params, map[int]job.MapRes
 // over the budget (at least twice the last window's own documents) the
 // least recently used documents go first.
 func TestSigCache(t *testing.T) {
-	entry := func() *sigEntry { return &sigEntry{set: make([]uint64, 10)} } // 208 bytes counted
-	const size = 8*10 + 128
+	entry := func() *sigEntry { return &sigEntry{set: make([]uint64, 10), keys: []uint64{1}} } // 216 bytes counted
+	const size = 8*10 + 8 + 128
 	tests := []struct {
 		name    string
 		budget  int64
@@ -534,15 +535,13 @@ func TestSigCache(t *testing.T) {
 			for _, w := range tt.windows {
 				for _, doc := range w {
 					if e := c.get(doc); e != nil {
-						if e.keys != nil {
-							t.Fatalf("document %d: band keys of an earlier window kept", doc)
+						if !slices.Equal(e.keys, []uint64{1}) {
+							t.Fatalf("document %d: band keys %v, want those it was added with", doc, e.keys)
 						}
 						continue
 					}
 					loads++
-					e := entry()
-					c.add(doc, e)
-					e.keys = []uint64{1} // as bandKeys leaves them
+					c.add(doc, entry())
 				}
 				c.next()
 			}
@@ -560,10 +559,15 @@ func TestSigCache(t *testing.T) {
 // the loads of each document.
 type countingSource struct {
 	rec   sigfile.Record
+	mu    sync.Mutex
 	loads map[int64]int
 }
 
+func (c *countingSource) fork() (recordSource, error) { return c, nil }
+
 func (c *countingSource) get(_ context.Context, doc int64) (sigfile.Record, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.loads[doc]++
 	r := c.rec
 	r.ID = fmt.Sprint(doc)
@@ -573,7 +577,8 @@ func (c *countingSource) get(_ context.Context, doc int64) (sigfile.Record, erro
 // TestBlockLoads checks the block nested loops of verify: with heads
 // paired with second documents spread over the chunk (the pages of
 // template families), each document is loaded at most once a block, and
-// the pairs come out in (a, b) order whatever order they were judged in.
+// the pairs come out in (a, b) order whatever order they were judged in
+// (windows of 128 heads load and judge in two parts at once).
 func TestBlockLoads(t *testing.T) {
 	ctx := context.Background()
 	p := resolved(t, func(*job.Params) {})
@@ -589,12 +594,12 @@ func TestBlockLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const heads, pool, per = 40, 200, 25
-	for _, tt := range []struct{ window int }{{8}, {4}, {64}} {
+	const heads, pool, per = 256, 200, 25
+	for _, tt := range []struct{ window int }{{8}, {4}, {64}, {128}} {
 		t.Run(fmt.Sprintf("window=%d", tt.window), func(t *testing.T) {
 			src := &countingSource{rec: rec, loads: map[int64]int{}}
 			res := &job.VerifyResult{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
-			jb := &blockJudge{p: p, bnd: bnd, minMatches: -1, res: res, cache: newSigCache(0), sigs: src, window: tt.window}
+			jb := &blockJudge{p: p, bnd: bnd, minMatches: -1, cache: newSigCache(0), srcs: []recordSource{src, src}, window: tt.window, res: res}
 			var all []records.Pair
 			blocks := 0
 			for lo := 0; lo < heads; lo += tt.window {
@@ -624,6 +629,13 @@ func TestBlockLoads(t *testing.T) {
 				}
 				all = append(all, pairs...)
 				blocks++
+			}
+			var verified int64
+			for _, n := range res.VerifiedHist {
+				verified += n
+			}
+			if res.Checked != int64(len(all)) || verified != int64(len(all)) || res.Exact != int64(len(all)) {
+				t.Errorf("counted %d checked, %d exact, %d verified; want %d each", res.Checked, res.Exact, verified, len(all))
 			}
 			if !slices.IsSortedFunc(all, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) }) {
 				t.Error("pairs not in (a, b) order")

@@ -11,41 +11,56 @@ import (
 	"github.com/neardup/neardup/pkg/shingle"
 )
 
-// blockJudge judges a verify task's blocks of edges (see verify).
+// blockJudge judges a verify task's blocks of edges (see verify), with
+// as many sources of records, read at once, as srcs holds.
 type blockJudge struct {
 	p          job.Params
 	bnd        banding
-	chunk      int
 	minMatches int // the pre-filter's least equal values; -1: none
-	res        *job.VerifyResult
 	cache      *sigCache
-	sigs       recordSource
+	srcs       []recordSource
 	window     int
-	// keySlab holds the block's band keys (see bandKeys).
-	keySlab []uint64
+	res        *job.VerifyResult // what the edges judged found
 }
+
+// addCounts adds what src counts (the pairs checked, pre-filtered,
+// checked exactly, passed by their signatures, and the histograms) to dst.
+func addCounts(dst, src *job.VerifyResult) {
+	dst.Checked += src.Checked
+	dst.Prefiltered += src.Prefiltered
+	dst.Exact += src.Exact
+	dst.SigPassed += src.SigPassed
+	dst.SigPassedExact += src.SigPassedExact
+	for i := range src.VerifiedHist {
+		dst.VerifiedHist[i] += src.VerifiedHist[i]
+		dst.RejectedHist[i] += src.RejectedHist[i]
+	}
+}
+
+// parallelEdges is the least edges judged in more than one part at once.
+const parallelEdges = 1024
 
 // judgeBlock judges the edges of a block, whose first documents are
 // heads, and returns its verified pairs and confirmed group members in
 // the edges' order.
 func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate, heads map[int64]bool) ([]records.Pair, []records.ExactMember, error) {
-	jb.keySlab = jb.keySlab[:0]
-	first, err := loadSigs(ctx, jb.sigs, jb.p, heads, jb.cache)
+	first, err := loadSigs(ctx, jb.srcs, jb.p, jb.bnd, heads, jb.cache)
 	if err != nil {
 		return nil, nil, err
 	}
-	// The edges whose second document is not a first one, by second
-	// document; the others are judged at once.
+	// The edges whose second document is a first one are judged at once;
+	// the others by second document, in windows.
 	var out blockOut
-	var rest []int
+	var now, rest []int
 	for i, e := range edges {
-		if b, ok := first[e.B]; ok {
-			if err := jb.judgeEdge(&out, i, e, first[e.A], b); err != nil {
-				return nil, nil, err
-			}
-			continue
+		if _, ok := first[e.B]; ok {
+			now = append(now, i)
+		} else {
+			rest = append(rest, i)
 		}
-		rest = append(rest, i)
+	}
+	if err := jb.judgeEdges(ctx, &out, edges, now, first, first); err != nil {
+		return nil, nil, err
 	}
 	slices.SortFunc(rest, func(x, y int) int {
 		if d := cmp.Compare(edges[x].B, edges[y].B); d != 0 {
@@ -53,7 +68,6 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 		}
 		return cmp.Compare(x, y)
 	})
-	// Windows of second documents.
 	for lo := 0; lo < len(rest); {
 		need := map[int64]bool{}
 		hi := lo
@@ -64,20 +78,46 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 			}
 			need[b] = true
 		}
-		second, err := loadSigs(ctx, jb.sigs, jb.p, need, jb.cache)
+		second, err := loadSigs(ctx, jb.srcs, jb.p, jb.bnd, need, jb.cache)
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, i := range rest[lo:hi] {
-			e := edges[i]
-			if err := jb.judgeEdge(&out, i, e, first[e.A], second[e.B]); err != nil {
-				return nil, nil, err
-			}
+		if err := jb.judgeEdges(ctx, &out, edges, rest[lo:hi], first, second); err != nil {
+			return nil, nil, err
 		}
 		lo = hi
 	}
 	pairs, members := out.sorted()
 	return pairs, members, nil
+}
+
+// judgeEdges judges the edges of idx, whose first documents are in first
+// and second in second, in parts at once (when they are many), adding
+// what they found to out and to jb.res.
+func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []records.Candidate, idx []int, first, second map[int64]*sigEntry) error {
+	parts := min(len(jb.srcs), max(1, len(idx)/parallelEdges))
+	outs := make([]blockOut, parts)
+	tallies := make([]job.VerifyResult, parts)
+	for k := range tallies {
+		tallies[k] = job.VerifyResult{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
+	}
+	err := inParts(ctx, parts, len(idx), parallelEdges, func(part, lo, hi int) error {
+		for _, i := range idx[lo:hi] {
+			e := edges[i]
+			if err := jb.judgeEdge(&outs[part], &tallies[part], i, e, first[e.A], second[e.B]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for k := range outs {
+		out.add(&outs[k])
+		addCounts(jb.res, &tallies[k])
+	}
+	return nil
 }
 
 // blockOut collects a block's verified pairs and group members with the
@@ -87,6 +127,13 @@ type blockOut struct {
 	pairAt   []int
 	members  []records.ExactMember
 	memberAt []int
+}
+
+func (o *blockOut) add(u *blockOut) {
+	o.pairs = append(o.pairs, u.pairs...)
+	o.pairAt = append(o.pairAt, u.pairAt...)
+	o.members = append(o.members, u.members...)
+	o.memberAt = append(o.memberAt, u.memberAt...)
 }
 
 // sorted returns the pairs and members in their edges' order.
@@ -114,8 +161,10 @@ func byEdge[T any](rows []T, at []int) []T {
 // judgeEdge judges edge i, e, of documents a and b: a candidate pair is
 // pre-filtered, checked and, verified, added to out; a group claim is
 // confirmed (a difference of sets is a fingerprint collision, an error).
-func (jb *blockJudge) judgeEdge(out *blockOut, i int, e records.Candidate, a, b *sigEntry) error {
-	p, res := jb.p, jb.res
+// What it finds is counted in t (its pairs checked, pre-filtered,
+// checked exactly, and histograms).
+func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, i int, e records.Candidate, a, b *sigEntry) error {
+	p := jb.p
 	if a == nil || b == nil {
 		return fmt.Errorf("no signature for document %d or %d", e.A, e.B)
 	}
@@ -127,41 +176,41 @@ func (jb *blockJudge) judgeEdge(out *blockOut, i int, e records.Candidate, a, b 
 		out.memberAt = append(out.memberAt, i)
 		return nil
 	}
-	res.Checked++
+	t.Checked++
 	j := judge(p, a, b)
 	if jb.minMatches >= 0 && j.matches < jb.minMatches || p.Method == job.MethodSimHash && p.Verify == job.VerifyExact && !j.pass {
-		res.Prefiltered++
+		t.Prefiltered++
 		return nil
 	}
 	if p.Verify == job.VerifyExact && !sizesAllow(len(a.set), len(b.set), p.Threshold) {
 		// Surely below the threshold: no exact check, but the
 		// signature's verdict counts as if there had been one.
-		res.Prefiltered++
+		t.Prefiltered++
 		if j.pass {
-			res.SigPassed++
+			t.SigPassed++
 		}
 		return nil
 	}
 	sim, method, pass := j.estimate, p.Method.String(), j.pass
 	if p.Verify == job.VerifyExact {
 		sim, method = shingle.Jaccard(a.set, b.set), "exact"
-		res.Exact++
+		t.Exact++
 		if j.pass {
-			res.SigPassed++
+			t.SigPassed++
 			if sim >= p.Threshold {
-				res.SigPassedExact++
+				t.SigPassedExact++
 			}
 		}
 		pass = sim >= p.Threshold
 	}
 	bin := job.HistBin(sim)
 	if !pass {
-		res.RejectedHist[bin]++
+		t.RejectedHist[bin]++
 		return nil
 	}
-	res.VerifiedHist[bin]++
+	t.VerifiedHist[bin]++
 	pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method, AURL: a.url, BURL: b.url}
-	pair.BandsCollided, pair.FirstBand = collided(a.bandKeys(jb.bnd, &jb.keySlab), b.bandKeys(jb.bnd, &jb.keySlab))
+	pair.BandsCollided, pair.FirstBand = collided(a.keys, b.keys)
 	if pair.BandsCollided == 0 {
 		return fmt.Errorf("candidate %d (%s) and %d (%s) share no band key: their signatures disagree with their band records", e.A, a.id, e.B, b.id)
 	}
