@@ -71,8 +71,10 @@ type ratioPoint struct {
 // and 0.5, verify 1.2 and 1.1, cluster 0.7 and 0.7, the end 0.1 and
 // 0.15) and 1,000,000 (1.16 GB: map 28.7 and 27.3 s, reduce 5.3 and 5.0,
 // gather 6.3 and 6.6, verify 11.6 and 11.4, cluster 5.7 and 5.7, the end
-// 0.7 and 0.8), and 10,000,000 (11.59 GB, one run: map 289 s, reduce 66,
-// gather 84, verify 141, cluster 70, the end 8); without it, on 100,000 documents (an
+// 0.7 and 0.8), and 10,000,000 (11.59 GB, one run after verify's block
+// nested loops and parallel loading, `--quiet`: map 234 s, reduce 52,
+// gather 63, verify 106, cluster 55; the end 8 in the run before, of map
+// 289 s); without it, on 100,000 documents (an
 // earlier build, docs/performance.md: map 2.3 s, reduce 0.26, verify
 // 0.35, cluster 0.68, the end about 0.3). Under load the stages after
 // map took up to 1.9 times map at 1M, against 1.05 quiet: the ETA is
@@ -84,7 +86,7 @@ func measuredRatios(gather bool) []ratioPoint {
 	return []ratioPoint{
 		{115.6e6, map[string]float64{"reduce": 0.13, "gather": 0.16, "verify": 0.42, "cluster": 0.25, finishStage: 0.045}},
 		{1.16e9, map[string]float64{"reduce": 0.18, "gather": 0.23, "verify": 0.41, "cluster": 0.20, finishStage: 0.028}},
-		{11.59e9, map[string]float64{"reduce": 0.23, "gather": 0.29, "verify": 0.49, "cluster": 0.24, finishStage: 0.027}},
+		{11.59e9, map[string]float64{"reduce": 0.22, "gather": 0.27, "verify": 0.45, "cluster": 0.23, finishStage: 0.027}},
 	}
 }
 
