@@ -39,8 +39,10 @@ import (
 //     each signature once. Run again, it checks and describes the file it
 //     wrote;
 //   - a verify task reads its group of every gather file, sequentially and
-//     in chunk order (so in document order), into a scratch file on local
-//     disk (in memory if small), which it then reads by random access.
+//     in chunk order (so in document order), checking it and indexing its
+//     records, which it then reads by random access: in place in local
+//     gather files, else from a copy in a scratch file on local disk (in
+//     memory if small).
 
 // request asks for the record of Doc on behalf of the verify task of
 // chunk Dest.
@@ -371,12 +373,6 @@ func readGathered(ctx context.Context, st storage.Opener, chunk int, gathers []j
 // read its records in place; beyond, they are copied to a scratch file.
 const maxInPlaceRanges = 256
 
-// localFile is what a file on a local disk has and an object in a store
-// has not: a random read of it costs a system call, not a request.
-type localFile interface {
-	Fd() uintptr
-}
-
 // readInPlace indexes the ranges of list for chunk where they are, when
 // every one is in a local file (local is false, and nothing is held
 // open, when one is not).
@@ -392,7 +388,7 @@ func readInPlace(ctx context.Context, st storage.Opener, chunk int, list []job.G
 			scr.remove()
 			return nil, false, err
 		}
-		if _, ok := f.(localFile); !ok {
+		if !storage.IsLocal(f) {
 			f.Close()
 			scr.remove()
 			return nil, false, nil
@@ -465,11 +461,12 @@ func copyRange(ctx context.Context, st storage.Opener, chunk int, info pqfile.In
 		if int(r.Dest) != chunk {
 			return corrupt(rows, fmt.Sprintf("a record for chunk %d", r.Dest))
 		}
-		add := func() error { return scr.add(r.Doc, raw) }
 		if in != nil {
-			add = func() error { return scr.addRef(r.Doc, info.Offset+gr.pos-int64(len(raw)), len(raw)) }
+			err = scr.addRef(r.Doc, info.Offset+gr.pos-int64(len(raw)), len(raw))
+		} else {
+			err = scr.add(r.Doc, raw)
 		}
-		if err := add(); err != nil {
+		if err != nil {
 			if errors.Is(err, errOutOfOrder) {
 				return corrupt(rows, err.Error())
 			}

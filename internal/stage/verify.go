@@ -7,8 +7,9 @@ import (
 	"maps"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -30,11 +31,12 @@ type sigEntry struct {
 }
 
 // Verify checks every candidate pair and every exact-group claim whose
-// first document is in chunk: the edges in (a, b) order, in windows of at
-// most verifyWindowDocs documents, so memory is bounded by the window, not
-// by the chunk (a whole compressed file is one chunk). The signatures are
-// those the gather stage sent the chunk, copied to a local scratch file
-// (see Gather) and read from there by random access.
+// first document is in chunk: the edges in (a, b) order, in blocks of at
+// most verifyWindowDocs first documents whose second documents are loaded
+// in windows of as many, so memory is bounded by the block, not by the
+// chunk (a whole compressed file is one chunk). The signatures are those
+// the gather stage sent the chunk, read by random access where its gather
+// files are (local files) or from a copy in a scratch (see readGathered).
 //
 // A candidate pair is first judged by its signatures: with MinHash and
 // exact verification, a pair with fewer equal values than prefilterMatches
@@ -375,8 +377,7 @@ func newSigCache(budget int64) *sigCache {
 	return &sigCache{budget: budget, entries: map[int64]*cachedSig{}}
 }
 
-// get returns the cached entry of doc, marked used by this window; its
-// band keys, held in an earlier window's slab, are computed again.
+// get returns the cached entry of doc, marked used by this window.
 func (c *sigCache) get(doc int64) *sigEntry {
 	ce, ok := c.entries[doc]
 	if !ok {
@@ -441,7 +442,7 @@ func loadSigs(ctx context.Context, srcs []recordSource, p job.Params, bnd bandin
 		missing = append(missing, doc)
 	}
 	loaded := make([]*sigEntry, len(missing))
-	err := inParts(ctx, len(srcs), len(missing), parallelLoads, func(part, lo, hi int) error {
+	err := inParts(ctx, len(srcs), len(missing), parallelLoads, func(ctx context.Context, part, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			if (i-lo)%1024 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -488,29 +489,18 @@ func loadSig(ctx context.Context, s recordSource, p job.Params, bnd banding, doc
 }
 
 // inParts calls fn for n items split into at most parts contiguous parts
-// (one if n is under least), at once, and returns the error of the first
-// part that failed.
-func inParts(ctx context.Context, parts, n, least int, fn func(part, lo, hi int) error) error {
+// (one if n is under least), at once, with a context cancelled when one
+// fails, and returns the first error.
+func inParts(ctx context.Context, parts, n, least int, fn func(ctx context.Context, part, lo, hi int) error) error {
 	if parts <= 1 || n < least {
-		return fn(0, 0, n)
+		return fn(ctx, 0, 0, n)
 	}
 	parts = min(parts, n)
-	errs := make([]error, parts)
-	var wg sync.WaitGroup
+	g, ctx := errgroup.WithContext(ctx)
 	for k := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[k] = fn(k, k*n/parts, (k+1)*n/parts)
-		}()
+		g.Go(func() error { return fn(ctx, k, k*n/parts, (k+1)*n/parts) })
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return ctx.Err()
+	return g.Wait()
 }
 
 // gatheredRecords reads the records gathered for a verify task.

@@ -42,7 +42,7 @@ const parallelEdges = 1024
 
 // judgeBlock judges the edges of a block, whose first documents are
 // heads, and returns its verified pairs and confirmed group members in
-// the edges' order.
+// (a, b) order, the edges' (each pair is one edge).
 func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate, heads map[int64]bool) ([]records.Pair, []records.ExactMember, error) {
 	first, err := loadSigs(ctx, jb.srcs, jb.p, jb.bnd, heads, jb.cache)
 	if err != nil {
@@ -87,24 +87,27 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 		}
 		lo = hi
 	}
-	pairs, members := out.sorted()
-	return pairs, members, nil
+	slices.SortFunc(out.pairs, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+	slices.SortFunc(out.members, func(x, y records.ExactMember) int {
+		return cmp.Or(cmp.Compare(x.Group, y.Group), cmp.Compare(x.Doc, y.Doc))
+	})
+	return out.pairs, out.members, nil
 }
 
 // judgeEdges judges the edges of idx, whose first documents are in first
 // and second in second, in parts at once (when they are many), adding
 // what they found to out and to jb.res.
 func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []records.Candidate, idx []int, first, second map[int64]*sigEntry) error {
-	parts := min(len(jb.srcs), max(1, len(idx)/parallelEdges))
+	parts := len(jb.srcs)
 	outs := make([]blockOut, parts)
 	tallies := make([]job.VerifyResult, parts)
 	for k := range tallies {
 		tallies[k] = job.VerifyResult{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
 	}
-	err := inParts(ctx, parts, len(idx), parallelEdges, func(part, lo, hi int) error {
+	err := inParts(ctx, parts, len(idx), parallelEdges, func(_ context.Context, part, lo, hi int) error {
 		for _, i := range idx[lo:hi] {
 			e := edges[i]
-			if err := jb.judgeEdge(&outs[part], &tallies[part], i, e, first[e.A], second[e.B]); err != nil {
+			if err := jb.judgeEdge(&outs[part], &tallies[part], e, first[e.A], second[e.B]); err != nil {
 				return err
 			}
 		}
@@ -120,50 +123,23 @@ func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []rec
 	return nil
 }
 
-// blockOut collects a block's verified pairs and group members with the
-// index of their edge.
+// blockOut collects a block's verified pairs and group members.
 type blockOut struct {
-	pairs    []records.Pair
-	pairAt   []int
-	members  []records.ExactMember
-	memberAt []int
+	pairs   []records.Pair
+	members []records.ExactMember
 }
 
 func (o *blockOut) add(u *blockOut) {
 	o.pairs = append(o.pairs, u.pairs...)
-	o.pairAt = append(o.pairAt, u.pairAt...)
 	o.members = append(o.members, u.members...)
-	o.memberAt = append(o.memberAt, u.memberAt...)
 }
 
-// sorted returns the pairs and members in their edges' order.
-func (o *blockOut) sorted() ([]records.Pair, []records.ExactMember) {
-	return byEdge(o.pairs, o.pairAt), byEdge(o.members, o.memberAt)
-}
-
-// byEdge returns rows ordered by at, the index of each row's edge.
-func byEdge[T any](rows []T, at []int) []T {
-	if slices.IsSorted(at) {
-		return rows
-	}
-	order := make([]int, len(rows))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(at[x], at[y]) })
-	out := make([]T, len(rows))
-	for i, j := range order {
-		out[i] = rows[j]
-	}
-	return out
-}
-
-// judgeEdge judges edge i, e, of documents a and b: a candidate pair is
+// judgeEdge judges edge e, of documents a and b: a candidate pair is
 // pre-filtered, checked and, verified, added to out; a group claim is
 // confirmed (a difference of sets is a fingerprint collision, an error).
 // What it finds is counted in t (its pairs checked, pre-filtered,
 // checked exactly, and histograms).
-func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, i int, e records.Candidate, a, b *sigEntry) error {
+func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, e records.Candidate, a, b *sigEntry) error {
 	p := jb.p
 	if a == nil || b == nil {
 		return fmt.Errorf("no signature for document %d or %d", e.A, e.B)
@@ -173,7 +149,6 @@ func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, i int, e rec
 			return fmt.Errorf("documents %d (%s) and %d (%s) have the same 64-bit shingle-set fingerprint but different sets: a fingerprint collision", e.A, a.id, e.B, b.id)
 		}
 		out.members = append(out.members, records.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id, GroupURL: a.url, URL: b.url})
-		out.memberAt = append(out.memberAt, i)
 		return nil
 	}
 	t.Checked++
@@ -219,6 +194,5 @@ func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, i int, e rec
 		pair.Hamming = &h
 	}
 	out.pairs = append(out.pairs, pair)
-	out.pairAt = append(out.pairAt, i)
 	return nil
 }

@@ -145,6 +145,13 @@ type localFile struct {
 
 func (f localFile) Size() int64 { return f.size }
 
+// IsLocal tells whether f is a file on a local disk, whose random reads
+// cost a system call each, not a request to an object store.
+func IsLocal(f File) bool {
+	_, ok := f.(localFile)
+	return ok
+}
+
 // Open opens name for reading. A missing file gives an error that wraps
 // fs.ErrNotExist; a name that would leave the store (see CheckName), or a
 // local one that a symbolic link leads out of it, one that wraps
