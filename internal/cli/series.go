@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -134,21 +133,13 @@ func (s *seriesFlags) resume(ctx context.Context, cfg *pipeline.Config, log *slo
 		return false, err
 	}
 	for _, a := range cfg.Against {
-		if !slices.Contains(outs, a) && !slices.Contains(outs, absLocation(a)) {
+		if !slices.Contains(outs, a) && !slices.Contains(outs, storage.AbsLocation(a)) {
 			return false, fmt.Errorf("%s holds an unfinished job started without --against %s: rerun it without, or pass --overwrite to start again", cfg.Out, a)
 		}
 	}
 	log.Info("resuming a series member against the earlier jobs it started with", "series", s.dir, "member", s.name, "against", outs)
 	cfg.Against = outs
 	return true, nil
-}
-
-// absLocation is a local path made absolute, as the pipeline records it.
-func absLocation(p string) string {
-	if abs, err := filepath.Abs(p); err == nil && !storage.IsURL(p) {
-		return abs
-	}
-	return p
 }
 
 // seriesSetup registers the flags of `coordinator series list` and
@@ -200,9 +191,8 @@ func listSeries(ctx context.Context, loc string, asJSON bool, w io.Writer) error
 		return err
 	}
 	next := map[string]string{}
-	if c, err := series.Pick(members, "~"); err != nil { // "~" sorts after every name
-		next["~"] = err.Error()
-	} else {
+	c, pickErr := series.Pick(members, series.AfterEvery)
+	if pickErr == nil {
 		for _, m := range c.Earlier {
 			next[m.Name] = "matched"
 		}
@@ -242,8 +232,5 @@ func listSeries(ctx context.Context, loc string, asJSON bool, w io.Writer) error
 			return err
 		}
 	}
-	if msg, ok := next["~"]; ok {
-		return errors.New(msg)
-	}
-	return nil
+	return pickErr
 }

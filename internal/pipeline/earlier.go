@@ -33,8 +33,8 @@ func openEarlier(ctx context.Context, own string, locs []string, p *job.Params, 
 		return nil, err
 	}
 	for _, loc := range locs {
-		loc = absPath(loc)
-		if loc == absPath(own) {
+		loc = storage.AbsLocation(loc)
+		if loc == storage.AbsLocation(own) {
 			return fail(fmt.Errorf("--against %s is the job's own --out", loc))
 		}
 		d, err := storage.Open(ctx, loc)

@@ -334,24 +334,13 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 		params.Gather = job.AutoGather(inputs, storage.IsURL(cfg.Out))
 	}
 	for i := range inputs {
-		inputs[i].Path = absPath(inputs[i].Path)
+		inputs[i].Path = storage.AbsLocation(inputs[i].Path)
 	}
 	for i := range skipped {
-		skipped[i].Path = absPath(skipped[i].Path)
+		skipped[i].Path = storage.AbsLocation(skipped[i].Path)
 	}
 	c.params, c.inputs, c.skipped = params, inputs, skipped
 	return c, nil
-}
-
-// absPath is a local path made absolute; URLs are kept.
-func absPath(p string) string {
-	if storage.IsURL(p) {
-		return p
-	}
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return p
 }
 
 // openOutput opens the output directory, takes its lock (one coordinator

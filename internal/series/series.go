@@ -247,6 +247,11 @@ type Choice struct {
 	Later []Member
 }
 
+// AfterEvery is a name that sorts after every member's: U+10FFFF, the
+// last code point, sorts after any name of valid UTF-8 that does not begin
+// with it. Pick(members, AfterEvery) is what the next member would match.
+const AfterEvery = "\U0010FFFF"
+
 // Pick chooses, of the members of a series (as Scan gives them), those
 // the member named self is matched against: every usable member whose
 // name sorts before self and that has documents, except those whose

@@ -46,6 +46,8 @@ func TestPick(t *testing.T) {
 			earlier: []string{"2026-W01", "2026-W02", "2026-W03"}},
 		{name: "not itself nor later ones", members: []Member{w1, w2, w3}, self: "2026-W02",
 			earlier: []string{"2026-W01"}, later: []string{"2026-W03"}},
+		{name: "after every member: names beyond ASCII too", members: []Member{w1, member("é-2026-W02", Complete, 2, 3), member("~2026-W03", Complete, 3, 5)}, self: AfterEvery,
+			earlier: []string{"2026-W01", "~2026-W03", "é-2026-W02"}},
 		{name: "incomplete, no index and strangers skipped",
 			members: []Member{w1, {Name: "2026-W02", State: Incomplete}, {Name: "2026-W03", State: NoIndex}, {Name: "2026-0-notes", State: NotJob}},
 			self:    "2026-W04", earlier: []string{"2026-W01"},

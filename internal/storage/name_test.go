@@ -98,3 +98,22 @@ func testOpenStaysInStore(t *testing.T, d *Dir) {
 		t.Fatalf("the file outside the store: %v", err)
 	}
 }
+
+// TestAbsLocation checks that local paths are made absolute (as jobs
+// record them, and as a series compares them) and URLs kept as they are.
+func TestAbsLocation(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"out/w01", filepath.Join(wd, "out/w01")},
+		{"/data/out", "/data/out"},
+		{"s3://bucket/weekly/w01?region=x", "s3://bucket/weekly/w01?region=x"},
+		{"file:///data/out", "file:///data/out"},
+	} {
+		if got := AbsLocation(tt.in); got != tt.want {
+			t.Errorf("AbsLocation(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

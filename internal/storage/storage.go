@@ -145,6 +145,17 @@ type localFile struct {
 
 func (f localFile) Size() int64 { return f.size }
 
+// AbsLocation is a local path made absolute; a URL is kept as it is.
+func AbsLocation(p string) string {
+	if IsURL(p) {
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
 // IsLocal tells whether f is a file on a local disk, whose random reads
 // cost a system call each, not a request to an object store.
 func IsLocal(f File) bool {
