@@ -170,8 +170,10 @@ func TestParse(t *testing.T) {
 }
 
 // TestHelpNamesEnv checks that -h names every flag's environment variable
-// and that each is the one Main reads.
+// and that each is the one Main reads, and does not print the value of
+// $NATS_URL, which may hold a password.
 func TestHelpNamesEnv(t *testing.T) {
+	t.Setenv("NATS_URL", "nats://worker:hunter2@127.0.0.1:4222")
 	for _, tt := range []struct {
 		prog string
 		cmds []Command
@@ -179,6 +181,9 @@ func TestHelpNamesEnv(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		if exit := Main(tt.prog, []string{"-h"}, tt.cmds, &stdout, &stderr); exit != 0 {
 			t.Fatalf("%s -h: exit %d", tt.prog, exit)
+		}
+		if strings.Contains(stderr.String(), "hunter2") {
+			t.Errorf("%s -h prints $NATS_URL's password", tt.prog)
 		}
 		fs, _ := setup(tt.cmds[0])
 		fs.VisitAll(func(f *flag.Flag) {

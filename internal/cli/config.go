@@ -25,9 +25,16 @@ const configFlag = "config"
 
 // fallbackEnv are the flags whose default comes from a variable of the
 // NATS tools' environment when their NEARDUP_ one is not set.
+// loadSettings reads them, in their order of precedence; the flags are
+// registered with noEnv, so -h does not print $NATS_URL (a password in
+// it) as --nats's default.
 func fallbackEnv() []struct{ flag, env string } {
 	return []struct{ flag, env string }{{"nats", queue.EnvURL}, {"nats-creds", queue.EnvCreds}}
 }
+
+// noEnv is a getenv that finds nothing: the flags' environment is read by
+// loadSettings.
+func noEnv(string) string { return "" }
 
 // ConfigCommand returns the command `prog config print`, which prints the
 // settings that cmd would run with: every flag of cmd, its value and

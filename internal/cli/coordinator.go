@@ -54,7 +54,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		cfg := pipeline.Config{}
 		fs.StringVar(&cfg.Out, "out", "", "output directory (required)")
 		conn := queue.DefaultConnConfig()
-		conn.RegisterFlags(fs, "NATS server URL, or several separated by commas (servers of one cluster); empty starts an embedded server with in-process workers", os.Getenv)
+		conn.RegisterFlags(fs, "NATS server URL, or several separated by commas (servers of one cluster); empty starts an embedded server with in-process workers", noEnv)
 		fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode; 0 with --listen: outside workers only)")
 		fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
 		fs.StringVar(&cfg.NATSStore, "nats-store", "", "embedded mode: the NATS server's store directory (default <out>/_work/nats); put it on another disk than --out if that one may fill up")

@@ -23,7 +23,7 @@ func Worker() []Command {
 
 func workerSetup(fs *flag.FlagSet) Prepare {
 	conn := queue.DefaultConnConfig()
-	conn.RegisterFlags(fs, "NATS server URL, or several separated by commas (servers of one cluster; required)", os.Getenv)
+	conn.RegisterFlags(fs, "NATS server URL, or several separated by commas (servers of one cluster; required)", noEnv)
 	slots := fs.Int("slots", runtime.NumCPU(), "tasks run at once")
 	var roots stringList
 	fs.Var(&roots, "data-root", "read inputs and write outputs only under this directory (repeatable; default: any path a job names)")
