@@ -149,3 +149,7 @@ func ChunkOf(doc int64) int { return int(uint64(doc) >> 32) }
 
 // ordinal is the stable number of the i-th document of a chunk.
 func Ordinal(chunk, i int) int64 { return int64(uint64(chunk)<<32 | uint64(uint32(i))) }
+
+// SlotOf is the place of a document in its chunk, the i of Ordinal: its
+// slot in the chunk's record file.
+func SlotOf(doc int64) int { return int(uint32(doc)) }

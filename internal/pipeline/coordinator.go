@@ -11,6 +11,7 @@ import (
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
@@ -136,7 +137,11 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 		return nil, err
 	}
 	t1 = time.Now()
-	if err := writePairsPage(ctx, c.fs, c.spec, c.plan, man.ExamplePairs, c.log); err != nil {
+	stored := map[int]pqfile.Info{}
+	for _, m := range slices.Concat(j.Earlier, j.Maps) {
+		stored[m.Chunk] = m.SigFile
+	}
+	if err := writePairsPage(ctx, c.fs, c.spec, c.plan, stored, man.ExamplePairs, c.log); err != nil {
 		return nil, err
 	}
 	c.log.Info("example pairs written", "file", report.PairsFile, "pairs", len(man.ExamplePairs),

@@ -15,6 +15,7 @@ import (
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/report"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
@@ -60,15 +61,17 @@ func chooseExamples(ctx context.Context, st *storage.Dir, threshold float64) ([]
 }
 
 // writePairsPage writes report.PairsFile: the example pairs side by side,
-// their texts read again from the inputs. A text that cannot be read (an
-// input moved or changed since) is said so on the page and in the log,
-// and does not fail the job.
-func writePairsPage(ctx context.Context, st storage.FS, spec *job.Spec, plan *job.Plan, examples []manifest.Example, log *slog.Logger) error {
+// their texts read from the chunks' text stores (stored: each chunk's
+// record file, the job's own and earlier jobs'), or again from the inputs
+// where there is none. A text that cannot be read (an input moved or
+// changed since) is said so on the page and in the log, and does not
+// fail the job.
+func writePairsPage(ctx context.Context, st storage.FS, spec *job.Spec, plan *job.Plan, stored map[int]pqfile.Info, examples []manifest.Example, log *slog.Logger) error {
 	want := map[int64]bool{}
 	for _, e := range examples {
 		want[e.A], want[e.B] = true, true
 	}
-	docs, err := exampleDocs(ctx, st, spec, plan, want)
+	docs, err := exampleDocs(ctx, st, spec, plan, stored, want, log)
 	if err != nil {
 		return err
 	}
@@ -85,8 +88,10 @@ func writePairsPage(ctx context.Context, st storage.FS, spec *job.Spec, plan *jo
 }
 
 // exampleDocs returns the docs/ rows of the wanted documents, with their
-// texts read again, each from its input file, the files at once.
-func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *job.Plan, want map[int64]bool) (map[int64]report.ExampleDoc, error) {
+// texts: from their chunk's text store where stored names one (a frame
+// decoded, not an input read up to the document), else read again, each
+// from its input file, the files at once.
+func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *job.Plan, stored map[int]pqfile.Info, want map[int64]bool, log *slog.Logger) (map[int64]report.ExampleDoc, error) {
 	p := spec.Params
 	out := map[int64]report.ExampleDoc{}
 	byChunk := map[int][]int64{}
@@ -114,6 +119,21 @@ func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *j
 		})
 		if err != nil {
 			return nil, fmt.Errorf("example pairs: %s: %w", name, err)
+		}
+		if info, ok := stored[c]; ok {
+			texts, ok, err := stage.StoredTexts(ctx, st, info, byChunk[c])
+			if err != nil {
+				// Said, and read from the inputs instead.
+				log.Warn("an example pair's text could not be read from its text store", "file", info.Name, "err", err)
+			}
+			if err == nil && ok {
+				for _, d := range byChunk[c] {
+					e := out[d]
+					e.Text = texts[d]
+					out[d] = e
+				}
+				continue
+			}
 		}
 		var chunk *job.Chunk
 		for i := range plan.Chunks {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +19,7 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
@@ -123,11 +126,13 @@ func TestExampleTexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := map[int64]bool{}
+	stored := map[int]pqfile.Info{} // each chunk's text store
 	for _, ch := range plan.Chunks {
 		mr, err := stage.Map(ctx, st, &job.Spec{Params: p}, ch)
 		if err != nil {
 			t.Fatal(err)
 		}
+		stored[ch.Index] = mr.SigFile
 		for i := range mr.Docs {
 			all[job.Ordinal(ch.Index, int(i))] = true
 		}
@@ -135,7 +140,8 @@ func TestExampleTexts(t *testing.T) {
 	if len(all) != len(want) {
 		t.Fatalf("%d documents mapped, want %d", len(all), len(want))
 	}
-	docs, err := exampleDocs(ctx, st, &job.Spec{Params: p}, &plan, all)
+	discard := slog.New(slog.DiscardHandler)
+	docs, err := exampleDocs(ctx, st, &job.Spec{Params: p}, &plan, nil, all, discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +176,7 @@ func TestExampleTexts(t *testing.T) {
 	fmt.Fprintf(&jsonl, "{\"id\":\"other\",\"text\":\"x\"}\n")
 	write(t, filepath.Join(dir, "a.jsonl"), jsonl.Bytes())
 	os.Remove(filepath.Join(dir, "d.parquet"))
-	docs, err = exampleDocs(ctx, st, &job.Spec{Params: p}, &plan, all)
+	docs, err = exampleDocs(ctx, st, &job.Spec{Params: p}, &plan, nil, all, discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,15 +187,46 @@ func TestExampleTexts(t *testing.T) {
 		}
 	}
 
+	// From the text stores the texts are those the job read, whatever
+	// the inputs became; where a chunk's store is gone, its texts are
+	// read from the inputs, and said to have changed.
+	gone := job.ChunkOf(firstDoc(t, docs, "a.jsonl"))
+	if err := os.Remove(filepath.Join(dir, "out", stored[gone].Name)); err != nil {
+		t.Fatal(err)
+	}
+	docs, err = exampleDocs(ctx, st, &job.Spec{Params: p}, &plan, stored, all, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, e := range docs {
+		fromInput := job.ChunkOf(d) == gone
+		if ok := e.Err == "" && e.Text == want[e.Row.ID]; ok == fromInput {
+			t.Errorf("document %d (%s), its chunk's text store removed %v: text %q, error %q; want %q", d, e.Row.ID, fromInput, e.Text, e.Err, want[e.Row.ID])
+		}
+	}
+
 	// The page: every example is shown, with its highlighted words.
 	examples := []manifest.Example{{A: 0, B: 1, AID: "j0", BID: "j1", Similarity: 0.5}}
-	if err := writePairsPage(ctx, st, &job.Spec{Params: p}, &plan, examples, slog.New(slog.DiscardHandler)); err != nil {
+	if err := writePairsPage(ctx, st, &job.Spec{Params: p}, &plan, nil, examples, discard); err != nil {
 		t.Fatal(err)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "out", report.PairsFile))
 	if err != nil || !bytes.Contains(page, []byte(`id="pair-1"`)) || !bytes.Contains(page, []byte("could not be read again")) {
 		t.Errorf("%s: %v, or the example is not shown with its error", report.PairsFile, err)
 	}
+}
+
+// firstDoc returns the first document read from a file whose name ends
+// in suffix.
+func firstDoc(t *testing.T, docs map[int64]report.ExampleDoc, suffix string) int64 {
+	t.Helper()
+	for _, d := range slices.Sorted(maps.Keys(docs)) {
+		if strings.HasSuffix(docs[d].Row.File, suffix) {
+			return d
+		}
+	}
+	t.Fatalf("no document of a file named *%s", suffix)
+	return 0
 }
 
 func write(t *testing.T, path string, data []byte) {

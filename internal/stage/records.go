@@ -2,7 +2,9 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sync"
 
@@ -249,4 +251,35 @@ func (r *resketcher) record(d textstore.Doc) (sigfile.Record, error) {
 		rec.Shingles = slices.Clone(s.SetBytes)
 	}
 	return rec, nil
+}
+
+// StoredTexts returns the texts of docs, documents of the chunk whose
+// record file info is, as its text store holds them: the text map read
+// and sketched. ok is false, with no error, when the file is not a text
+// store (a signature file of an index of version 1 or 2) or is not there
+// (a job without an index removes its text stores once gathered).
+func StoredTexts(ctx context.Context, st storage.Opener, info pqfile.Info, docs []int64) (texts map[int64]string, ok bool, err error) {
+	c, done, err := openRecordFile(ctx, st, info)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer done()
+	if c.text == nil {
+		return nil, false, nil
+	}
+	texts = make(map[int64]string, len(docs))
+	for _, d := range docs {
+		doc, present, err := c.text.Get(job.SlotOf(d))
+		if err != nil {
+			return nil, false, err
+		}
+		if !present {
+			return nil, false, fmt.Errorf("%s: slot %d (document %d) holds no text", info.Name, job.SlotOf(d), d)
+		}
+		texts[d] = string(doc.Text)
+	}
+	return texts, true, nil
 }
