@@ -123,15 +123,9 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 	}
 	res.File = info
 	// Route candidates and claims together (claims carry band -1) by the
-	// chunk of their first document.
-	routed := make([]records.Candidate, 0, len(edges)+len(claims))
-	routed = append(append(routed, claims...), edges...)
-	slices.SortFunc(routed, func(x, y records.Candidate) int {
-		if c := cmp.Compare(job.ChunkOf(x.A), job.ChunkOf(y.A)); c != 0 {
-			return c
-		}
-		return compareEdge(x, y)
-	})
+	// chunk of their first document: in (a, b, band) order, the chunk
+	// being a's high bits.
+	routed := mergeEdgeLists(claims, edges)
 	if res.EdgeFiles, err = writeEdges(ctx, st, job.EdgeFile(part), routed); err != nil {
 		return nil, err
 	}
@@ -226,8 +220,7 @@ func (b *bucketer) add(bucket []records.BandRecord) {
 // compact sorts and deduplicates the buffered edges, keeping for each pair
 // its lowest band.
 func (b *bucketer) compact() {
-	slices.SortFunc(b.edges, compareEdge)
-	b.edges = slices.CompactFunc(b.edges, func(x, y records.Candidate) bool { return x.A == y.A && x.B == y.B })
+	b.edges = compactEdges(b.edges)
 	b.compacted = len(b.edges)
 }
 
@@ -235,6 +228,26 @@ func (b *bucketer) compact() {
 func (b *bucketer) finish() []records.Candidate {
 	b.compact()
 	return b.edges
+}
+
+// mergeEdgeLists merges x and y, each sorted by compareEdge, into one
+// sorted list: x or y itself when the other is empty.
+func mergeEdgeLists(x, y []records.Candidate) []records.Candidate {
+	if len(x) == 0 {
+		return y
+	}
+	if len(y) == 0 {
+		return x
+	}
+	out := make([]records.Candidate, 0, len(x)+len(y))
+	for len(x) > 0 && len(y) > 0 {
+		if compareEdge(y[0], x[0]) < 0 {
+			out, y = append(out, y[0]), y[1:]
+		} else {
+			out, x = append(out, x[0]), x[1:]
+		}
+	}
+	return append(append(out, x...), y...)
 }
 
 // compareEdge orders edges by (a, b, band), so that compacting on (a, b)
