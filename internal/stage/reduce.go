@@ -29,7 +29,7 @@ func Reduce(ctx context.Context, st storage.FS, spec *job.Spec, part int, maps [
 	if err != nil {
 		return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 	}
-	return reducePart(ctx, st, spec, part, lists, nil)
+	return reducePart(ctx, st, spec, part, lists, nil, nil)
 }
 
 // bandList is one sorted list of band records of a partition, named by
@@ -69,8 +69,9 @@ func readPartFiles(ctx context.Context, st storage.FS, part int, maps []job.MapR
 
 // reducePart reduces one partition from its sorted lists (see Reduce);
 // own, if not nil, is given each of the job's own records (not an earlier
-// job's) in order.
-func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []bandList, own func(records.BandRecord)) (*job.ReduceResult, error) {
+// job's) in order. It sorts in bufs' arrays, which it leaves for the next
+// partition (nil: its own).
+func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []bandList, own func(records.BandRecord), bufs *sortBufs) (*job.ReduceResult, error) {
 	start := time.Now()
 	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
 	m := &merger{}
@@ -80,7 +81,10 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 		}
 	}
 	firstOwn := job.Ordinal(spec.FirstChunk, 0)
-	b := &bucketer{maxBucket: spec.Params.MaxBucket, res: res, firstOwn: firstOwn}
+	if bufs == nil {
+		bufs = &sortBufs{}
+	}
+	b := &bucketer{maxBucket: spec.Params.MaxBucket, res: res, firstOwn: firstOwn, bufs: bufs, edges: bufs.edges[:0]}
 	var bucket []records.BandRecord
 	for n := 0; ; n++ {
 		if n%65536 == 0 {
@@ -125,7 +129,8 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 	// Route candidates and claims together (claims carry band -1) by the
 	// chunk of their first document: in (a, b, band) order, the chunk
 	// being a's high bits.
-	routed := mergeEdgeLists(claims, edges)
+	routed := mergeEdgeLists(edges, claims)
+	bufs.edges = routed[:0]
 	if res.EdgeFiles, err = writeEdges(ctx, st, job.EdgeFile(part), routed); err != nil {
 		return nil, err
 	}
@@ -152,6 +157,7 @@ type bucketer struct {
 	// earlier jobs' (--against), whose pairs with each other are theirs.
 	firstOwn  int64
 	res       *job.ReduceResult
+	bufs      *sortBufs
 	edges     []records.Candidate
 	compacted int // edges[:compacted] are sorted and unique
 	claims    []records.Candidate
@@ -220,7 +226,7 @@ func (b *bucketer) add(bucket []records.BandRecord) {
 // compact sorts and deduplicates the buffered edges, keeping for each pair
 // its lowest band.
 func (b *bucketer) compact() {
-	b.edges = compactEdges(b.edges)
+	b.edges = compactEdges(b.edges, b.bufs)
 	b.compacted = len(b.edges)
 }
 
@@ -230,24 +236,19 @@ func (b *bucketer) finish() []records.Candidate {
 	return b.edges
 }
 
-// mergeEdgeLists merges x and y, each sorted by compareEdge, into one
-// sorted list: x or y itself when the other is empty.
+// mergeEdgeLists merges y into x, each sorted by compareEdge, in x's
+// array (grown if short): from the back, so that it needs no other.
 func mergeEdgeLists(x, y []records.Candidate) []records.Candidate {
-	if len(x) == 0 {
-		return y
-	}
-	if len(y) == 0 {
-		return x
-	}
-	out := make([]records.Candidate, 0, len(x)+len(y))
-	for len(x) > 0 && len(y) > 0 {
-		if compareEdge(y[0], x[0]) < 0 {
-			out, y = append(out, y[0]), y[1:]
+	i, j := len(x)-1, len(y)-1
+	x = slices.Grow(x, len(y))[:len(x)+len(y)]
+	for k := len(x) - 1; j >= 0; k-- {
+		if i >= 0 && compareEdge(x[i], y[j]) > 0 {
+			x[k], i = x[i], i-1
 		} else {
-			out, x = append(out, x[0]), x[1:]
+			x[k], j = y[j], j-1
 		}
 	}
-	return append(append(out, x...), y...)
+	return x
 }
 
 // compareEdge orders edges by (a, b, band), so that compacting on (a, b)

@@ -175,6 +175,8 @@ func TestMergeEdgeLists(t *testing.T) {
 		{"none", nil, nil},
 		{"no claims", nil, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
 		{"claims only", []records.Candidate{e(x, z, claimBand)}, nil},
+		{"a claim first", []records.Candidate{e(0, x, claimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
+		{"a claim last", []records.Candidate{e(z, z+1, claimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
 		{"a claim of each candidate's pair", []records.Candidate{e(x, y, claimBand), e(y, z, claimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
 		{"claims after, between and before", []records.Candidate{e(0, 1, claimBand), e(x, z, claimBand), e(z, z+1, claimBand)},
 			[]records.Candidate{e(x, y, 2), e(x, z+5, 1), e(y, z, 3)}},
@@ -185,8 +187,13 @@ func TestMergeEdgeLists(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			want := slices.Concat(tt.claims, tt.edges)
 			slices.SortFunc(want, compareEdge)
-			if got := mergeEdgeLists(tt.claims, tt.edges); !slices.Equal(got, want) {
+			// In edges' array: without room for the claims, and with it.
+			if got := mergeEdgeLists(slices.Clone(tt.edges), slices.Clone(tt.claims)); !slices.Equal(got, want) {
 				t.Errorf("merged %v, want %v", got, want)
+			}
+			roomy := append(make([]records.Candidate, 0, len(want)+3), tt.edges...)
+			if got := mergeEdgeLists(roomy, slices.Clone(tt.claims)); !slices.Equal(got, want) || (len(got) > 0 && &got[0] != &roomy[:1][0]) {
+				t.Errorf("merged %v, want %v in the edges' array", got, want)
 			}
 		})
 	}

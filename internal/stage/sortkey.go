@@ -67,18 +67,40 @@ func (c ordinalCode) unpack(k uint64) int64 {
 	return job.Ordinal(int(k>>c.indexBits+c.minChunk), int(k&(1<<c.indexBits-1)))
 }
 
+// sortBufs are the arrays a reduce task compacts its partitions' edges
+// in, kept from one partition to the next rather than grown and cleared
+// again for each: a partition's edges and their keys take tens of
+// megabytes on a large job. The zero value is ready; a nil *sortBufs
+// allocates for each call.
+type sortBufs struct {
+	edges     []records.Candidate
+	keys, tmp []uint64
+}
+
+// keyBufs returns an array for n keys and radix scratch for them.
+func (s *sortBufs) keyBufs(n int) ([]uint64, []uint64) {
+	if s == nil {
+		return make([]uint64, n), make([]uint64, n)
+	}
+	if len(s.keys) < n {
+		s.keys, s.tmp = make([]uint64, n), make([]uint64, n)
+	}
+	return s.keys[:n], s.tmp[:n]
+}
+
 // compactEdges sorts edges by (a, b, band) and keeps, of the edges of one
-// pair, the first: the one of its lowest band. It reuses edges' array.
-func compactEdges(edges []records.Candidate) []records.Candidate {
+// pair, the first: the one of its lowest band. It reuses edges' array,
+// and sorts in bufs' arrays.
+func compactEdges(edges []records.Candidate, bufs *sortBufs) []records.Candidate {
 	code, bandBits, ok := edgeCode(edges)
 	if !ok {
 		return compactEdgesCompared(edges)
 	}
-	keys := make([]uint64, len(edges))
+	keys, tmp := bufs.keyBufs(len(edges))
 	for i, e := range edges {
 		keys[i] = (code.pack(e.A)<<code.bits()|code.pack(e.B))<<bandBits | uint64(e.Band)
 	}
-	radix.Sort(keys, nil)
+	radix.Sort(keys, tmp)
 	out := edges[:0]
 	for i, k := range keys {
 		pair := k >> bandBits
@@ -122,7 +144,7 @@ func compactEdgesCompared(edges []records.Candidate) []records.Candidate {
 // task of the first's chunk, sorted by (chunk of the document, verify
 // chunk, document) without repeats.
 func edgeRequests(edges []records.Candidate) []request {
-	code, ok := requestCode(edges)
+	code, firsts, ok := requestCode(edges)
 	if !ok {
 		return edgeRequestsCompared(edges)
 	}
@@ -132,7 +154,7 @@ func edgeRequests(edges []records.Candidate) []request {
 		p := code.pack(doc)
 		return (p>>code.indexBits<<code.chunkBits|dest)<<code.indexBits | p&(1<<code.indexBits-1)
 	}
-	keys := make([]uint64, 0, len(edges)+len(edges)/4)
+	keys := make([]uint64, 0, len(edges)+firsts)
 	for i, e := range edges {
 		dest := uint64(job.ChunkOf(e.A)) - code.minChunk
 		// The first document's request is made once, not once an edge
@@ -157,16 +179,21 @@ func edgeRequests(edges []records.Candidate) []request {
 	return reqs
 }
 
-// requestCode returns the packing of edges' documents; false if a
-// request key (chunk, verify chunk, index) would not fit in 64 bits.
-func requestCode(edges []records.Candidate) (ordinalCode, bool) {
+// requestCode returns the packing of edges' documents and the number of
+// their distinct first documents (runs of equal a); false if a request
+// key (chunk, verify chunk, index) would not fit in 64 bits.
+func requestCode(edges []records.Candidate) (ordinalCode, int, bool) {
 	var span ordinalSpan
-	for _, e := range edges {
+	firsts := 0
+	for i, e := range edges {
 		span.add(e.A)
 		span.add(e.B)
+		if i == 0 || e.A != edges[i-1].A {
+			firsts++
+		}
 	}
 	code, ok := span.code()
-	return code, ok && 2*code.chunkBits+code.indexBits <= 64
+	return code, firsts, ok && 2*code.chunkBits+code.indexBits <= 64
 }
 
 // edgeRequestsCompared is edgeRequests by a comparison sort, for edges

@@ -133,12 +133,17 @@ func TestCompactEdges(t *testing.T) {
 		{"the extremes", farEdges(r, 3000), false},
 		{"a negative band", []records.Candidate{e(x, y, 1), e(x, y, -1)}, false},
 	}
+	// One bufs for every case, as a reduce task keeps them from one
+	// partition to the next, larger or smaller.
+	bufs := &sortBufs{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, _, packed := edgeCode(tt.edges); packed != tt.packed {
 				t.Errorf("packed = %v, want %v", packed, tt.packed)
 			}
-			sameRows(t, "compactEdges", compactEdges(slices.Clone(tt.edges)), compactEdgesCompared(slices.Clone(tt.edges)))
+			want := compactEdgesCompared(slices.Clone(tt.edges))
+			sameRows(t, "compactEdges", compactEdges(slices.Clone(tt.edges), nil), want)
+			sameRows(t, "compactEdges with bufs", compactEdges(slices.Clone(tt.edges), bufs), want)
 		})
 	}
 }
@@ -170,7 +175,7 @@ func TestEdgeRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, packed := requestCode(tt.edges); packed != tt.packed {
+			if _, _, packed := requestCode(tt.edges); packed != tt.packed {
 				t.Errorf("packed = %v, want %v", packed, tt.packed)
 			}
 			sameRows(t, "edgeRequests", edgeRequests(tt.edges), edgeRequestsCompared(tt.edges))
@@ -239,10 +244,15 @@ func benchPartition() []records.Candidate {
 func BenchmarkCompactEdges(b *testing.B) {
 	in := benchPartition()
 	s := make([]records.Candidate, len(in))
+	bufs := &sortBufs{}
 	for _, f := range []struct {
 		name    string
 		compact func([]records.Candidate) []records.Candidate
-	}{{"compared", compactEdgesCompared}, {"packed", compactEdges}} {
+	}{
+		{"compared", compactEdgesCompared},
+		{"packed", func(e []records.Candidate) []records.Candidate { return compactEdges(e, nil) }},
+		{"packed,bufs", func(e []records.Candidate) []records.Candidate { return compactEdges(e, bufs) }},
+	} {
 		b.Run(f.name, func(b *testing.B) {
 			for b.Loop() {
 				copy(s, in)
@@ -253,7 +263,7 @@ func BenchmarkCompactEdges(b *testing.B) {
 }
 
 func BenchmarkEdgeRequests(b *testing.B) {
-	edges := compactEdges(benchPartition())
+	edges := compactEdges(benchPartition(), nil)
 	for _, f := range []struct {
 		name     string
 		requests func([]records.Candidate) []request
