@@ -22,7 +22,7 @@ import (
 // line. A new package must be placed here.
 const policy = `
 NONE < pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pkg/formats,
-       internal/unionfind, internal/sigfile, internal/textstore, internal/storage, internal/transient,
+       internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/storage, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
        internal/metrics/metricstest, internal/benchtext, internal/corpus,
        internal/s3test, internal/golden, e2e;
@@ -45,7 +45,7 @@ internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
 
 # stages
-internal/index, internal/job, internal/manifest, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, pkg/minhash, pkg/records < internal/stage;
+internal/index, internal/job, internal/manifest, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, internal/radix, pkg/minhash, pkg/records < internal/stage;
 internal/stage < internal/query;
 
 # the control plane

@@ -64,30 +64,68 @@ func readEdges(ctx context.Context, st storage.Opener, info pqfile.Info, dst []r
 
 // writeRunFile writes rows, sorted by key, to name as one run per key, each
 // row encoded by enc, and returns each key's range: its offset, size, row
-// count and xxhash, which readRunFile checks.
+// count and xxhash, which readRunFile checks. The rows are encoded and
+// written a block at a time, not held encoded whole (a reduce partition's
+// edges are megabytes).
 func writeRunFile[T any](ctx context.Context, st storage.Creator, name string, rows []T, key func(T) int, enc func([]byte, T) []byte) (map[int]pqfile.Info, error) {
 	out := map[int]pqfile.Info{}
 	if len(rows) == 0 {
 		return out, nil
 	}
-	var buf []byte
+	w, err := st.Create(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	rw := &runWriter{w: w, sum: xxhash.New()}
 	for lo := 0; lo < len(rows); {
 		k := key(rows[lo])
-		hi := lo
-		start := len(buf)
-		for ; hi < len(rows) && key(rows[hi]) == k; hi++ {
-			buf = enc(buf, rows[hi])
-		}
 		if _, dup := out[k]; dup {
+			w.Abort()
 			return nil, fmt.Errorf("%s: the rows of run %d are not contiguous", name, k)
 		}
-		out[k] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: xxhash.Sum64(buf[start:]), Bytes: int64(len(buf) - start), Offset: int64(start)}
+		hi, start := lo, rw.off
+		for ; hi < len(rows) && key(rows[hi]) == k; hi++ {
+			rw.buf = enc(rw.buf, rows[hi])
+			if len(rw.buf) >= runBlock {
+				rw.flush()
+			}
+		}
+		rw.flush()
+		out[k] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: rw.sum.Sum64(), Bytes: rw.off - start, Offset: start}
+		rw.sum.Reset()
 		lo = hi
 	}
-	if err := storage.WriteFile(ctx, st, name, buf); err != nil {
+	if rw.err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("storage: write %s: %w", name, rw.err)
+	}
+	if err := w.Commit(); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// runBlock is about the bytes writeRunFile encodes before it writes them.
+const runBlock = 64 << 10
+
+// runWriter writes the encoded rows of runs, summing each run's bytes; the
+// first error it meets is kept, and the writes after it skipped.
+type runWriter struct {
+	w   io.Writer
+	sum *xxhash.Digest
+	buf []byte
+	off int64 // the bytes written
+	err error
+}
+
+// flush writes the encoded rows held.
+func (r *runWriter) flush() {
+	r.sum.Write(r.buf)
+	if r.err == nil {
+		_, r.err = r.w.Write(r.buf)
+	}
+	r.off += int64(len(r.buf))
+	r.buf = r.buf[:0]
 }
 
 // readRunFile appends the rows of one run to dst, each decoded by dec,

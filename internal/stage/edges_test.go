@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -43,6 +44,10 @@ func TestEdgesRoundTrip(t *testing.T) {
 			{A: job.Ordinal(7, 1), B: job.Ordinal(1<<31-1, 1<<32-1), Band: 1<<31 - 1},
 			{A: job.Ordinal(7, 3), B: job.Ordinal(9, 0), Band: 12},
 		}},
+		// Runs of several of writeRunFile's blocks, and of one row
+		// between them.
+		{"long runs", slices.Concat(
+			chunkEdges(0, 2*runBlock/edgeRecord+7), chunkEdges(1, 1), chunkEdges(5, runBlock/edgeRecord), chunkEdges(6, 3*runBlock/edgeRecord))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,6 +55,14 @@ func TestEdgesRoundTrip(t *testing.T) {
 			infos, err := writeEdges(ctx, st, name, tt.edges)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The file is the edges' records, in order.
+			var enc []byte
+			for _, e := range tt.edges {
+				enc = appendEdge(enc, e)
+			}
+			if data, err := os.ReadFile(st.Path(name)); len(tt.edges) > 0 && (err != nil || !bytes.Equal(data, enc)) {
+				t.Errorf("the file holds %d bytes (%v), want the %d of its edges", len(data), err, len(enc))
 			}
 			// Each chunk's range holds exactly the edges whose first
 			// document is in the chunk, in order.
@@ -82,6 +95,15 @@ func TestEdgesRoundTrip(t *testing.T) {
 	if _, err := writeEdges(ctx, st, "x.edges", []records.Candidate{{A: job.Ordinal(1, 0)}, {A: job.Ordinal(2, 0)}, {A: job.Ordinal(1, 1)}}); err == nil {
 		t.Error("edges not grouped by chunk were written")
 	}
+}
+
+// chunkEdges returns n edges of documents of chunk.
+func chunkEdges(chunk, n int) []records.Candidate {
+	out := make([]records.Candidate, n)
+	for i := range out {
+		out[i] = records.Candidate{A: job.Ordinal(chunk, i), B: job.Ordinal(chunk+1, n-i), Band: int32(i % 7)}
+	}
+	return out
 }
 
 // TestEdgesCorrupt checks that an edge range that does not match what its

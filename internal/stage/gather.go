@@ -72,31 +72,14 @@ func compareRequest(x, y request) int {
 	return cmp.Compare(x.Doc, y.Doc)
 }
 
-// writeRequests writes the requests of edges (both documents, for the
-// verify task of the first's chunk) to name, one run per chunk of the
-// requested document, each sorted by (verify chunk, document) without
-// repeats, and returns each chunk's range.
+// writeRequests writes the requests of edges, sorted by their first
+// document (both documents, for the verify task of the first's chunk), to
+// name, one run per chunk of the requested document, each sorted by
+// (verify chunk, document) without repeats, and returns each chunk's
+// range.
 func writeRequests(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]pqfile.Info, error) {
-	reqs := make([]request, 0, 2*len(edges))
-	for i, e := range edges {
-		dest := int32(job.ChunkOf(e.A))
-		// Edges come sorted by their first document: its request is
-		// made once, not once an edge (the sort and Compact below make
-		// any order right).
-		if i == 0 || e.A != edges[i-1].A {
-			reqs = append(reqs, request{e.A, dest})
-		}
-		reqs = append(reqs, request{e.B, dest})
-	}
 	src := func(r request) int { return job.ChunkOf(r.Doc) }
-	slices.SortFunc(reqs, func(x, y request) int {
-		if c := cmp.Compare(src(x), src(y)); c != 0 {
-			return c
-		}
-		return compareRequest(x, y)
-	})
-	reqs = slices.Compact(reqs)
-	return writeRunFile(ctx, st, name, reqs, src, appendRequest)
+	return writeRunFile(ctx, st, name, edgeRequests(edges), src, appendRequest)
 }
 
 // Gather reads the signature records of chunk that the verify tasks asked
@@ -133,8 +116,7 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 			return nil, err
 		}
 	}
-	slices.SortFunc(reqs, compareRequest)
-	reqs = slices.Compact(reqs)
+	reqs = sortRequests(reqs)
 	res := &job.GatherResult{Chunk: chunk, Requests: int64(len(reqs)), Ranges: map[int]pqfile.Info{}}
 	if len(reqs) == 0 {
 		return res, nil

@@ -29,7 +29,7 @@ func Reduce(ctx context.Context, st storage.FS, spec *job.Spec, part int, maps [
 	if err != nil {
 		return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 	}
-	return reducePart(ctx, st, spec, part, lists, nil)
+	return reducePart(ctx, st, spec, part, lists, nil, nil)
 }
 
 // bandList is one sorted list of band records of a partition, named by
@@ -69,8 +69,9 @@ func readPartFiles(ctx context.Context, st storage.FS, part int, maps []job.MapR
 
 // reducePart reduces one partition from its sorted lists (see Reduce);
 // own, if not nil, is given each of the job's own records (not an earlier
-// job's) in order.
-func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []bandList, own func(records.BandRecord)) (*job.ReduceResult, error) {
+// job's) in order. It sorts in bufs' arrays, which it leaves for the next
+// partition (nil: its own).
+func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []bandList, own func(records.BandRecord), bufs *sortBufs) (*job.ReduceResult, error) {
 	start := time.Now()
 	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
 	m := &merger{}
@@ -80,7 +81,10 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 		}
 	}
 	firstOwn := job.Ordinal(spec.FirstChunk, 0)
-	b := &bucketer{maxBucket: spec.Params.MaxBucket, res: res, firstOwn: firstOwn}
+	if bufs == nil {
+		bufs = &sortBufs{}
+	}
+	b := &bucketer{maxBucket: spec.Params.MaxBucket, res: res, firstOwn: firstOwn, bufs: bufs, edges: bufs.edges[:0]}
 	var bucket []records.BandRecord
 	for n := 0; ; n++ {
 		if n%65536 == 0 {
@@ -123,15 +127,10 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 	}
 	res.File = info
 	// Route candidates and claims together (claims carry band -1) by the
-	// chunk of their first document.
-	routed := make([]records.Candidate, 0, len(edges)+len(claims))
-	routed = append(append(routed, claims...), edges...)
-	slices.SortFunc(routed, func(x, y records.Candidate) int {
-		if c := cmp.Compare(job.ChunkOf(x.A), job.ChunkOf(y.A)); c != 0 {
-			return c
-		}
-		return compareEdge(x, y)
-	})
+	// chunk of their first document: in (a, b, band) order, the chunk
+	// being a's high bits.
+	routed := mergeEdgeLists(edges, claims)
+	bufs.edges = routed[:0]
 	if res.EdgeFiles, err = writeEdges(ctx, st, job.EdgeFile(part), routed); err != nil {
 		return nil, err
 	}
@@ -158,6 +157,7 @@ type bucketer struct {
 	// earlier jobs' (--against), whose pairs with each other are theirs.
 	firstOwn  int64
 	res       *job.ReduceResult
+	bufs      *sortBufs
 	edges     []records.Candidate
 	compacted int // edges[:compacted] are sorted and unique
 	claims    []records.Candidate
@@ -226,8 +226,7 @@ func (b *bucketer) add(bucket []records.BandRecord) {
 // compact sorts and deduplicates the buffered edges, keeping for each pair
 // its lowest band.
 func (b *bucketer) compact() {
-	slices.SortFunc(b.edges, compareEdge)
-	b.edges = slices.CompactFunc(b.edges, func(x, y records.Candidate) bool { return x.A == y.A && x.B == y.B })
+	b.edges = compactEdges(b.edges, b.bufs)
 	b.compacted = len(b.edges)
 }
 
@@ -235,6 +234,21 @@ func (b *bucketer) compact() {
 func (b *bucketer) finish() []records.Candidate {
 	b.compact()
 	return b.edges
+}
+
+// mergeEdgeLists merges y into x, each sorted by compareEdge, in x's
+// array (grown if short): from the back, so that it needs no other.
+func mergeEdgeLists(x, y []records.Candidate) []records.Candidate {
+	i, j := len(x)-1, len(y)-1
+	x = slices.Grow(x, len(y))[:len(x)+len(y)]
+	for k := len(x) - 1; j >= 0; k-- {
+		if i >= 0 && compareEdge(x[i], y[j]) > 0 {
+			x[k], i = x[i], i-1
+		} else {
+			x[k], j = y[j], j-1
+		}
+	}
+	return x
 }
 
 // compareEdge orders edges by (a, b, band), so that compacting on (a, b)

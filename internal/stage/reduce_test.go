@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -157,6 +158,42 @@ func TestReduceErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := Reduce(ctx, st, &job.Spec{Params: job.DefaultParams()}, 0, tt.maps); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestMergeEdgeLists checks the merge of claims and candidates against
+// sorting them together, as reduce routed them before.
+func TestMergeEdgeLists(t *testing.T) {
+	e := func(a, b int64, band int32) records.Candidate { return records.Candidate{A: a, B: b, Band: band} }
+	x, y, z := job.Ordinal(0, 4), job.Ordinal(1, 0), job.Ordinal(1, 7)
+	tests := []struct {
+		name          string
+		claims, edges []records.Candidate
+	}{
+		{"none", nil, nil},
+		{"no claims", nil, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
+		{"claims only", []records.Candidate{e(x, z, claimBand)}, nil},
+		{"a claim first", []records.Candidate{e(0, x, claimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
+		{"a claim last", []records.Candidate{e(z, z+1, claimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
+		{"a claim of each candidate's pair", []records.Candidate{e(x, y, claimBand), e(y, z, claimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
+		{"claims after, between and before", []records.Candidate{e(0, 1, claimBand), e(x, z, claimBand), e(z, z+1, claimBand)},
+			[]records.Candidate{e(x, y, 2), e(x, z+5, 1), e(y, z, 3)}},
+		{"the extremes", []records.Candidate{e(0, 0, claimBand), e(math.MaxInt64, math.MaxInt64, claimBand)},
+			[]records.Candidate{e(0, 0, 0), e(0, math.MaxInt64, math.MaxInt32), e(math.MaxInt64, math.MaxInt64, 0)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := slices.Concat(tt.claims, tt.edges)
+			slices.SortFunc(want, compareEdge)
+			// In edges' array: without room for the claims, and with it.
+			if got := mergeEdgeLists(slices.Clone(tt.edges), slices.Clone(tt.claims)); !slices.Equal(got, want) {
+				t.Errorf("merged %v, want %v", got, want)
+			}
+			roomy := append(make([]records.Candidate, 0, len(want)+3), tt.edges...)
+			if got := mergeEdgeLists(roomy, slices.Clone(tt.claims)); !slices.Equal(got, want) || (len(got) > 0 && &got[0] != &roomy[:1][0]) {
+				t.Errorf("merged %v, want %v in the edges' array", got, want)
 			}
 		})
 	}

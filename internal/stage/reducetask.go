@@ -93,6 +93,7 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskI
 	defer w.Abort()
 	res := &job.ReduceTaskResult{First: in.First, Last: in.Last}
 	var own []records.Band
+	bufs := &sortBufs{}
 	for part := in.First; part <= in.Last; part++ {
 		lists, err := earlier.read(ctx, st, part)
 		if err != nil {
@@ -108,7 +109,7 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskI
 		own = own[:0]
 		pr, err := reducePart(ctx, st, spec, part, lists, func(r records.BandRecord) {
 			own = append(own, records.Band{Part: int32(part), Band: r.Band, Key: r.Key, Doc: r.Doc, FP: r.FPHi})
-		})
+		}, bufs)
 		if err != nil {
 			return nil, err
 		}
