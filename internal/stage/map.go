@@ -196,6 +196,8 @@ type bandRuns struct {
 	res   *job.MapResult
 	run   int
 	text  int64 // of the documents in parts
+	// scratch is the sort's (sortBandRecords).
+	scratch []records.BandRecord
 }
 
 // flush writes the records held as the next run.
@@ -203,7 +205,7 @@ func (r *bandRuns) flush(ctx context.Context) error {
 	r.text = 0
 	n := 0
 	for _, recs := range r.parts {
-		slices.SortFunc(recs, compareBand)
+		r.scratch = sortBandRecords(recs, r.scratch)
 		n += len(recs)
 	}
 	if n == 0 {
