@@ -45,7 +45,10 @@ type sigEntry struct {
 // sets' sizes alone keep it below the threshold (sizesAllow). These count
 // as prefiltered, outside the histogram of rejected similarities (a pair
 // rejected by its sizes still counts in SigPassed when its signature
-// passed, as it would have after an exact check). A claim (a document with the same shingle
+// passed, as it would have after an exact check). The common shingles of
+// two documents in many pairs of their block (the pages of a template
+// family) are counted on their sets relabeled as bits (see bitSets), of
+// others by a merge of their hashes: the same numbers. A claim (a document with the same shingle
 // fingerprint as its group's representative) is confirmed by comparing the
 // two sets; a difference is a fingerprint collision and fails the task.
 // The verified pairs of representatives and the confirmed group members

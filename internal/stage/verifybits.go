@@ -14,20 +14,25 @@ import (
 // shingle.Relabeler), so that a pair's common shingles are counted a
 // word of 64 ids at a time: a hundred-odd steps for two pages of a
 // template family, against thousands for a merge of their hashes
-// (shingle.Intersection).
+// (shingle.Intersection). A pair is counted by its Bits when both
+// documents have them.
 //
 // Relabeling a set costs about as much as merging it twenty times, so a
-// document is relabeled when it takes part in at least minDegree
-// comparisons of its block (the pages of a template family, every two of
-// them a candidate pair, in dozens each); a pair is counted by its Bits
-// when both documents have them. The pairs of a sparse corpus, about one
-// a document, keep the merge.
+// document is relabeled when it takes part in at least minDegree pairs of
+// its block, or when its pairs with documents that have Bits would save
+// more than relabeling it costs (see worth): the pages of a template
+// family, every two of them a candidate pair, are; the documents of a
+// sparse corpus, in about one pair each, keep the merge. (The connected
+// components of a judgeEdges call's pairs, weighed the same way, would
+// miss many: in the templated corpus at 0.5 a call holds about 20 pairs
+// a document, under the 25 that pay, and a block a hundred-odd for a
+// page of a family.)
 //
-// The dictionary and the documents' Bits (about a twelfth of their
-// sets' memory, for template pages) outlive a block and the task's
-// cache: a document is relabeled once, whatever the windows that pair
-// it, and loaded again, with it. When the dictionary holds more than
-// maxValues values, or the Bits more than maxBytes, both start again.
+// The dictionary and the documents' Bits (about a twelfth of their sets'
+// memory, for template pages) outlive a block and the task's cache: a
+// document is relabeled once, however many windows pair it and however
+// often it is loaded. When the dictionary holds more than maxValues
+// values, or the Bits more than maxBytes, both start again.
 type bitSets struct {
 	shards    []relabelShard
 	byDoc     map[int64]shingle.Bits // by document ordinal
@@ -70,23 +75,24 @@ const shardKeyBits = 32 - 6
 const maxShards = 1 << (32 - shardKeyBits)
 
 // The costs that decide how a pair is counted, in nanoseconds, measured
-// by shingle's BenchmarkRelabel, BenchmarkBitsIntersection and
-// BenchmarkIntersection and on the sets of a verify task of the
-// templated corpus at 0.5: a merge takes mergeNs a value of the two
-// sets, relabeling relabelNs a value, and BitsIntersection runNs a run
-// and wordNs a word. Comparing the Bits of two template pages costs
-// about a tenth of merging their sets; a document is relabeled counting
-// on at most bitsShare.
+// by shingle's BenchmarkIntersection, BenchmarkRelabel and
+// BenchmarkBitsIntersection (and on the sets of a verify task of the
+// templated corpus at 0.5): a merge takes 0.9 to 1.4 ns a value of the
+// two sets, relabeling 20 ns a value (19 to 25 on the templated task's
+// sets), BitsIntersection 4.7 ns a run and 0.6 ns a word. Comparing the
+// Bits of two template pages costs about a tenth of merging their sets
+// (300 to 400 ns against 3.8 µs on the templated task's); a document is
+// relabeled counting on at most bitsShare.
 const (
 	mergeNs   = 1.0
 	relabelNs = 20.0
-	runNs     = 6.5
-	wordNs    = 0.65
+	runNs     = 5.0
+	wordNs    = 0.6
 	bitsShare = 0.2
 )
 
-// minDegree is the least comparisons a document is relabeled for: each
-// saves (1-bitsShare) of the merge of its set, in the pair's two.
+// minDegree is the least comparisons a document is relabeled for (25):
+// each saves (1-bitsShare) of the merge of its set, in the pair's two.
 const minDegree = relabelNs / ((1 - bitsShare) * mergeNs)
 
 // blockDegrees counts the candidate pairs of each document of a block's

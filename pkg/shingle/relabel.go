@@ -69,12 +69,12 @@ func andCount(x, y []uint64) int {
 // words of their own.
 //
 // Values are looked up in an open-addressing table (linear probing, at
-// most half full) placed by their top bits, which for shingle hashes are
-// well mixed (as [SetSorter] assumes): a sorted set walks the table in
-// order, a fifth faster on the sets of a template family's pages than
-// one placed by a multiplicative hash. Any values are relabeled
-// correctly; skewed ones only lose speed. A group holds at most 2³²-1
-// distinct values.
+// most three quarters full: 21 to 43 bytes a value) placed by their top
+// bits, which for shingle hashes are well mixed (as [SetSorter]
+// assumes): a sorted set walks the table in order, a fifth faster on the
+// sets of a template family's pages than one placed by a multiplicative
+// hash. Any values are relabeled correctly; skewed ones only lose speed.
+// A group holds at most 2³²-1 distinct values.
 type Relabeler struct {
 	slots   []relabelSlot
 	skip    uint     // the top bits of the values that are the group's
@@ -192,7 +192,7 @@ func (r *Relabeler) id(v uint64) uint32 {
 	for i := r.home(v); ; i = (i + 1) & mask {
 		s := &r.slots[i]
 		if s.id == 0 {
-			if 2*(r.n+1) > len(r.slots) {
+			if 4*(r.n+1) > 3*len(r.slots) {
 				r.grow()
 				return r.id(v)
 			}
