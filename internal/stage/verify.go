@@ -45,14 +45,17 @@ type sigEntry struct {
 // sets' sizes alone keep it below the threshold (sizesAllow). These count
 // as prefiltered, outside the histogram of rejected similarities (a pair
 // rejected by its sizes still counts in SigPassed when its signature
-// passed, as it would have after an exact check). A claim (a document with the same shingle
+// passed, as it would have after an exact check). The common shingles of
+// two documents in many pairs of their block (the pages of a template
+// family) are counted on their sets relabeled as bits (see bitSets), of
+// others by a merge of their hashes: the same numbers. A claim (a document with the same shingle
 // fingerprint as its group's representative) is confirmed by comparing the
 // two sets; a difference is a fingerprint collision and fails the task.
 // The verified pairs of representatives and the confirmed group members
 // are written to the work area; the cluster stage expands them into
 // pairs/.
 func Verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource) (*job.VerifyResult, error) {
-	return verify(ctx, st, spec, chunk, reduces, src, verifyWindowDocs, verifyCacheBytes)
+	return verify(ctx, st, spec, chunk, reduces, src, verifyWindowDocs, verifyCacheBytes, newBitSets)
 }
 
 // SigSource tells a verify task where the signatures of its documents
@@ -184,9 +187,10 @@ func copyRecords(ctx context.Context, f *chunkFile, docs []int64, scr *scratch) 
 	return nil
 }
 
-// verify is Verify with windows of window documents and a cache of
-// cacheBytes.
-func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource, window int, cacheBytes int64) (*job.VerifyResult, error) {
+// verify is Verify with windows of window documents, a cache of
+// cacheBytes, and the bitSets newBits returns for parts goroutines (nil:
+// every exact similarity by a merge of the sets).
+func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource, window int, cacheBytes int64, newBits func(parts int) *bitSets) (*job.VerifyResult, error) {
 	start := time.Now()
 	p := spec.Params
 	res := &job.VerifyResult{Chunk: chunk, VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
@@ -255,6 +259,9 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		srcs = append(srcs, s)
 	}
 	jb := &blockJudge{p: p, bnd: bnd, minMatches: minMatches, cache: newSigCache(cacheBytes), srcs: srcs, window: window, res: res}
+	if newBits != nil {
+		jb.bits = newBits(len(srcs))
+	}
 	for more {
 		var e records.Candidate
 		e, more, err = merged.next()

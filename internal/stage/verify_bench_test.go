@@ -51,13 +51,22 @@ func BenchmarkVerify(b *testing.B) {
 // candidate pairs are similar at 0.5 to 0.8 and need their exact
 // similarity). Map and reduce run once, outside the timing.
 func BenchmarkVerifyTemplated(b *testing.B) {
+	p := job.DefaultParams()
+	p.Threshold = 0.5
+	benchVerify(b, templatedLines(b, 1600, 1), p)
+}
+
+// templatedLines returns the documents of corpus.TemplatedConfig(n,
+// seed) as JSONL.
+func templatedLines(tb testing.TB, n int, seed uint64) []byte {
+	tb.Helper()
 	pool, err := corpus.BundledPool()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	g, err := corpus.New(pool, corpus.TemplatedConfig(1600, 1))
+	g, err := corpus.New(pool, corpus.TemplatedConfig(n, seed))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	var lines []byte
 	for i := range g.Len() {
@@ -65,9 +74,45 @@ func BenchmarkVerifyTemplated(b *testing.B) {
 		line, _ := json.Marshal(map[string]string{"id": d.ID, "text": d.Text})
 		lines = append(append(lines, line...), '\n')
 	}
-	p := job.DefaultParams()
-	p.Threshold = 0.5
-	benchVerify(b, lines, p)
+	return lines
+}
+
+// verifyInput is what a verify task of chunk 0 reads.
+type verifyInput struct {
+	st      storage.FS
+	spec    *job.Spec
+	reduces []job.ReduceResult
+	src     SigSource
+}
+
+// mapReduce writes lines (JSONL) as one chunk, and maps and reduces it
+// with p (one partition, gather off).
+func mapReduce(tb testing.TB, lines []byte, p job.Params) verifyInput {
+	tb.Helper()
+	ctx := context.Background()
+	dir := tb.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, lines, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	st, err := storage.NewDir(filepath.Join(dir, "out"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p.Partitions, p.Gather = 1, "off"
+	if err := p.Resolve(); err != nil {
+		tb.Fatal(err)
+	}
+	spec := &job.Spec{Params: p}
+	mr, err := Map(ctx, st, spec, wholeChunk(0, in))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	reduces, err := reduceMaps(ctx, st, spec, []job.MapResult{*mr})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return verifyInput{st: st, spec: spec, reduces: reduces, src: SigSource{Maps: map[int]job.MapResult{0: *mr}}}
 }
 
 // benchVerify writes lines (JSONL) as one chunk, maps and reduces it with
@@ -75,32 +120,11 @@ func BenchmarkVerifyTemplated(b *testing.B) {
 // per distinct candidate pair and the counts of the last run.
 func benchVerify(b *testing.B, lines []byte, p job.Params) {
 	ctx := context.Background()
-	dir := b.TempDir()
-	in := filepath.Join(dir, "in.jsonl")
-	if err := os.WriteFile(in, lines, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	st, err := storage.NewDir(filepath.Join(dir, "out"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p.Partitions, p.Gather = 1, "off"
-	if err := p.Resolve(); err != nil {
-		b.Fatal(err)
-	}
-	spec := &job.Spec{Params: p}
-	mr, err := Map(ctx, st, spec, wholeChunk(0, in))
-	if err != nil {
-		b.Fatal(err)
-	}
-	reduces, err := reduceMaps(ctx, st, &job.Spec{Params: p}, []job.MapResult{*mr})
-	if err != nil {
-		b.Fatal(err)
-	}
-	src := SigSource{Maps: map[int]job.MapResult{0: *mr}}
+	in := mapReduce(b, lines, p)
 	var res *job.VerifyResult
+	var err error
 	for b.Loop() {
-		if res, err = Verify(ctx, st, spec, 0, reduces, src); err != nil {
+		if res, err = Verify(ctx, in.st, in.spec, 0, in.reduces, in.src); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -110,7 +110,7 @@ func gatherAndVerify(ctx context.Context, st storage.FS, p job.Params, chunk int
 			return nil, err
 		}
 	}
-	return verify(ctx, st, &job.Spec{Params: p}, chunk, reduces, src, window, cacheBytes)
+	return verify(ctx, st, &job.Spec{Params: p}, chunk, reduces, src, window, cacheBytes, newBitSets)
 }
 
 // TestVerifyEdges checks verification of hand-made candidates and claims:
@@ -355,7 +355,7 @@ func TestGatheredRanges(t *testing.T) {
 				if remote {
 					fs = remoteFS{st}
 				}
-				res, err := verify(ctx, fs, &job.Spec{Params: p}, 0, rr, SigSource{Gathers: g}, verifyWindowDocs, verifyCacheBytes)
+				res, err := verify(ctx, fs, &job.Spec{Params: p}, 0, rr, SigSource{Gathers: g}, verifyWindowDocs, verifyCacheBytes, newBitSets)
 				if tt.wantErr == nil && tt.wantMsg == "" {
 					if err != nil || res.Verified != 2 {
 						t.Errorf("verified %v pairs, err %v; want 2", res, err)
@@ -599,7 +599,7 @@ func TestBlockLoads(t *testing.T) {
 		t.Run(fmt.Sprintf("window=%d", tt.window), func(t *testing.T) {
 			src := &countingSource{rec: rec, loads: map[int64]int{}}
 			res := &job.VerifyResult{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
-			jb := &blockJudge{p: p, bnd: bnd, minMatches: -1, cache: newSigCache(0), srcs: []recordSource{src, src}, window: tt.window, res: res}
+			jb := &blockJudge{p: p, bnd: bnd, minMatches: -1, cache: newSigCache(0), srcs: []recordSource{src, src}, window: tt.window, res: res, bits: newBitSets(2)}
 			var all []records.Pair
 			blocks := 0
 			for lo := 0; lo < heads; lo += tt.window {

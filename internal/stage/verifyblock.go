@@ -21,6 +21,7 @@ type blockJudge struct {
 	srcs       []recordSource
 	window     int
 	res        *job.VerifyResult // what the edges judged found
+	bits       *bitSets          // the sets of documents in many pairs, relabeled; nil: none
 }
 
 // addCounts adds what src counts (the pairs checked, pre-filtered,
@@ -48,6 +49,10 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 	if err != nil {
 		return nil, nil, err
 	}
+	var deg map[int64]int32 // the documents' pairs, for bitSets
+	if jb.bits != nil && jb.p.Verify == job.VerifyExact {
+		deg = blockDegrees(edges)
+	}
 	// The edges whose second document is a first one are judged at once;
 	// the others by second document, in windows.
 	var out blockOut
@@ -59,7 +64,7 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 			rest = append(rest, i)
 		}
 	}
-	if err := jb.judgeEdges(ctx, &out, edges, now, first, first); err != nil {
+	if err := jb.judgeEdges(ctx, &out, edges, now, first, first, deg); err != nil {
 		return nil, nil, err
 	}
 	slices.SortFunc(rest, func(x, y int) int {
@@ -82,7 +87,7 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := jb.judgeEdges(ctx, &out, edges, rest[lo:hi], first, second); err != nil {
+		if err := jb.judgeEdges(ctx, &out, edges, rest[lo:hi], first, second, deg); err != nil {
 			return nil, nil, err
 		}
 		lo = hi
@@ -96,19 +101,51 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 
 // judgeEdges judges the edges of idx, whose first documents are in first
 // and second in second, in parts at once (when they are many), adding
-// what they found to out and to jb.res.
-func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []records.Candidate, idx []int, first, second map[int64]*sigEntry) error {
+// what they found to out and to jb.res. The edges are judged first by
+// their signatures; those that need their exact similarity then wait
+// for their documents that take part in many of the block's pairs (deg)
+// to be relabeled (see bitSets), and are judged by it in parts again.
+func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []records.Candidate, idx []int, first, second map[int64]*sigEntry, deg map[int64]int32) error {
 	parts := len(jb.srcs)
 	outs := make([]blockOut, parts)
 	tallies := make([]job.VerifyResult, parts)
 	for k := range tallies {
 		tallies[k] = job.VerifyResult{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
 	}
+	waiting := make([][]exactEdge, parts)
 	err := inParts(ctx, parts, len(idx), parallelEdges, func(_ context.Context, part, lo, hi int) error {
 		for _, i := range idx[lo:hi] {
 			e := edges[i]
-			if err := jb.judgeEdge(&outs[part], &tallies[part], e, first[e.A], second[e.B]); err != nil {
+			x, wait, err := jb.judgeEdge(&outs[part], &tallies[part], e, first[e.A], second[e.B])
+			if err != nil {
 				return err
+			}
+			if wait {
+				waiting[part] = append(waiting[part], x)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	eb, err := jb.bits.prepare(ctx, waiting, deg)
+	if err != nil {
+		return err
+	}
+	// Each part judges the edges it let wait (about as many as the
+	// others'), which follow those of the parts before it in eb.
+	start := make([]int, parts)
+	for part := 1; part < parts; part++ {
+		start[part] = start[part-1] + len(waiting[part-1])
+	}
+	err = inParts(ctx, parts, parts, 1, func(_ context.Context, _, lo, hi int) error {
+		for part := lo; part < hi; part++ {
+			for i, x := range waiting[part] {
+				inter := eb.intersection(start[part]+i, x)
+				if err := jb.judgeExact(&outs[part], &tallies[part], x, inter); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -134,28 +171,37 @@ func (o *blockOut) add(u *blockOut) {
 	o.members = append(o.members, u.members...)
 }
 
+// exactEdge is a candidate pair that waits for its exact similarity,
+// with its documents and what their signatures say.
+type exactEdge struct {
+	e    records.Candidate
+	a, b *sigEntry
+	j    judgement
+}
+
 // judgeEdge judges edge e, of documents a and b: a candidate pair is
-// pre-filtered, checked and, verified, added to out; a group claim is
-// confirmed (a difference of sets is a fingerprint collision, an error).
-// What it finds is counted in t (its pairs checked, pre-filtered,
-// checked exactly, and histograms).
-func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, e records.Candidate, a, b *sigEntry) error {
+// pre-filtered, checked and, verified, added to out, or, with exact
+// verification, returned to wait for its exact similarity (judgeExact);
+// a group claim is confirmed (a difference of sets is a fingerprint
+// collision, an error). What it finds is counted in t (its pairs
+// checked, pre-filtered, and histograms).
+func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, e records.Candidate, a, b *sigEntry) (exactEdge, bool, error) {
 	p := jb.p
 	if a == nil || b == nil {
-		return fmt.Errorf("no signature for document %d or %d", e.A, e.B)
+		return exactEdge{}, false, fmt.Errorf("no signature for document %d or %d", e.A, e.B)
 	}
 	if e.Band == claimBand {
 		if p.Verify == job.VerifyExact && !slices.Equal(a.set, b.set) {
-			return fmt.Errorf("documents %d (%s) and %d (%s) have the same 64-bit shingle-set fingerprint but different sets: a fingerprint collision", e.A, a.id, e.B, b.id)
+			return exactEdge{}, false, fmt.Errorf("documents %d (%s) and %d (%s) have the same 64-bit shingle-set fingerprint but different sets: a fingerprint collision", e.A, a.id, e.B, b.id)
 		}
 		out.members = append(out.members, records.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id, GroupURL: a.url, URL: b.url})
-		return nil
+		return exactEdge{}, false, nil
 	}
 	t.Checked++
 	j := judge(p, a, b)
 	if jb.minMatches >= 0 && j.matches < jb.minMatches || p.Method == job.MethodSimHash && p.Verify == job.VerifyExact && !j.pass {
 		t.Prefiltered++
-		return nil
+		return exactEdge{}, false, nil
 	}
 	if p.Verify == job.VerifyExact && !sizesAllow(len(a.set), len(b.set), p.Threshold) {
 		// Surely below the threshold: no exact check, but the
@@ -164,20 +210,32 @@ func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, e records.Ca
 		if j.pass {
 			t.SigPassed++
 		}
-		return nil
+		return exactEdge{}, false, nil
 	}
-	sim, method, pass := j.estimate, p.Method.String(), j.pass
 	if p.Verify == job.VerifyExact {
-		sim, method = shingle.Jaccard(a.set, b.set), "exact"
-		t.Exact++
-		if j.pass {
-			t.SigPassed++
-			if sim >= p.Threshold {
-				t.SigPassedExact++
-			}
-		}
-		pass = sim >= p.Threshold
+		return exactEdge{e: e, a: a, b: b, j: j}, true, nil
 	}
+	return exactEdge{}, false, jb.decide(out, t, e, a, b, j, j.estimate, p.Method.String(), j.pass)
+}
+
+// judgeExact judges the pair x, whose shingle sets have inter values in
+// common, by their exact similarity (the same float64 as
+// shingle.Jaccard), counted in t.
+func (jb *blockJudge) judgeExact(out *blockOut, t *job.VerifyResult, x exactEdge, inter int) error {
+	sim := shingle.JaccardCount(inter, len(x.a.set), len(x.b.set))
+	t.Exact++
+	if x.j.pass {
+		t.SigPassed++
+		if sim >= jb.p.Threshold {
+			t.SigPassedExact++
+		}
+	}
+	return jb.decide(out, t, x.e, x.a, x.b, x.j, sim, "exact", sim >= jb.p.Threshold)
+}
+
+// decide counts the pair of edge e, of similarity sim by method, in t's
+// histograms and, when it passes, adds it to out.
+func (jb *blockJudge) decide(out *blockOut, t *job.VerifyResult, e records.Candidate, a, b *sigEntry, j judgement, sim float64, method string, pass bool) error {
 	bin := job.HistBin(sim)
 	if !pass {
 		t.RejectedHist[bin]++

@@ -204,9 +204,15 @@ func SortUnique(h []uint64) []uint64 {
 // defined as 0 when both sets are empty: two documents without shingles
 // are not near-duplicates of each other.
 func Jaccard[T uint32 | uint64](a, b []T) float64 {
-	if len(a) == 0 && len(b) == 0 {
+	return JaccardCount(Intersection(a, b), len(a), len(b))
+}
+
+// JaccardCount returns the Jaccard similarity of two sets of na and nb
+// values with inter values in common, as [Jaccard] computes it from the
+// sets (0 when both are empty): the same float64 for the same counts.
+func JaccardCount(inter, na, nb int) float64 {
+	if na == 0 && nb == 0 {
 		return 0
 	}
-	inter := Intersection(a, b)
-	return float64(inter) / float64(len(a)+len(b)-inter)
+	return float64(inter) / float64(na+nb-inter)
 }

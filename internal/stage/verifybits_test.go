@@ -1,0 +1,247 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/pkg/records"
+	"github.com/neardup/neardup/pkg/shingle"
+)
+
+// familySets returns n sets of families template families: set k is its
+// family's template of templ values and own values of up to own, drawn
+// at random, sorted.
+func familySets(r *rand.Rand, n, families, templ, own int) [][]uint64 {
+	templates := make([][]uint64, families)
+	for f := range templates {
+		for range templ {
+			templates[f] = append(templates[f], r.Uint64())
+		}
+	}
+	sets := make([][]uint64, n)
+	for k := range sets {
+		s := slices.Clone(templates[k%families])
+		for range r.IntN(own + 1) {
+			s = append(s, r.Uint64())
+		}
+		sets[k] = shingle.SortUnique(s)
+	}
+	return sets
+}
+
+// edgesOfSets returns the documents of sets (ordinal k for set k) and
+// the edges (a, b) of pairs, as judgeEdges lets them wait, in two parts.
+func edgesOfSets(sets [][]uint64, pairs [][2]int) [][]exactEdge {
+	docs := make([]*sigEntry, len(sets))
+	for k, s := range sets {
+		docs[k] = &sigEntry{set: s}
+	}
+	xs := make([][]exactEdge, 2)
+	for i, p := range pairs {
+		x := exactEdge{e: records.Candidate{A: int64(p[0]), B: int64(p[1]), Band: 1}, a: docs[p[0]], b: docs[p[1]]}
+		xs[i%2] = append(xs[i%2], x)
+	}
+	return xs
+}
+
+// cliques returns every pair of sets of one family, of n sets of
+// families families (set k of family k mod families).
+func cliques(n, families int) [][2]int {
+	var out [][2]int
+	for a := range n {
+		for b := a + families; b < n; b += families {
+			out = append(out, [2]int{a, b})
+		}
+	}
+	return out
+}
+
+// degreesOf counts the pairs of each document.
+func degreesOf(pairs [][2]int) map[int64]int32 {
+	deg := map[int64]int32{}
+	for _, p := range pairs {
+		deg[int64(p[0])]++
+		deg[int64(p[1])]++
+	}
+	return deg
+}
+
+// TestEdgeBits checks that the intersections of edgeBits are those of
+// the sets, and which documents get Bits: every document of template
+// families whose pages are all pairs, with their Bits compared, none of
+// sparse pairs; documents relabeled once (kept for later calls); a
+// dictionary started again past its budget.
+func TestEdgeBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 8))
+	dense := familySets(r, 240, 4, 1500, 600) // 60 pages a family
+	odd := [][]uint64{nil, {}, dense[0], dense[0], {1, 2, 3}, {4, 5, 6}}
+	var chain [][2]int
+	for k := range 239 {
+		chain = append(chain, [2]int{k, k + 1})
+	}
+	// A clique of the odd sets (empty, identical, sharing nothing), each
+	// of its documents in pairs with 80 pages: they get Bits, the pages
+	// (in 6 pairs each) not.
+	oddSets := append(slices.Clone(dense), odd...)
+	var oddPairs [][2]int
+	for a := range odd {
+		for b := a + 1; b < len(odd); b++ {
+			oddPairs = append(oddPairs, [2]int{240 + a, 240 + b})
+		}
+		for k := range 80 {
+			oddPairs = append(oddPairs, [2]int{k, 240 + a})
+		}
+	}
+	tests := []struct {
+		name      string
+		sets      [][]uint64
+		pairs     [][2]int
+		relabeled int  // documents
+		byBits    bool // every pair whose documents both have Bits is counted by them
+	}{
+		{"template families, every pair", dense, cliques(240, 4), 240, true},
+		{"sparse pairs", dense, chain, 0, false},
+		{"empty, identical and disjoint sets", oddSets, oddPairs, 6, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			bs := newBitSets(2)
+			xs := edgesOfSets(tt.sets, tt.pairs)
+			eb, err := bs.prepare(ctx, xs, degreesOf(tt.pairs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(bs.byDoc) != tt.relabeled {
+				t.Errorf("%d documents relabeled, want %d", len(bs.byDoc), tt.relabeled)
+			}
+			checkEdgeBits(t, eb, xs, tt.byBits)
+			// Again, in a later call: nothing more to relabel.
+			values := bs.values()
+			eb, err = bs.prepare(ctx, xs, degreesOf(tt.pairs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bs.values() != values || len(bs.byDoc) != tt.relabeled {
+				t.Errorf("again: %d values, %d documents, want %d and %d", bs.values(), len(bs.byDoc), values, tt.relabeled)
+			}
+			checkEdgeBits(t, eb, xs, tt.byBits)
+			// Past the budget, the dictionary starts again.
+			bs.maxValues = 1
+			if eb, err = bs.prepare(ctx, xs, degreesOf(tt.pairs)); err != nil {
+				t.Fatal(err)
+			}
+			if tt.relabeled > 0 && bs.values() != values {
+				t.Errorf("a new dictionary holds %d values, want %d", bs.values(), values)
+			}
+			checkEdgeBits(t, eb, xs, tt.byBits)
+		})
+	}
+	t.Run("no bitSets", func(t *testing.T) {
+		var bs *bitSets
+		xs := edgesOfSets(dense, cliques(240, 4))
+		eb, err := bs.prepare(context.Background(), xs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkEdgeBits(t, eb, xs, false)
+	})
+}
+
+// checkEdgeBits checks that eb's intersection of every edge of xs is the
+// sets' and, with byBits, that it is counted by the Bits of both.
+func checkEdgeBits(t *testing.T, eb *edgeBits, xs [][]exactEdge, byBits bool) {
+	t.Helper()
+	k := 0
+	for _, part := range xs {
+		for _, x := range part {
+			if got, want := eb.intersection(k, x), shingle.Intersection(x.a.set, x.b.set); got != want {
+				t.Fatalf("edge %d (%d, %d): intersection %d, want %d", k, x.e.A, x.e.B, got, want)
+			}
+			if byBits {
+				a, b := eb.docs[eb.ends[k][0]], eb.docs[eb.ends[k][1]]
+				if len(a.Runs) == 0 || len(b.Runs) == 0 || bitsCost(a, b) >= mergeNs*float64(len(x.a.set)+len(x.b.set)) {
+					t.Fatalf("edge %d (%d, %d) is not counted by Bits (%d and %d runs)", k, x.e.A, x.e.B, len(a.Runs), len(b.Runs))
+				}
+			}
+			k++
+		}
+	}
+}
+
+// TestVerifyBits checks that a verify task over long templated pages
+// (corpus.TemplatedConfig, at 0.5) finds the same pairs, similarities and
+// counts with its documents' sets relabeled as Bits (see bitSets) as by
+// merging every pair's sets: with the task's budgets, with a dictionary
+// started again at every judgeEdges call, with one shard and with eight,
+// and in windows of 50 documents (many blocks, and documents relabeled in
+// one kept for the next).
+func TestVerifyBits(t *testing.T) {
+	ctx := context.Background()
+	in := mapReduce(t, templatedLines(t, 600, 3), resolved(t, func(p *job.Params) { p.Threshold = 0.5 }))
+	run := func(window int, newBits func(int) *bitSets) (*job.VerifyResult, []records.Pair) {
+		t.Helper()
+		res, err := verify(ctx, in.st, in.spec, 0, in.reduces, in.src, window, verifyCacheBytes, newBits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := pqfile.Read[records.Pair](ctx, in.st, res.File.Name, res.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.File, res.Seconds = nil, 0
+		return res, rows
+	}
+	wantRes, wantPairs := run(verifyWindowDocs, nil)
+	if wantRes.Exact < 10000 {
+		t.Fatalf("%d pairs checked exactly: not the dense case", wantRes.Exact)
+	}
+	var made []*bitSets
+	keep := func(bs *bitSets) *bitSets { made = append(made, bs); return bs }
+	variants := []struct {
+		name    string
+		window  int
+		newBits func(int) *bitSets
+	}{
+		{"the task's", verifyWindowDocs, func(parts int) *bitSets { return keep(newBitSets(parts)) }},
+		{"a dictionary a call", verifyWindowDocs, func(parts int) *bitSets {
+			bs := newBitSets(parts)
+			bs.maxValues, bs.maxBytes = 1, 1
+			return keep(bs)
+		}},
+		{"one shard", verifyWindowDocs, func(int) *bitSets { return keep(newBitSets(1)) }},
+		{"eight shards", verifyWindowDocs, func(int) *bitSets { return keep(newBitSets(8)) }},
+		{"windows of 50", 50, func(parts int) *bitSets { return keep(newBitSets(parts)) }},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			made = nil
+			res, pairs := run(v.window, v.newBits)
+			if len(made) != 1 || len(made[0].byDoc) == 0 {
+				t.Fatalf("no document relabeled")
+			}
+			if !reflect.DeepEqual(res, wantRes) {
+				t.Errorf("result %+v,\nwant %+v", res, wantRes)
+			}
+			if !reflect.DeepEqual(pairs, wantPairs) {
+				t.Errorf("%d pairs differ from the %d merged: first %s", len(pairs), len(wantPairs), firstDiff(pairs, wantPairs))
+			}
+		})
+	}
+}
+
+// firstDiff describes the first pair where got and want differ.
+func firstDiff(got, want []records.Pair) string {
+	for i := range min(len(got), len(want)) {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			return fmt.Sprintf("%+v, want %+v", got[i], want[i])
+		}
+	}
+	return "one is longer"
+}
