@@ -278,29 +278,39 @@ type Reader[T any] struct {
 // and checksum are checked first (one sequential pass) and its row count at
 // the end.
 func Open[T any](ctx context.Context, s storage.Opener, name string, want *Info) (*Reader[T], error) {
-	f, err := s.Open(ctx, name)
+	f, pf, err := openFile(ctx, s, name, want)
 	if err != nil {
 		return nil, err
+	}
+	return &Reader[T]{name: name, f: f, r: parquet.NewGenericReader[T](pf), want: want}, nil
+}
+
+// openFile opens name as a Parquet file, checking its size and checksum
+// against want first when want is not nil.
+func openFile(ctx context.Context, s storage.Opener, name string, want *Info) (storage.File, *parquet.File, error) {
+	f, err := s.Open(ctx, name)
+	if err != nil {
+		return nil, nil, err
 	}
 	if want != nil {
 		h := xxhash.New()
 		n, err := io.Copy(h, f)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("pqfile: read %s: %w", name, err)
+			return nil, nil, fmt.Errorf("pqfile: read %s: %w", name, err)
 		}
 		if sum := h.Sum64(); sum != want.Checksum || n != want.Bytes {
 			f.Close()
-			return nil, fmt.Errorf("pqfile: %s: checksum %x (%d bytes), want %x (%d bytes): %w",
+			return nil, nil, fmt.Errorf("pqfile: %s: checksum %x (%d bytes), want %x (%d bytes): %w",
 				name, sum, n, want.Checksum, want.Bytes, ErrCorrupt)
 		}
 	}
 	pf, err := parquet.OpenFile(f, f.Size())
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("pqfile: open %s: %w", name, err)
+		return nil, nil, fmt.Errorf("pqfile: open %s: %w", name, err)
 	}
-	return &Reader[T]{name: name, f: f, r: parquet.NewGenericReader[T](pf), want: want}, nil
+	return f, pf, nil
 }
 
 // Read fills buf with the next rows; it returns io.EOF after the last row.

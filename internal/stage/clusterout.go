@@ -78,7 +78,7 @@ func expandChunk(ctx context.Context, st storage.FS, spec *job.Spec, v verifyFil
 			x.groups[r.Node] = append(x.groups[r.Node], groupMember{doc: r.Doc, id: r.ID, url: r.URL})
 		}
 	}
-	err := readVerified[pairEnds](ctx, st, v, nil, func(r records.ExactMember) error {
+	err := readVerified(ctx, st, v, nil, func(r records.ExactMember) error {
 		if len(x.reps) == 0 || x.reps[len(x.reps)-1] != r.Group {
 			x.reps = append(x.reps, r.Group)
 			x.repOf[r.Group] = groupMember{doc: r.Group, id: r.GroupID, url: r.GroupURL}
@@ -140,7 +140,7 @@ func writeExact(ctx context.Context, st storage.FS, spec *job.Spec, verifies []v
 		return w.Write(rows)
 	}
 	for _, v := range verifies {
-		err := readVerified[pairEnds](ctx, st, v, nil, func(m records.ExactMember) error {
+		err := readVerified(ctx, st, v, nil, func(m records.ExactMember) error {
 			if len(group) > 0 && group[0].Group != m.Group {
 				if m.Group < group[0].Group {
 					return fmt.Errorf("%s: group %d after group %d", v.Members.Name, m.Group, group[0].Group)
