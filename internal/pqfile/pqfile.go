@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
@@ -67,6 +69,11 @@ type Options struct {
 	RowGroupRows int
 	// Fast compresses at zstd's fastest level instead of its default.
 	Fast bool
+	// Dict names columns to store dictionary-encoded: columns of long
+	// values that repeat, such as the urls of pairs (a document is in
+	// many), which then cost an index each, not their bytes, to write,
+	// compress and read. (Short ones, ids, compress better as they are.)
+	Dict []string
 }
 
 // fastZstd is zstd at its fastest level.
@@ -117,6 +124,10 @@ func NewWriter[T any](ctx context.Context, s storage.Creator, name string, o Opt
 	if groupRows < 0 || groupRows%64 != 0 {
 		return nil, fmt.Errorf("pqfile: %s: row groups of %d rows: not a positive multiple of 64", name, groupRows)
 	}
+	dict, err := dictTags[T](o.Dict)
+	if err != nil {
+		return nil, fmt.Errorf("pqfile: %s: %w", name, err)
+	}
 	w, err := s.Create(ctx, name)
 	if err != nil {
 		return nil, err
@@ -132,6 +143,7 @@ func NewWriter[T any](ctx context.Context, s storage.Creator, name string, o Opt
 	} else if o.Fast {
 		opts[0] = parquet.Compression(&fastZstd)
 	}
+	opts = append(opts, dict...)
 	if len(o.SortedBy) > 0 {
 		cols := make([]parquet.SortingColumn, len(o.SortedBy))
 		for i, c := range o.SortedBy {
@@ -140,6 +152,36 @@ func NewWriter[T any](ctx context.Context, s storage.Creator, name string, o Opt
 		opts = append(opts, parquet.SortingWriterConfig(parquet.SortingColumns(cols...)))
 	}
 	return &Writer[T]{ctx: ctx, name: name, w: w, hw: hw, pw: parquet.NewGenericWriter[T](hw, opts...)}, nil
+}
+
+// dictTags are the writer options that store the columns cols of T (by
+// name, fields of T itself) dictionary-encoded: parquet-go takes a
+// column's encoding from its field's tag, which they replace.
+func dictTags[T any](cols []string) ([]parquet.WriterOption, error) {
+	t := reflect.TypeFor[T]()
+	var opts []parquet.WriterOption
+	for _, c := range cols {
+		f, ok := fieldOf(t, c)
+		if !ok {
+			return nil, fmt.Errorf("no column %q to store dictionary-encoded in %v", c, t)
+		}
+		tag := reflect.StructTag(fmt.Sprintf("parquet:%q", f.Tag.Get("parquet")+",dict"))
+		opts = append(opts, parquet.StructTag(tag, f.Name))
+	}
+	return opts, nil
+}
+
+// fieldOf returns the field of struct t whose parquet tag names column c.
+func fieldOf(t reflect.Type, c string) (reflect.StructField, bool) {
+	if t.Kind() != reflect.Struct {
+		return reflect.StructField{}, false
+	}
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("parquet"), ","); name == c {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // Write adds rows to the file.
@@ -236,29 +278,39 @@ type Reader[T any] struct {
 // and checksum are checked first (one sequential pass) and its row count at
 // the end.
 func Open[T any](ctx context.Context, s storage.Opener, name string, want *Info) (*Reader[T], error) {
-	f, err := s.Open(ctx, name)
+	f, pf, err := openFile(ctx, s, name, want)
 	if err != nil {
 		return nil, err
+	}
+	return &Reader[T]{name: name, f: f, r: parquet.NewGenericReader[T](pf), want: want}, nil
+}
+
+// openFile opens name as a Parquet file, checking its size and checksum
+// against want first when want is not nil.
+func openFile(ctx context.Context, s storage.Opener, name string, want *Info) (storage.File, *parquet.File, error) {
+	f, err := s.Open(ctx, name)
+	if err != nil {
+		return nil, nil, err
 	}
 	if want != nil {
 		h := xxhash.New()
 		n, err := io.Copy(h, f)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("pqfile: read %s: %w", name, err)
+			return nil, nil, fmt.Errorf("pqfile: read %s: %w", name, err)
 		}
 		if sum := h.Sum64(); sum != want.Checksum || n != want.Bytes {
 			f.Close()
-			return nil, fmt.Errorf("pqfile: %s: checksum %x (%d bytes), want %x (%d bytes): %w",
+			return nil, nil, fmt.Errorf("pqfile: %s: checksum %x (%d bytes), want %x (%d bytes): %w",
 				name, sum, n, want.Checksum, want.Bytes, ErrCorrupt)
 		}
 	}
 	pf, err := parquet.OpenFile(f, f.Size())
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("pqfile: open %s: %w", name, err)
+		return nil, nil, fmt.Errorf("pqfile: open %s: %w", name, err)
 	}
-	return &Reader[T]{name: name, f: f, r: parquet.NewGenericReader[T](pf), want: want}, nil
+	return f, pf, nil
 }
 
 // Read fills buf with the next rows; it returns io.EOF after the last row.

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/neardup/neardup/internal/buildinfo"
 	"github.com/neardup/neardup/internal/storage"
@@ -146,5 +149,74 @@ func TestCreatedBy(t *testing.T) {
 	got, want := f.Metadata().CreatedBy, buildinfo.Read().CreatedBy()
 	if got != want || !strings.HasPrefix(got, "neardup version ") || strings.Contains(got, "(build )") {
 		t.Errorf("created_by = %q, want %q", got, want)
+	}
+}
+
+// TestDict writes files with columns named in Options.Dict: those
+// columns, and only those, are dictionary-encoded, keep the rest of their
+// tags (optional), and read back as written; a name that is no column
+// fails before any file is made.
+func TestDict(t *testing.T) {
+	type dictRow struct {
+		A int64   `parquet:"a"`
+		S string  `parquet:"s"`
+		T *string `parquet:"t,optional"`
+		U string  `parquet:"u"`
+	}
+	ctx := context.Background()
+	d, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]dictRow, 1000)
+	for i := range rows {
+		rows[i] = dictRow{A: int64(i), S: fmt.Sprint("s", i%7), U: fmt.Sprint("u", i%5)}
+		if i%3 == 0 {
+			rows[i].T = new(fmt.Sprint("t", i%2))
+		}
+	}
+	for _, tt := range []struct {
+		dict []string
+		want map[string]bool // dictionary-encoded, by column
+		err  bool
+	}{
+		{nil, map[string]bool{"a": false, "s": false, "t": false, "u": false}, false},
+		{[]string{"s", "t"}, map[string]bool{"a": false, "s": true, "t": true, "u": false}, false},
+		{[]string{"S"}, nil, true},
+	} {
+		name := fmt.Sprintf("dict-%s.parquet", strings.Join(tt.dict, "-"))
+		_, err := Write(ctx, d, name, rows, Options{Dict: tt.dict})
+		if tt.err {
+			if _, serr := os.Stat(d.Path(name)); err == nil || !os.IsNotExist(serr) {
+				t.Errorf("Dict %q: err %v, file %v; want an error and no file", tt.dict, err, serr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read[dictRow](ctx, d, name, nil)
+		if err != nil || len(got) != len(rows) {
+			t.Fatalf("Dict %q: %d rows, %v", tt.dict, len(got), err)
+		}
+		for i := range rows {
+			if got[i].A != rows[i].A || got[i].S != rows[i].S || got[i].U != rows[i].U || (got[i].T == nil) != (rows[i].T == nil) || got[i].T != nil && *got[i].T != *rows[i].T {
+				t.Fatalf("Dict %q: row %d = %+v, want %+v", tt.dict, i, got[i], rows[i])
+			}
+		}
+		b, _ := os.ReadFile(d.Path(name))
+		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := f.Schema().Lookup("t"); !ok || !c.Node.Optional() {
+			t.Errorf("Dict %q: column t is no longer optional", tt.dict)
+		}
+		for _, c := range f.Metadata().RowGroups[0].Columns {
+			col := c.MetaData.PathInSchema[0]
+			if got := slices.Contains(c.MetaData.Encoding, format.RLEDictionary); got != tt.want[col] {
+				t.Errorf("Dict %q: column %s dictionary-encoded %v, want %v (%v)", tt.dict, col, got, tt.want[col], c.MetaData.Encoding)
+			}
+		}
 	}
 }

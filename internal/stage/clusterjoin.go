@@ -63,8 +63,19 @@ const (
 	rowPair
 )
 
+// compareCompRows orders rows by (label, kind, a, b). It compares a field
+// only when those before are equal (cmp.Or would compare them all): it
+// sorts every row of the components step.
 func compareCompRows(x, y compRow) int {
-	return cmp.Or(cmp.Compare(x.Label, y.Label), cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
+	switch {
+	case x.Label != y.Label:
+		return cmp.Compare(x.Label, y.Label)
+	case x.Kind != y.Kind:
+		return cmp.Compare(x.Kind, y.Kind)
+	case x.A != y.A:
+		return cmp.Compare(x.A, y.A)
+	}
+	return cmp.Compare(x.B, y.B)
 }
 
 // lookupRow is what the output task of verify chunk Chunk needs to expand
@@ -131,15 +142,12 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(rows, func(x, y compRow) int {
-		if c := cmp.Compare(partOf(x.Label, s.Parts), partOf(y.Label, s.Parts)); c != 0 {
-			return c
-		}
-		return compareCompRows(x, y)
-	})
+	// Grouped by destination, not sorted: the components step sorts the
+	// rows it receives from every task.
+	dest := func(r compRow) int { return partOf(r.Label, s.Parts) }
+	groupByKey(rows, s.Parts, dest)
 	res := &nodesResult{Rows: int64(len(rows))}
-	res.Runs, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "rows"), rows,
-		func(r compRow) int { return partOf(r.Label, s.Parts) }, appendCompRow)
+	res.Runs, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "rows"), rows, dest, appendCompRow)
 	return res, err
 }
 
@@ -152,15 +160,22 @@ func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part i
 	find := func(doc int64) (int, bool) {
 		return slices.BinarySearchFunc(labels, doc, func(e records.Candidate, d int64) int { return cmp.Compare(e.A, d) })
 	}
+	// The pairs come by first document: each one's label is looked up
+	// once, not once a pair.
+	at := 0 // the last label found
 	label := func(doc int64) (int64, error) {
+		if at < len(labels) && labels[at].A == doc {
+			return labels[at].B, nil
+		}
 		i, ok := find(doc)
 		if !ok {
 			return 0, fmt.Errorf("clusters: document %d of a verified pair or group has no label", doc)
 		}
+		at = i
 		return labels[i].B, nil
 	}
 
-	rows := make([]compRow, len(labels))
+	rows := make([]compRow, len(labels), len(labels)+verifiedRows(s, part))
 	chunks := map[int]bool{}
 	for i, l := range labels {
 		rows[i] = compRow{Label: l.B, Kind: rowDoc, A: l.A}
@@ -211,6 +226,51 @@ func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part i
 	return rows, nil
 }
 
+// verifiedRows counts the pairs and group members of the verify files
+// partition part reads, those of other partitions in spread chunks too.
+func verifiedRows(s *clusterStep, part int) int {
+	var n int64
+	for _, v := range s.Verifies {
+		if read, _ := v.share(part, s.Parts); read {
+			for _, f := range []*pqfile.Info{v.Pairs, v.Members} {
+				if f != nil {
+					n += f.Rows
+				}
+			}
+		}
+	}
+	return int(n)
+}
+
+// groupByKey reorders rows in place so that their keys, each below keys,
+// ascend (in no given order inside a key): one pass to count and one to
+// move each row to its key's place, where sorting would compare.
+func groupByKey[T any](rows []T, keys int, key func(T) int) {
+	next := make([]int, keys) // where the next row of each key goes
+	end := make([]int, keys)
+	for _, r := range rows {
+		end[key(r)]++
+	}
+	for k, sum := 0, 0; k < keys; k++ {
+		next[k] = sum
+		sum += end[k]
+		end[k] = sum
+	}
+	for k := range keys {
+		for next[k] < end[k] {
+			// Swap the row at k's place into its own key's place, until
+			// a row of key k comes there.
+			r := rows[next[k]]
+			if rk := key(r); rk != k {
+				rows[next[k]], rows[next[rk]] = rows[next[rk]], r
+				next[rk]++
+				continue
+			}
+			next[k]++
+		}
+	}
+}
+
 // workFile describes a file that one step passes to the next, sorted by
 // cols: read soon and once, it is not worth compressing.
 func workFile(cols ...string) pqfile.Options { return pqfile.Options{SortedBy: cols, Raw: true} }
@@ -218,6 +278,11 @@ func workFile(cols ...string) pqfile.Options { return pqfile.Options{SortedBy: c
 // readParts appends what every task of the previous step wrote for part
 // to dst.
 func readParts[T any](ctx context.Context, st storage.Opener, runs []map[int]pqfile.Info, part int, dec func([]byte) (T, int), dst []T) ([]T, error) {
+	var rows int64
+	for _, r := range runs {
+		rows += r[part].Rows
+	}
+	dst = slices.Grow(dst, int(rows))
 	for _, r := range runs {
 		info, ok := r[part]
 		if !ok {

@@ -78,7 +78,7 @@ func expandChunk(ctx context.Context, st storage.FS, spec *job.Spec, v verifyFil
 			x.groups[r.Node] = append(x.groups[r.Node], groupMember{doc: r.Doc, id: r.ID, url: r.URL})
 		}
 	}
-	err := readVerified[pairEnds](ctx, st, v, nil, func(r records.ExactMember) error {
+	err := readVerified(ctx, st, v, nil, func(r records.ExactMember) error {
 		if len(x.reps) == 0 || x.reps[len(x.reps)-1] != r.Group {
 			x.reps = append(x.reps, r.Group)
 			x.repOf[r.Group] = groupMember{doc: r.Group, id: r.GroupID, url: r.GroupURL}
@@ -140,7 +140,7 @@ func writeExact(ctx context.Context, st storage.FS, spec *job.Spec, verifies []v
 		return w.Write(rows)
 	}
 	for _, v := range verifies {
-		err := readVerified[pairEnds](ctx, st, v, nil, func(m records.ExactMember) error {
+		err := readVerified(ctx, st, v, nil, func(m records.ExactMember) error {
 			if len(group) > 0 && group[0].Group != m.Group {
 				if m.Group < group[0].Group {
 					return fmt.Errorf("%s: group %d after group %d", v.Members.Name, m.Group, group[0].Group)
@@ -183,10 +183,27 @@ func outputFile(cols ...string) pqfile.Options {
 const mergeFanIn = 8
 
 // mergeRuns writes the rows of sorted runs to name in the order less
-// gives, holding a batch of at most mergeFanIn runs at a time, and returns
-// the rows written. With more runs, it merges them in passes through
-// intermediate runs in the work area (named after name), removed after.
+// gives (see mergeInto), and returns the rows written.
 func mergeRuns[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, name string, o pqfile.Options, less func(x, y T) bool) (int64, error) {
+	w, err := pqfile.NewWriter[T](ctx, st, name, o)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := mergeInto(ctx, st, runs, name, o.RowGroupRows, less, w.Write); err != nil {
+		w.Abort()
+		return 0, err
+	}
+	info, err := w.Close()
+	return info.Rows, err
+}
+
+// mergeInto calls emit with the rows of sorted runs in the order less
+// gives, a batch at a time, holding a batch of at most mergeFanIn runs
+// at a time, and returns the rows emitted. With more runs, it merges
+// them in passes through intermediate runs in the work area (named after
+// name, the file the rows are for, of row groups of groupRows), removed
+// after.
+func mergeInto[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, name string, groupRows int, less func(x, y T) bool, emit func([]T) error) (int64, error) {
 	runs = slices.DeleteFunc(slices.Clone(runs), func(r *pqfile.Info) bool { return r == nil })
 	var temps []string
 	defer func() {
@@ -199,7 +216,7 @@ func mergeRuns[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, n
 		for i := 0; i < len(runs); i += mergeFanIn {
 			tmp := job.ClusterTaskFile("merge", pass, fmt.Sprintf("%s-%05d.parquet", strings.ReplaceAll(name, "/", "-"), i/mergeFanIn))
 			temps = append(temps, tmp)
-			info, err := mergeTo(ctx, st, runs[i:min(i+mergeFanIn, len(runs))], tmp, pqfile.Options{Raw: true, RowGroupRows: o.RowGroupRows}, less)
+			info, err := mergeTo(ctx, st, runs[i:min(i+mergeFanIn, len(runs))], tmp, pqfile.Options{Raw: true, RowGroupRows: groupRows}, less)
 			if err != nil {
 				return 0, err
 			}
@@ -207,8 +224,11 @@ func mergeRuns[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, n
 		}
 		runs = next
 	}
-	info, err := mergeTo(ctx, st, runs, name, o, less)
-	return info.Rows, err
+	rows, err := merge(ctx, st, runs, less, emit)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return rows, nil
 }
 
 // mergeTo merges runs, at most mergeFanIn, into the file name.

@@ -333,7 +333,7 @@ func refPairs(ctx context.Context, st storage.FS, p job.Params, verifies []job.V
 	for _, chunk := range slices.Sorted(maps.Keys(files)) {
 		rows := files[chunk]
 		slices.SortFunc(rows, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
-		if _, err := pqfile.Write(ctx, st, job.PairFile(chunk), rows, pqfile.Sorted("a", "b")); err != nil {
+		if _, err := pqfile.Write(ctx, st, job.PairFile(chunk), rows, pairOptions()); err != nil {
 			return 0, nil, err
 		}
 	}

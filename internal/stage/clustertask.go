@@ -81,12 +81,20 @@ func (v verifyFiles) share(part, parts int) (read, filter bool) {
 }
 
 // readVerified streams the verified pairs of verify task v to pair and its
-// confirmed group members to member, each if not nil, as rows of P (of
-// records.Pair's columns) and M (of records.ExactMember's): only the
-// columns they name are decoded.
-func readVerified[P, M any](ctx context.Context, st storage.Opener, v verifyFiles, pair func(P) error, member func(M) error) error {
+// confirmed group members to member, each if not nil: a pair's ends only
+// (read column by column, see pqfile.ReadInt64s), a member as a row of M
+// (of records.ExactMember's columns: only those M names are decoded).
+func readVerified[M any](ctx context.Context, st storage.Opener, v verifyFiles, pair func(pairEnds) error, member func(M) error) error {
 	if v.Pairs != nil && pair != nil {
-		if err := streamRows(ctx, st, v.Pairs, pair); err != nil {
+		err := pqfile.ReadInt64s(ctx, st, v.Pairs.Name, v.Pairs, []string{"a", "b"}, func(cols [][]int64) error {
+			for i, a := range cols[0] {
+				if err := pair(pairEnds{A: a, B: cols[1][i]}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -108,11 +116,9 @@ func streamRows[T any](ctx context.Context, st storage.Opener, info *pqfile.Info
 	})
 }
 
-// pairEnds is what a cluster step reads of a verified pair.
-type pairEnds struct {
-	A int64 `parquet:"a"`
-	B int64 `parquet:"b"`
-}
+// pairEnds is what a cluster step reads of a verified pair: its columns
+// a and b.
+type pairEnds struct{ A, B int64 }
 
 // memberOf is what a cluster step reads of a group member.
 type memberOf struct {

@@ -567,3 +567,28 @@ func TestClusterSampleMatchesReference(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupByKey groups rows by key, for numbers of keys and rows with
+// keys missing, one key, or all keys: the keys ascend and the rows are
+// the same rows.
+func TestGroupByKey(t *testing.T) {
+	for _, tt := range []struct{ rows, keys, used int }{
+		{0, 1, 1}, {1, 1, 1}, {100, 1, 1}, {100, 4, 4}, {1000, 8, 3}, {1000, 64, 64}, {5, 16, 16},
+	} {
+		rng := rand.New(rand.NewPCG(uint64(tt.rows), uint64(tt.keys)))
+		rows := make([][2]int, tt.rows) // (key, id)
+		for i := range rows {
+			rows[i] = [2]int{rng.IntN(tt.used) * (tt.keys / tt.used), i}
+		}
+		want := slices.Clone(rows)
+		groupByKey(rows, tt.keys, func(r [2]int) int { return r[0] })
+		if !slices.IsSortedFunc(rows, func(x, y [2]int) int { return cmp.Compare(x[0], y[0]) }) {
+			t.Errorf("%d rows, %d keys: keys do not ascend", tt.rows, tt.keys)
+		}
+		byID := func(x, y [2]int) int { return cmp.Compare(x[1], y[1]) }
+		got := slices.SortedFunc(slices.Values(rows), byID)
+		if !slices.Equal(got, want) {
+			t.Errorf("%d rows, %d keys: not the same rows", tt.rows, tt.keys)
+		}
+	}
+}

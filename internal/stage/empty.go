@@ -26,7 +26,7 @@ func bandOptions() pqfile.Options {
 
 // pairOptions are the options of every pairs/ file.
 func pairOptions() pqfile.Options {
-	return pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows}
+	return pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows, Dict: []string{"a_url", "b_url"}}
 }
 
 // CompleteMapOutputs gives rejects/ its empty file when no map task of

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
+	"math"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -66,116 +66,152 @@ func (x *expander) write(ctx context.Context, st storage.FS, v verifyFiles) (exp
 	return x.writeSpilling(ctx, st, v, expandSpillRows)
 }
 
-// expandSpillRows bounds the pairs an expansion holds: beyond it, sorted
-// runs go to the work area and are merged into the pairs/ file.
+// expandSpillRows bounds the pairs an expansion holds waiting for their
+// place in the file (see pairSink): beyond it, sorted runs go to the work
+// area and are merged into the pairs/ file.
 const expandSpillRows = 1 << 16
 
 // pairsGroupRows bounds the rows of a row group of a pairs/ file, which
 // its writer holds in memory.
 const pairsGroupRows = 1 << 16
 
-// writeSpilling is write holding at most spill pairs.
+// writeSpilling is write holding at most spill pairs waiting. The
+// verified pairs arrive sorted by (a, b), and each pair of
+// representatives is written in its turn; the pairs the expansion adds
+// (a member of either group in place of its representative, or two
+// documents of one group) sort after the verified pair or the
+// representative they come from, so they wait in the sink until the
+// verified pairs pass them.
 func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFiles, spill int) (expanded, error) {
 	res := expanded{keptListed: map[int64]int64{}}
-	var out []records.Pair
-	var runs []pqfile.Info
-	var spillErr error
-	// first is the pair's first document, or the group's representative.
-	emit := func(first int64, a, b groupMember, tmpl records.Pair) {
-		if x.spec.Earlier(a.doc) && x.spec.Earlier(b.doc) {
-			return // a pair of earlier jobs' documents: theirs to list
-		}
-		if k, ok := x.bounded[first]; ok {
-			if a.doc != k.doc && b.doc != k.doc {
-				return
+	s := newPairSink(ctx, st, v.Chunk, spill)
+	next := 0 // the groups of x.reps[:next] have given their pairs
+	groupsTo := func(doc int64) error {
+		for ; next < len(x.reps) && x.reps[next] <= doc; next++ {
+			if err := x.groupPairs(x.reps[next], &res, s.add); err != nil {
+				return err
 			}
-			res.keptListed[k.cluster]++
 		}
-		if a.doc > b.doc {
-			a, b = b, a
-		}
-		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID, tmpl.AURL, tmpl.BURL = a.doc, b.doc, a.id, b.id, a.url, b.url
-		tmpl.AJob, tmpl.AOut = nil, nil
-		if i, ok := x.spec.AgainstOf(a.doc); ok {
-			tmpl.AJob, tmpl.AOut = &x.spec.Against[i].Job, &x.spec.Against[i].Out
-			res.against++
-		}
-		out = append(out, tmpl)
-		if len(out) >= spill && spillErr == nil {
-			slices.SortFunc(out, comparePair)
-			info, err := pqfile.Write(ctx, st, job.ClusterTaskFile("expand", v.Chunk, fmt.Sprintf("run-%04d.parquet", len(runs))), out, pqfile.Options{Raw: true})
-			runs, spillErr = append(runs, info), err
-			res.listed += int64(len(out))
-			out = out[:0]
-		}
+		return nil
 	}
 	if v.Pairs != nil {
 		err := pqfile.Stream(ctx, st, v.Pairs.Name, v.Pairs, 4096, func(rows []records.Pair) error {
 			for _, r := range rows {
-				ga, gb := x.group(groupMember{r.A, r.AID, r.AURL}), x.group(groupMember{r.B, r.BID, r.BURL})
-				if k, ok := x.bounded[r.A]; ok {
-					// Only the kept document's pairs: skip the product.
-					ga, gb = onlyKept(ga, gb, k.doc)
+				// A group's pairs start with its representative: they
+				// wait before any verified pair after it is written.
+				if err := groupsTo(r.A); err != nil {
+					return err
 				}
-				for _, a := range ga {
-					for _, b := range gb {
-						emit(r.A, a, b, r)
-					}
+				if err := x.expandPair(r, &res, s); err != nil {
+					return err
 				}
 			}
 			return nil
 		})
 		if err != nil {
+			s.abort()
 			return res, fmt.Errorf("pairs: %w", err)
 		}
 	}
-	for _, rep := range x.reps {
-		g := x.group(x.repOf[rep])
-		tmpl := x.identical()
-		if k, ok := x.bounded[rep]; ok {
-			// Only the kept document's pairs: skip the square.
-			for _, a := range g {
-				if a.doc == k.doc {
-					for _, b := range g {
-						if b.doc != k.doc {
-							emit(rep, a, b, tmpl)
-						}
-					}
+	if err := groupsTo(math.MaxInt64); err != nil {
+		s.abort()
+		return res, err
+	}
+	var err error
+	res.listed, err = s.close()
+	return res, err
+}
+
+// expandPair gives s the pairs of verified pair r expanded to the members
+// of both groups: r itself in its turn, the others to wait.
+func (x *expander) expandPair(r records.Pair, res *expanded, s *pairSink) error {
+	ga, gb := x.group(groupMember{r.A, r.AID, r.AURL}), x.group(groupMember{r.B, r.BID, r.BURL})
+	if k, ok := x.bounded[r.A]; ok {
+		// Only the kept document's pairs: skip the product.
+		ga, gb = onlyKept(ga, gb, k.doc)
+	}
+	for _, a := range ga {
+		for _, b := range gb {
+			p, ok := x.pair(r.A, a, b, r, res)
+			var err error
+			switch {
+			case !ok:
+			case a.doc == r.A && b.doc == r.B:
+				err = s.ordered(p)
+			default:
+				err = s.add(p)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// groupPairs gives add the pairs inside the group represented by rep
+// (similarity 1); in a bounded cluster, only its kept document's.
+func (x *expander) groupPairs(rep int64, res *expanded, add func(records.Pair) error) error {
+	g := x.group(x.repOf[rep])
+	tmpl := x.identical()
+	give := func(a, b groupMember) error {
+		if p, ok := x.pair(rep, a, b, tmpl, res); ok {
+			return add(p)
+		}
+		return nil
+	}
+	if k, ok := x.bounded[rep]; ok {
+		// Only the kept document's pairs: skip the square.
+		for _, a := range g {
+			if a.doc != k.doc {
+				continue
+			}
+			for _, b := range g {
+				if b.doc == k.doc {
+					continue
+				}
+				if err := give(a, b); err != nil {
+					return err
 				}
 			}
-			continue
 		}
-		for i, a := range g {
-			for _, b := range g[i+1:] {
-				emit(rep, a, b, tmpl)
+		return nil
+	}
+	for i, a := range g {
+		for _, b := range g[i+1:] {
+			if err := give(a, b); err != nil {
+				return err
 			}
 		}
 	}
-	if spillErr != nil {
-		return res, spillErr
+	return nil
+}
+
+// pair returns the row of the pair of documents a and b made from tmpl,
+// counted in res, or false when the pair is not listed: both are earlier
+// jobs' documents, or first (the verified pair's first document, or the
+// group's representative) is in a bounded cluster and neither is its kept
+// document.
+func (x *expander) pair(first int64, a, b groupMember, tmpl records.Pair, res *expanded) (records.Pair, bool) {
+	if x.spec.Earlier(a.doc) && x.spec.Earlier(b.doc) {
+		return records.Pair{}, false // a pair of earlier jobs' documents: theirs to list
 	}
-	if len(out)+len(runs) == 0 {
-		return res, nil
+	if k, ok := x.bounded[first]; ok {
+		if a.doc != k.doc && b.doc != k.doc {
+			return records.Pair{}, false
+		}
+		res.keptListed[k.cluster]++
 	}
-	slices.SortFunc(out, comparePair)
-	res.listed += int64(len(out))
-	o := pairOptions()
-	if len(runs) == 0 {
-		_, err := pqfile.Write(ctx, st, job.PairFile(v.Chunk), out, o)
-		return res, err
+	if a.doc > b.doc {
+		a, b = b, a
 	}
-	// Spilled: the rest is one more run, and the runs are merged.
-	info, err := pqfile.Write(ctx, st, job.ClusterTaskFile("expand", v.Chunk, fmt.Sprintf("run-%04d.parquet", len(runs))), out, pqfile.Options{Raw: true})
-	if err != nil {
-		return res, err
+	tmpl.A, tmpl.B, tmpl.AID, tmpl.BID, tmpl.AURL, tmpl.BURL = a.doc, b.doc, a.id, b.id, a.url, b.url
+	tmpl.AJob, tmpl.AOut = nil, nil
+	if i, ok := x.spec.AgainstOf(a.doc); ok {
+		tmpl.AJob, tmpl.AOut = &x.spec.Against[i].Job, &x.spec.Against[i].Out
+		res.against++
 	}
-	runs = append(runs, info)
-	infos := make([]*pqfile.Info, len(runs))
-	for i := range runs {
-		infos[i] = &runs[i]
-	}
-	_, err = mergeRuns(ctx, st, infos, job.PairFile(v.Chunk), o, func(x, y records.Pair) bool { return comparePair(x, y) < 0 })
-	return res, err
+	return tmpl, true
 }
 
 func comparePair(a, b records.Pair) int {

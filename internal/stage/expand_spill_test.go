@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
@@ -15,24 +16,30 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
-// TestExpandSpill expands the same verified pairs and groups holding all
-// pairs in memory and spilling sorted runs of a few pairs: the pairs/
-// files are byte-identical.
-func TestExpandSpill(t *testing.T) {
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(7, 7))
+// expandCase is an expander's input: representatives 0..199 with
+// verified pairs among them, the even ones with exact groups of up to 3
+// members numbered from 1000 (groups), some of them in bounded clusters
+// whose kept document is a member (bounded).
+type expandCase struct {
+	pairs []records.Pair
+	x     func() *expander
+}
+
+func newExpandCase(seed uint64, groups, bounded bool) expandCase {
+	rng := rand.New(rand.NewPCG(seed, 7))
 	id := func(d int64) string { return fmt.Sprintf("d%d", d) }
-	// Representatives 0..199 (even ones with a group of up to 3 members
-	// numbered from 1000), random verified pairs among them.
 	x := func() *expander {
 		x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, spec: &job.Spec{Params: job.DefaultParams()}}
 		next := int64(1000)
-		for rep := int64(0); rep < 200; rep += 2 {
+		for rep := int64(0); groups && rep < 200; rep += 2 {
 			x.reps = append(x.reps, rep)
-			x.repOf[rep] = groupMember{doc: rep, id: id(rep)}
+			x.repOf[rep] = groupMember{doc: rep, id: id(rep), url: "u" + id(rep)}
 			for range 1 + int(rep)%3 {
 				x.groups[rep] = append(x.groups[rep], groupMember{doc: next, id: id(next)})
 				next++
+			}
+			if bounded && rep%8 == 0 {
+				x.bounded[rep] = keptDoc{cluster: rep, doc: x.groups[rep][0].doc}
 			}
 		}
 		return x
@@ -45,34 +52,171 @@ func TestExpandSpill(t *testing.T) {
 			continue
 		}
 		seen[[2]int64{a, b}] = true
-		pairs = append(pairs, records.Pair{A: a, B: b, AID: id(a), BID: id(b), Similarity: 0.9, Estimate: 0.9, Method: "exact"})
+		pairs = append(pairs, records.Pair{A: a, B: b, AID: id(a), BID: id(b), AURL: "u" + id(a), BURL: "u" + id(b), Similarity: 0.9, Estimate: 0.9, Method: "exact"})
 	}
 	slices.SortFunc(pairs, comparePair)
-	var files [][]byte
-	for _, spill := range []int{1 << 30, 7, 100} {
-		st := newStore(t)
-		info, err := pqfile.Write(ctx, st, job.VerifiedFile(0), pairs, pqfile.Sorted("a", "b"))
+	return expandCase{pairs: pairs, x: x}
+}
+
+// want is what the pairs/ file holds, by brute force: every pair of the
+// product of the groups of a verified pair's documents and every pair
+// inside a group, but in a bounded cluster (by its first document) those
+// of its kept document only, sorted.
+func (c expandCase) want() []records.Pair {
+	x := c.x()
+	var out []records.Pair
+	keep := func(first int64, a, b groupMember, tmpl records.Pair) {
+		if k, ok := x.bounded[first]; ok && a.doc != k.doc && b.doc != k.doc {
+			return
+		}
+		if a.doc > b.doc {
+			a, b = b, a
+		}
+		tmpl.A, tmpl.B, tmpl.AID, tmpl.BID, tmpl.AURL, tmpl.BURL = a.doc, b.doc, a.id, b.id, a.url, b.url
+		out = append(out, tmpl)
+	}
+	for _, r := range c.pairs {
+		for _, a := range x.group(groupMember{r.A, r.AID, r.AURL}) {
+			for _, b := range x.group(groupMember{r.B, r.BID, r.BURL}) {
+				keep(r.A, a, b, r)
+			}
+		}
+	}
+	for _, rep := range x.reps {
+		g := x.group(x.repOf[rep])
+		for i := range g {
+			for j := i + 1; j < len(g); j++ {
+				keep(rep, g[i], g[j], x.identical())
+			}
+		}
+	}
+	slices.SortFunc(out, comparePair)
+	return out
+}
+
+// TestExpandSpill expands verified pairs (alone, with exact groups, and
+// with bounded clusters) holding every added pair until its turn (no
+// limit), and spilling sorted runs from nearly the first pair (16) or
+// partway (100; the pairs alone never spill): the pairs/ file holds the
+// pairs the brute force lists, byte-identical to those rows written at
+// once, and no run is left in the work area.
+func TestExpandSpill(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name            string
+		groups, bounded bool
+	}{
+		{"pairs", false, false},
+		{"groups", true, false},
+		{"bounded", true, true},
+	} {
+		c := newExpandCase(7, tc.groups, tc.bounded)
+		want := c.want()
+		if tc.groups && len(want) <= len(c.pairs) {
+			t.Fatalf("%s: %d pairs expanded from %d: no pair added", tc.name, len(want), len(c.pairs))
+		}
+		direct := newStore(t)
+		if _, err := pqfile.Write(ctx, direct, "want.parquet", want, pairOptions()); err != nil {
+			t.Fatal(err)
+		}
+		wantData, err := os.ReadFile(direct.Path("want.parquet"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := x().writeSpilling(ctx, st, verifyFiles{Chunk: 0, Pairs: &info}, spill)
-		if err != nil {
-			t.Fatal(err)
+		for _, spill := range []int{1 << 30, 16, 100} {
+			t.Run(fmt.Sprintf("%s/spill-%d", tc.name, spill), func(t *testing.T) {
+				st := newStore(t)
+				info, err := pqfile.Write(ctx, st, job.VerifiedFile(0), c.pairs, pqfile.Sorted("a", "b"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := c.x().writeSpilling(ctx, st, verifyFiles{Chunk: 0, Pairs: &info}, spill)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := pqfile.Read[records.Pair](ctx, st, job.PairFile(0), nil)
+				if err != nil || res.listed != int64(len(want)) || !slices.Equal(rows, want) {
+					t.Fatalf("%d rows (listed %d), want %d; same rows %v; %v", len(rows), res.listed, len(want), slices.Equal(rows, want), err)
+				}
+				data, err := os.ReadFile(st.Path(job.PairFile(0)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(data, wantData) {
+					t.Error("the pairs/ file differs from its rows written at once")
+				}
+				if left, err := st.List(ctx, job.ClusterDir); err != nil || len(left) > 0 {
+					t.Errorf("left in the work area: %v (%v)", left, err)
+				}
+			})
+		}
+	}
+}
+
+// TestExpandUnsorted gives the expander verified pairs out of (a, b)
+// order: it fails rather than write an unsorted file.
+func TestExpandUnsorted(t *testing.T) {
+	ctx := context.Background()
+	c := newExpandCase(3, true, false)
+	slices.Reverse(c.pairs)
+	st := newStore(t)
+	info, err := pqfile.Write(ctx, st, job.VerifiedFile(0), c.pairs, pqfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.x().writeSpilling(ctx, st, verifyFiles{Chunk: 0, Pairs: &info}, 1<<30); err == nil || !strings.Contains(err.Error(), "not in order") {
+		t.Fatalf("err = %v, want a pair not in order", err)
+	}
+	if _, err := os.Stat(st.Path(job.PairFile(0))); !os.IsNotExist(err) {
+		t.Errorf("pairs/ file left: %v", err)
+	}
+}
+
+// TestPairSinkSpillsPartway gives a sink pairs in its order, a few added
+// ones far ahead of their turn, and a spill limit they pass only after
+// the first pairs are written: the sink starts spilling partway, and the
+// file holds every pair in order, byte-identical to the one written
+// without a limit.
+func TestPairSinkSpillsPartway(t *testing.T) {
+	ctx := context.Background()
+	var files [][]byte
+	for _, spill := range []int{1 << 30, 10} {
+		st := newStore(t)
+		s := newPairSink(ctx, st, 0, spill)
+		var spilledAt int64 = -1
+		for a := int64(0); a < 100; a++ {
+			if err := s.ordered(records.Pair{A: a, B: a + 1}); err != nil {
+				t.Fatal(err)
+			}
+			if a >= 50 {
+				// Pairs whose turn is far ahead: they wait, up to spill.
+				if err := s.add(records.Pair{A: 200 + a, B: 1000}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s.spilling && spilledAt < 0 {
+				spilledAt = s.rows
+			}
+		}
+		rows, err := s.close()
+		if err != nil || rows != 150 {
+			t.Fatalf("spill %d: %d rows, %v", spill, rows, err)
+		}
+		if spill < 100 && spilledAt <= 0 {
+			t.Errorf("spill %d: spilling began after %d pairs written, want partway", spill, spilledAt)
+		}
+		got, err := pqfile.Read[records.Pair](ctx, st, job.PairFile(0), nil)
+		if err != nil || len(got) != 150 || !slices.IsSortedFunc(got, comparePair) {
+			t.Fatalf("spill %d: %d rows, sorted %v, %v", spill, len(got), slices.IsSortedFunc(got, comparePair), err)
 		}
 		data, err := os.ReadFile(st.Path(job.PairFile(0)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := pqfile.Read[records.Pair](ctx, st, job.PairFile(0), nil)
-		if err != nil || int64(len(rows)) != res.listed || !slices.IsSortedFunc(rows, comparePair) {
-			t.Fatalf("spill %d: %d rows (listed %d), sorted %v, %v", spill, len(rows), res.listed, slices.IsSortedFunc(rows, comparePair), err)
-		}
 		files = append(files, data)
 	}
-	for i := 1; i < len(files); i++ {
-		if !bytes.Equal(files[i], files[0]) {
-			t.Errorf("case %d: the pairs/ file differs from the one written without spilling", i)
-		}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("the file written spilling partway differs")
 	}
 }
 
