@@ -224,8 +224,9 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	defer closeSigs()
 	// The edges come in (a, b) order, and so go the pairs and group
 	// members to their files, block by block.
-	// Work files, read once by the cluster stage: zstd's fastest level.
-	pairFile := &lazyWriter[records.Pair]{st: st, name: job.VerifiedFile(chunk), o: pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: verifyGroupRows, Fast: true}}
+	// Work files, read once by the cluster stage: zstd's fastest level;
+	// a document's url repeats in each of its pairs: dictionaries.
+	pairFile := &lazyWriter[records.Pair]{st: st, name: job.VerifiedFile(chunk), o: pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: verifyGroupRows, Fast: true, Dict: []string{"a_url", "b_url"}}}
 	memberFile := &lazyWriter[records.ExactMember]{st: st, name: job.MembersFile(chunk), o: pqfile.Options{SortedBy: []string{"group", "doc"}, RowGroupRows: verifyGroupRows, Fast: true}}
 	defer pairFile.abort()
 	defer memberFile.abort()
