@@ -77,7 +77,8 @@ type Manifest struct {
 	// Warnings name what a person should look at before dropping documents.
 	Warnings []string `json:"warnings"`
 	// ExamplePairs are the few pairs the report shows side by side
-	// (report-pairs.html), chosen from pairs/ by report.Chooser.
+	// (report-pairs.html), chosen from the pairs listed by an
+	// ExampleChooser as pairs/ is written.
 	ExamplePairs []Example `json:"example_pairs"`
 
 	// written is the counts object as Decode read it (see CountList):

@@ -120,14 +120,8 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 		}
 	}
 
-	// The report's example pairs: one more read of pairs/.
-	t1 := time.Now()
-	examples, err := chooseExamples(ctx, c.st, p.Threshold)
-	if err != nil {
-		return nil, err
-	}
-	man.ExamplePairs = append(man.ExamplePairs, examples...)
-	chose := time.Since(t1)
+	// The report's example pairs were chosen as pairs/ was written (the
+	// cluster stage's manifest.ExampleChooser).
 	man.Finished = time.Now().UTC()
 	man.Seconds = time.Since(started).Seconds()
 	if err := manifest.Write(ctx, c.st, man); err != nil {
@@ -136,7 +130,7 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	if err := writeReport(ctx, c.st); err != nil {
 		return nil, err
 	}
-	t1 = time.Now()
+	t1 := time.Now()
 	stored := map[int]pqfile.Info{}
 	for _, m := range slices.Concat(j.Earlier, j.Maps) {
 		stored[m.Chunk] = m.SigFile
@@ -145,7 +139,7 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 		return nil, err
 	}
 	c.log.Info("example pairs written", "file", report.PairsFile, "pairs", len(man.ExamplePairs),
-		"choose_seconds", chose.Seconds(), "page_seconds", time.Since(t1).Seconds())
+		"page_seconds", time.Since(t1).Seconds())
 	switch {
 	case man.Status == manifest.StatusComplete:
 		if err := storage.WriteFile(ctx, c.st, job.SuccessFile, nil); err != nil {

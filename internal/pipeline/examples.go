@@ -22,44 +22,6 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// examplePair is what choosing the examples reads of a pair: only these
-// columns are decoded (not the urls, nor the earlier job's names).
-type examplePair struct {
-	A             int64   `parquet:"a"`
-	B             int64   `parquet:"b"`
-	AID           string  `parquet:"a_id"`
-	BID           string  `parquet:"b_id"`
-	Similarity    float64 `parquet:"similarity"`
-	Estimate      float64 `parquet:"estimate"`
-	Method        string  `parquet:"method"`
-	Hamming       *int32  `parquet:"hamming,optional"`
-	BandsCollided int32   `parquet:"bands_collided"`
-	FirstBand     int32   `parquet:"first_band"`
-}
-
-// chooseExamples reads pairs/ and returns the job's example pairs (see
-// report.Chooser): the same whatever the order of the files and rows.
-func chooseExamples(ctx context.Context, st *storage.Dir, threshold float64) ([]manifest.Example, error) {
-	names, err := st.List(ctx, job.PairsDir)
-	if err != nil {
-		return nil, fmt.Errorf("example pairs: %w", err)
-	}
-	c := report.NewChooser(threshold)
-	for _, name := range names {
-		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []examplePair) error {
-			for _, r := range rows {
-				c.Add(records.Pair{A: r.A, B: r.B, AID: r.AID, BID: r.BID, Similarity: r.Similarity, Estimate: r.Estimate,
-					Method: r.Method, Hamming: r.Hamming, BandsCollided: r.BandsCollided, FirstBand: r.FirstBand})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("example pairs: %s: %w", name, err)
-		}
-	}
-	return c.Examples(), nil
-}
-
 // writePairsPage writes report.PairsFile: the example pairs side by side,
 // their texts read from the chunks' text stores (stored: each chunk's
 // record file, the job's own and earlier jobs'), or again from the inputs

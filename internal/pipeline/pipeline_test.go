@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/internal/report"
@@ -110,8 +111,8 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(man.ExamplePairs) != report.MaxExamples || bytes.Contains(page, []byte("could not be read again")) || bytes.Count(page, []byte("<mark>")) < 100 {
-		t.Errorf("%d example pairs (want %d), or their texts are not shown with shared words highlighted", len(man.ExamplePairs), report.MaxExamples)
+	if len(man.ExamplePairs) != manifest.MaxExamples || bytes.Contains(page, []byte("could not be read again")) || bytes.Count(page, []byte("<mark>")) < 100 {
+		t.Errorf("%d example pairs (want %d), or their texts are not shown with shared words highlighted", len(man.ExamplePairs), manifest.MaxExamples)
 	}
 	// With --verify exact, the Jaccard of the texts read again and
 	// shingled for the page is the similarity verify computed.

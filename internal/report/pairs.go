@@ -2,10 +2,8 @@ package report
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"html/template"
-	"math"
 	"slices"
 	"strconv"
 
@@ -18,85 +16,10 @@ import (
 // report.html, which links to it.
 const PairsFile = "report-pairs.html"
 
-// MaxExamples is the most example pairs a job's report shows.
-const MaxExamples = 5
-
 // MaxShownRunes is how much of each document's text the side-by-side view
 // shows: its first MaxShownRunes characters (runes). Shingles are taken
 // from the whole text.
 const MaxShownRunes = 5000
-
-// nearThreshold is how many of the examples are the pairs of lowest
-// similarity.
-const nearThreshold = 3
-
-// Chooser picks a job's example pairs from its pairs, whatever order they
-// come in, so that a job run again shows the same ones: the nearThreshold
-// pairs of lowest similarity, the pair closest to halfway between the
-// threshold and 1, and the pair of highest similarity below 1 (a pair of
-// similarity 1 if there is none). Ties go to the smaller (a, b).
-type Chooser struct {
-	mid          float64
-	low          []records.Pair // ascending by less
-	middle, high *records.Pair
-	identical    *records.Pair
-}
-
-// NewChooser returns a Chooser for a job's threshold.
-func NewChooser(threshold float64) *Chooser {
-	return &Chooser{mid: (threshold + 1) / 2}
-}
-
-// less orders pairs by similarity, then (a, b).
-func less(x, y records.Pair) int {
-	return cmp.Or(cmp.Compare(x.Similarity, y.Similarity), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
-}
-
-// lessAB orders pairs by (a, b).
-func lessAB(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) }
-
-// Add considers one pair.
-func (c *Chooser) Add(p records.Pair) {
-	if i, _ := slices.BinarySearchFunc(c.low, p, less); i < nearThreshold {
-		c.low = slices.Insert(c.low, i, p)
-		c.low = c.low[:min(len(c.low), nearThreshold)]
-	}
-	if m := c.middle; m == nil || cmp.Or(cmp.Compare(math.Abs(p.Similarity-c.mid), math.Abs(m.Similarity-c.mid)), less(p, *m)) < 0 {
-		c.middle = &p
-	}
-	if p.Similarity >= 1 {
-		if c.identical == nil || lessAB(p, *c.identical) < 0 {
-			c.identical = &p
-		}
-	} else if h := c.high; h == nil || cmp.Or(cmp.Compare(h.Similarity, p.Similarity), lessAB(p, *h)) < 0 {
-		c.high = &p
-	}
-}
-
-// Examples returns the chosen pairs, each once, by similarity then (a, b).
-func (c *Chooser) Examples() []manifest.Example {
-	var out []manifest.Example
-	add := func(p *records.Pair, why string) {
-		if p == nil || slices.ContainsFunc(out, func(e manifest.Example) bool { return e.A == p.A && e.B == p.B }) {
-			return
-		}
-		out = append(out, manifest.Example{A: p.A, B: p.B, AID: p.AID, BID: p.BID, Similarity: p.Similarity, Estimate: p.Estimate,
-			Method: p.Method, Hamming: p.Hamming, BandsCollided: p.BandsCollided, FirstBand: p.FirstBand, Why: why})
-	}
-	for i := range c.low {
-		add(&c.low[i], "near the threshold")
-	}
-	add(c.middle, "halfway between the threshold and 1")
-	if c.high != nil {
-		add(c.high, "highest similarity below 1")
-	} else {
-		add(c.identical, "identical shingle sets")
-	}
-	slices.SortFunc(out, func(x, y manifest.Example) int {
-		return cmp.Or(cmp.Compare(x.Similarity, y.Similarity), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
-	})
-	return out
-}
 
 // pairAnchor is the id of example i (from 0) in PairsFile.
 func pairAnchor(i int) string { return "pair-" + strconv.Itoa(i+1) }

@@ -39,6 +39,9 @@ type ClusterStats struct {
 	BoundedClusters int64                     `json:"bounded_clusters"`
 	PairsNotListed  int64                     `json:"pairs_not_listed"`
 	Bounded         []manifest.BoundedCluster `json:"bounded"` // the largest, by pairs
+	// Examples are the report's example pairs, chosen from those listed
+	// (manifest.ExampleChooser).
+	Examples []manifest.Example `json:"examples"`
 	// Rounds is how many large-star rounds the components took.
 	Rounds int `json:"-"`
 }
@@ -145,7 +148,11 @@ func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 	stats, boundedPairs := foldComponents(comps)
 	stats.Rounds = rounds
 	var keptListed int64
+	examples := manifest.NewExampleChooser(p.Threshold)
 	for _, w := range written {
+		for _, e := range w.Examples {
+			examples.Add(e)
+		}
 		stats.PairsListed += w.Listed
 		stats.PairsAgainst += w.Against
 		keptListed += w.KeptListed
@@ -159,6 +166,7 @@ func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 		stats.Bounded[i].NotListed = stats.Bounded[i].Pairs - stats.Bounded[i].Listed
 	}
 	stats.PairsNotListed = boundedPairs - keptListed
+	stats.Examples = examples.Examples()
 	if stats.PairsListed == 0 {
 		// No pair: pairs/ still holds its schema.
 		if err := writeEmpty[records.Pair](ctx, st, job.PairFile(0), pairOptions()); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -24,6 +25,9 @@ type outputResult struct {
 	Against    int64           `json:"against,omitempty"` // of Listed, pairs with an earlier job's document
 	KeptListed int64           `json:"kept_listed,omitempty"`
 	Top        map[int64]int64 `json:"top,omitempty"`
+	// Examples are the pairs the task's manifest.ExampleChooser kept of
+	// those it listed.
+	Examples []manifest.Example `json:"examples,omitempty"`
 	// Rows counts the rows of clusters.parquet, duplicates.parquet or
 	// exact.parquet, and ExactGroups and ExactDuplicates the latter's
 	// groups and their documents beyond one per group.
@@ -93,7 +97,7 @@ func expandChunk(ctx context.Context, st storage.FS, spec *job.Spec, v verifyFil
 	if err != nil {
 		return nil, err
 	}
-	res := &outputResult{Listed: w.listed, Against: w.against, Top: map[int64]int64{}}
+	res := &outputResult{Listed: w.listed, Against: w.against, Top: map[int64]int64{}, Examples: w.examples.Kept()}
 	for _, n := range w.keptListed {
 		res.KeptListed += n
 	}

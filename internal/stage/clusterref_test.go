@@ -3,7 +3,9 @@ package stage
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 
@@ -188,6 +190,11 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 		return nil, err
 	}
 	stats.PairsListed = listed
+	// The report's examples, chosen from every pair pairs/ lists, read
+	// back: the stage chooses them as it writes.
+	if stats.Examples, err = examplesOf(ctx, st, p.Threshold, verifies); err != nil {
+		return nil, err
+	}
 	for _, i := range slices.Sorted(maps.Keys(bounded)) {
 		b := manifest.BoundedCluster{Cluster: comps[i][0], Size: int64(len(comps[i])), KeptID: members[kept[i]].id,
 			Pairs: pairTotal[i], Listed: keptListed[i]}
@@ -338,4 +345,31 @@ func refPairs(ctx context.Context, st storage.FS, p job.Params, verifies []job.V
 		}
 	}
 	return listed, keptListed, nil
+}
+
+// examplesOf chooses the example pairs of the pairs pairs/ lists (a file
+// per verify task that found some).
+func examplesOf(ctx context.Context, st storage.FS, threshold float64, verifies []job.VerifyResult) ([]manifest.Example, error) {
+	c := manifest.NewExampleChooser(threshold)
+	for _, v := range verifies {
+		name := job.PairFile(v.Chunk)
+		if f, err := st.Open(ctx, name); errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, err
+		} else {
+			f.Close()
+		}
+		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []records.Pair) error {
+			for _, r := range rows {
+				c.Add(manifest.Example{A: r.A, B: r.B, AID: r.AID, BID: r.BID, Similarity: r.Similarity, Estimate: r.Estimate,
+					Method: r.Method, Hamming: r.Hamming, BandsCollided: r.BandsCollided, FirstBand: r.FirstBand})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return c.Examples(), nil
 }

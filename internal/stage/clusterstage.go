@@ -66,5 +66,6 @@ func foldClusters(m *manifest.Manifest, s *ClusterStats, tasks int, d time.Durat
 	m.Counts.LargestCluster = s.Largest
 	m.ClusterSizeHist = s.SizeHist
 	m.LargestClusters = s.Top
+	m.ExamplePairs = append(m.ExamplePairs[:0], s.Examples...)
 	m.Stages = append(m.Stages, manifest.StageTiming{Name: "cluster", Tasks: tasks, Seconds: d.Seconds()})
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -41,6 +42,10 @@ type expanded struct {
 	listed     int64
 	against    int64 // pairs with an earlier job's document
 	keptListed map[int64]int64
+	// examples considers every listed pair as the report's example
+	// (manifest.ExampleChooser): chosen here, the job need not read
+	// pairs/ again.
+	examples *manifest.ExampleChooser
 }
 
 // identical is the pair row of two documents with the same shingle set:
@@ -83,7 +88,7 @@ const pairsGroupRows = 1 << 16
 // representative they come from, so they wait in the sink until the
 // verified pairs pass them.
 func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFiles, spill int) (expanded, error) {
-	res := expanded{keptListed: map[int64]int64{}}
+	res := expanded{keptListed: map[int64]int64{}, examples: manifest.NewExampleChooser(x.spec.Params.Threshold)}
 	s := newPairSink(ctx, st, v.Chunk, spill)
 	next := 0 // the groups of x.reps[:next] have given their pairs
 	groupsTo := func(doc int64) error {
@@ -211,6 +216,8 @@ func (x *expander) pair(first int64, a, b groupMember, tmpl records.Pair, res *e
 		tmpl.AJob, tmpl.AOut = &x.spec.Against[i].Job, &x.spec.Against[i].Out
 		res.against++
 	}
+	res.examples.Add(manifest.Example{A: tmpl.A, B: tmpl.B, AID: tmpl.AID, BID: tmpl.BID, Similarity: tmpl.Similarity, Estimate: tmpl.Estimate,
+		Method: tmpl.Method, Hamming: tmpl.Hamming, BandsCollided: tmpl.BandsCollided, FirstBand: tmpl.FirstBand})
 	return tmpl, true
 }
 
