@@ -162,7 +162,12 @@ type VerifyResult struct {
 	// that failed verification, in bins of width 1/len.
 	VerifiedHist []int64 `json:"verified_hist"`
 	RejectedHist []int64 `json:"rejected_hist"`
-	Seconds      float64 `json:"seconds"`
+	// Loads counts the documents the task read and decoded (a text
+	// store's sketched again): a document again when it had left the
+	// task's cache, or when a pair needed the shingle set its cached
+	// entry had dropped.
+	Loads   int64   `json:"loads,omitempty"`
+	Seconds float64 `json:"seconds"`
 }
 
 // HistBins is the number of similarity histogram bins: bin i holds the

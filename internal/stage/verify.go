@@ -25,18 +25,27 @@ type sigEntry struct {
 	url string
 	sig minhash.Signature // MinHash
 	fp  uint64            // SimHash
+	// set is the shingle set, of n values: nil once dropped (see
+	// sigCache.settle) from a document whose set's Bits count its pairs,
+	// until a pair needs it again (see blockJudge.fill).
 	set []uint64
+	n   int
 	// keys are the band keys, computed when the document is loaded.
 	keys []uint64
 }
+
+// dropped reports whether e's set was dropped.
+func (e *sigEntry) dropped() bool { return len(e.set) != e.n }
 
 // Verify checks every candidate pair and every exact-group claim whose
 // first document is in chunk: the edges in (a, b) order, in blocks of at
 // most verifyWindowDocs first documents whose second documents are loaded
 // in windows of as many, so memory is bounded by the block, not by the
-// chunk (a whole compressed file is one chunk). The signatures are those
-// the gather stage sent the chunk, read by random access where its gather
-// files are (local files) or from a copy in a scratch (see readGathered).
+// chunk (a whole compressed file is one chunk), and by a cache of the
+// entries of earlier windows (see sigCache), so that a document is loaded
+// about once a task. The signatures are those the gather stage sent the
+// chunk, read by random access where its gather files are (local files)
+// or from a copy in a scratch (see readGathered).
 //
 // A candidate pair is first judged by its signatures: with MinHash and
 // exact verification, a pair with fewer equal values than prefilterMatches
@@ -368,7 +377,12 @@ const verifyCacheBytes = 64 << 20
 // a budget of bytes, the least recently used going first: a document
 // paired in many windows (a page of a large template family, in every
 // window of its family's first documents) is read, and from a text store
-// re-sketched, once while it fits, not once a window.
+// re-sketched, once while it fits, not once a window. A document whose
+// pairs its set's Bits count (see bitSets) is kept without its set once
+// its window is judged (see settle): a tenth of the bytes for a page of
+// 2,000 words, so that the task's template pages all fit where a few
+// thousand did, and its set is loaded again only for the pairs that need
+// it (see blockJudge.fill).
 type sigCache struct {
 	budget, bytes int64
 	window        int // the number of the window being loaded
@@ -396,14 +410,38 @@ func (c *sigCache) get(doc int64) *sigEntry {
 }
 
 func (c *sigCache) add(doc int64, e *sigEntry) {
-	size := int64(8*len(e.set)+8*len(e.sig)+8*len(e.keys)+len(e.id)+len(e.url)) + 128
+	size := entryBytes(e)
 	c.entries[doc] = &cachedSig{e: e, used: c.window, size: size}
 	c.bytes += size
 }
 
-// next ends a window: over the budget, entries go, least recently used
-// first. (During a window, its own entries are all held whatever the
-// budget: the window bounds them.) The budget is at least twice the
+// entryBytes is about the memory of e.
+func entryBytes(e *sigEntry) int64 {
+	return int64(8*len(e.set)+8*len(e.sig)+8*len(e.keys)+len(e.id)+len(e.url)) + 128
+}
+
+// settle drops the sets of the entries of docs, a window's documents just
+// judged, whose pairs the Bits of their sets count (hasBits), and counts
+// again the bytes of those cached (a set loaded again by fill counts
+// until it is dropped).
+func (c *sigCache) settle(docs map[int64]*sigEntry, hasBits func(doc int64) bool) {
+	for doc, e := range docs {
+		if e.n > 0 && e.set != nil && hasBits(doc) {
+			e.set = nil
+		}
+		if ce, ok := c.entries[doc]; ok && ce.e == e {
+			size := entryBytes(e)
+			c.bytes += size - ce.size
+			ce.size = size
+		}
+	}
+}
+
+// next ends a window, once judged (and its entries settled): over the
+// budget, entries go, those of earlier windows first, of them those that
+// hold their sets (the bytes of a dozen without), and the least recently
+// used first. (During a window, its own entries are all held whatever
+// the budget: the window bounds them.) The budget is at least twice the
 // window's own entries, so that a window of long documents (a template
 // family's pages, whose sets alone can fill the budget) still keeps
 // those the next windows meet again.
@@ -417,10 +455,8 @@ func (c *sigCache) next() {
 	if budget := max(c.budget, 2*own); c.bytes > budget {
 		old := slices.Collect(maps.Keys(c.entries))
 		slices.SortFunc(old, func(x, y int64) int {
-			if d := cmp.Compare(c.entries[x].used, c.entries[y].used); d != 0 {
-				return d
-			}
-			return cmp.Compare(x, y)
+			ex, ey := c.entries[x], c.entries[y]
+			return cmp.Or(cmp.Compare(c.rank(ex), c.rank(ey)), cmp.Compare(ex.used, ey.used), cmp.Compare(x, y))
 		})
 		for _, doc := range old {
 			if c.bytes <= budget {
@@ -433,45 +469,90 @@ func (c *sigCache) next() {
 	c.window++
 }
 
-// loadSigs reads the signatures of the needed documents not in cache, in
-// file order (chunk, then slot): a text store's frames are decoded once
-// each. Many are read by the sources srcs at once, in parts of that
-// order.
-func loadSigs(ctx context.Context, srcs []recordSource, p job.Params, bnd banding, need map[int64]bool, cache *sigCache) (map[int64]*sigEntry, error) {
-	defer cache.next()
-	docs := slices.Sorted(maps.Keys(need))
+// rank orders the entries that go over the budget: of earlier windows,
+// those that hold their sets (0), then the others (1); the window's own
+// last (2).
+func (c *sigCache) rank(ce *cachedSig) int {
+	switch {
+	case ce.used == c.window:
+		return 2
+	case ce.e.set == nil:
+		return 1
+	}
+	return 0
+}
+
+// load returns the entries of the needed documents: those in the cache,
+// and the others read in file order (chunk, then slot), so that a text
+// store's frames are decoded once each.
+func (jb *blockJudge) load(ctx context.Context, need map[int64]bool) (map[int64]*sigEntry, error) {
 	out := make(map[int64]*sigEntry, len(need))
 	var missing []int64
-	for _, doc := range docs {
-		if e := cache.get(doc); e != nil {
+	for _, doc := range slices.Sorted(maps.Keys(need)) {
+		if e := jb.cache.get(doc); e != nil {
 			out[doc] = e
 			continue
 		}
 		missing = append(missing, doc)
 	}
-	loaded := make([]*sigEntry, len(missing))
-	err := inParts(ctx, len(srcs), len(missing), parallelLoads, func(ctx context.Context, part, lo, hi int) error {
+	loaded, err := jb.read(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	for i, doc := range missing {
+		out[doc] = loaded[i]
+		jb.cache.add(doc, loaded[i])
+	}
+	return out, nil
+}
+
+// fill loads again the sets the entries of need dropped (see
+// sigCache.settle), in file order.
+func (jb *blockJudge) fill(ctx context.Context, need map[int64]*sigEntry) error {
+	var docs []int64
+	for doc, e := range need {
+		if e.dropped() {
+			docs = append(docs, doc)
+		}
+	}
+	slices.Sort(docs)
+	loaded, err := jb.read(ctx, docs)
+	if err != nil {
+		return err
+	}
+	for i, doc := range docs {
+		e := need[doc]
+		if loaded[i].n != e.n {
+			return fmt.Errorf("document %d: %d shingles loaded again, %d before", doc, loaded[i].n, e.n)
+		}
+		e.set = loaded[i].set
+	}
+	return nil
+}
+
+// read reads the entries of docs, sorted, many by the sources at once in
+// parts of that order, and counts them in jb.res.Loads.
+func (jb *blockJudge) read(ctx context.Context, docs []int64) ([]*sigEntry, error) {
+	out := make([]*sigEntry, len(docs))
+	err := inParts(ctx, len(jb.srcs), len(docs), parallelLoads, func(ctx context.Context, part, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			if (i-lo)%1024 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
-			e, err := loadSig(ctx, srcs[part], p, bnd, missing[i])
+			e, err := loadSig(ctx, jb.srcs[part], jb.p, jb.bnd, docs[i])
 			if err != nil {
 				return err
 			}
-			loaded[i] = e
+			out[i] = e
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	for i, doc := range missing {
-		out[doc] = loaded[i]
-		cache.add(doc, loaded[i])
-	}
+	jb.res.Loads += int64(len(docs))
 	return out, nil
 }
 
@@ -492,6 +573,7 @@ func loadSig(ctx context.Context, s recordSource, p job.Params, bnd banding, doc
 	if e.set, err = decodeSet(rec.Shingles); err != nil {
 		return nil, fmt.Errorf("document %d: %w", doc, err)
 	}
+	e.n = len(e.set)
 	e.keys = bnd.keys(nil, e.sig, e.fp)
 	return e, nil
 }

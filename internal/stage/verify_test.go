@@ -510,46 +510,73 @@ func gatheredFixture(t *testing.T) (*storage.Dir, job.Params, map[int]job.MapRes
 }
 
 // TestSigCache checks what the verify task's cache keeps from window to
-// window: a document needed again is not loaded again while it fits, and
-// over the budget (at least twice the last window's own documents) the
-// least recently used documents go first.
+// window: a document needed again is not loaded again while it fits;
+// once a window is judged, the documents whose pairs their Bits count
+// drop their sets; over the budget (at least twice the last window's own
+// documents) entries with sets go before those without, the least
+// recently used first.
 func TestSigCache(t *testing.T) {
-	entry := func() *sigEntry { return &sigEntry{set: make([]uint64, 10), keys: []uint64{1}} } // 216 bytes counted
-	const size = 8*10 + 8 + 128
+	entry := func() *sigEntry { return &sigEntry{set: make([]uint64, 10), n: 10, keys: []uint64{1}} } // 216 bytes counted
+	const size, slim = 8*10 + 8 + 128, 8 + 128
 	tests := []struct {
 		name    string
 		budget  int64
+		bits    []int64   // the documents with Bits
 		windows [][]int64 // the documents each window needs
 		loads   int       // how many were not in the cache
 		kept    []int64   // in the cache after the last window
+		dropped []int64   // of them, without their sets
 	}{
-		{"all fit", 100 * size, [][]int64{{1, 2}, {2, 3}, {1, 3}}, 3, []int64{1, 2, 3}},
-		{"no budget: twice the window's own", 0, [][]int64{{1}, {2}, {3}, {1}}, 4, []int64{1, 3}},
-		{"least recently used goes first", 3 * size, [][]int64{{1, 2}, {3}, {1}, {4}}, 4, []int64{1, 3, 4}},
-		{"a long window's own kept, then going", size, [][]int64{{1, 2, 3}, {4}, {5}}, 5, []int64{4, 5}},
+		{"all fit", 100 * size, nil, [][]int64{{1, 2}, {2, 3}, {1, 3}}, 3, []int64{1, 2, 3}, nil},
+		{"no budget: twice the window's own", 0, nil, [][]int64{{1}, {2}, {3}, {1}}, 4, []int64{1, 3}, nil},
+		{"least recently used goes first", 3 * size, nil, [][]int64{{1, 2}, {3}, {1}, {4}}, 4, []int64{1, 3, 4}, nil},
+		{"a long window's own kept, then going", size, nil, [][]int64{{1, 2, 3}, {4}, {5}}, 5, []int64{4, 5}, nil},
+		{"documents with Bits drop their sets", 3 * slim, []int64{1, 2, 3}, [][]int64{{1, 2}, {3}, {1, 2, 3}}, 3, []int64{1, 2, 3}, []int64{1, 2, 3}},
+		{"sets go first", 2*slim + size, []int64{1, 2}, [][]int64{{1, 2, 3}, {4}, {1}}, 4, []int64{1, 2, 4}, []int64{1, 2}},
+		{"then the least recently used", 2 * slim, []int64{1, 2, 3}, [][]int64{{1, 2, 3}, {4}}, 4, []int64{3, 4}, []int64{3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newSigCache(tt.budget)
 			loads := 0
 			for _, w := range tt.windows {
+				docs := map[int64]*sigEntry{}
 				for _, doc := range w {
 					if e := c.get(doc); e != nil {
-						if !slices.Equal(e.keys, []uint64{1}) {
-							t.Fatalf("document %d: band keys %v, want those it was added with", doc, e.keys)
+						if !slices.Equal(e.keys, []uint64{1}) || e.n != 10 {
+							t.Fatalf("document %d: band keys %v and %d shingles, want those it was added with", doc, e.keys, e.n)
 						}
+						docs[doc] = e
 						continue
 					}
 					loads++
-					c.add(doc, entry())
+					docs[doc] = entry()
+					c.add(doc, docs[doc])
 				}
+				c.settle(docs, func(doc int64) bool { return slices.Contains(tt.bits, doc) })
 				c.next()
+				var bytes int64
+				for _, ce := range c.entries {
+					bytes += entryBytes(ce.e)
+				}
+				if c.bytes != bytes {
+					t.Fatalf("%d bytes counted, the entries hold %d", c.bytes, bytes)
+				}
 			}
 			if loads != tt.loads {
 				t.Errorf("%d loads, want %d", loads, tt.loads)
 			}
 			if got := slices.Sorted(maps.Keys(c.entries)); !slices.Equal(got, tt.kept) {
 				t.Errorf("kept %v, want %v", got, tt.kept)
+			}
+			var dropped []int64
+			for _, doc := range tt.kept {
+				if ce := c.entries[doc]; ce != nil && ce.e.dropped() {
+					dropped = append(dropped, doc)
+				}
+			}
+			if !slices.Equal(dropped, tt.dropped) {
+				t.Errorf("dropped the sets of %v, want %v", dropped, tt.dropped)
 			}
 		})
 	}
@@ -581,25 +608,11 @@ func (c *countingSource) get(_ context.Context, doc int64) (sigfile.Record, erro
 // (windows of 128 heads load and judge in two parts at once).
 func TestBlockLoads(t *testing.T) {
 	ctx := context.Background()
-	p := resolved(t, func(*job.Params) {})
-	rs, err := newResketcher(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := rs.record(textstore.Doc{ID: "x", Text: []byte("the same page of a template family, with enough words to make shingles of it")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bnd, err := newBanding(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const heads, pool, per = 256, 200, 25
 	for _, tt := range []struct{ window int }{{8}, {4}, {64}, {128}} {
 		t.Run(fmt.Sprintf("window=%d", tt.window), func(t *testing.T) {
-			src := &countingSource{rec: rec, loads: map[int64]int{}}
-			res := &job.VerifyResult{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
-			jb := &blockJudge{p: p, bnd: bnd, minMatches: -1, cache: newSigCache(0), srcs: []recordSource{src, src}, window: tt.window, res: res, bits: newBitSets(2)}
+			jb, src := newCountingJudge(t, tt.window)
+			res := jb.res
 			var all []records.Pair
 			blocks := 0
 			for lo := 0; lo < heads; lo += tt.window {
@@ -640,11 +653,80 @@ func TestBlockLoads(t *testing.T) {
 			if !slices.IsSortedFunc(all, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) }) {
 				t.Error("pairs not in (a, b) order")
 			}
+			loads := 0
 			for doc, n := range src.loads {
 				if n > blocks {
 					t.Errorf("document %d loaded %d times in %d blocks", doc, n, blocks)
 				}
+				loads += n
+			}
+			if res.Loads != int64(loads) {
+				t.Errorf("%d loads counted, %d made", res.Loads, loads)
 			}
 		})
+	}
+}
+
+// newCountingJudge returns a blockJudge of windows of window documents,
+// with a cache of no budget (but twice a window's own), whose documents
+// all have the record of one text, and that text's countingSource.
+func newCountingJudge(t *testing.T, window int) (*blockJudge, *countingSource) {
+	t.Helper()
+	p := resolved(t, func(*job.Params) {})
+	rs, err := newResketcher(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := rs.record(textstore.Doc{ID: "x", Text: []byte("the same page of a template family, with enough words to make shingles of it")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bnd, err := newBanding(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &countingSource{rec: rec, loads: map[int64]int{}}
+	res := &job.VerifyResult{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
+	return &blockJudge{p: p, bnd: bnd, minMatches: -1, cache: newSigCache(0), srcs: []recordSource{src, src}, window: window, res: res, bits: newBitSets(2)}, src
+}
+
+// TestDroppedClaims checks a group claim whose documents' entries
+// dropped their sets (see sigCache.settle) in an earlier block: the sets
+// are loaded again, once, and compared, and the member confirmed.
+func TestDroppedClaims(t *testing.T) {
+	ctx := context.Background()
+	jb, src := newCountingJudge(t, 64)
+	jb.cache = newSigCache(verifyCacheBytes)
+	// A block of 64 first documents each paired with 30 of 100 others:
+	// every one gets Bits, and its entry drops its set.
+	var edges []records.Candidate
+	heads := map[int64]bool{}
+	for a := range int64(64) {
+		heads[a] = true
+		for k := range int64(30) {
+			edges = append(edges, records.Candidate{A: a, B: 100 + (a+3*k)%100, Band: 1})
+		}
+	}
+	slices.SortFunc(edges, func(x, y records.Candidate) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+	if _, _, err := jb.judgeBlock(ctx, edges, heads); err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []int64{0, 1, 100, 101} {
+		if ce := jb.cache.entries[doc]; ce == nil || !ce.e.dropped() {
+			t.Fatalf("document %d: cached %v, want its entry without its set", doc, ce)
+		}
+	}
+	claims := []records.Candidate{{A: 0, B: 100, Band: claimBand}, {A: 0, B: 101, Band: claimBand}, {A: 1, B: 102, Band: claimBand}}
+	_, members, err := jb.judgeBlock(ctx, claims, map[int64]bool{0: true, 1: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(members) != len(claims) {
+		t.Errorf("%d members confirmed, want %d", len(members), len(claims))
+	}
+	for _, doc := range []int64{0, 1, 100, 101, 102} {
+		if src.loads[doc] != 2 {
+			t.Errorf("document %d loaded %d times, want 2", doc, src.loads[doc])
+		}
 	}
 }

@@ -2,6 +2,8 @@ package stage
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/bits"
 	"slices"
 
@@ -31,8 +33,12 @@ import (
 // The dictionary and the documents' Bits (about a twelfth of their sets'
 // memory, for template pages) outlive a block and the task's cache: a
 // document is relabeled once, however many windows pair it and however
-// often it is loaded. When the dictionary holds more than maxValues
-// values, or the Bits more than maxBytes, both start again.
+// often it is loaded. The cache keeps a document with Bits without its
+// set (see sigCache.settle); a pair that needs the set (a partner without
+// Bits, a new dictionary) has it loaded again first (a setFiller), and a
+// document paired with one whose set was dropped is worth relabeling for
+// the load it saves (see worth). When the dictionary holds more than
+// maxValues values, or the Bits more than maxBytes, both start again.
 type bitSets struct {
 	shards    []relabelShard
 	byDoc     map[int64]shingle.Bits // by document ordinal
@@ -82,11 +88,14 @@ const maxShards = 1 << (32 - shardKeyBits)
 // sets), BitsIntersection 4.7 ns a run and 0.6 ns a word. Comparing the
 // Bits of two template pages costs about a tenth of merging their sets
 // (300 to 400 ns against 3.8 µs on the templated task's); a document is
-// relabeled counting on at most bitsShare.
+// relabeled counting on at most bitsShare. Loading a document again (its
+// text decoded and sketched again) takes about 35 µs for the templated
+// corpus's pages of 1,800 shingles: 20 ns a value.
 const (
 	mergeNs   = 1.0
 	relabelNs = 20.0
 	runNs     = 5.0
+	loadNs    = 20.0
 	wordNs    = 0.6
 	bitsShare = 0.2
 )
@@ -110,8 +119,10 @@ func blockDegrees(edges []records.Candidate) map[int64]int32 {
 
 // prepare returns the Bits of the documents of the edges xs (in parts)
 // that have them, and relabels those worth it (see worth) given the
-// pairs of their block, deg.
-func (bs *bitSets) prepare(ctx context.Context, xs [][]exactEdge, deg map[int64]int32) (*edgeBits, error) {
+// pairs of their block, deg, after fill loaded again the dropped sets the
+// edges need: of the documents to relabel, and of both documents of a
+// pair that its Bits cannot count.
+func (bs *bitSets) prepare(ctx context.Context, xs [][]exactEdge, deg map[int64]int32, fill setFiller) (*edgeBits, error) {
 	if bs == nil {
 		return &edgeBits{}, nil
 	}
@@ -129,11 +140,17 @@ func (bs *bitSets) prepare(ctx context.Context, xs [][]exactEdge, deg map[int64]
 		eb.docs[i], has[i] = bs.byDoc[id]
 	}
 	fresh := nd.worth(has, deg)
+	if err := fill(ctx, nd.setsNeeded(has, fresh)); err != nil {
+		return nil, err
+	}
 	if len(fresh) == 0 {
 		return eb, nil
 	}
 	sets := make([][]uint64, len(fresh))
 	for k, i := range fresh {
+		if nd.docs[i].dropped() {
+			return nil, fmt.Errorf("relabeling document %d: %w", nd.ids[i], errDropped)
+		}
 		sets[k] = nd.docs[i].set
 	}
 	relabeled, err := bs.relabel(ctx, sets)
@@ -146,6 +163,23 @@ func (bs *bitSets) prepare(ctx context.Context, xs [][]exactEdge, deg map[int64]
 		bs.bytes += 8*len(relabeled[k].Runs) + 8*len(relabeled[k].Words) + 64
 	}
 	return eb, nil
+}
+
+// setFiller loads again the sets the entries of docs dropped (see
+// blockJudge.fill).
+type setFiller func(ctx context.Context, docs map[int64]*sigEntry) error
+
+// errDropped is a pair judged, or a set relabeled, without the shingle
+// set its entry dropped: a fault of verify's, not of the data.
+var errDropped = errors.New("a shingle set dropped from the cache was not loaded again")
+
+// has reports whether doc has Bits in the dictionary.
+func (bs *bitSets) has(doc int64) bool {
+	if bs == nil {
+		return false
+	}
+	_, ok := bs.byDoc[doc]
+	return ok
 }
 
 // values returns the number of values the dictionary holds.
@@ -228,16 +262,23 @@ type edgeBits struct {
 
 // intersection returns the number of shingles the documents of x, the
 // k-th edge, have in common: from their Bits when both have them and
-// comparing them costs less than merging the sets, else by merging the
-// sets.
-func (eb *edgeBits) intersection(k int, x exactEdge) int {
+// comparing them costs less than merging the sets (or a set was
+// dropped), else by merging the sets.
+func (eb *edgeBits) intersection(k int, x exactEdge) (int, error) {
+	if x.a.n == 0 || x.b.n == 0 {
+		return 0, nil
+	}
+	dropped := x.a.dropped() || x.b.dropped()
 	if eb.docs != nil {
 		a, b := eb.docs[eb.ends[k][0]], eb.docs[eb.ends[k][1]]
-		if len(a.Runs) > 0 && len(b.Runs) > 0 && bitsCost(a, b) < mergeNs*float64(len(x.a.set)+len(x.b.set)) {
-			return shingle.BitsIntersection(a, b)
+		if len(a.Runs) > 0 && len(b.Runs) > 0 && (dropped || bitsCost(a, b) < mergeNs*float64(x.a.n+x.b.n)) {
+			return shingle.BitsIntersection(a, b), nil
 		}
 	}
-	return shingle.Intersection(x.a.set, x.b.set)
+	if dropped {
+		return 0, fmt.Errorf("candidate %d and %d: %w", x.e.A, x.e.B, errDropped)
+	}
+	return shingle.Intersection(x.a.set, x.b.set), nil
 }
 
 // bitsCost bounds the cost of shingle.BitsIntersection(a, b), in
@@ -274,12 +315,44 @@ func numberDocs(xs [][]exactEdge) *docNumbers {
 	return nd
 }
 
+// setsNeeded returns the documents whose sets the edges need: those to
+// relabel (fresh), and both of a pair but one of which has Bits (has) or
+// gets them.
+func (nd *docNumbers) setsNeeded(has []bool, fresh []int) map[int64]*sigEntry {
+	gets := slices.Clone(has)
+	for _, i := range fresh {
+		gets[i] = true
+	}
+	need := map[int64]*sigEntry{}
+	for _, i := range fresh {
+		need[nd.ids[i]] = nd.docs[i]
+	}
+	for _, e := range nd.ends {
+		if a, b := e[0], e[1]; !gets[a] || !gets[b] {
+			need[nd.ids[a]], need[nd.ids[b]] = nd.docs[a], nd.docs[b]
+		}
+	}
+	return need
+}
+
+// fillCost is what loading again the set of document i costs if it was
+// dropped (see sigCache.settle), which relabeling a document it is paired
+// with saves.
+func (nd *docNumbers) fillCost(i int32) float64 {
+	if !nd.docs[i].dropped() {
+		return 0
+	}
+	return loadNs * float64(nd.docs[i].n)
+}
+
 // worth returns, in order, the numbers of the documents without Bits
 // (has) worth relabeling: those that take part in at least minDegree
 // pairs of their block (deg), and those whose pairs with documents that
-// have Bits or get them would save more than relabeling them costs. (A
-// page of a template family paired in a window with the block's pages of
-// its family has a dozen pairs there, those a hundred-odd each.)
+// have Bits or get them would save more than relabeling them costs, a
+// pair with a document whose set was dropped the load of that set too.
+// (A page of a template family paired in a window with the block's pages
+// of its family has a dozen pairs there, those a hundred-odd each; a page
+// paired with one dropped page of its family is worth it.)
 func (nd *docNumbers) worth(has []bool, deg map[int64]int32) []int {
 	gets := make([]bool, len(nd.docs))
 	for i, id := range nd.ids {
@@ -288,17 +361,17 @@ func (nd *docNumbers) worth(has []bool, deg map[int64]int32) []int {
 	gain := make([]float64, len(nd.docs))
 	for _, e := range nd.ends {
 		a, b := e[0], e[1]
-		v := (1 - bitsShare) * mergeNs * float64(len(nd.docs[a].set)+len(nd.docs[b].set))
+		v := (1 - bitsShare) * mergeNs * float64(nd.docs[a].n+nd.docs[b].n)
 		if has[a] || gets[a] {
-			gain[b] += v
+			gain[b] += v + nd.fillCost(a)
 		}
 		if has[b] || gets[b] {
-			gain[a] += v
+			gain[a] += v + nd.fillCost(b)
 		}
 	}
 	var out []int
 	for i, d := range nd.docs {
-		if gets[i] || !has[i] && gain[i] >= relabelNs*float64(len(d.set)) {
+		if gets[i] || !has[i] && gain[i] >= relabelNs*float64(d.n) {
 			out = append(out, i)
 		}
 	}

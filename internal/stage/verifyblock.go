@@ -43,9 +43,11 @@ const parallelEdges = 1024
 
 // judgeBlock judges the edges of a block, whose first documents are
 // heads, and returns its verified pairs and confirmed group members in
-// (a, b) order, the edges' (each pair is one edge).
+// (a, b) order, the edges' (each pair is one edge). Once a window is
+// judged, the cache settles its entries and the first documents' (the
+// sets of those with Bits go) and ends the window.
 func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate, heads map[int64]bool) ([]records.Pair, []records.ExactMember, error) {
-	first, err := loadSigs(ctx, jb.srcs, jb.p, jb.bnd, heads, jb.cache)
+	first, err := jb.load(ctx, heads)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -67,6 +69,8 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 	if err := jb.judgeEdges(ctx, &out, edges, now, first, first, deg); err != nil {
 		return nil, nil, err
 	}
+	jb.cache.settle(first, jb.bits.has)
+	jb.cache.next()
 	slices.SortFunc(rest, func(x, y int) int {
 		if d := cmp.Compare(edges[x].B, edges[y].B); d != 0 {
 			return d
@@ -83,13 +87,16 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 			}
 			need[b] = true
 		}
-		second, err := loadSigs(ctx, jb.srcs, jb.p, jb.bnd, need, jb.cache)
+		second, err := jb.load(ctx, need)
 		if err != nil {
 			return nil, nil, err
 		}
 		if err := jb.judgeEdges(ctx, &out, edges, rest[lo:hi], first, second, deg); err != nil {
 			return nil, nil, err
 		}
+		jb.cache.settle(first, jb.bits.has)
+		jb.cache.settle(second, jb.bits.has)
+		jb.cache.next()
 		lo = hi
 	}
 	slices.SortFunc(out.pairs, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
@@ -102,15 +109,19 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 // judgeEdges judges the edges of idx, whose first documents are in first
 // and second in second, in parts at once (when they are many), adding
 // what they found to out and to jb.res. The edges are judged first by
-// their signatures; those that need their exact similarity then wait
-// for their documents that take part in many of the block's pairs (deg)
-// to be relabeled (see bitSets), and are judged by it in parts again.
+// their signatures (the sets of group claims loaded again first if
+// dropped); those that need their exact similarity then wait for their
+// documents that take part in many of the block's pairs (deg) to be
+// relabeled (see bitSets), and are judged by it in parts again.
 func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []records.Candidate, idx []int, first, second map[int64]*sigEntry, deg map[int64]int32) error {
 	parts := len(jb.srcs)
 	outs := make([]blockOut, parts)
 	tallies := make([]job.VerifyResult, parts)
 	for k := range tallies {
 		tallies[k] = job.VerifyResult{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
+	}
+	if err := jb.fill(ctx, claimed(edges, idx, first, second)); err != nil {
+		return err
 	}
 	waiting := make([][]exactEdge, parts)
 	err := inParts(ctx, parts, len(idx), parallelEdges, func(_ context.Context, part, lo, hi int) error {
@@ -129,7 +140,7 @@ func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []rec
 	if err != nil {
 		return err
 	}
-	eb, err := jb.bits.prepare(ctx, waiting, deg)
+	eb, err := jb.bits.prepare(ctx, waiting, deg, jb.fill)
 	if err != nil {
 		return err
 	}
@@ -142,7 +153,10 @@ func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []rec
 	err = inParts(ctx, parts, parts, 1, func(_ context.Context, _, lo, hi int) error {
 		for part := lo; part < hi; part++ {
 			for i, x := range waiting[part] {
-				inter := eb.intersection(start[part]+i, x)
+				inter, err := eb.intersection(start[part]+i, x)
+				if err != nil {
+					return err
+				}
 				if err := jb.judgeExact(&outs[part], &tallies[part], x, inter); err != nil {
 					return err
 				}
@@ -158,6 +172,18 @@ func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []rec
 		addCounts(jb.res, &tallies[k])
 	}
 	return nil
+}
+
+// claimed returns the documents of the group claims among the edges of
+// idx, whose sets a claim compares.
+func claimed(edges []records.Candidate, idx []int, first, second map[int64]*sigEntry) map[int64]*sigEntry {
+	docs := map[int64]*sigEntry{}
+	for _, i := range idx {
+		if e := edges[i]; e.Band == claimBand && first[e.A] != nil && second[e.B] != nil {
+			docs[e.A], docs[e.B] = first[e.A], second[e.B]
+		}
+	}
+	return docs
 }
 
 // blockOut collects a block's verified pairs and group members.
@@ -191,6 +217,9 @@ func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, e records.Ca
 		return exactEdge{}, false, fmt.Errorf("no signature for document %d or %d", e.A, e.B)
 	}
 	if e.Band == claimBand {
+		if p.Verify == job.VerifyExact && (a.dropped() || b.dropped()) {
+			return exactEdge{}, false, fmt.Errorf("claim of %d by %d: %w", e.B, e.A, errDropped)
+		}
 		if p.Verify == job.VerifyExact && !slices.Equal(a.set, b.set) {
 			return exactEdge{}, false, fmt.Errorf("documents %d (%s) and %d (%s) have the same 64-bit shingle-set fingerprint but different sets: a fingerprint collision", e.A, a.id, e.B, b.id)
 		}
@@ -203,7 +232,7 @@ func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, e records.Ca
 		t.Prefiltered++
 		return exactEdge{}, false, nil
 	}
-	if p.Verify == job.VerifyExact && !sizesAllow(len(a.set), len(b.set), p.Threshold) {
+	if p.Verify == job.VerifyExact && !sizesAllow(a.n, b.n, p.Threshold) {
 		// Surely below the threshold: no exact check, but the
 		// signature's verdict counts as if there had been one.
 		t.Prefiltered++
@@ -222,7 +251,7 @@ func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, e records.Ca
 // common, by their exact similarity (the same float64 as
 // shingle.Jaccard), counted in t.
 func (jb *blockJudge) judgeExact(out *blockOut, t *job.VerifyResult, x exactEdge, inter int) error {
-	sim := shingle.JaccardCount(inter, len(x.a.set), len(x.b.set))
+	sim := shingle.JaccardCount(inter, x.a.n, x.b.n)
 	t.Exact++
 	if x.j.pass {
 		t.SigPassed++
