@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 )
@@ -191,7 +190,7 @@ func TestVerifyBits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := pqfile.Read[records.Pair](ctx, in.st, res.File.Name, res.File)
+		rows, err := readPairsFile(ctx, in.st, res.File)
 		if err != nil {
 			t.Fatal(err)
 		}
