@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
@@ -35,16 +36,19 @@ import (
 //	    ends: per row, the indexes in the table of its two documents, i
 //	      and j, as varint(i - the previous row's i, 0 for a block's
 //	      first) and varint(j - i)
-//	    values: for members, nothing; for pairs, uvarint(methods) and each
-//	      method (appendString), then per row: a byte holding how many
-//	      leading bytes of the similarity's bits (low 4 bits) and of the
-//	      estimate's (high 4) follow, those bytes, most significant first
-//	      (the others are 0: an estimate k/K takes 2 or 3),
-//	      uvarint(method index << 1 | 1 if hamming is not null), then
-//	      uvarint(hamming) if it is not, uvarint(bands_collided) and
+//	    values: for members, nothing; for pairs, the block's kinds (a
+//	      method and whether hamming is null: uvarint(kinds), then each
+//	      as appendString(method) and a byte, 1 if not null) and
+//	      estimates (uvarint(estimates), then each one's bits, 8 bytes),
+//	      then per row: a byte holding how many leading bytes of the
+//	      similarity's bits follow (low 4 bits; the others are 0) and the
+//	      kind's index (high 4; 15: uvarint(index) follows), those bytes,
+//	      most significant first, uvarint(the estimate's index),
+//	      uvarint(hamming) if not null, uvarint(bands_collided) and
 //	      uvarint(first_band)
 //	table: the documents, by index (in the order of their first use):
-//	  docs: their ordinals, each as varint(ordinal - the previous one's)
+//	  docs: their ordinals, each as varint(its high 32 bits - the
+//	    previous one's) and uvarint(its low 32 bits)
 //	  strings: a zstd frame of their ids, then their urls (appendString)
 //	trailer (64 bytes, little-endian): the table's offset, documents, size
 //	  of docs, size of the strings decoded and stored, rows, the xxhash of
@@ -52,8 +56,9 @@ import (
 //
 // The file's size is checked against what its writer recorded, the table
 // against its checksum when opened, and each block before any of its rows
-// is used. Templated 20k at 0.5: about 20 bytes a pair (Parquet with zstd
-// and dictionaries: 21.4), 95% of them the similarity, estimate and bands.
+// is used. A pair takes about 15 bytes on the templated corpus at 0.5
+// (Parquet with zstd and dictionaries: 21), 57 on the 100k benchmark
+// corpus (59), where few pairs share a document.
 const (
 	verifiedPairsMagic   = "NDVPAIR1"
 	verifiedMembersMagic = "NDVMEMB1"
@@ -257,10 +262,11 @@ func (w *verifiedWriter) commit(ctx context.Context) (*pqfile.Info, error) {
 // writeTable writes the table of documents and the trailer.
 func (w *verifiedWriter) writeTable(ctx context.Context) error {
 	var docs, strs []byte
-	var prev int64
+	var prev int64 // the previous ordinal's high half
 	for _, r := range w.refs {
-		docs = binary.AppendVarint(docs, r.ord-prev)
-		prev = r.ord
+		docs = binary.AppendVarint(docs, r.ord>>32-prev)
+		docs = binary.AppendUvarint(docs, uint64(uint32(r.ord)))
+		prev = r.ord >> 32
 		strs = appendString(strs, r.id)
 	}
 	for _, r := range w.refs {
@@ -297,10 +303,20 @@ func (w *verifiedWriter) abort() {
 type verifiedBlock struct {
 	prevFirst int // the last row's first document's index
 	rows      int
-	methods   []string
 	ends      []byte
 	vals      []byte
 	head      []byte // the header and the size of ends, made by payload
+	// The pairs' kinds and estimates, by index (see pairValues).
+	kinds     []pairKind
+	estimates []uint64
+	estimate  map[uint64]int // an estimate's index
+}
+
+// pairKind is what a block's pairs hold once each: the method, and
+// whether hamming is null.
+type pairKind struct {
+	method  string
+	hamming bool
 }
 
 // row adds a row of documents i and j of the table.
@@ -314,21 +330,33 @@ func (b *verifiedBlock) row(i, j int) {
 // pairValues adds the values of the pair of the row just added, whose
 // numbers are not negative.
 func (b *verifiedBlock) pairValues(p records.Pair) {
-	sim, est := math.Float64bits(p.Similarity), math.Float64bits(p.Estimate)
-	ns, ne := leadingBytes(sim), leadingBytes(est)
-	b.vals = append(b.vals, byte(ns|ne<<4))
-	b.vals = appendLeading(appendLeading(b.vals, sim, ns), est, ne)
-	m := 0
-	for m < len(b.methods) && b.methods[m] != p.Method {
-		m++
+	kind := pairKind{p.Method, p.Hamming != nil}
+	k := slices.Index(b.kinds, kind)
+	if k < 0 {
+		k = len(b.kinds)
+		b.kinds = append(b.kinds, kind)
 	}
-	if m == len(b.methods) {
-		b.methods = append(b.methods, p.Method)
+	est := math.Float64bits(p.Estimate)
+	e, ok := b.estimate[est]
+	if !ok {
+		if b.estimate == nil {
+			b.estimate = map[uint64]int{}
+		}
+		e = len(b.estimates)
+		b.estimate[est] = e
+		b.estimates = append(b.estimates, est)
 	}
-	if p.Hamming == nil {
-		b.vals = binary.AppendUvarint(b.vals, uint64(m)<<1)
-	} else {
-		b.vals = binary.AppendUvarint(b.vals, uint64(m)<<1|1)
+	sim := math.Float64bits(p.Similarity)
+	n := leadingBytes(sim)
+	b.vals = append(b.vals, byte(n|min(k, 15)<<4))
+	if k >= 15 {
+		b.vals = binary.AppendUvarint(b.vals, uint64(k))
+	}
+	for i := range n {
+		b.vals = append(b.vals, byte(sim>>(56-8*i)))
+	}
+	b.vals = binary.AppendUvarint(b.vals, uint64(e))
+	if p.Hamming != nil {
 		b.vals = binary.AppendUvarint(b.vals, uint64(*p.Hamming))
 	}
 	b.vals = binary.AppendUvarint(b.vals, uint64(p.BandsCollided))
@@ -339,15 +367,6 @@ func (b *verifiedBlock) pairValues(p records.Pair) {
 // all of its set bits.
 func leadingBytes(v uint64) int { return 8 - bits.TrailingZeros64(v)/8 }
 
-// appendLeading appends the n most significant bytes of v, the most
-// significant first.
-func appendLeading(buf []byte, v uint64, n int) []byte {
-	for i := range n {
-		buf = append(buf, byte(v>>(56-8*i)))
-	}
-	return buf
-}
-
 // payload returns the block with its header, in pieces: the header (its
 // checksum and sizes left for the caller) and the size of ends, ends, and
 // the values.
@@ -355,20 +374,30 @@ func (b *verifiedBlock) payload() [][]byte {
 	b.head = append(b.head[:0], make([]byte, verifiedHeader)...)
 	b.head = binary.AppendUvarint(b.head, uint64(len(b.ends)))
 	pieces := [][]byte{b.head, b.ends}
-	if b.methods != nil {
-		var table []byte
-		table = binary.AppendUvarint(table, uint64(len(b.methods)))
-		for _, m := range b.methods {
-			table = appendString(table, m)
+	if b.kinds != nil {
+		var dict []byte
+		dict = binary.AppendUvarint(dict, uint64(len(b.kinds)))
+		for _, k := range b.kinds {
+			dict = appendString(dict, k.method)
+			if k.hamming {
+				dict = append(dict, 1)
+			} else {
+				dict = append(dict, 0)
+			}
 		}
-		pieces = append(pieces, table)
+		dict = binary.AppendUvarint(dict, uint64(len(b.estimates)))
+		for _, e := range b.estimates {
+			dict = binary.LittleEndian.AppendUint64(dict, e)
+		}
+		pieces = append(pieces, dict)
 	}
 	return append(pieces, b.vals)
 }
 
 // reset empties the block, keeping its buffers.
 func (b *verifiedBlock) reset() {
-	*b = verifiedBlock{ends: b.ends[:0], vals: b.vals[:0], head: b.head}
+	clear(b.estimate)
+	*b = verifiedBlock{ends: b.ends[:0], vals: b.vals[:0], head: b.head, estimate: b.estimate}
 }
 
 // verifiedReader reads a verified file: its table, then its blocks in
@@ -457,14 +486,15 @@ func (r *verifiedReader) readTable(info *pqfile.Info, magic string) error {
 	r.strsAt = tableAt + docBytes
 	r.ords = make([]int64, docs)
 	p := table[:docBytes]
-	var prev int64
+	var hi int64 // the previous ordinal's high half
 	for i := range r.ords {
-		d, k := binary.Varint(p)
-		if k <= 0 {
-			return r.corrupt(tableAt+docBytes-int64(len(p)), "bad document %d", i)
+		d, k1 := binary.Varint(p)
+		lo, k2 := binary.Uvarint(p[max(k1, 0):])
+		if k1 <= 0 || k2 <= 0 || lo > math.MaxUint32 {
+			return r.corrupt(tableAt+int64(len(table[:docBytes])-len(p)), "bad document %d", i)
 		}
-		prev += d
-		r.ords[i], p = prev, p[k:]
+		hi += d
+		r.ords[i], p = hi<<32|int64(lo), p[k1+k2:]
 	}
 	if len(p) != 0 {
 		return r.corrupt(tableAt, "%d bytes after the documents", len(p))
@@ -660,76 +690,103 @@ func readVerifiedPairs(ctx context.Context, st storage.Opener, info *pqfile.Info
 
 // pairValues decodes the values of block b into its pairs.
 func (r *verifiedReader) pairValues(b *readBlock, pairs []records.Pair) error {
-	p := b.vals
-	at := func() int64 { return b.valsAt + int64(len(b.vals)-len(p)) }
-	n, k := binary.Uvarint(p)
-	if k <= 0 || n > uint64(len(p)) {
-		return r.corrupt(at(), "bad methods")
+	d := valueDecoder{p: b.vals}
+	kinds := make([]pairKind, d.uvarint(len(b.vals)))
+	for i := range kinds {
+		kinds[i] = pairKind{d.string(), d.uvarint(2) == 1}
 	}
-	p = p[k:]
-	methods := make([]string, n)
-	for i := range methods {
-		l, k := binary.Uvarint(p)
-		if k <= 0 || l > uint64(len(p)-k) {
-			return r.corrupt(at(), "bad method")
-		}
-		methods[i] = string(p[k : k+int(l)])
-		p = p[k+int(l):]
+	estimates := make([]float64, d.uvarint(len(b.vals)/8))
+	for i := range estimates {
+		estimates[i] = math.Float64frombits(d.uint64())
+	}
+	if d.failed {
+		return r.corrupt(b.valsAt, "bad kinds or estimates")
 	}
 	var hamming []int32 // the block's pairs' Hamming point into it
 	for i := range pairs {
-		start := at()
-		bad := func() error { return r.corrupt(start, "bad values of row %d of the block", i) }
-		if len(p) == 0 {
-			return bad()
+		start := b.valsAt + int64(d.at)
+		c := d.byte()
+		k := int(c >> 4)
+		if k == 15 {
+			k = d.uvarint(len(kinds))
 		}
-		ns, ne := int(p[0]&15), int(p[0]>>4)
-		if ns > 8 || ne > 8 || len(p) < 1+ns+ne {
-			return bad()
+		n := int(c & 15)
+		if n > 8 || k >= len(kinds) {
+			d.failed = true
 		}
-		sim, est := leading(p[1:], ns), leading(p[1+ns:], ne)
-		p = p[1+ns+ne:]
-		method, k := binary.Uvarint(p)
-		if k <= 0 || method>>1 >= n {
-			return bad()
+		var sim uint64
+		for j := range min(n, 8) {
+			sim |= uint64(d.byte()) << (56 - 8*j)
 		}
-		p = p[k:]
-		if method&1 == 1 {
-			h, k := binary.Uvarint(p)
-			if k <= 0 || h > math.MaxInt32 {
-				return bad()
-			}
+		pr := &pairs[i]
+		pr.Similarity = math.Float64frombits(sim)
+		if e := d.uvarint(len(estimates)); !d.failed {
+			pr.Estimate = estimates[e]
+		}
+		if !d.failed && kinds[k].hamming {
 			if hamming == nil {
 				hamming = make([]int32, 0, len(pairs))
 			}
-			hamming = append(hamming, int32(h))
-			pairs[i].Hamming = &hamming[len(hamming)-1]
-			p = p[k:]
+			hamming = append(hamming, int32(d.uvarint(math.MaxInt32+1)))
+			pr.Hamming = &hamming[len(hamming)-1]
 		}
-		bands, k1 := binary.Uvarint(p)
-		first, k2 := binary.Uvarint(p[max(k1, 0):])
-		if k1 <= 0 || k2 <= 0 || bands > math.MaxInt32 || first > math.MaxInt32 {
-			return bad()
+		pr.BandsCollided, pr.FirstBand = int32(d.uvarint(math.MaxInt32+1)), int32(d.uvarint(math.MaxInt32+1))
+		if d.failed {
+			return r.corrupt(start, "bad values of row %d of the block", i)
 		}
-		p = p[k1+k2:]
-		pr := &pairs[i]
-		pr.Similarity, pr.Estimate = math.Float64frombits(sim), math.Float64frombits(est)
-		pr.Method, pr.BandsCollided, pr.FirstBand = methods[method>>1], int32(bands), int32(first)
+		pr.Method = kinds[k].method
 	}
-	if len(p) != 0 {
-		return r.corrupt(at(), "%d bytes after the rows", len(p))
+	if d.at != len(b.vals) {
+		return r.corrupt(b.valsAt+int64(d.at), "%d bytes after the rows", len(b.vals)-d.at)
 	}
 	return nil
 }
 
-// leading is the uint64 of the n bytes of p, its most significant first,
-// and zeros.
-func leading(p []byte, n int) uint64 {
-	var v uint64
-	for i := range n {
-		v |= uint64(p[i]) << (56 - 8*i)
+// valueDecoder reads the values of a block; a value that does not
+// decode, or is out of its range, leaves it failed (and reads as 0).
+type valueDecoder struct {
+	p      []byte
+	at     int
+	failed bool
+}
+
+func (d *valueDecoder) byte() byte {
+	if d.at >= len(d.p) {
+		d.failed = true
+		return 0
 	}
-	return v
+	d.at++
+	return d.p[d.at-1]
+}
+
+// uvarint reads a uvarint below bound.
+func (d *valueDecoder) uvarint(bound int) int {
+	v, k := binary.Uvarint(d.p[min(d.at, len(d.p)):])
+	if k <= 0 || v >= uint64(bound) {
+		d.failed = true
+		return 0
+	}
+	d.at += k
+	return int(v)
+}
+
+func (d *valueDecoder) uint64() uint64 {
+	if len(d.p)-d.at < 8 {
+		d.failed = true
+		return 0
+	}
+	d.at += 8
+	return binary.LittleEndian.Uint64(d.p[d.at-8:])
+}
+
+func (d *valueDecoder) string() string {
+	l := d.uvarint(len(d.p) - d.at + 1)
+	if d.failed || l > len(d.p)-d.at {
+		d.failed = true
+		return ""
+	}
+	d.at += l
+	return string(d.p[d.at-l : d.at])
 }
 
 // readVerifiedMembers calls fn with the group members of a verified

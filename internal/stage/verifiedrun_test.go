@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -69,11 +72,16 @@ func readMembersFile(ctx context.Context, st storage.Opener, info *pqfile.Info) 
 }
 
 // randomPairs makes n pairs sorted by (a, b) over docs documents of
-// chunks 0 to 2, each document with its own id and url (long ones if
+// chunks 0 to 2 and far ones, each document with its own id and url (long ones if
 // long), and values of every kind: similarities and estimates of all
 // bits (-0, 1, a subnormal, k/128), methods, with and without Hamming.
 func randomPairs(r *rand.Rand, n, docs int, long bool) []records.Pair {
-	ord := func(i int) int64 { return job.Ordinal(i%3, i) }
+	ord := func(i int) int64 {
+		if i%11 == 0 { // a document of a far chunk, as of an earlier job
+			return job.Ordinal(1<<31-1-i%5, i)
+		}
+		return job.Ordinal(i%3, i)
+	}
 	id := func(i int) string { return fmt.Sprintf("doc-%d", i) }
 	url := func(i int) string {
 		if long && i%7 == 0 {
@@ -361,5 +369,70 @@ func TestVerifiedDamage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVerifiedForged changes bytes of a verified file's blocks and table
+// and seals them with their checksums again, as a writer with a bug
+// would: reading fails with an error of a corrupt file or reads rows,
+// and never panics.
+func TestVerifiedForged(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, kinds := range []int{4, 40} {
+		t.Run(fmt.Sprintf("kinds-%d", kinds), func(t *testing.T) {
+			st := newStore(t)
+			pairs := randomPairs(r, 3000, 500, false)
+			for i := range pairs {
+				if kinds > 4 && i%3 == 0 {
+					pairs[i].Method = fmt.Sprint("m", i%kinds) // more than 15 kinds: an index after the byte
+				}
+			}
+			forge(t, st, writePairsFile(t, st, "p", pairs), r)
+		})
+	}
+}
+
+// forge reads the verified file of pairs info describes, changed and
+// sealed again at random, many times.
+func forge(t *testing.T, st *storage.Dir, info pqfile.Info, r *rand.Rand) {
+	ctx := context.Background()
+	name := info.Name
+	orig, err := os.ReadFile(st.Path(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := verifiedBlocks(t, st, info, verifiedPairsMagic)[0]
+	size := int64(binary.LittleEndian.Uint32(orig[block+8:]))
+	tableAt := int64(binary.LittleEndian.Uint64(orig[len(orig)-verifiedTrailer:]))
+	var failed int
+	for range 400 {
+		data := slices.Clone(orig)
+		if r.IntN(2) == 0 {
+			at := block + verifiedHeader + r.Int64N(size)
+			data[at] = byte(r.IntN(256))
+			binary.LittleEndian.PutUint64(data[block:], xxhash.Sum64(data[block+8:block+verifiedHeader+size]))
+		} else {
+			at := tableAt + r.Int64N(int64(len(data))-16-tableAt)
+			data[at] = byte(r.IntN(256))
+			binary.LittleEndian.PutUint64(data[len(data)-16:], xxhash.Sum64(data[tableAt:len(data)-16]))
+		}
+		if err := os.WriteFile(st.Path(name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		errs := []error{
+			readVerifiedPairs(ctx, st, &info, func([]records.Pair) error { return nil }),
+			readVerifiedEnds(ctx, st, &info, verifiedPairsMagic, func(a, b int64) error { return nil }),
+		}
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, pqfile.ErrCorrupt) {
+				t.Fatalf("got %v, want an error of a corrupt file", err)
+			}
+			if err != nil {
+				failed++
+			}
+		}
+	}
+	if failed == 0 {
+		t.Error("no forged file failed to read")
 	}
 }
