@@ -119,11 +119,15 @@ func GatherFile(chunk int) string {
 	return fmt.Sprintf("%s/chunk-%06d.sigs", GatherDir, chunk)
 }
 func PairFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", PairsDir, chunk) }
+
+// VerifiedFile and MembersFile hold a verify task's verified pairs and
+// confirmed exact-group members for the cluster stage, in a format of
+// their own (see stage's verifiedrun.go).
 func VerifiedFile(chunk int) string {
-	return fmt.Sprintf("%s/verified/chunk-%06d.parquet", WorkDir, chunk)
+	return fmt.Sprintf("%s/verified/chunk-%06d.pairs", WorkDir, chunk)
 }
 func MembersFile(chunk int) string {
-	return fmt.Sprintf("%s/members/chunk-%06d.parquet", WorkDir, chunk)
+	return fmt.Sprintf("%s/members/chunk-%06d.members", WorkDir, chunk)
 }
 
 // ClusterDir holds the cluster stage's steps and what their tasks pass on.

@@ -72,4 +72,3 @@ func TestExampleChooser(t *testing.T) {
 		})
 	}
 }
-

@@ -225,10 +225,18 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	}
 	for _, vr := range r.verifies {
 		if vr.File != nil {
-			r.verified = append(r.verified, readAll[records.Pair](t, st, *vr.File)...)
+			rows, err := readPairsFile(ctx, st, vr.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.verified = append(r.verified, rows...)
 		}
 		if vr.MembersFile != nil {
-			r.members = append(r.members, readAll[records.ExactMember](t, st, *vr.MembersFile)...)
+			rows, err := readMembersFile(ctx, st, vr.MembersFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.members = append(r.members, rows...)
 		}
 	}
 	names, err := st.List(ctx, job.PairsDir)

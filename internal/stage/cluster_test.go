@@ -58,14 +58,8 @@ func TestClusterStats(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pairInfo, err := pqfile.Write(ctx, st, job.VerifiedFile(0), pairs, pqfile.Sorted("a", "b"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			memberInfo, err := pqfile.Write(ctx, st, job.MembersFile(0), members, pqfile.Sorted("group", "doc"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			pairInfo := writePairsFile(t, st, job.VerifiedFile(0), pairs)
+			memberInfo := writeMembersFile(t, st, job.MembersFile(0), members)
 			p := job.DefaultParams()
 			p.Keep = keep
 			verifies := []job.VerifyResult{{Chunk: 0, Verified: int64(len(pairs)), ExactMembers: 1, File: &pairInfo, MembersFile: &memberInfo}}

@@ -211,7 +211,7 @@ func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part i
 			l, err := label(p.A)
 			rows = append(rows, compRow{Label: l, Kind: rowPair, A: p.A, B: p.B})
 			return err
-		}, func(m memberOf) error {
+		}, func(m records.ExactMember) error {
 			if filter && partOf(m.Group, s.Parts) != part {
 				return nil
 			}

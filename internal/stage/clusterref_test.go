@@ -48,12 +48,10 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 		if v.MembersFile == nil {
 			continue
 		}
-		err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []records.ExactMember) error {
-			for _, r := range rows {
-				groups[r.Group] = append(groups[r.Group], groupMember{doc: r.Doc, id: r.ID, url: r.URL})
-				repOf[r.Group] = groupMember{doc: r.Group, id: r.GroupID, url: r.GroupURL}
-				uf.Union(r.Group, r.Doc)
-			}
+		err := readVerifiedMembers(ctx, st, v.MembersFile, func(r records.ExactMember) error {
+			groups[r.Group] = append(groups[r.Group], groupMember{doc: r.Doc, id: r.ID, url: r.URL})
+			repOf[r.Group] = groupMember{doc: r.Group, id: r.GroupID, url: r.GroupURL}
+			uf.Union(r.Group, r.Doc)
 			return nil
 		})
 		if err != nil {
@@ -70,7 +68,7 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 		if v.File == nil {
 			continue
 		}
-		err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []records.Pair) error {
+		err := readVerifiedPairs(ctx, st, v.File, func(rows []records.Pair) error {
 			for _, r := range rows {
 				uf.Union(r.A, r.B)
 				weights = append(weights, weight{r.A, groupSize(r.A) * groupSize(r.B)})
@@ -275,7 +273,7 @@ func refPairs(ctx context.Context, st storage.FS, p job.Params, verifies []job.V
 	groupChunk := map[int64]int{}    // the verify task holding a group's members
 	for _, v := range verifies {
 		if v.File != nil {
-			err := pqfile.Stream(ctx, st, v.File.Name, v.File, 4096, func(rows []records.Pair) error {
+			err := readVerifiedPairs(ctx, st, v.File, func(rows []records.Pair) error {
 				for _, r := range rows {
 					verified[[2]int64{min(r.A, r.B), max(r.A, r.B)}] = found{r, v.Chunk}
 				}
@@ -286,10 +284,8 @@ func refPairs(ctx context.Context, st storage.FS, p job.Params, verifies []job.V
 			}
 		}
 		if v.MembersFile != nil {
-			err := pqfile.Stream(ctx, st, v.MembersFile.Name, v.MembersFile, 4096, func(rows []records.ExactMember) error {
-				for _, r := range rows {
-					groupChunk[r.Group] = v.Chunk
-				}
+			err := readVerifiedMembers(ctx, st, v.MembersFile, func(r records.ExactMember) error {
+				groupChunk[r.Group] = v.Chunk
 				return nil
 			})
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // ClusterStepPrefix starts the name of every step of the cluster stage: a
@@ -82,51 +83,25 @@ func (v verifyFiles) share(part, parts int) (read, filter bool) {
 
 // readVerified streams the verified pairs of verify task v to pair and its
 // confirmed group members to member, each if not nil: a pair's ends only
-// (read column by column, see pqfile.ReadInt64s), a member as a row of M
-// (of records.ExactMember's columns: only those M names are decoded).
-func readVerified[M any](ctx context.Context, st storage.Opener, v verifyFiles, pair func(pairEnds) error, member func(M) error) error {
+// (no string decoded, see verifiedrun.go), a member whole.
+func readVerified(ctx context.Context, st storage.Opener, v verifyFiles, pair func(pairEnds) error, member func(records.ExactMember) error) error {
 	if v.Pairs != nil && pair != nil {
-		err := pqfile.ReadInt64s(ctx, st, v.Pairs.Name, v.Pairs, []string{"a", "b"}, func(cols [][]int64) error {
-			for i, a := range cols[0] {
-				if err := pair(pairEnds{A: a, B: cols[1][i]}); err != nil {
-					return err
-				}
-			}
-			return nil
+		err := readVerifiedEnds(ctx, st, v.Pairs, verifiedPairsMagic, func(a, b int64) error {
+			return pair(pairEnds{A: a, B: b})
 		})
 		if err != nil {
 			return err
 		}
 	}
 	if v.Members != nil && member != nil {
-		return streamRows(ctx, st, v.Members, member)
+		return readVerifiedMembers(ctx, st, v.Members, member)
 	}
 	return nil
 }
 
-// streamRows calls fn with every row of a file.
-func streamRows[T any](ctx context.Context, st storage.Opener, info *pqfile.Info, fn func(T) error) error {
-	return pqfile.Stream(ctx, st, info.Name, info, 4096, func(rows []T) error {
-		for _, r := range rows {
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// pairEnds is what a cluster step reads of a verified pair: its columns
-// a and b.
+// pairEnds is what a cluster step reads of a verified pair: its
+// documents a and b.
 type pairEnds struct{ A, B int64 }
-
-// memberOf is what a cluster step reads of a group member.
-type memberOf struct {
-	Group int64  `parquet:"group"`
-	Doc   int64  `parquet:"doc"`
-	ID    string `parquet:"id"`
-	URL   string `parquet:"url"`
-}
 
 // ClusterTask runs task index of the cluster step named step (see
 // RunCluster), reading the step's description from st, and returns its

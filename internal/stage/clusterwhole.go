@@ -61,7 +61,7 @@ func wholeTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSte
 		err := readVerified(ctx, st, v, func(r pairEnds) error {
 			uf.Union(r.A, r.B)
 			return nil
-		}, func(r memberOf) error {
+		}, func(r records.ExactMember) error {
 			uf.Union(r.Group, r.Doc)
 			return nil
 		})

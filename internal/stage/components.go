@@ -115,7 +115,7 @@ func contractTask(ctx context.Context, st storage.FS, s *clusterStep, part int) 
 				uf.Union(r.A, r.B)
 			}
 			return nil
-		}, func(r memberOf) error {
+		}, func(r records.ExactMember) error {
 			if !filter || partOf(r.Group, s.Parts) == part {
 				uf.Union(r.Group, r.Doc)
 			}

@@ -148,10 +148,7 @@ func writeVerified(t *testing.T, st storage.FS, edges [][2]int64, id, url func(i
 		pairs := byChunk[c]
 		slices.SortFunc(pairs, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 		pairs = slices.CompactFunc(pairs, func(x, y records.Pair) bool { return x.A == y.A && x.B == y.B })
-		info, err := pqfile.Write(context.Background(), st, job.VerifiedFile(c), pairs, pqfile.Sorted("a", "b"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		info := writePairsFile(t, st, job.VerifiedFile(c), pairs)
 		out = append(out, job.VerifyResult{Chunk: c, Verified: int64(len(pairs)), File: &info})
 	}
 	return out
@@ -335,10 +332,7 @@ func clusterInput(t *testing.T, st storage.FS, rng *rand.Rand, shape string, doc
 		slices.SortFunc(ms, func(x, y records.ExactMember) int {
 			return cmp.Or(cmp.Compare(x.Group, y.Group), cmp.Compare(x.Doc, y.Doc))
 		})
-		info, err := pqfile.Write(ctx, st, job.MembersFile(c), ms, pqfile.Sorted("group", "doc"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		info := writeMembersFile(t, st, job.MembersFile(c), ms)
 		i, ok := byChunk[c]
 		if !ok {
 			i = len(verifies)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -100,7 +99,7 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 		return nil
 	}
 	if v.Pairs != nil {
-		err := pqfile.Stream(ctx, st, v.Pairs.Name, v.Pairs, 4096, func(rows []records.Pair) error {
+		err := readVerifiedPairs(ctx, st, v.Pairs, func(rows []records.Pair) error {
 			for _, r := range rows {
 				// A group's pairs start with its representative: they
 				// wait before any verified pair after it is written.

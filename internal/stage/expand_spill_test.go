@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -126,10 +127,7 @@ func TestExpandSpill(t *testing.T) {
 		for _, spill := range []int{1 << 30, 16, 100} {
 			t.Run(fmt.Sprintf("%s/spill-%d", tc.name, spill), func(t *testing.T) {
 				st := newStore(t)
-				info, err := pqfile.Write(ctx, st, job.VerifiedFile(0), c.pairs, pqfile.Sorted("a", "b"))
-				if err != nil {
-					t.Fatal(err)
-				}
+				info := writePairsFile(t, st, job.VerifiedFile(0), c.pairs)
 				res, err := c.x().writeSpilling(ctx, st, verifyFiles{Chunk: 0, Pairs: &info}, spill)
 				if err != nil {
 					t.Fatal(err)
@@ -160,11 +158,20 @@ func TestExpandUnsorted(t *testing.T) {
 	c := newExpandCase(3, true, false)
 	slices.Reverse(c.pairs)
 	st := newStore(t)
-	info, err := pqfile.Write(ctx, st, job.VerifiedFile(0), c.pairs, pqfile.Options{})
+	// Written past the writer's own check of their order, as a foreign
+	// writer could.
+	w := newPairsWriter(st, job.VerifiedFile(0))
+	for _, p := range c.pairs {
+		w.last = [2]int64{math.MinInt64, math.MinInt64}
+		if err := w.writePairs(ctx, []records.Pair{p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := w.commit(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.x().writeSpilling(ctx, st, verifyFiles{Chunk: 0, Pairs: &info}, 1<<30); err == nil || !strings.Contains(err.Error(), "not in order") {
+	if _, err := c.x().writeSpilling(ctx, st, verifyFiles{Chunk: 0, Pairs: info}, 1<<30); err == nil || !strings.Contains(err.Error(), "not in order") {
 		t.Fatalf("err = %v, want a pair not in order", err)
 	}
 	if _, err := os.Stat(st.Path(job.PairFile(0))); !os.IsNotExist(err) {

@@ -233,10 +233,9 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	defer closeSigs()
 	// The edges come in (a, b) order, and so go the pairs and group
 	// members to their files, block by block.
-	// Work files, read once by the cluster stage: zstd's fastest level;
-	// a document's url repeats in each of its pairs: dictionaries.
-	pairFile := &lazyWriter[records.Pair]{st: st, name: job.VerifiedFile(chunk), o: pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: verifyGroupRows, Fast: true, Dict: []string{"a_url", "b_url"}}}
-	memberFile := &lazyWriter[records.ExactMember]{st: st, name: job.MembersFile(chunk), o: pqfile.Options{SortedBy: []string{"group", "doc"}, RowGroupRows: verifyGroupRows, Fast: true}}
+	// Work files, read once by the cluster stage (see verifiedrun.go).
+	pairFile := newPairsWriter(st, job.VerifiedFile(chunk))
+	memberFile := newMembersWriter(st, job.MembersFile(chunk))
 	defer pairFile.abort()
 	defer memberFile.abort()
 	// Blocks of edges: the edges of at most window first documents (and
@@ -292,10 +291,10 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		if err != nil {
 			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
-		if err := pairFile.write(ctx, pairs); err != nil {
+		if err := pairFile.writePairs(ctx, pairs); err != nil {
 			return nil, err
 		}
-		if err := memberFile.write(ctx, members); err != nil {
+		if err := memberFile.writeMembers(ctx, members); err != nil {
 			return nil, err
 		}
 		res.Verified += int64(len(pairs))
@@ -306,60 +305,15 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			heads[e.A] = true
 		}
 	}
-	if res.File, err = pairFile.commit(); err != nil {
+	if res.File, err = pairFile.commit(ctx); err != nil {
 		return nil, err
 	}
-	if res.MembersFile, err = memberFile.commit(); err != nil {
+	if res.MembersFile, err = memberFile.commit(ctx); err != nil {
 		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
-
-// lazyWriter writes a Parquet file that exists only if it has rows.
-type lazyWriter[T any] struct {
-	st   storage.Creator
-	name string
-	o    pqfile.Options
-	w    *pqfile.Writer[T]
-}
-
-func (l *lazyWriter[T]) write(ctx context.Context, rows []T) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	if l.w == nil {
-		w, err := pqfile.NewWriter[T](ctx, l.st, l.name, l.o)
-		if err != nil {
-			return err
-		}
-		l.w = w
-	}
-	return l.w.Write(rows)
-}
-
-// commit completes the file: nil if it has no rows.
-func (l *lazyWriter[T]) commit() (*pqfile.Info, error) {
-	if l.w == nil {
-		return nil, nil
-	}
-	info, err := l.w.Close()
-	l.w = nil
-	if err != nil {
-		return nil, err
-	}
-	return &info, nil
-}
-
-func (l *lazyWriter[T]) abort() {
-	if l.w != nil {
-		l.w.Abort()
-	}
-}
-
-// verifyGroupRows bounds the rows of a row group of a verify task's
-// files, which their writers hold in memory.
-const verifyGroupRows = 1 << 16
 
 // verifyWindowDocs bounds the first documents of a block of edges, and
 // the second documents of a window of the block, whose signatures (and

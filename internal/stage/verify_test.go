@@ -196,7 +196,7 @@ func TestVerifyEdges(t *testing.T) {
 				}
 				var pairs []string
 				if res.File != nil {
-					rows, err := pqfile.Read[records.Pair](ctx, st, res.File.Name, res.File)
+					rows, err := readPairsFile(ctx, st, res.File)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -216,7 +216,7 @@ func TestVerifyEdges(t *testing.T) {
 					t.Errorf("histograms hold %d verified and %d rejected pairs", hist, rejected)
 				}
 				if res.MembersFile != nil {
-					rows, err := pqfile.Read[records.ExactMember](ctx, st, res.MembersFile.Name, res.MembersFile)
+					rows, err := readMembersFile(ctx, st, res.MembersFile)
 					if err != nil || len(rows) != 1 || rows[0] != (records.ExactMember{Group: ordA, Doc: ordA2, GroupID: "a", ID: "a2"}) {
 						t.Errorf("members %+v (%v)", rows, err)
 					}

@@ -220,7 +220,7 @@ func TestVerifyBits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := pqfile.Read[records.Pair](ctx, in.st, res.File.Name, res.File)
+		rows, err := readPairsFile(ctx, in.st, res.File)
 		if err != nil {
 			t.Fatal(err)
 		}
