@@ -661,6 +661,9 @@ func eachBlock(ctx context.Context, st storage.Opener, info *pqfile.Info, magic 
 // verified file of pairs or members (magic) info describes, decoding no
 // string.
 func readVerifiedEnds(ctx context.Context, st storage.Opener, info *pqfile.Info, magic string, fn func(a, b int64) error) error {
+	if isLegacyVerified(info) {
+		return readLegacyEnds(ctx, st, info, magic, fn)
+	}
 	return eachBlock(ctx, st, info, magic, false, func(r *verifiedReader, _ *readBlock, _, _ []string) error {
 		for k, i := range r.first {
 			if err := fn(r.ords[i], r.ords[r.other[k]]); err != nil {
@@ -674,6 +677,9 @@ func readVerifiedEnds(ctx context.Context, st storage.Opener, info *pqfile.Info,
 // readVerifiedPairs calls fn with the pairs of a verified file, a block
 // at a time (the slice is reused).
 func readVerifiedPairs(ctx context.Context, st storage.Opener, info *pqfile.Info, fn func([]records.Pair) error) error {
+	if isLegacyVerified(info) {
+		return readLegacyPairs(ctx, st, info, fn)
+	}
 	var pairs []records.Pair
 	return eachBlock(ctx, st, info, verifiedPairsMagic, true, func(r *verifiedReader, b *readBlock, ids, urls []string) error {
 		pairs = pairs[:0]
@@ -792,6 +798,9 @@ func (d *valueDecoder) string() string {
 // readVerifiedMembers calls fn with the group members of a verified
 // file, in order.
 func readVerifiedMembers(ctx context.Context, st storage.Opener, info *pqfile.Info, fn func(records.ExactMember) error) error {
+	if isLegacyVerified(info) {
+		return readLegacyMembers(ctx, st, info, fn)
+	}
 	return eachBlock(ctx, st, info, verifiedMembersMagic, true, func(r *verifiedReader, b *readBlock, ids, urls []string) error {
 		if len(b.vals) != 0 {
 			return r.corrupt(b.valsAt, "%d bytes after the rows", len(b.vals))
