@@ -68,6 +68,7 @@ func mapVerifyDocs(t *testing.T, st storage.FS, p job.Params) map[int]job.MapRes
 // edgesOf writes hand-made edges for chunk 0, as partition part would.
 func edgesOf(t *testing.T, st storage.FS, part int, edges ...records.Candidate) job.ReduceResult {
 	t.Helper()
+	edges = slices.SortedFunc(slices.Values(edges), compareEdge) // as reduce writes them
 	infos, err := writeEdges(context.Background(), st, job.EdgeFile(part), edges)
 	if err != nil {
 		t.Fatal(err)

@@ -99,11 +99,8 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 		jb.cache.next()
 		lo = hi
 	}
-	slices.SortFunc(out.pairs, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
-	slices.SortFunc(out.members, func(x, y records.ExactMember) int {
-		return cmp.Or(cmp.Compare(x.Group, y.Group), cmp.Compare(x.Doc, y.Doc))
-	})
-	return out.pairs, out.members, nil
+	pairs, members := out.inEdgeOrder(len(edges))
+	return pairs, members, nil
 }
 
 // judgeEdges judges the edges of idx, whose first documents are in first
@@ -127,7 +124,7 @@ func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []rec
 	err := inParts(ctx, parts, len(idx), parallelEdges, func(_ context.Context, part, lo, hi int) error {
 		for _, i := range idx[lo:hi] {
 			e := edges[i]
-			x, wait, err := jb.judgeEdge(&outs[part], &tallies[part], e, first[e.A], second[e.B])
+			x, wait, err := jb.judgeEdge(&outs[part], &tallies[part], int32(i), e, first[e.A], second[e.B])
 			if err != nil {
 				return err
 			}
@@ -168,7 +165,7 @@ func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []rec
 		return err
 	}
 	for k := range outs {
-		out.add(&outs[k])
+		out.parts = append(out.parts, &outs[k])
 		addCounts(jb.res, &tallies[k])
 	}
 	return nil
@@ -186,23 +183,60 @@ func claimed(edges []records.Candidate, idx []int, first, second map[int64]*sigE
 	return docs
 }
 
-// blockOut collects a block's verified pairs and group members.
+// blockOut collects a block's verified pairs and group members, each
+// with the index of its edge in the block (at most one of either an
+// edge), in parts as the goroutines that judged them found them.
 type blockOut struct {
-	pairs   []records.Pair
-	members []records.ExactMember
+	pairs    []records.Pair
+	pairEdge []int32
+	members  []records.ExactMember
+	memberOf []int32
+	parts    []*blockOut // a block's: the parts' outputs
 }
 
-func (o *blockOut) add(u *blockOut) {
-	o.pairs = append(o.pairs, u.pairs...)
-	o.members = append(o.members, u.members...)
+// inEdgeOrder returns the pairs and members of the block's parts in the
+// order of their edges, of which the block has n: the edges' order is
+// (a, b), and a member's edge is (group, doc). Each row is placed by its
+// edge's index, not sorted: one copy of each, no comparison.
+func (o *blockOut) inEdgeOrder(n int) ([]records.Pair, []records.ExactMember) {
+	at := make([]int64, n) // part<<32 | row, plus one; 0: the edge gave nothing
+	var pairs, members int
+	for k, u := range o.parts {
+		for r, i := range u.pairEdge {
+			at[i] = int64(k)<<32 | int64(r) + 1
+		}
+		pairs += len(u.pairs)
+	}
+	outPairs := make([]records.Pair, 0, pairs)
+	for _, x := range at {
+		if x != 0 {
+			outPairs = append(outPairs, o.parts[x>>32].pairs[int32(x-1)])
+		}
+	}
+	clear(at)
+	for k, u := range o.parts {
+		for r, i := range u.memberOf {
+			at[i] = int64(k)<<32 | int64(r) + 1
+		}
+		members += len(u.members)
+	}
+	outMembers := make([]records.ExactMember, 0, members)
+	for _, x := range at {
+		if x != 0 {
+			outMembers = append(outMembers, o.parts[x>>32].members[int32(x-1)])
+		}
+	}
+	return outPairs, outMembers
 }
 
 // exactEdge is a candidate pair that waits for its exact similarity,
-// with its documents and what their signatures say.
+// with its documents, what their signatures say and its edge's index in
+// the block.
 type exactEdge struct {
 	e    records.Candidate
 	a, b *sigEntry
 	j    judgement
+	at   int32
 }
 
 // judgeEdge judges edge e, of documents a and b: a candidate pair is
@@ -211,7 +245,7 @@ type exactEdge struct {
 // a group claim is confirmed (a difference of sets is a fingerprint
 // collision, an error). What it finds is counted in t (its pairs
 // checked, pre-filtered, and histograms).
-func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, e records.Candidate, a, b *sigEntry) (exactEdge, bool, error) {
+func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, at int32, e records.Candidate, a, b *sigEntry) (exactEdge, bool, error) {
 	p := jb.p
 	if a == nil || b == nil {
 		return exactEdge{}, false, fmt.Errorf("no signature for document %d or %d", e.A, e.B)
@@ -224,6 +258,7 @@ func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, e records.Ca
 			return exactEdge{}, false, fmt.Errorf("documents %d (%s) and %d (%s) have the same 64-bit shingle-set fingerprint but different sets: a fingerprint collision", e.A, a.id, e.B, b.id)
 		}
 		out.members = append(out.members, records.ExactMember{Group: e.A, Doc: e.B, GroupID: a.id, ID: b.id, GroupURL: a.url, URL: b.url})
+		out.memberOf = append(out.memberOf, at)
 		return exactEdge{}, false, nil
 	}
 	t.Checked++
@@ -242,9 +277,9 @@ func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, e records.Ca
 		return exactEdge{}, false, nil
 	}
 	if p.Verify == job.VerifyExact {
-		return exactEdge{e: e, a: a, b: b, j: j}, true, nil
+		return exactEdge{e: e, a: a, b: b, j: j, at: at}, true, nil
 	}
-	return exactEdge{}, false, jb.decide(out, t, e, a, b, j, j.estimate, p.Method.String(), j.pass)
+	return exactEdge{}, false, jb.decide(out, t, at, e, a, b, j, j.estimate, p.Method.String(), j.pass)
 }
 
 // judgeExact judges the pair x, whose shingle sets have inter values in
@@ -259,12 +294,12 @@ func (jb *blockJudge) judgeExact(out *blockOut, t *job.VerifyResult, x exactEdge
 			t.SigPassedExact++
 		}
 	}
-	return jb.decide(out, t, x.e, x.a, x.b, x.j, sim, "exact", sim >= jb.p.Threshold)
+	return jb.decide(out, t, x.at, x.e, x.a, x.b, x.j, sim, "exact", sim >= jb.p.Threshold)
 }
 
-// decide counts the pair of edge e, of similarity sim by method, in t's
-// histograms and, when it passes, adds it to out.
-func (jb *blockJudge) decide(out *blockOut, t *job.VerifyResult, e records.Candidate, a, b *sigEntry, j judgement, sim float64, method string, pass bool) error {
+// decide counts the pair of edge e (the block's edge at), of similarity
+// sim by method, in t's histograms and, when it passes, adds it to out.
+func (jb *blockJudge) decide(out *blockOut, t *job.VerifyResult, at int32, e records.Candidate, a, b *sigEntry, j judgement, sim float64, method string, pass bool) error {
 	bin := job.HistBin(sim)
 	if !pass {
 		t.RejectedHist[bin]++
@@ -281,5 +316,6 @@ func (jb *blockJudge) decide(out *blockOut, t *job.VerifyResult, e records.Candi
 		pair.Hamming = &h
 	}
 	out.pairs = append(out.pairs, pair)
+	out.pairEdge = append(out.pairEdge, at)
 	return nil
 }
