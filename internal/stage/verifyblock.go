@@ -199,34 +199,34 @@ type blockOut struct {
 // (a, b), and a member's edge is (group, doc). Each row is placed by its
 // edge's index, not sorted: one copy of each, no comparison.
 func (o *blockOut) inEdgeOrder(n int) ([]records.Pair, []records.ExactMember) {
-	at := make([]int64, n) // part<<32 | row, plus one; 0: the edge gave nothing
-	var pairs, members int
-	for k, u := range o.parts {
-		for r, i := range u.pairEdge {
-			at[i] = int64(k)<<32 | int64(r) + 1
-		}
-		pairs += len(u.pairs)
-	}
-	outPairs := make([]records.Pair, 0, pairs)
-	for _, x := range at {
-		if x != 0 {
-			outPairs = append(outPairs, o.parts[x>>32].pairs[int32(x-1)])
-		}
-	}
+	at := make([]int64, n)
+	pairs := byEdge(o.parts, at, func(u *blockOut) ([]records.Pair, []int32) { return u.pairs, u.pairEdge })
 	clear(at)
-	for k, u := range o.parts {
-		for r, i := range u.memberOf {
-			at[i] = int64(k)<<32 | int64(r) + 1
+	members := byEdge(o.parts, at, func(u *blockOut) ([]records.ExactMember, []int32) { return u.members, u.memberOf })
+	return pairs, members
+}
+
+// byEdge returns the rows of parts (rows gives a part's rows and their
+// edges' indices) in the order of their edges. at is its scratch, one
+// zero for each edge of the block: it records part<<32 | row, plus one,
+// of each edge that gave a row.
+func byEdge[T any](parts []*blockOut, at []int64, rows func(*blockOut) ([]T, []int32)) []T {
+	total := 0
+	for k, u := range parts {
+		r, edge := rows(u)
+		for j, i := range edge {
+			at[i] = int64(k)<<32 | int64(j) + 1
 		}
-		members += len(u.members)
+		total += len(r)
 	}
-	outMembers := make([]records.ExactMember, 0, members)
+	out := make([]T, 0, total)
 	for _, x := range at {
 		if x != 0 {
-			outMembers = append(outMembers, o.parts[x>>32].members[int32(x-1)])
+			r, _ := rows(parts[x>>32])
+			out = append(out, r[int32(x-1)])
 		}
 	}
-	return outPairs, outMembers
+	return out
 }
 
 // exactEdge is a candidate pair that waits for its exact similarity,
