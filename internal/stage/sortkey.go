@@ -264,3 +264,29 @@ func sortRequestsCompared(reqs []request) []request {
 	slices.SortFunc(reqs, compareRequest)
 	return slices.Compact(reqs)
 }
+
+// sortBySecond sorts idx, indices of edges, by their edges' second
+// documents, then by index: verify's windows of second documents. The
+// document packs into the bits its edges' span, the index below it, and
+// the keys are radix-sorted; keys that would not fit in 64 bits are
+// sorted by comparison.
+func sortBySecond(edges []records.Candidate, idx []int) {
+	var span ordinalSpan
+	for _, i := range idx {
+		span.add(edges[i].B)
+	}
+	code, ok := span.code()
+	low := uint(bits.Len(uint(len(edges))))
+	if !ok || code.bits()+low > 64 {
+		slices.SortFunc(idx, func(x, y int) int { return cmp.Or(cmp.Compare(edges[x].B, edges[y].B), cmp.Compare(x, y)) })
+		return
+	}
+	keys := make([]uint64, len(idx))
+	for k, i := range idx {
+		keys[k] = code.pack(edges[i].B)<<low | uint64(i)
+	}
+	radix.Sort(keys, nil)
+	for k, key := range keys {
+		idx[k] = int(key & (1<<low - 1))
+	}
+}

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -293,6 +294,45 @@ func BenchmarkSortRequests(b *testing.B) {
 			for b.Loop() {
 				copy(s, in)
 				f.sort(s)
+			}
+		})
+	}
+}
+
+// TestSortBySecond checks sortBySecond against a comparison sort by
+// second document, then index: packed and radix-sorted, and by
+// comparison when the packing would not fit.
+func TestSortBySecond(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	edgesOf := func(n int, second func() int64) []records.Candidate {
+		edges := make([]records.Candidate, n)
+		for i := range edges {
+			edges[i] = records.Candidate{A: job.Ordinal(1, i), B: second(), Band: 1}
+		}
+		return edges
+	}
+	tests := []struct {
+		name  string
+		edges []records.Candidate
+	}{
+		{"empty", nil},
+		{"one chunk, repeats", edgesOf(5000, func() int64 { return job.Ordinal(2, rng.IntN(300)) })},
+		{"many chunks", edgesOf(5000, func() int64 { return job.Ordinal(rng.IntN(1000), rng.IntN(1<<20)) })},
+		{"too wide to pack", edgesOf(3000, func() int64 { return job.Ordinal(rng.IntN(1<<30), rng.IntN(1<<31)) })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var idx []int
+			for i := range tt.edges {
+				if rng.IntN(3) > 0 { // a block's rest: some of its edges
+					idx = append(idx, i)
+				}
+			}
+			want := slices.Clone(idx)
+			slices.SortStableFunc(want, func(x, y int) int { return cmp.Compare(tt.edges[x].B, tt.edges[y].B) })
+			sortBySecond(tt.edges, idx)
+			if !slices.Equal(idx, want) {
+				t.Errorf("%d indices sorted differently", len(idx))
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package stage
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -71,12 +70,7 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 	}
 	jb.cache.settle(first, jb.bits.has)
 	jb.cache.next()
-	slices.SortFunc(rest, func(x, y int) int {
-		if d := cmp.Compare(edges[x].B, edges[y].B); d != 0 {
-			return d
-		}
-		return cmp.Compare(x, y)
-	})
+	sortBySecond(edges, rest)
 	for lo := 0; lo < len(rest); {
 		need := map[int64]bool{}
 		hi := lo
