@@ -55,8 +55,11 @@ import (
 //	  the table and the trailer before it, magic
 //
 // The file's size is checked against what its writer recorded, the table
-// against its checksum when opened, and each block before any of its rows
-// is used. A pair takes about 15 bytes on the templated corpus at 0.5
+// against its checksum when opened, each block before any of its rows is
+// used, and the whole file against the checksum its writer recorded once
+// the last block is read (a foreign file of the same size and rows fails
+// there, after its rows were handed out, as pqfile's readers fail). A
+// pair takes about 12 bytes on the templated corpus at 0.5
 // (Parquet with zstd and dictionaries: 21), 57 on the 100k benchmark
 // corpus (59), where few pairs share a document.
 const (
@@ -74,6 +77,17 @@ const (
 // verifiedBlockRows bounds the rows of a block (at most 77 bytes each):
 // a reader holds one block.
 const verifiedBlockRows = 1 << 16
+
+// maxZstdRatio bounds the bytes a byte of a zstd frame decodes to: a
+// block of one repeated byte stores 128 KiB in 4 bytes. A table whose
+// strings claim more is corrupt, before anything is allocated for them.
+const maxZstdRatio = 1 << 15
+
+// preallocStrings bounds what a reader allocates for a table's strings
+// before decoding them (more grows as they decode), and what their
+// decoding may take beyond their recorded size (the decoder counts its
+// window in it: the writer's is at most 8 MiB).
+const preallocStrings = 64 << 20
 
 // docRef is a document a verified row names.
 type docRef struct {
@@ -178,6 +192,10 @@ func (w *verifiedWriter) ref(d docRef) (int, error) {
 		return i, nil
 	}
 	i := len(w.refs)
+	if i == math.MaxInt32 {
+		// A reader holds a row's documents as int32 indexes.
+		return 0, fmt.Errorf("%s: more than %d documents in one verified file", w.name, math.MaxInt32)
+	}
 	w.index[d.ord] = i
 	w.refs = append(w.refs, d)
 	return i, nil
@@ -411,9 +429,12 @@ type verifiedReader struct {
 	rows  int64 // read so far
 	want  int64
 	buf   []byte
-	h     *xxhash.Digest
-	ords  []int64 // the table's documents
-	first []int32 // a block's rows' documents, by index
+	h     *xxhash.Digest // a block's
+	file  *xxhash.Digest // the file's, up to the next block
+	sum   uint64         // the file's, as its writer recorded it
+	table []byte         // the table and trailer, the file's last bytes
+	ords  []int64        // the table's documents
+	first []int32        // a block's rows' documents, by index
 	other []int32
 	// Where the table's strings are, read by strings.
 	strsAt              int64
@@ -431,12 +452,13 @@ func openVerified(ctx context.Context, st storage.Opener, info *pqfile.Info, mag
 	if err != nil {
 		return nil, err
 	}
-	r := &verifiedReader{name: info.Name, f: f, want: info.Rows, h: xxhash.New()}
+	r := &verifiedReader{name: info.Name, f: f, want: info.Rows, h: xxhash.New(), file: xxhash.New(), sum: info.Checksum}
 	if err := r.readTable(info, magic); err != nil {
 		f.Close()
 		return nil, err
 	}
 	r.off = int64(len(magic))
+	r.file.WriteString(magic)
 	r.r = bufio.NewReaderSize(io.NewSectionReader(f, r.off, r.end-r.off), 256<<10)
 	return r, nil
 }
@@ -474,14 +496,20 @@ func (r *verifiedReader) readTable(info *pqfile.Info, magic string) error {
 	if xxhash.Sum64(table[:len(table)-16]) != binary.LittleEndian.Uint64(tr[8*6:]) {
 		return r.corrupt(tableAt, "table checksum mismatch")
 	}
+	r.table = table
 	var v [5]int64 // documents, size of docs, of the strings decoded and stored, rows
 	for i := range v {
 		v[i] = int64(binary.LittleEndian.Uint64(tr[8+8*i:]))
 	}
 	docs, docBytes, rows := v[0], v[1], v[4]
 	r.end, r.strsRaw, r.strsStored = tableAt, v[2], v[3]
-	if docs < 0 || docBytes < docs || r.strsRaw < 0 || r.strsStored < 0 || tableAt+docBytes+r.strsStored != trAt || rows != info.Rows {
+	if docs < 0 || docBytes < docs || docs > math.MaxInt32 || r.strsStored < 0 || tableAt+docBytes+r.strsStored != trAt || rows != info.Rows {
 		return r.corrupt(trAt, "a table of %d documents in %d+%d bytes and %d rows, in %d bytes with %d rows", docs, docBytes, r.strsStored, rows, trAt-tableAt, info.Rows)
+	}
+	// Each document has an id and a url, of a length byte at least; zstd
+	// stores at most maxZstdRatio bytes in a byte of its frame.
+	if r.strsRaw < 2*docs || r.strsRaw > maxZstdRatio*(r.strsStored+1) {
+		return r.corrupt(trAt, "%d bytes of strings for %d documents, stored in %d", r.strsRaw, docs, r.strsStored)
 	}
 	r.strsAt = tableAt + docBytes
 	r.ords = make([]int64, docs)
@@ -509,12 +537,12 @@ func (r *verifiedReader) strings() (ids, urls []string, err error) {
 	if _, err := r.f.ReadAt(stored, r.strsAt); err != nil {
 		return nil, nil, fmt.Errorf("verified file %s at offset %d: %w", r.name, r.strsAt, err)
 	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(uint64(r.strsRaw)+preallocStrings))
 	if err != nil {
 		return nil, nil, err
 	}
 	defer dec.Close()
-	raw, err := dec.DecodeAll(stored, make([]byte, 0, r.strsRaw))
+	raw, err := dec.DecodeAll(stored, make([]byte, 0, min(r.strsRaw, preallocStrings)))
 	if err != nil || int64(len(raw)) != r.strsRaw {
 		// The table's checksum passed: the writer's bytes do not decode.
 		return nil, nil, r.corrupt(r.strsAt, "the strings do not decode to %d bytes: %v", r.strsRaw, err)
@@ -559,6 +587,10 @@ func (r *verifiedReader) next(ctx context.Context) (*readBlock, error) {
 		if r.rows != r.want {
 			return nil, r.corrupt(r.off, "%d rows, its writer wrote %d", r.rows, r.want)
 		}
+		r.file.Write(r.table)
+		if sum := r.file.Sum64(); sum != r.sum {
+			return nil, r.corrupt(0, "checksum %016x, its writer recorded %016x: not the file it wrote", sum, r.sum)
+		}
 		return nil, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -589,6 +621,8 @@ func (r *verifiedReader) next(ctx context.Context) (*readBlock, error) {
 	if r.h.Sum64() != binary.LittleEndian.Uint64(hdr[:]) {
 		return nil, r.corrupt(r.off, "block checksum mismatch")
 	}
+	r.file.Write(hdr[:])
+	r.file.Write(buf)
 	b := &readBlock{off: r.off, rows: int(rows)}
 	r.off += verifiedHeader + size
 	r.rows += rows

@@ -313,6 +313,28 @@ func TestVerifiedDamage(t *testing.T) {
 	flip := func(at int64) func([]byte) []byte {
 		return func(b []byte) []byte { b[at] ^= 0x10; return b }
 	}
+	// resealed sets a number of the trailer and seals the table again, as
+	// a writer with a bug would.
+	resealed := func(field int, v uint64) func([]byte) []byte {
+		return func(b []byte) []byte {
+			binary.LittleEndian.PutUint64(b[tr+8*int64(field):], v)
+			binary.LittleEndian.PutUint64(b[size-16:], xxhash.Sum64(b[table:size-16]))
+			return b
+		}
+	}
+	// Another well-formed file of as many bytes and rows: one similarity
+	// differs in its first byte.
+	other := slices.Clone(pairs)
+	i := slices.IndexFunc(other, func(p records.Pair) bool { return p.Similarity != 0 })
+	other[i].Similarity = math.Float64frombits(math.Float64bits(other[i].Similarity) ^ 1<<62)
+	foreign := writePairsFile(t, st, "foreign", other)
+	if foreign.Bytes != info.Bytes || foreign.Rows != info.Rows || foreign.Checksum == info.Checksum {
+		t.Fatalf("the foreign file %+v, the file %+v: want as many bytes and rows", foreign, info)
+	}
+	foreignData, err := os.ReadFile(st.Path("foreign"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name   string
 		damage func([]byte) []byte
@@ -333,6 +355,10 @@ func TestVerifiedDamage(t *testing.T) {
 		{"cut short", func(b []byte) []byte { return b[:len(b)-10] }, func(i pqfile.Info) pqfile.Info { i.Bytes -= 10; return i }, 0},
 		{"cut, size as written", func(b []byte) []byte { return b[:len(b)-10] }, nil, 0},
 		{"a row fewer recorded", nil, func(i pqfile.Info) pqfile.Info { i.Rows--; return i }, tr},
+		{"the strings' decoded size, sealed again", resealed(3, 1<<60), nil, tr},
+		{"the strings' decoded size too small, sealed again", resealed(3, 1), nil, tr},
+		{"the documents past an int32, sealed again", resealed(1, 1<<31), nil, tr},
+		{"another file of the same size and rows", func([]byte) []byte { return slices.Clone(foreignData) }, nil, 0},
 		{"a block more", func(b []byte) []byte {
 			return slices.Concat(b[:table], b[blocks[1]:table], b[table:])
 		}, func(i pqfile.Info) pqfile.Info { i.Bytes += table - blocks[1]; return i }, -1},
