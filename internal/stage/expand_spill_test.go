@@ -5,9 +5,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -224,6 +226,40 @@ func TestPairSinkSpillsPartway(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Error("the file written spilling partway differs")
+	}
+}
+
+// TestPairSinkAbortRemovesRuns spills a sink's pairs into runs and then
+// gives it a pair out of order: it fails, and neither the pairs/ file
+// nor a run is left in the work area.
+func TestPairSinkAbortRemovesRuns(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	s := newPairSink(ctx, st, 0, 4)
+	for a := int64(0); a < 40; a++ {
+		if err := s.ordered(records.Pair{A: a, B: a + 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.add(records.Pair{A: 100 + a, B: 1000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.runs) == 0 {
+		t.Fatal("no run written: the test spills nothing")
+	}
+	if err := s.ordered(records.Pair{A: 1, B: 0}); err == nil {
+		t.Fatal("a pair out of order was taken")
+	}
+	s.abort()
+	var left []string
+	err := filepath.WalkDir(st.Root(), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, path)
+		}
+		return err
+	})
+	if err != nil || len(left) > 0 {
+		t.Errorf("left in the work area: %v (%v)", left, err)
 	}
 }
 

@@ -137,9 +137,12 @@ func (s *pairSink) writeRun() error {
 	slices.SortFunc(s.rest, comparePair)
 	name := job.ClusterTaskFile("expand", s.chunk, fmt.Sprintf("run-%04d.parquet", len(s.runs)))
 	info, err := pqfile.Write(s.ctx, s.st, name, s.rest, pqfile.Options{Raw: true})
+	if err != nil {
+		return err
+	}
 	s.runs = append(s.runs, info)
 	s.rest = s.rest[:0]
-	return err
+	return nil
 }
 
 // close writes the pairs still waiting or in runs, then the file, if it
@@ -178,11 +181,7 @@ func (s *pairSink) mergeRuns() error {
 	for i := range s.runs {
 		infos[i] = &s.runs[i]
 	}
-	defer func() {
-		for _, r := range s.runs {
-			s.st.Remove(s.ctx, r.Name)
-		}
-	}()
+	defer s.removeRuns()
 	_, err := mergeInto(s.ctx, s.st, infos, job.PairFile(s.chunk), pairsGroupRows, func(x, y records.Pair) bool { return comparePair(x, y) < 0 },
 		func(rows []records.Pair) error {
 			for _, p := range rows {
@@ -195,12 +194,22 @@ func (s *pairSink) mergeRuns() error {
 	return err
 }
 
-// abort discards the file.
+// removeRuns removes the runs written, best effort: they are in the
+// task's own part of the work area, which the job removes at its end.
+func (s *pairSink) removeRuns() {
+	for _, r := range s.runs {
+		s.st.Remove(s.ctx, r.Name)
+	}
+	s.runs = nil
+}
+
+// abort discards the file and the runs.
 func (s *pairSink) abort() {
 	if s.w != nil {
 		s.w.Abort()
 		s.w = nil
 	}
+	s.removeRuns()
 }
 
 // pairHeap holds pairs by (a, b), the smallest first.
