@@ -533,10 +533,8 @@ func (r *verifiedReader) readTable(info *pqfile.Info, magic string) error {
 // strings reads the ids and urls of the table's documents, substrings of
 // one string.
 func (r *verifiedReader) strings() (ids, urls []string, err error) {
-	stored := make([]byte, r.strsStored)
-	if _, err := r.f.ReadAt(stored, r.strsAt); err != nil {
-		return nil, nil, fmt.Errorf("verified file %s at offset %d: %w", r.name, r.strsAt, err)
-	}
+	// The table, read and checked when the file was opened, holds them.
+	stored := r.table[r.strsAt-r.end:][:r.strsStored]
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(uint64(r.strsRaw)+preallocStrings))
 	if err != nil {
 		return nil, nil, err
