@@ -31,6 +31,7 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -267,4 +268,25 @@ func (ix *Index) Explain(loc string, p job.Params) error {
 	}
 	return fmt.Errorf("--against %s: its index was made with other parameters, so its signatures cannot be compared with this job's: %s%s",
 		loc, strings.Join(diff, ", "), hint)
+}
+
+// CheckModel refuses an index that stores texts (version 3 on) made by a
+// build whose document model differs from this one's: sketched again
+// here, its texts would not give the band keys its band records hold.
+// Indexes before version 3 store their shingle sets and signatures, and
+// pass.
+func CheckModel(ix *Index) error {
+	if ix.Version < 3 {
+		return nil
+	}
+	fp, err := sketch.ModelFingerprint(ix.Params)
+	if err != nil {
+		return fmt.Errorf("%s: %w", job.IndexFile, err)
+	}
+	if ix.Model != fp {
+		return fmt.Errorf("%s: the index was made by a build with another document model (model %q, this build's %q under its parameters): "+
+			"this build would sketch its stored texts differently from the band keys it holds; rebuild the index with this build, or query it with the build that made it",
+			job.IndexFile, ix.Model, fp)
+	}
+	return nil
 }

@@ -36,16 +36,18 @@ internal/buildinfo, internal/storage < internal/pqfile;
 internal/transient < internal/queue;
 internal/storage < internal/faults;
 
-# the job's vocabulary, its manifest, and what reads finished jobs
+# the job's vocabulary, its document model and verdict, its manifest, and
+# what reads finished jobs
 internal/pqfile, pkg/bands, pkg/formats, pkg/shingle, pkg/simhash < internal/job;
+internal/job, internal/sigfile, internal/textstore, pkg/minhash < internal/sketch;
 internal/job, internal/storage < internal/manifest;
-internal/job < internal/index;
+internal/sketch < internal/index;
 internal/job, internal/manifest, pkg/records < internal/kept;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
 
 # stages
-internal/index, internal/job, internal/manifest, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, internal/radix, pkg/minhash, pkg/records < internal/stage;
+internal/index, internal/job, internal/manifest, internal/sketch, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, internal/radix, pkg/minhash, pkg/records < internal/stage;
 internal/stage < internal/query;
 
 # the control plane

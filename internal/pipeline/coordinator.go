@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/report"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -110,7 +111,7 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	if p.Index {
 		ix := index.New(c.spec, j.Maps)
 		ix.BandsLayout, ix.BandFiles = index.BandsLayoutTasks, j.BandFiles
-		model, err := stage.ModelFingerprint(c.spec.Params)
+		model, err := sketch.ModelFingerprint(c.spec.Params)
 		if err != nil {
 			return nil, err
 		}

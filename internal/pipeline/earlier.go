@@ -7,7 +7,6 @@ import (
 
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -44,7 +43,7 @@ func openEarlier(ctx context.Context, own string, locs []string, p *job.Params, 
 		out = append(out, earlierJob{loc: loc, dir: d})
 		ix, err := index.Load(ctx, d)
 		if err == nil {
-			err = stage.CheckModel(ix)
+			err = index.CheckModel(ix)
 		}
 		if err != nil {
 			return fail(fmt.Errorf("--against %s: %w", loc, err))

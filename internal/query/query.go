@@ -2,14 +2,14 @@
 // finished jobs (package index), without running a job.
 //
 // A batch of documents is sketched as the map stage sketches
-// (stage.DocSketcher, with each index's parameters), so that each document meets
+// (sketch.Sketcher, with each index's parameters), so that each document meets
 // the indexed ones under the band keys they were written under. Its keys
 // are grouped by partition, and only those partitions' band files are
 // read, and of each only the footer and the band and key columns (the doc
 // column too when a key is there: stage.LookupBands). The documents found
 // under a key are candidates; their signature records are read by slot
 // from their chunks' signature files and each pair is verified as the
-// verify stage does (stage.JudgePair): by the exact Jaccard similarity of
+// verify stage does (sketch.Rule): by the exact Jaccard similarity of
 // the shingle sets when the index holds them (--verify exact, the
 // default), else by the signatures' estimate.
 //
@@ -31,6 +31,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
@@ -213,7 +214,7 @@ type source struct {
 	loc    string
 	st     *storage.Dir
 	ix     *index.Index
-	sk     *stage.DocSketcher
+	sk     *sketch.Sketcher
 	chunks map[int]pqfile.Info // signature file by chunk
 	// files holds the band files of the partitions read so far, runs
 	// holds the later runs of chunks read in several, by partition.
@@ -244,13 +245,13 @@ func openSource(ctx context.Context, loc string) (*source, error) {
 	}
 	ix, err := index.Load(ctx, st)
 	if err == nil {
-		err = stage.CheckModel(ix)
+		err = index.CheckModel(ix)
 	}
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("index %s: %w", loc, err)
 	}
-	sk, err := stage.NewDocSketcher(ix.Params)
+	sk, err := sketch.NewSketcher(ix.Params)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("index %s: %s: %w", loc, job.IndexFile, err)
@@ -281,6 +282,10 @@ type candidate struct {
 // query adds the matches of docs in this index to res.
 func (src *source) query(ctx context.Context, threshold float64, cache *tableCache, docs []Doc, res []Result, st *Stats) error {
 	p := src.ix.Params
+	rule := sketch.NewRule(p)
+	if threshold > 0 {
+		rule = rule.At(threshold)
+	}
 	// The documents' records (as a signature file would hold them) and
 	// their band keys, by partition.
 	probes := make([]sigfile.Record, len(docs))
@@ -335,7 +340,7 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 		if err != nil {
 			return err
 		}
-		v, err := stage.JudgePair(p, threshold, probes[c.doc], rec)
+		v, err := sketch.JudgeRecords(rule, p, probes[c.doc], rec)
 		if err != nil {
 			return fmt.Errorf("index %s: document %d: %w", src.loc, c.ord, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -78,7 +79,7 @@ func Compact(ctx context.Context, st storage.FS, srcs []*index.Index, outs []str
 	if out.Model == "" {
 		// Signature files only: they hold what was computed, whatever
 		// the model; the index is marked with this build's.
-		fp, err := ModelFingerprint(out.Params)
+		fp, err := sketch.ModelFingerprint(out.Params)
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,34 +15,22 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
 	"github.com/neardup/neardup/internal/transient"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
-	"github.com/neardup/neardup/pkg/minhash"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 )
-
-// sketcher computes a signature from shingle hashes.
-type sketcher interface {
-	Sketch(dst minhash.Signature, hashes []uint64) minhash.Signature
-}
-
-func newSketcher(p job.Params) (sketcher, error) {
-	if p.Sketch == job.SketchClassic {
-		return minhash.NewClassic(p.K, p.Seed)
-	}
-	return minhash.NewDart(p.K, p.Seed)
-}
 
 // Map reads one chunk, computes every document's signature and band
 // keys, and writes the chunk's docs, signatures, rejects and band records.
 func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*job.MapResult, error) {
 	start := time.Now()
 	p := spec.Params
-	sk, err := NewDocSketcher(p)
+	sk, err := sketch.NewSketcher(p)
 	if err != nil {
 		return nil, err
 	}
@@ -293,46 +280,6 @@ func compareBand(a, b records.BandRecord) int {
 		return c
 	}
 	return cmp.Compare(a.Doc, b.Doc)
-}
-
-// appendSig appends a MinHash signature as little-endian 32-bit values.
-func appendSig(dst []byte, sig minhash.Signature) []byte {
-	for _, v := range sig {
-		dst = binary.LittleEndian.AppendUint32(dst, v)
-	}
-	return dst
-}
-
-func decodeSig(b []byte) (minhash.Signature, error) {
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("signature of %d bytes is not a multiple of 4", len(b))
-	}
-	sig := make(minhash.Signature, len(b)/4)
-	for i := range sig {
-		sig[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return sig, nil
-}
-
-// appendSet appends the sorted shingle set as little-endian 64-bit values:
-// the bytes stored for exact verification and fingerprinted for the
-// exact-duplicate pass.
-func appendSet(dst []byte, set []uint64) []byte {
-	for _, v := range set {
-		dst = binary.LittleEndian.AppendUint64(dst, v)
-	}
-	return dst
-}
-
-func decodeSet(b []byte) ([]uint64, error) {
-	if len(b)%8 != 0 {
-		return nil, fmt.Errorf("shingle set of %d bytes is not a multiple of 8", len(b))
-	}
-	set := make([]uint64, len(b)/8)
-	for i := range set {
-		set[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	return set, nil
 }
 
 // textLevel and textFrameDocs are the text store's zstd level and

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"sync"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
 )
@@ -43,7 +43,7 @@ func OpenRecords(ctx context.Context, st storage.Opener, info pqfile.Info, p job
 	if c.text == nil {
 		return &sigRecords{r: c.sig, name: c.name}, done, nil
 	}
-	rs, err := newResketcher(p)
+	rs, err := sketch.NewResketcher(p)
 	if err != nil {
 		done()
 		return nil, nil, err
@@ -118,7 +118,7 @@ func checkGathered(raw []byte) error {
 
 // decodeGathered decodes a gathered record, sketching a document with rs
 // (with rs nil, it only checks the record).
-func decodeGathered(raw []byte, rs *resketcher) (sigfile.Record, error) {
+func decodeGathered(raw []byte, rs *sketch.Resketcher) (sigfile.Record, error) {
 	if len(raw) == 0 {
 		return sigfile.Record{}, fmt.Errorf("empty record: %w", sigfile.ErrCorrupt)
 	}
@@ -130,7 +130,7 @@ func decodeGathered(raw []byte, rs *resketcher) (sigfile.Record, error) {
 		if err != nil || rs == nil {
 			return sigfile.Record{}, err
 		}
-		return rs.record(d)
+		return rs.Record(d)
 	}
 	return sigfile.Record{}, fmt.Errorf("record of kind %q: %w", raw[0], sigfile.ErrCorrupt)
 }
@@ -207,7 +207,7 @@ func (s *sigRecords) Record(slot int) (sigfile.Record, bool, error) {
 // textRecords reads a text store, sketching its documents again.
 type textRecords struct {
 	r  *textstore.Reader
-	rs *resketcher
+	rs *sketch.Resketcher
 }
 
 func (t *textRecords) Len() int { return t.r.Len() }
@@ -217,40 +217,11 @@ func (t *textRecords) Record(slot int) (sigfile.Record, bool, error) {
 	if !ok || err != nil {
 		return sigfile.Record{}, ok, err
 	}
-	rec, err := t.rs.record(d)
+	rec, err := t.rs.Record(d)
 	if err != nil {
 		return sigfile.Record{}, false, fmt.Errorf("slot %d: %w", slot, err)
 	}
 	return rec, true, nil
-}
-
-// resketcher turns a stored document into the record a signature file
-// would hold of it.
-type resketcher struct {
-	sk    *DocSketcher
-	exact bool
-	p     job.Params // for another resketcher (fork)
-}
-
-func newResketcher(p job.Params) (*resketcher, error) {
-	sk, err := NewDocSketcher(p)
-	if err != nil {
-		return nil, err
-	}
-	return &resketcher{sk: sk, exact: p.Verify == job.VerifyExact, p: p}, nil
-}
-
-func (r *resketcher) record(d textstore.Doc) (sigfile.Record, error) {
-	s := r.sk.Sketch(d.Text)
-	if len(s.Set) == 0 {
-		// Map stores no text for such a document: the model changed.
-		return sigfile.Record{}, fmt.Errorf("document %s: its stored text has no shingles under this build's document model", d.ID)
-	}
-	rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: slices.Clone(s.Sig)}
-	if r.exact {
-		rec.Shingles = slices.Clone(s.SetBytes)
-	}
-	return rec, nil
 }
 
 // StoredTexts returns the texts of docs, documents of the chunk whose

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
-	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -51,17 +50,17 @@ func TestTextStoreSketchesAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			// What map computed, from the documents as read.
-			sk, err := NewDocSketcher(p)
+			sk, err := sketch.NewSketcher(p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var texts [][]byte
-			var want []Sketch
+			var want []sketch.Sketch
 			for _, piece := range chunk.Pieces {
 				err := formats.Read(ctx, piece, p.ReadOptions(), func(d formats.Doc) error {
 					s := sk.Sketch(d.Text)
 					texts = append(texts, bytes.Clone(d.Text))
-					want = append(want, Sketch{Set: slices.Clone(s.Set), SetBytes: slices.Clone(s.SetBytes), Sig: slices.Clone(s.Sig), Keys: slices.Clone(s.Keys), FP: s.FP})
+					want = append(want, sketch.Sketch{Set: slices.Clone(s.Set), SetBytes: slices.Clone(s.SetBytes), Sig: slices.Clone(s.Sig), Keys: slices.Clone(s.Keys), FP: s.FP})
 					return nil
 				}, func(formats.Reject) error { return nil })
 				if err != nil {
@@ -134,65 +133,5 @@ func TestTextStoreSketchesAgain(t *testing.T) {
 			}
 			t.Logf("%d documents, %d empty, %d frames decoded in order", len(want), empty, cf.text.Decoded())
 		})
-	}
-}
-
-// TestModelFingerprint checks that the fingerprint of the document model
-// follows every parameter that changes a sketch, and that CheckModel
-// refuses an index whose fingerprint is not this build's.
-func TestModelFingerprint(t *testing.T) {
-	base := resolved(t, func(p *job.Params) {})
-	fp0, err := ModelFingerprint(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again, _ := ModelFingerprint(base); again != fp0 {
-		t.Fatalf("two fingerprints of one model: %s %s", fp0, again)
-	}
-	seen := map[string]string{fp0: "default"}
-	for _, tc := range []struct {
-		name string
-		set  func(p *job.Params)
-	}{
-		{"seed", func(p *job.Params) { p.Seed = 2 }},
-		{"words", func(p *job.Params) { p.Words = 4 }},
-		{"tokenizer", func(p *job.Params) { p.Tokenizer = "words-only" }},
-		{"char-grams", func(p *job.Params) { p.CharGrams = 4 }},
-		{"digits-to-zero", func(p *job.Params) { p.DigitsToZero = true }},
-		{"strip-diacritics", func(p *job.Params) { p.StripDiacritics = true }},
-		{"perms", func(p *job.Params) { p.K = 64; p.Bands, p.Rows = 16, 4 }},
-		{"sketch", func(p *job.Params) { p.Sketch = "classic" }},
-		{"bands", func(p *job.Params) { p.Bands, p.Rows = 32, 4 }},
-		{"simhash", func(p *job.Params) { p.Method = "simhash" }},
-	} {
-		fp, err := ModelFingerprint(resolved(t, tc.set))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if other, ok := seen[fp]; ok {
-			t.Errorf("--%s: fingerprint %s, the same as %s's", tc.name, fp, other)
-		}
-		seen[fp] = tc.name
-	}
-
-	for _, tc := range []struct {
-		version int
-		model   string
-		ok      bool
-	}{
-		{3, fp0, true},
-		{3, "0123456789abcdef", false}, // another build's model
-		{3, "", false},
-		{2, "", true}, // signature files: nothing is sketched again
-		{1, "", true},
-	} {
-		ix := &index.Index{Version: tc.version, Params: base, Model: tc.model}
-		err := CheckModel(ix)
-		if (err == nil) != tc.ok {
-			t.Errorf("version %d model %q: %v", tc.version, tc.model, err)
-		}
-		if err != nil && !strings.Contains(err.Error(), "another document model") {
-			t.Errorf("version %d model %q: error %v does not say why", tc.version, tc.model, err)
-		}
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/minhash"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -23,8 +23,7 @@ import (
 type sigEntry struct {
 	id  string
 	url string
-	sig minhash.Signature // MinHash
-	fp  uint64            // SimHash
+	sig sketch.Signature
 	// set is the shingle set, of n values: nil once dropped (see
 	// sigCache.settle) from a document whose set's Bits count its pairs,
 	// until a pair needs it again (see blockJudge.fill).
@@ -89,7 +88,7 @@ type recordSource interface {
 // as the gather stage would send them: a text store's frame is decoded
 // once, not once per window that needs one of its documents.
 func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, chunk int, infos []pqfile.Info) (recordSource, func(), error) {
-	rs, err := newResketcher(p)
+	rs, err := sketch.NewResketcher(p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -218,11 +217,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	}
 	defer merged.close()
 
-	minMatches := -1 // no pre-filter
-	if p.Method == job.MethodMinHash && p.Verify == job.VerifyExact {
-		minMatches = prefilterMatches(p.Threshold, p.K, prefilterRisk)
-	}
-	bnd, err := newBanding(p)
+	bnd, err := sketch.NewBanding(p)
 	if err != nil {
 		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 	}
@@ -267,7 +262,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		}
 		srcs = append(srcs, s)
 	}
-	jb := &blockJudge{p: p, bnd: bnd, minMatches: minMatches, cache: newSigCache(cacheBytes), srcs: srcs, window: window, res: res}
+	jb := &blockJudge{p: p, rule: sketch.NewRule(p), bnd: bnd, cache: newSigCache(cacheBytes), srcs: srcs, window: window, res: res}
 	if newBits != nil {
 		jb.bits = newBits(len(srcs))
 	}
@@ -371,7 +366,7 @@ func (c *sigCache) add(doc int64, e *sigEntry) {
 
 // entryBytes is about the memory of e.
 func entryBytes(e *sigEntry) int64 {
-	return int64(8*len(e.set)+8*len(e.sig)+8*len(e.keys)+len(e.id)+len(e.url)) + 128
+	return int64(8*len(e.set)+8*len(e.sig.MinHash)+8*len(e.keys)+len(e.id)+len(e.url)) + 128
 }
 
 // settle drops the sets of the entries of docs, a window's documents just
@@ -515,20 +510,20 @@ func (jb *blockJudge) read(ctx context.Context, docs []int64) ([]*sigEntry, erro
 const parallelLoads = 64
 
 // loadSig reads and decodes the signature of doc.
-func loadSig(ctx context.Context, s recordSource, p job.Params, bnd banding, doc int64) (*sigEntry, error) {
+func loadSig(ctx context.Context, s recordSource, p job.Params, bnd sketch.Banding, doc int64) (*sigEntry, error) {
 	rec, err := s.get(ctx, doc)
 	if err != nil {
 		return nil, err
 	}
 	e := &sigEntry{id: rec.ID, url: rec.URL}
-	if err := decodeSignature(p, rec.Sig, e); err != nil {
+	if e.sig, err = sketch.DecodeSignature(p, rec.Sig); err != nil {
 		return nil, fmt.Errorf("document %d: %w", doc, err)
 	}
-	if e.set, err = decodeSet(rec.Shingles); err != nil {
+	if e.set, err = sketch.DecodeSet(rec.Shingles); err != nil {
 		return nil, fmt.Errorf("document %d: %w", doc, err)
 	}
 	e.n = len(e.set)
-	e.keys = bnd.keys(nil, e.sig, e.fp)
+	e.keys = bnd.Keys(nil, e.sig)
 	return e, nil
 }
 
@@ -550,11 +545,11 @@ func inParts(ctx context.Context, parts, n, least int, fn func(ctx context.Conte
 // gatheredRecords reads the records gathered for a verify task.
 type gatheredRecords struct {
 	scr *scratch
-	rs  *resketcher
+	rs  *sketch.Resketcher
 }
 
 func (g *gatheredRecords) fork() (recordSource, error) {
-	rs, err := newResketcher(g.rs.p)
+	rs, err := g.rs.Fork()
 	if err != nil {
 		return nil, err
 	}

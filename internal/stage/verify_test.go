@@ -18,6 +18,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
 	"github.com/neardup/neardup/pkg/records"
@@ -674,21 +675,21 @@ func TestBlockLoads(t *testing.T) {
 func newCountingJudge(t *testing.T, window int) (*blockJudge, *countingSource) {
 	t.Helper()
 	p := resolved(t, func(*job.Params) {})
-	rs, err := newResketcher(p)
+	rs, err := sketch.NewResketcher(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := rs.record(textstore.Doc{ID: "x", Text: []byte("the same page of a template family, with enough words to make shingles of it")})
+	rec, err := rs.Record(textstore.Doc{ID: "x", Text: []byte("the same page of a template family, with enough words to make shingles of it")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bnd, err := newBanding(p)
+	bnd, err := sketch.NewBanding(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := &countingSource{rec: rec, loads: map[int64]int{}}
 	res := &job.VerifyResult{VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins)}
-	return &blockJudge{p: p, bnd: bnd, minMatches: -1, cache: newSigCache(0), srcs: []recordSource{src, src}, window: window, res: res, bits: newBitSets(2)}, src
+	return &blockJudge{p: p, rule: sketch.NewRule(p), bnd: bnd, cache: newSigCache(0), srcs: []recordSource{src, src}, window: window, res: res, bits: newBitSets(2)}, src
 }
 
 // TestDroppedClaims checks a group claim whose documents' entries

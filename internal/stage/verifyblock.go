@@ -6,21 +6,21 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/pkg/records"
-	"github.com/neardup/neardup/pkg/shingle"
 )
 
 // blockJudge judges a verify task's blocks of edges (see verify), with
 // as many sources of records, read at once, as srcs holds.
 type blockJudge struct {
-	p          job.Params
-	bnd        banding
-	minMatches int // the pre-filter's least equal values; -1: none
-	cache      *sigCache
-	srcs       []recordSource
-	window     int
-	res        *job.VerifyResult // what the edges judged found
-	bits       *bitSets          // the sets of documents in many pairs, relabeled; nil: none
+	p      job.Params
+	rule   sketch.Rule
+	bnd    sketch.Banding
+	cache  *sigCache
+	srcs   []recordSource
+	window int
+	res    *job.VerifyResult // what the edges judged found
+	bits   *bitSets          // the sets of documents in many pairs, relabeled; nil: none
 }
 
 // addCounts adds what src counts (the pairs checked, pre-filtered,
@@ -229,7 +229,7 @@ func byEdge[T any](parts []*blockOut, at []int64, rows func(*blockOut) ([]T, []i
 type exactEdge struct {
 	e    records.Candidate
 	a, b *sigEntry
-	j    judgement
+	j    sketch.Screening
 	at   int32
 }
 
@@ -256,57 +256,53 @@ func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, at int32, e 
 		return exactEdge{}, false, nil
 	}
 	t.Checked++
-	j := judge(p, a, b)
-	if jb.minMatches >= 0 && j.matches < jb.minMatches || p.Method == job.MethodSimHash && p.Verify == job.VerifyExact && !j.pass {
+	j := jb.rule.Screen(a.sig, b.sig, a.n, b.n)
+	switch {
+	case j.Rejected:
+		// Surely below the threshold: no exact check, but a
+		// signature's pass counts as if there had been one.
 		t.Prefiltered++
-		return exactEdge{}, false, nil
-	}
-	if p.Verify == job.VerifyExact && !sizesAllow(a.n, b.n, p.Threshold) {
-		// Surely below the threshold: no exact check, but the
-		// signature's verdict counts as if there had been one.
-		t.Prefiltered++
-		if j.pass {
+		if j.SigPass {
 			t.SigPassed++
 		}
 		return exactEdge{}, false, nil
-	}
-	if p.Verify == job.VerifyExact {
+	case j.NeedsSets:
 		return exactEdge{e: e, a: a, b: b, j: j, at: at}, true, nil
 	}
-	return exactEdge{}, false, jb.decide(out, t, at, e, a, b, j, j.estimate, p.Method.String(), j.pass)
+	return exactEdge{}, false, jb.decide(out, t, at, e, a, b, j, j.Estimate, jb.rule.Method(), j.SigPass)
 }
 
 // judgeExact judges the pair x, whose shingle sets have inter values in
 // common, by their exact similarity (the same float64 as
 // shingle.Jaccard), counted in t.
 func (jb *blockJudge) judgeExact(out *blockOut, t *job.VerifyResult, x exactEdge, inter int) error {
-	sim := shingle.JaccardCount(inter, x.a.n, x.b.n)
+	sim, pass := jb.rule.Similarity(inter, x.a.n, x.b.n)
 	t.Exact++
-	if x.j.pass {
+	if x.j.SigPass {
 		t.SigPassed++
-		if sim >= jb.p.Threshold {
+		if pass {
 			t.SigPassedExact++
 		}
 	}
-	return jb.decide(out, t, x.at, x.e, x.a, x.b, x.j, sim, "exact", sim >= jb.p.Threshold)
+	return jb.decide(out, t, x.at, x.e, x.a, x.b, x.j, sim, "exact", pass)
 }
 
 // decide counts the pair of edge e (the block's edge at), of similarity
 // sim by method, in t's histograms and, when it passes, adds it to out.
-func (jb *blockJudge) decide(out *blockOut, t *job.VerifyResult, at int32, e records.Candidate, a, b *sigEntry, j judgement, sim float64, method string, pass bool) error {
+func (jb *blockJudge) decide(out *blockOut, t *job.VerifyResult, at int32, e records.Candidate, a, b *sigEntry, j sketch.Screening, sim float64, method string, pass bool) error {
 	bin := job.HistBin(sim)
 	if !pass {
 		t.RejectedHist[bin]++
 		return nil
 	}
 	t.VerifiedHist[bin]++
-	pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.estimate, Method: method, AURL: a.url, BURL: b.url}
-	pair.BandsCollided, pair.FirstBand = collided(a.keys, b.keys)
+	pair := records.Pair{A: e.A, B: e.B, AID: a.id, BID: b.id, Similarity: sim, Estimate: j.Estimate, Method: method, AURL: a.url, BURL: b.url}
+	pair.BandsCollided, pair.FirstBand = sketch.Collided(a.keys, b.keys)
 	if pair.BandsCollided == 0 {
 		return fmt.Errorf("candidate %d (%s) and %d (%s) share no band key: their signatures disagree with their band records", e.A, a.id, e.B, b.id)
 	}
-	if j.hamming >= 0 {
-		h := int32(j.hamming)
+	if j.Hamming >= 0 {
+		h := int32(j.Hamming)
 		pair.Hamming = &h
 	}
 	out.pairs = append(out.pairs, pair)

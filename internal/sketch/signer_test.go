@@ -1,4 +1,4 @@
-package stage
+package sketch
 
 import (
 	"encoding/binary"
@@ -48,13 +48,13 @@ func TestMinHashSigner(t *testing.T) {
 			if slices.Equal(sig, other) || slices.Equal(keys, otherKeys) {
 				t.Error("two unrelated sets have the same signature or keys")
 			}
-			sk, _ := newSketcher(p)
-			var e sigEntry
-			if err := decodeSignature(p, sig, &e); err != nil {
+			mh, _ := newMinhasher(p)
+			e, err := DecodeSignature(p, sig)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if want := sk.Sketch(nil, set); !slices.Equal(e.sig, want) {
-				t.Errorf("decoded %v, sketch %v", e.sig, want)
+			if want := mh.Sketch(nil, set); !slices.Equal(e.MinHash, want) {
+				t.Errorf("decoded %v, sketch %v", e.MinHash, want)
 			}
 		})
 	}
@@ -93,63 +93,63 @@ func TestSimHashSigner(t *testing.T) {
 			if want := blocks.Keys(nil, tt.want); !slices.Equal(keys, want) || len(keys) != p.Bands {
 				t.Errorf("keys %v, want %v (%d bands)", keys, want, p.Bands)
 			}
-			var e sigEntry
-			if err := decodeSignature(p, sig, &e); err != nil || e.fp != tt.want {
-				t.Errorf("decoded %x (%v), want %x", e.fp, err, tt.want)
+			if e, err := DecodeSignature(p, sig); err != nil || e.SimHash != tt.want {
+				t.Errorf("decoded %x (%v), want %x", e.SimHash, err, tt.want)
 			}
 		})
 	}
 }
 
-// TestJudge checks what the signatures say of a pair: MinHash the
+// TestScreen checks what the signatures say of a pair: MinHash the
 // fraction of equal values, passing at the threshold itself; SimHash the
 // Hamming distance, passing up to --hamming.
-func TestJudge(t *testing.T) {
-	sig := func(vals ...uint32) *sigEntry { return &sigEntry{sig: minhash.Signature(vals)} }
-	fp := func(v uint64) *sigEntry { return &sigEntry{fp: v} }
+func TestScreen(t *testing.T) {
+	sig := func(vals ...uint32) Signature { return Signature{MinHash: minhash.Signature(vals)} }
+	fp := func(v uint64) Signature { return Signature{SimHash: v} }
 	base := sig(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 	minhashAt := func(t float64) job.Params {
 		p := job.DefaultParams()
-		p.Threshold = t
+		p.Threshold, p.Verify = t, job.VerifyEstimate
 		return p
 	}
 	simhashAt := func(k int) job.Params {
 		p := job.DefaultParams()
-		p.Method, p.Hamming = "simhash", k
+		p.Method, p.Hamming, p.Verify = "simhash", k, job.VerifyEstimate
 		return p
 	}
 	tests := []struct {
 		name string
 		p    job.Params
-		a, b *sigEntry
-		want judgement
+		a, b Signature
+		want Screening
 	}{
 		{"8 of 10 equal at threshold 0.8", minhashAt(0.8), base, sig(1, 2, 3, 4, 5, 6, 7, 8, 0, 0),
-			judgement{estimate: 0.8, matches: 8, hamming: -1, pass: true}},
+			Screening{Estimate: 0.8, Hamming: -1, SigPass: true}},
 		{"8 of 10 equal at threshold 0.81", minhashAt(0.81), base, sig(1, 2, 3, 4, 5, 6, 7, 8, 0, 0),
-			judgement{estimate: 0.8, matches: 8, hamming: -1, pass: false}},
+			Screening{Estimate: 0.8, Hamming: -1, SigPass: false}},
 		{"identical", minhashAt(1), base, sig(1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
-			judgement{estimate: 1, matches: 10, hamming: -1, pass: true}},
+			Screening{Estimate: 1, Hamming: -1, SigPass: true}},
 		{"equal values at other positions do not count", minhashAt(0.1), base, sig(10, 9, 8, 7, 6, 5, 4, 3, 2, 1),
-			judgement{estimate: 0, matches: 0, hamming: -1, pass: false}},
+			Screening{Estimate: 0, Hamming: -1, SigPass: false}},
 		{"different lengths", minhashAt(0.1), base, sig(1, 2, 3),
-			judgement{estimate: 0, matches: 0, hamming: -1, pass: false}},
+			Screening{Estimate: 0, Hamming: -1, SigPass: false}},
 		{"distance 3 of 3", simhashAt(3), fp(0b1011 << 60), fp(0b0001<<60 | 1),
-			judgement{estimate: 1 - 3.0/64, hamming: 3, pass: true}},
+			Screening{Estimate: 1 - 3.0/64, Hamming: 3, SigPass: true}},
 		{"distance 4 of 3", simhashAt(3), fp(0), fp(0xF0),
-			judgement{estimate: 1 - 4.0/64, hamming: 4, pass: false}},
+			Screening{Estimate: 1 - 4.0/64, Hamming: 4, SigPass: false}},
 		{"distance 0", simhashAt(0), fp(0xDEADBEEF), fp(0xDEADBEEF),
-			judgement{estimate: 1, hamming: 0, pass: true}},
+			Screening{Estimate: 1, Hamming: 0, SigPass: true}},
 		{"complement", simhashAt(15), fp(0x0F0F), fp(^uint64(0x0F0F)),
-			judgement{estimate: 0, hamming: 64, pass: false}},
+			Screening{Estimate: 0, Hamming: 64, SigPass: false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := judge(tt.p, tt.a, tt.b); got != tt.want {
-				t.Errorf("judge = %+v, want %+v", got, tt.want)
+			r := NewRule(tt.p)
+			if got := r.Screen(tt.a, tt.b, 10, 10); got != tt.want {
+				t.Errorf("Screen = %+v, want %+v", got, tt.want)
 			}
-			if got := judge(tt.p, tt.b, tt.a); got != tt.want {
-				t.Errorf("judge (b, a) = %+v, want %+v", got, tt.want)
+			if got := r.Screen(tt.b, tt.a, 10, 10); got != tt.want {
+				t.Errorf("Screen (b, a) = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
@@ -161,23 +161,22 @@ func TestDecodeErrors(t *testing.T) {
 	mh := job.DefaultParams()
 	sh := job.DefaultParams()
 	sh.Method = "simhash"
-	var e sigEntry
-	if err := decodeSignature(mh, make([]byte, 4*128+2), &e); err == nil {
+	if _, err := DecodeSignature(mh, make([]byte, 4*128+2)); err == nil {
 		t.Error("MinHash signature of 514 bytes decoded")
 	}
 	for _, n := range []int{0, 7, 9, 16} {
-		if err := decodeSignature(sh, make([]byte, n), &e); err == nil {
+		if _, err := DecodeSignature(sh, make([]byte, n)); err == nil {
 			t.Errorf("SimHash fingerprint of %d bytes decoded", n)
 		}
 	}
-	if _, err := decodeSet(make([]byte, 12)); err == nil {
+	if _, err := DecodeSet(make([]byte, 12)); err == nil {
 		t.Error("shingle set of 12 bytes decoded")
 	}
 	set := []uint64{0, 1, 1 << 32, ^uint64(0)}
-	if got, err := decodeSet(appendSet(nil, set)); err != nil || !slices.Equal(got, set) {
+	if got, err := DecodeSet(AppendSet(nil, set)); err != nil || !slices.Equal(got, set) {
 		t.Errorf("set round trip: %v, %v", got, err)
 	}
-	if got, err := decodeSig(appendSig(nil, minhash.Signature{0, 7, 1<<32 - 1})); err != nil || !slices.Equal(got, minhash.Signature{0, 7, 1<<32 - 1}) {
+	if got, err := DecodeSig(AppendSig(nil, minhash.Signature{0, 7, 1<<32 - 1})); err != nil || !slices.Equal(got, minhash.Signature{0, 7, 1<<32 - 1}) {
 		t.Errorf("signature round trip: %v, %v", got, err)
 	}
 }
@@ -195,7 +194,7 @@ func TestCollided(t *testing.T) {
 		{"two", []uint64{1, 2, 3, 4}, []uint64{0, 2, 0, 4}, 2, 1},
 		{"empty", nil, nil, 0, -1},
 	} {
-		if n, first := collided(tt.a, tt.b); n != tt.n || first != tt.first {
+		if n, first := Collided(tt.a, tt.b); n != tt.n || first != tt.first {
 			t.Errorf("%s: collided = %d, %d; want %d, %d", tt.name, n, first, tt.n, tt.first)
 		}
 	}

@@ -1,4 +1,4 @@
-package stage
+package sketch
 
 import (
 	"encoding/binary"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 )
 
@@ -21,14 +20,14 @@ const modelText = `The Quick brown fox, née Zoë, jumped over 12 lazy dogs at 3
 the quick brown fox jumped over the lazy dog again and again, 0.5 + 0.25 = 0.75`
 
 // ModelFingerprint fingerprints the document model of this build under
-// p: the xxhash of what a DocSketcher computes of a fixed text (tokens,
+// p: the xxhash of what a Sketcher computes of a fixed text (tokens,
 // shingle set, signature, band keys and fingerprint), as 16 hex digits.
 // An index of version 3 stores its documents' texts and records the
 // fingerprint of the build that made it: verify and query sketch the
 // texts again, which is only right if this build computes what that one
 // did (the band records in bands/ hold that build's keys).
 func ModelFingerprint(p job.Params) (string, error) {
-	sk, err := NewDocSketcher(p)
+	sk, err := NewSketcher(p)
 	if err != nil {
 		return "", err
 	}
@@ -47,25 +46,4 @@ func ModelFingerprint(p job.Params) (string, error) {
 	b = binary.LittleEndian.AppendUint64(b, s.FP.Lo)
 	h.Write(b)
 	return fmt.Sprintf("%016x", h.Sum64()), nil
-}
-
-// CheckModel refuses an index that stores texts (version 3 on) made by a
-// build whose document model differs from this one's: sketched again
-// here, its texts would not give the band keys its band records hold.
-// Indexes before version 3 store their shingle sets and signatures, and
-// pass.
-func CheckModel(ix *index.Index) error {
-	if ix.Version < 3 {
-		return nil
-	}
-	fp, err := ModelFingerprint(ix.Params)
-	if err != nil {
-		return fmt.Errorf("%s: %w", job.IndexFile, err)
-	}
-	if ix.Model != fp {
-		return fmt.Errorf("%s: the index was made by a build with another document model (model %q, this build's %q under its parameters): "+
-			"this build would sketch its stored texts differently from the band keys it holds; rebuild the index with this build, or query it with the build that made it",
-			job.IndexFile, ix.Model, fp)
-	}
-	return nil
 }
