@@ -29,8 +29,8 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -97,9 +97,9 @@ const BandsLayoutTasks = 3
 // partitions First to Last, sorted by (part, band, key, doc), a row group
 // (or more) per partition. Its name is relative to the job's output.
 type BandFile struct {
-	File  pqfile.Info `json:"file"`
-	First int         `json:"first"`
-	Last  int         `json:"last"`
+	File  fileinfo.Info `json:"file"`
+	First int           `json:"first"`
+	Last  int           `json:"last"`
 }
 
 // BandFilesOf returns the files of files holding partition part.
@@ -135,13 +135,13 @@ func (ix *Index) UnmarshalJSON(data []byte) error {
 
 // Chunk is one chunk's files.
 type Chunk struct {
-	Chunk   int         `json:"chunk"`
-	Docs    int64       `json:"docs"`
-	DocFile pqfile.Info `json:"doc_file"`
+	Chunk   int           `json:"chunk"`
+	Docs    int64         `json:"docs"`
+	DocFile fileinfo.Info `json:"doc_file"`
 	// SigFile is the chunk's record file: its text store (version 3),
 	// or its signature file (versions 1 and 2); readers tell them by
 	// their trailers (stage.OpenRecords).
-	SigFile pqfile.Info `json:"sig_file"`
+	SigFile fileinfo.Info `json:"sig_file"`
 }
 
 // PartEntry is one chunk's entry in the list of a partition
@@ -150,9 +150,9 @@ type Chunk struct {
 // record there) and the list of its later runs (nil when it has none).
 // File names are relative to the job's output.
 type PartEntry struct {
-	Chunk int          `json:"c"`
-	File  *pqfile.Info `json:"f,omitempty"`
-	Runs  *pqfile.Info `json:"r,omitempty"`
+	Chunk int            `json:"c"`
+	File  *fileinfo.Info `json:"f,omitempty"`
+	Runs  *fileinfo.Info `json:"r,omitempty"`
 }
 
 // ReadPart reads the list of partition part of the index at st.

@@ -21,7 +21,7 @@ import (
 // public API at the module root (".", package neardup) and the command
 // line. A new package must be placed here.
 const policy = `
-NONE < pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pkg/formats,
+NONE < internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pkg/formats,
        internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/storage, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
        internal/metrics/metricstest, internal/benchtext, internal/corpus,
@@ -32,7 +32,7 @@ pkg/minhash < pkg/bands;
 pkg/shingle < internal/reference;
 
 # files, records and the task queue
-internal/buildinfo, internal/storage < internal/pqfile;
+internal/buildinfo, internal/fileinfo, internal/storage < internal/pqfile;
 internal/transient < internal/queue;
 internal/storage < internal/faults;
 

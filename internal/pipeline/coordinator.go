@@ -8,10 +8,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/stage"
@@ -132,7 +132,7 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 		return nil, err
 	}
 	t1 := time.Now()
-	stored := map[int]pqfile.Info{}
+	stored := map[int]fileinfo.Info{}
 	for _, m := range slices.Concat(j.Earlier, j.Maps) {
 		stored[m.Chunk] = m.SigFile
 	}

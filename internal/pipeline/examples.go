@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -28,7 +29,7 @@ import (
 // where there is none. A text that cannot be read (an input moved or
 // changed since) is said so on the page and in the log, and does not
 // fail the job.
-func writePairsPage(ctx context.Context, st storage.FS, spec *job.Spec, plan *job.Plan, stored map[int]pqfile.Info, examples []manifest.Example, log *slog.Logger) error {
+func writePairsPage(ctx context.Context, st storage.FS, spec *job.Spec, plan *job.Plan, stored map[int]fileinfo.Info, examples []manifest.Example, log *slog.Logger) error {
 	want := map[int64]bool{}
 	for _, e := range examples {
 		want[e.A], want[e.B] = true, true
@@ -53,7 +54,7 @@ func writePairsPage(ctx context.Context, st storage.FS, spec *job.Spec, plan *jo
 // texts: from their chunk's text store where stored names one (a frame
 // decoded, not an input read up to the document), else read again, each
 // from its input file, the files at once.
-func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *job.Plan, stored map[int]pqfile.Info, want map[int64]bool, log *slog.Logger) (map[int64]report.ExampleDoc, error) {
+func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *job.Plan, stored map[int]fileinfo.Info, want map[int64]bool, log *slog.Logger) (map[int64]report.ExampleDoc, error) {
 	p := spec.Params
 	out := map[int64]report.ExampleDoc{}
 	byChunk := map[int][]int64{}

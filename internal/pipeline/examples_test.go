@@ -17,9 +17,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
@@ -126,7 +126,7 @@ func TestExampleTexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := map[int64]bool{}
-	stored := map[int]pqfile.Info{} // each chunk's text store
+	stored := map[int]fileinfo.Info{} // each chunk's text store
 	for _, ch := range plan.Chunks {
 		mr, err := stage.Map(ctx, st, &job.Spec{Params: p}, ch)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -24,7 +25,7 @@ const sideResultBytes = 256 << 10
 // sideResult is the reference a result too large for the bucket leaves
 // there.
 type sideResult struct {
-	ResultFile *pqfile.Info `json:"result_file"`
+	ResultFile *fileinfo.Info `json:"result_file"`
 }
 
 // storeResult returns what the bucket holds of a task's result: the result
@@ -38,7 +39,7 @@ func storeResult(ctx context.Context, st storage.Creator, t Task, data []byte, l
 	if err := storage.WriteFile(ctx, st, name, data); err != nil {
 		return nil, err
 	}
-	return json.Marshal(sideResult{ResultFile: &pqfile.Info{Name: name, Bytes: int64(len(data)), Checksum: xxhash.Sum64(data)}})
+	return json.Marshal(sideResult{ResultFile: &fileinfo.Info{Name: name, Bytes: int64(len(data)), Checksum: xxhash.Sum64(data)}})
 }
 
 // loadResult returns the result a bucket value stands for, reading it from

@@ -16,45 +16,12 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/neardup/neardup/internal/buildinfo"
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/storage"
 )
 
-// Info describes a written file, or a range of one (from Offset, Bytes
-// long): what a reader checks before use.
-type Info struct {
-	Name     string `json:"name"`
-	Rows     int64  `json:"rows"`
-	Checksum uint64 `json:"xxhash"`
-	Bytes    int64  `json:"bytes"`
-	Offset   int64  `json:"offset,omitempty"`
-}
-
 // maxRowsPerGroup bounds the rows a writer holds in memory.
 const maxRowsPerGroup = 1 << 20
-
-// Summer passes writes through, counting and hashing the bytes: what a
-// writer of any file records in its Info.
-type Summer struct {
-	w io.Writer
-	h *xxhash.Digest
-	n int64
-}
-
-// NewSummer returns a Summer writing to w.
-func NewSummer(w io.Writer) *Summer { return &Summer{w: w, h: xxhash.New()} }
-
-// Write writes p through, counting and hashing it.
-func (h *Summer) Write(p []byte) (int, error) {
-	n, err := h.w.Write(p)
-	h.h.Write(p[:n])
-	h.n += int64(n)
-	return n, err
-}
-
-// Info describes the bytes written so far as file name with rows rows.
-func (h *Summer) Info(name string, rows int64) Info {
-	return Info{Name: name, Rows: rows, Checksum: h.h.Sum64(), Bytes: h.n}
-}
 
 // Options describe a file to write.
 type Options struct {
@@ -83,14 +50,14 @@ var fastZstd = zstd.Codec{Level: zstd.SpeedFastest}
 func Sorted(cols ...string) Options { return Options{SortedBy: cols} }
 
 // Write writes rows to name.
-func Write[T any](ctx context.Context, s storage.Creator, name string, rows []T, o Options) (Info, error) {
+func Write[T any](ctx context.Context, s storage.Creator, name string, rows []T, o Options) (fileinfo.Info, error) {
 	w, err := NewWriter[T](ctx, s, name, o)
 	if err != nil {
-		return Info{}, err
+		return fileinfo.Info{}, err
 	}
 	if err := w.Write(rows); err != nil {
 		w.Abort()
-		return Info{}, err
+		return fileinfo.Info{}, err
 	}
 	return w.Close()
 }
@@ -109,7 +76,7 @@ type Writer[T any] struct {
 	ctx  context.Context
 	name string
 	w    storage.Writer
-	hw   *Summer
+	hw   *fileinfo.Summer
 	pw   *parquet.GenericWriter[T]
 	buf  []T
 	rows int64
@@ -132,7 +99,7 @@ func NewWriter[T any](ctx context.Context, s storage.Creator, name string, o Opt
 	if err != nil {
 		return nil, err
 	}
-	hw := NewSummer(w)
+	hw := fileinfo.NewSummer(w)
 	opts := []parquet.WriterOption{
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(int64(groupRows)),
@@ -241,20 +208,20 @@ func (w *Writer[T]) EndRowGroup() error {
 }
 
 // Close writes the rest of the file and commits it.
-func (w *Writer[T]) Close() (Info, error) {
+func (w *Writer[T]) Close() (fileinfo.Info, error) {
 	if len(w.buf) > 0 {
 		if err := w.flush(w.buf); err != nil {
 			w.w.Abort()
-			return Info{}, err
+			return fileinfo.Info{}, err
 		}
 		w.buf = w.buf[:0]
 	}
 	if err := w.pw.Close(); err != nil {
 		w.w.Abort()
-		return Info{}, fmt.Errorf("pqfile: close %s: %w", w.name, err)
+		return fileinfo.Info{}, fmt.Errorf("pqfile: close %s: %w", w.name, err)
 	}
 	if err := w.w.Commit(); err != nil {
-		return Info{}, err
+		return fileinfo.Info{}, err
 	}
 	return w.hw.Info(w.name, w.rows), nil
 }
@@ -270,14 +237,14 @@ type Reader[T any] struct {
 	name  string
 	f     storage.File
 	r     *parquet.GenericReader[T]
-	want  *Info
+	want  *fileinfo.Info
 	total int64
 }
 
 // Open opens a file written by Write. When want is not nil, the file's size
 // and checksum are checked first (one sequential pass) and its row count at
 // the end.
-func Open[T any](ctx context.Context, s storage.Opener, name string, want *Info) (*Reader[T], error) {
+func Open[T any](ctx context.Context, s storage.Opener, name string, want *fileinfo.Info) (*Reader[T], error) {
 	f, pf, err := openFile(ctx, s, name, want)
 	if err != nil {
 		return nil, err
@@ -287,7 +254,7 @@ func Open[T any](ctx context.Context, s storage.Opener, name string, want *Info)
 
 // openFile opens name as a Parquet file, checking its size and checksum
 // against want first when want is not nil.
-func openFile(ctx context.Context, s storage.Opener, name string, want *Info) (storage.File, *parquet.File, error) {
+func openFile(ctx context.Context, s storage.Opener, name string, want *fileinfo.Info) (storage.File, *parquet.File, error) {
 	f, err := s.Open(ctx, name)
 	if err != nil {
 		return nil, nil, err
@@ -337,7 +304,7 @@ func (r *Reader[T]) Close() error {
 
 // Stream reads a file in batches of rows, calling fn for each batch; the
 // batch slice is reused between calls.
-func Stream[T any](ctx context.Context, s storage.Opener, name string, want *Info, batch int, fn func([]T) error) error {
+func Stream[T any](ctx context.Context, s storage.Opener, name string, want *fileinfo.Info, batch int, fn func([]T) error) error {
 	r, err := Open[T](ctx, s, name, want)
 	if err != nil {
 		return err
@@ -365,7 +332,7 @@ func Stream[T any](ctx context.Context, s storage.Opener, name string, want *Inf
 
 // Read reads every row of a file written by Write, checked against want
 // when it is not nil.
-func Read[T any](ctx context.Context, s storage.Opener, name string, want *Info) ([]T, error) {
+func Read[T any](ctx context.Context, s storage.Opener, name string, want *fileinfo.Info) ([]T, error) {
 	var rows []T
 	err := Stream(ctx, s, name, want, 4096, func(b []T) error {
 		rows = append(rows, b...)

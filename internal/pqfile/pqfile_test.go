@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/neardup/neardup/internal/buildinfo"
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -48,7 +49,7 @@ func TestWriteReadCheck(t *testing.T) {
 	tests := []struct {
 		name   string
 		damage func(path string) error
-		info   Info
+		info   fileinfo.Info
 	}{
 		{"truncated", func(p string) error { return os.Truncate(p, info.Bytes-10) }, info},
 		{"flipped byte", func(p string) error {
@@ -56,7 +57,7 @@ func TestWriteReadCheck(t *testing.T) {
 			b[len(b)/2] ^= 0xff
 			return os.WriteFile(p, b, 0o644)
 		}, info},
-		{"wrong row count", func(string) error { return nil }, Info{Name: info.Name, Rows: 4, Checksum: info.Checksum, Bytes: info.Bytes}},
+		{"wrong row count", func(string) error { return nil }, fileinfo.Info{Name: info.Name, Rows: 4, Checksum: info.Checksum, Bytes: info.Bytes}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +122,7 @@ func TestWriterPiecesIdentical(t *testing.T) {
 		}
 		a, _ := os.ReadFile(d.Path(whole.Name))
 		b, _ := os.ReadFile(d.Path(pieces.Name))
-		if !bytes.Equal(a, want.Bytes()) || !bytes.Equal(b, want.Bytes()) || whole != (Info{Name: whole.Name, Rows: int64(n), Checksum: pieces.Checksum, Bytes: pieces.Bytes}) {
+		if !bytes.Equal(a, want.Bytes()) || !bytes.Equal(b, want.Bytes()) || whole != (fileinfo.Info{Name: whole.Name, Rows: int64(n), Checksum: pieces.Checksum, Bytes: pieces.Bytes}) {
 			t.Errorf("%d rows: Write %d bytes, Writer in pieces %d bytes, parquet-go %d bytes: not identical (%+v, %+v)", n, len(a), len(b), want.Len(), whole, pieces)
 		}
 	}

@@ -27,9 +27,9 @@ import (
 	"os"
 	"slices"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/stage"
@@ -215,11 +215,11 @@ type source struct {
 	st     *storage.Dir
 	ix     *index.Index
 	sk     *sketch.Sketcher
-	chunks map[int]pqfile.Info // signature file by chunk
+	chunks map[int]fileinfo.Info // signature file by chunk
 	// files holds the band files of the partitions read so far, runs
 	// holds the later runs of chunks read in several, by partition.
 	files map[int][]bandRef
-	runs  map[int]map[int][]pqfile.Info
+	runs  map[int]map[int][]fileinfo.Info
 	sigs  map[int]*openSig
 }
 
@@ -256,8 +256,8 @@ func openSource(ctx context.Context, loc string) (*source, error) {
 		st.Close()
 		return nil, fmt.Errorf("index %s: %s: %w", loc, job.IndexFile, err)
 	}
-	src := &source{loc: loc, st: st, ix: ix, sk: sk, chunks: map[int]pqfile.Info{},
-		files: map[int][]bandRef{}, runs: map[int]map[int][]pqfile.Info{}, sigs: map[int]*openSig{}}
+	src := &source{loc: loc, st: st, ix: ix, sk: sk, chunks: map[int]fileinfo.Info{},
+		files: map[int][]bandRef{}, runs: map[int]map[int][]fileinfo.Info{}, sigs: map[int]*openSig{}}
 	for _, c := range ix.Chunks {
 		src.chunks[c.Chunk] = c.SigFile
 	}
@@ -359,7 +359,7 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 // partition (index version 2, part -1), or the row groups of partition
 // part of a file of several (index.BandFile).
 type bandRef struct {
-	info pqfile.Info
+	info fileinfo.Info
 	part int
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -19,7 +20,7 @@ import (
 // against what its writer recorded, column by column: a band file is read
 // by every reduce task of the job, and reading its five integer columns
 // directly is several times faster than reconstructing rows.
-func readBandFile(ctx context.Context, st storage.Opener, info pqfile.Info) ([]records.BandRecord, error) {
+func readBandFile(ctx context.Context, st storage.Opener, info fileinfo.Info) ([]records.BandRecord, error) {
 	buf, err := storage.ReadFile(ctx, st, info.Name)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -44,10 +45,10 @@ func TestReadBandFile(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	tests := []struct {
 		name string
-		info pqfile.Info
+		info fileinfo.Info
 		data []byte
 	}{
-		{"wrong row count", pqfile.Info{Name: info.Name, Rows: info.Rows + 1, Checksum: info.Checksum, Bytes: info.Bytes}, data},
+		{"wrong row count", fileinfo.Info{Name: info.Name, Rows: info.Rows + 1, Checksum: info.Checksum, Bytes: info.Bytes}, data},
 		{"flipped byte", info, func() []byte { d := slices.Clone(data); d[len(d)/2] ^= 1; return d }()},
 		{"truncated", info, data[:len(data)-10]},
 	}

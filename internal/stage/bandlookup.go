@@ -11,6 +11,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -49,7 +50,7 @@ func (t *BandTable) Bytes() int64 {
 // ReadBandTable reads a whole band file, checked against what its writer
 // recorded as every reader of band files does, and keeps its band, key
 // and doc columns.
-func ReadBandTable(ctx context.Context, st storage.Opener, info pqfile.Info) (*BandTable, error) {
+func ReadBandTable(ctx context.Context, st storage.Opener, info fileinfo.Info) (*BandTable, error) {
 	recs, err := readBandFile(ctx, st, info)
 	if err != nil {
 		return nil, err
@@ -100,7 +101,7 @@ func (t *BandTable) match(want []BandKey, fn func(row int, tag int32)) {
 //
 // Unlike ReadBandTable it cannot check the whole file's checksum (it does
 // not read the whole file): it checks the size and the row count.
-func LookupBands(ctx context.Context, st storage.Opener, info pqfile.Info, part int, want []BandKey, hit func(tag int32, doc int64)) (int64, error) {
+func LookupBands(ctx context.Context, st storage.Opener, info fileinfo.Info, part int, want []BandKey, hit func(tag int32, doc int64)) (int64, error) {
 	bf, err := openBandParquet(ctx, st, info)
 	if err != nil {
 		return 0, err
@@ -147,7 +148,7 @@ func LookupBands(ctx context.Context, st storage.Opener, info pqfile.Info, part 
 // several partitions (index.BandFile): its row groups of the partition
 // alone, checked as LookupBands checks. The fingerprint is the file's 64
 // bits (FPHi; FPLo is 0).
-func ReadBandPart(ctx context.Context, st storage.Opener, info pqfile.Info, part int) ([]records.BandRecord, error) {
+func ReadBandPart(ctx context.Context, st storage.Opener, info fileinfo.Info, part int) ([]records.BandRecord, error) {
 	bf, err := openBandParquet(ctx, st, info)
 	if err != nil {
 		return nil, err
@@ -173,7 +174,7 @@ func ReadBandPart(ctx context.Context, st storage.Opener, info pqfile.Info, part
 }
 
 // ReadBandPartTable is ReadBandPart as a BandTable.
-func ReadBandPartTable(ctx context.Context, st storage.Opener, info pqfile.Info, part int) (*BandTable, error) {
+func ReadBandPartTable(ctx context.Context, st storage.Opener, info fileinfo.Info, part int) (*BandTable, error) {
 	recs, err := ReadBandPart(ctx, st, info, part)
 	if err != nil {
 		return nil, err
@@ -191,7 +192,7 @@ type bandParquet struct {
 
 // openBandParquet opens a band file, checking its size and row count
 // against what its writer recorded, and reads its footer.
-func openBandParquet(ctx context.Context, st storage.Opener, info pqfile.Info) (*bandParquet, error) {
+func openBandParquet(ctx context.Context, st storage.Opener, info fileinfo.Info) (*bandParquet, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -48,12 +49,12 @@ type bandBlock struct {
 
 // writeBandRun writes the records of one run of a chunk, by partition
 // (each sorted by compareBand), to name.
-func writeBandRun(ctx context.Context, st storage.Creator, name string, chunk int, parts [][]records.BandRecord) (pqfile.Info, error) {
+func writeBandRun(ctx context.Context, st storage.Creator, name string, chunk int, parts [][]records.BandRecord) (fileinfo.Info, error) {
 	w, err := st.Create(ctx, name)
 	if err != nil {
-		return pqfile.Info{}, err
+		return fileinfo.Info{}, err
 	}
-	sum := pqfile.NewSummer(w)
+	sum := fileinfo.NewSummer(w)
 	bw := bufio.NewWriterSize(sum, 1<<20)
 	var (
 		blocks []bandBlock
@@ -68,14 +69,14 @@ func writeBandRun(ctx context.Context, st storage.Creator, name string, chunk in
 		}
 		if err := ctx.Err(); err != nil {
 			w.Abort()
-			return pqfile.Info{}, err
+			return fileinfo.Info{}, err
 		}
 		buf = buf[:0]
 		prevBand, prevKey := int32(0), int64(math.MinInt64)
 		for i, r := range recs {
 			if job.ChunkOf(r.Doc) != chunk || r.Band < prevBand || i > 0 && compareBand(recs[i-1], r) >= 0 {
 				w.Abort()
-				return pqfile.Info{}, fmt.Errorf("%s: partition %d: record %+v not of chunk %d or out of order", name, part, r, chunk)
+				return fileinfo.Info{}, fmt.Errorf("%s: partition %d: record %+v not of chunk %d or out of order", name, part, r, chunk)
 			}
 			if r.Band != prevBand {
 				prevKey = math.MinInt64
@@ -105,10 +106,10 @@ func writeBandRun(ctx context.Context, st storage.Creator, name string, chunk in
 	bw.Write(append(trailer, bandRunMagic...))
 	if err := bw.Flush(); err != nil {
 		w.Abort()
-		return pqfile.Info{}, fmt.Errorf("writing %s: %w", name, err)
+		return fileinfo.Info{}, fmt.Errorf("writing %s: %w", name, err)
 	}
 	if err := w.Commit(); err != nil {
-		return pqfile.Info{}, err
+		return fileinfo.Info{}, err
 	}
 	return sum.Info(name, rows), nil
 }
@@ -128,7 +129,7 @@ type bandRunReader struct {
 // against its checksum, and the blocks of partitions first to last in one
 // ranged read; the file's size must be what its writer recorded. It holds
 // no file open.
-func loadBandRun(ctx context.Context, st storage.Opener, info pqfile.Info, chunk, first, last int) (*bandRunReader, error) {
+func loadBandRun(ctx context.Context, st storage.Opener, info fileinfo.Info, chunk, first, last int) (*bandRunReader, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -157,7 +158,7 @@ func loadBandRun(ctx context.Context, st storage.Opener, info pqfile.Info, chunk
 }
 
 // readBandRunFooter reads the blocks' table of a band run file.
-func readBandRunFooter(f storage.File, info pqfile.Info) ([]bandBlock, error) {
+func readBandRunFooter(f storage.File, info fileinfo.Info) ([]bandBlock, error) {
 	corrupt := func(off int64, format string, args ...any) error {
 		return fmt.Errorf("band run file %s at offset %d: %s: %w", info.Name, off, fmt.Sprintf(format, args...), pqfile.ErrCorrupt)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -142,13 +143,13 @@ func TestBandRunDamage(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		damage func([]byte) []byte
-		info   func(pqfile.Info) pqfile.Info
+		info   func(fileinfo.Info) fileinfo.Info
 		at     int64 // the offset the error names
 	}{
 		{"a block", func(b []byte) []byte { b[block1.offset+5] ^= 1; return b }, nil, block1.offset},
 		{"the footer", func(b []byte) []byte { b[footer] ^= 1; return b }, nil, -1},
 		{"the trailer's magic", func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, nil, int64(len(orig) - len(bandRunMagic))},
-		{"cut short", func(b []byte) []byte { return b[:len(b)-10] }, func(i pqfile.Info) pqfile.Info { i.Bytes -= 10; return i }, int64(len(orig) - 10 - len(bandRunMagic))},
+		{"cut short", func(b []byte) []byte { return b[:len(b)-10] }, func(i fileinfo.Info) fileinfo.Info { i.Bytes -= 10; return i }, int64(len(orig) - 10 - len(bandRunMagic))},
 		{"cut, size as written", func(b []byte) []byte { return b[:len(b)-10] }, nil, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,7 +195,7 @@ func TestReduceLayouts(t *testing.T) {
 	byPart := make([][]records.BandRecord, partitions)
 	for c := range chunks {
 		parts := randomBands(r, c, 40, p.Bands, partitions)
-		mr := job.MapResult{Chunk: c, BandFiles: map[int]pqfile.Info{}}
+		mr := job.MapResult{Chunk: c, BandFiles: map[int]fileinfo.Info{}}
 		for part, recs := range parts {
 			byPart[part] = append(byPart[part], recs...)
 			old := make([]records.BandRecord, len(recs))
@@ -252,8 +253,8 @@ func TestReduceLayouts(t *testing.T) {
 		first = got
 	}
 	for _, w := range want {
-		files := []pqfile.Info{w.File}
-		for _, m := range []map[int]pqfile.Info{w.EdgeFiles, w.RequestFiles} {
+		files := []fileinfo.Info{w.File}
+		for _, m := range []map[int]fileinfo.Info{w.EdgeFiles, w.RequestFiles} {
 			for _, info := range m {
 				files = append(files, info)
 			}
@@ -283,7 +284,7 @@ func TestPlanReduceTasks(t *testing.T) {
 	runs := func(sizes ...int64) []job.MapResult {
 		var out []job.MapResult
 		for i, s := range sizes {
-			out = append(out, job.MapResult{Chunk: i, BandRunFiles: []pqfile.Info{{Name: job.BandRunWorkFile(i, 0), Bytes: s}}})
+			out = append(out, job.MapResult{Chunk: i, BandRunFiles: []fileinfo.Info{{Name: job.BandRunWorkFile(i, 0), Bytes: s}}})
 		}
 		return out
 	}

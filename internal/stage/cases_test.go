@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -245,11 +246,11 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	}
 	r.pairFile = len(names)
 	for _, name := range names {
-		r.pairs = append(r.pairs, readAll[records.Pair](t, st, pqfile.Info{Name: name})...)
+		r.pairs = append(r.pairs, readAll[records.Pair](t, st, fileinfo.Info{Name: name})...)
 	}
-	r.exact = readAll[records.ExactRecord](t, st, pqfile.Info{Name: job.ExactFile})
-	r.clusters = readAll[records.ClusterRecord](t, st, pqfile.Info{Name: job.ClustersFile})
-	r.dups = readAll[records.Duplicate](t, st, pqfile.Info{Name: job.DuplicatesFile})
+	r.exact = readAll[records.ExactRecord](t, st, fileinfo.Info{Name: job.ExactFile})
+	r.clusters = readAll[records.ClusterRecord](t, st, fileinfo.Info{Name: job.ClustersFile})
+	r.dups = readAll[records.Duplicate](t, st, fileinfo.Info{Name: job.DuplicatesFile})
 	return r
 }
 
@@ -287,7 +288,7 @@ func (anyPath) Check(string) error { return nil }
 
 // readAll reads a whole file, checked against info when it carries a
 // checksum (the files the stages describe in their results).
-func readAll[T any](t *testing.T, st storage.Opener, info pqfile.Info) []T {
+func readAll[T any](t *testing.T, st storage.Opener, info fileinfo.Info) []T {
 	t.Helper()
 	want := &info
 	if info.Checksum == 0 {

@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -128,7 +128,7 @@ func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 		edges += v.Verified + v.ExactMembers
 	}
 	slices.SortFunc(vf, func(x, y verifyFiles) int { return cmp.Compare(x.Chunk, y.Chunk) })
-	docs := make(map[int]pqfile.Info, len(mapResults))
+	docs := make(map[int]fileinfo.Info, len(mapResults))
 	for c, m := range mapResults {
 		docs[c] = m.DocFile
 	}
@@ -201,7 +201,7 @@ func (s *ClusterStats) boundedTop() []int64 {
 // components as labels, then whole, then the outputs. It returns the
 // results of the components and output steps and the number of
 // large-star rounds.
-func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, docs map[int]pqfile.Info) ([]componentsResult, []outputResult, int, error) {
+func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, docs map[int]fileinfo.Info) ([]componentsResult, []outputResult, int, error) {
 	// The components, as labels.
 	labels, rounds, err := d.components(ctx, parts, vf)
 	if err != nil {
@@ -213,7 +213,7 @@ func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, do
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	runs := make([]map[int]pqfile.Info, parts)
+	runs := make([]map[int]fileinfo.Info, parts)
 	for i, r := range joined {
 		runs[i] = r.Runs
 	}
@@ -222,7 +222,7 @@ func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, do
 		return nil, nil, 0, err
 	}
 	out := &clusterStep{Name: ClusterStepPrefix + stepOutput, Kind: stepOutput, Parts: parts, Tasks: len(vf) + 3, Verifies: vf}
-	runs = make([]map[int]pqfile.Info, parts)
+	runs = make([]map[int]fileinfo.Info, parts)
 	for i, r := range comps {
 		runs[i] = r.Lookups
 		out.Clusters = append(out.Clusters, r.Clusters)
@@ -265,13 +265,13 @@ func (s *ClusterStats) add(o *ClusterStats) {
 // components runs the steps that label every document of a verified pair
 // or exact group with its component's smallest ordinal, and returns each
 // partition's labels and the number of large-star rounds.
-func (d driver) components(ctx context.Context, parts int, vf []verifyFiles) ([]*pqfile.Info, int, error) {
+func (d driver) components(ctx context.Context, parts int, vf []verifyFiles) ([]*fileinfo.Info, int, error) {
 	contracted, err := runStep[roundResult](ctx, d, &clusterStep{Name: ClusterStepPrefix + stepContract, Kind: stepContract, Parts: parts, Tasks: parts, Verifies: vf})
 	if err != nil {
 		return nil, 0, err
 	}
 	var nodes int64
-	runs := make([]map[int]pqfile.Info, parts)
+	runs := make([]map[int]fileinfo.Info, parts)
 	for i, r := range contracted {
 		nodes += r.Nodes
 		runs[i] = r.Runs
@@ -283,7 +283,7 @@ func (d driver) components(ctx context.Context, parts int, vf []verifyFiles) ([]
 // (both directions, by partition of the first node) of a graph of at most
 // nodes nodes, until every component is a star. It returns each
 // partition's labels and the number of large-star rounds.
-func (d driver) rounds(ctx context.Context, parts int, runs []map[int]pqfile.Info, nodes int64) ([]*pqfile.Info, int, error) {
+func (d driver) rounds(ctx context.Context, parts int, runs []map[int]fileinfo.Info, nodes int64) ([]*fileinfo.Info, int, error) {
 	for round := 1; ; round++ {
 		if round > maxRounds(nodes) {
 			return nil, 0, fmt.Errorf("clusters: the components of %d documents are not stars after %d rounds", nodes, round-1)
@@ -296,13 +296,13 @@ func (d driver) rounds(ctx context.Context, parts int, runs []map[int]pqfile.Inf
 			return nil, 0, err
 		}
 		var notStar int64
-		runs = make([]map[int]pqfile.Info, parts)
+		runs = make([]map[int]fileinfo.Info, parts)
 		for i, r := range large {
 			notStar += r.NotStar
 			runs[i] = r.Runs
 		}
 		if notStar == 0 {
-			labels := make([]*pqfile.Info, parts)
+			labels := make([]*fileinfo.Info, parts)
 			for i, r := range large {
 				labels[i] = r.Labels
 			}
@@ -312,7 +312,7 @@ func (d driver) rounds(ctx context.Context, parts int, runs []map[int]pqfile.Inf
 		if err != nil {
 			return nil, 0, err
 		}
-		runs = make([]map[int]pqfile.Info, parts)
+		runs = make([]map[int]fileinfo.Info, parts)
 		for i, r := range small {
 			runs[i] = r.Runs
 		}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -123,8 +124,8 @@ type docInfo struct {
 
 // nodesResult is what a task of the nodes step reports.
 type nodesResult struct {
-	Runs map[int]pqfile.Info `json:"runs,omitempty"` // by label partition
-	Rows int64               `json:"rows"`
+	Runs map[int]fileinfo.Info `json:"runs,omitempty"` // by label partition
+	Rows int64                 `json:"rows"`
 }
 
 // nodesTask sends the partition's documents (with their ids, urls and
@@ -232,7 +233,7 @@ func verifiedRows(s *clusterStep, part int) int {
 	var n int64
 	for _, v := range s.Verifies {
 		if read, _ := v.share(part, s.Parts); read {
-			for _, f := range []*pqfile.Info{v.Pairs, v.Members} {
+			for _, f := range []*fileinfo.Info{v.Pairs, v.Members} {
 				if f != nil {
 					n += f.Rows
 				}
@@ -277,7 +278,7 @@ func workFile(cols ...string) pqfile.Options { return pqfile.Options{SortedBy: c
 
 // readParts appends what every task of the previous step wrote for part
 // to dst.
-func readParts[T any](ctx context.Context, st storage.Opener, runs []map[int]pqfile.Info, part int, dec func([]byte) (T, int), dst []T) ([]T, error) {
+func readParts[T any](ctx context.Context, st storage.Opener, runs []map[int]fileinfo.Info, part int, dec func([]byte) (T, int), dst []T) ([]T, error) {
 	var rows int64
 	for _, r := range runs {
 		rows += r[part].Rows
@@ -302,10 +303,10 @@ func readParts[T any](ctx context.Context, st storage.Opener, runs []map[int]pqf
 type componentsResult struct {
 	Stats ClusterStats `json:"stats"`
 	// BoundedPairs is the complete pairs of the bounded clusters.
-	BoundedPairs int64               `json:"bounded_pairs"`
-	Clusters     *pqfile.Info        `json:"clusters,omitempty"`
-	Duplicates   *pqfile.Info        `json:"duplicates,omitempty"`
-	Lookups      map[int]pqfile.Info `json:"lookups,omitempty"` // by verify chunk partition
+	BoundedPairs int64                 `json:"bounded_pairs"`
+	Clusters     *fileinfo.Info        `json:"clusters,omitempty"`
+	Duplicates   *fileinfo.Info        `json:"duplicates,omitempty"`
+	Lookups      map[int]fileinfo.Info `json:"lookups,omitempty"` // by verify chunk partition
 }
 
 // component is one component's rows, in compRow order.

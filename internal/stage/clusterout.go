@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -188,7 +189,7 @@ const mergeFanIn = 8
 
 // mergeRuns writes the rows of sorted runs to name in the order less
 // gives (see mergeInto), and returns the rows written.
-func mergeRuns[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, name string, o pqfile.Options, less func(x, y T) bool) (int64, error) {
+func mergeRuns[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info, name string, o pqfile.Options, less func(x, y T) bool) (int64, error) {
 	w, err := pqfile.NewWriter[T](ctx, st, name, o)
 	if err != nil {
 		return 0, err
@@ -207,8 +208,8 @@ func mergeRuns[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, n
 // them in passes through intermediate runs in the work area (named after
 // name, the file the rows are for, of row groups of groupRows), removed
 // after.
-func mergeInto[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, name string, groupRows int, less func(x, y T) bool, emit func([]T) error) (int64, error) {
-	runs = slices.DeleteFunc(slices.Clone(runs), func(r *pqfile.Info) bool { return r == nil })
+func mergeInto[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info, name string, groupRows int, less func(x, y T) bool, emit func([]T) error) (int64, error) {
+	runs = slices.DeleteFunc(slices.Clone(runs), func(r *fileinfo.Info) bool { return r == nil })
 	var temps []string
 	defer func() {
 		for _, t := range temps {
@@ -216,7 +217,7 @@ func mergeInto[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, n
 		}
 	}()
 	for pass := 0; len(runs) > mergeFanIn; pass++ {
-		var next []*pqfile.Info
+		var next []*fileinfo.Info
 		for i := 0; i < len(runs); i += mergeFanIn {
 			tmp := job.ClusterTaskFile("merge", pass, fmt.Sprintf("%s-%05d.parquet", strings.ReplaceAll(name, "/", "-"), i/mergeFanIn))
 			temps = append(temps, tmp)
@@ -236,21 +237,21 @@ func mergeInto[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, n
 }
 
 // mergeTo merges runs, at most mergeFanIn, into the file name.
-func mergeTo[T any](ctx context.Context, st storage.FS, runs []*pqfile.Info, name string, o pqfile.Options, less func(x, y T) bool) (pqfile.Info, error) {
+func mergeTo[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info, name string, o pqfile.Options, less func(x, y T) bool) (fileinfo.Info, error) {
 	w, err := pqfile.NewWriter[T](ctx, st, name, o)
 	if err != nil {
-		return pqfile.Info{}, err
+		return fileinfo.Info{}, err
 	}
 	if _, err := merge(ctx, st, runs, less, w.Write); err != nil {
 		w.Abort()
-		return pqfile.Info{}, fmt.Errorf("%s: %w", name, err)
+		return fileinfo.Info{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return w.Close()
 }
 
 // merge calls emit with the rows of sorted runs in the order less gives,
 // a batch at a time.
-func merge[T any](ctx context.Context, st storage.Opener, runs []*pqfile.Info, less func(x, y T) bool, emit func([]T) error) (int64, error) {
+func merge[T any](ctx context.Context, st storage.Opener, runs []*fileinfo.Info, less func(x, y T) bool, emit func([]T) error) (int64, error) {
 	h := &mergeHeap[T]{less: less}
 	defer func() {
 		for _, c := range h.cursors {

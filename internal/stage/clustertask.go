@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -41,20 +42,20 @@ type clusterStep struct {
 	// out).
 	Verifies []verifyFiles `json:"verifies,omitempty"`
 	// Docs are the chunks' document files (nodes).
-	Docs map[int]pqfile.Info `json:"docs,omitempty"`
+	Docs map[int]fileinfo.Info `json:"docs,omitempty"`
 	// Runs are what each task of the previous step wrote, by destination
 	// partition (large-star, small-star, components, out: the lookups).
 	// They are not in the step's file: each partition's column of them is
 	// in its own file (job.ClusterRunsFile), which its task reads, so a
 	// task reads its RunTasks entries, not RunTasks × Parts.
-	Runs     []map[int]pqfile.Info `json:"-"`
-	RunTasks int                   `json:"run_tasks,omitempty"`
+	Runs     []map[int]fileinfo.Info `json:"-"`
+	RunTasks int                     `json:"run_tasks,omitempty"`
 	// Labels are each partition's labels (nodes).
-	Labels []*pqfile.Info `json:"labels,omitempty"`
+	Labels []*fileinfo.Info `json:"labels,omitempty"`
 	// Clusters and Duplicates are the components tasks' sorted runs of
 	// clusters.parquet and duplicates.parquet (out).
-	Clusters   []*pqfile.Info `json:"clusters,omitempty"`
-	Duplicates []*pqfile.Info `json:"duplicates,omitempty"`
+	Clusters   []*fileinfo.Info `json:"clusters,omitempty"`
+	Duplicates []*fileinfo.Info `json:"duplicates,omitempty"`
 	// Top are the bounded clusters whose listed pairs the manifest names
 	// (out).
 	Top []int64 `json:"top,omitempty"`
@@ -62,9 +63,9 @@ type clusterStep struct {
 
 // verifyFiles are the files of one verify task.
 type verifyFiles struct {
-	Chunk   int          `json:"chunk"`
-	Pairs   *pqfile.Info `json:"pairs,omitempty"`
-	Members *pqfile.Info `json:"members,omitempty"`
+	Chunk   int            `json:"chunk"`
+	Pairs   *fileinfo.Info `json:"pairs,omitempty"`
+	Members *fileinfo.Info `json:"members,omitempty"`
 	// Spread is set when the chunk holds several blocks of documents
 	// (see partOf), which belong to several partitions.
 	Spread bool `json:"spread,omitempty"`
@@ -178,7 +179,7 @@ func (s *clusterStep) runsPart(index int) (int, bool) {
 // writeRunsColumns writes each partition's column of the step's runs to
 // its file.
 func writeRunsColumns(ctx context.Context, st storage.Creator, s *clusterStep) error {
-	col := make([]*pqfile.Info, len(s.Runs))
+	col := make([]*fileinfo.Info, len(s.Runs))
 	for part := range s.Parts {
 		for i, runs := range s.Runs {
 			col[i] = nil
@@ -199,22 +200,22 @@ func writeRunsColumns(ctx context.Context, st storage.Creator, s *clusterStep) e
 
 // readRunsColumn reads a partition's column of the step's runs, as Runs
 // holding that partition's entries only.
-func readRunsColumn(ctx context.Context, st storage.Opener, s *clusterStep, part int) ([]map[int]pqfile.Info, error) {
+func readRunsColumn(ctx context.Context, st storage.Opener, s *clusterStep, part int) ([]map[int]fileinfo.Info, error) {
 	name := job.ClusterRunsFile(s.Name, part)
 	data, err := storage.ReadFile(ctx, st, name)
 	if err != nil {
 		return nil, err
 	}
-	var col []*pqfile.Info
+	var col []*fileinfo.Info
 	if err := json.Unmarshal(data, &col); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(col) != s.RunTasks {
 		return nil, fmt.Errorf("%s: %d entries, want %d: %w", name, len(col), s.RunTasks, pqfile.ErrCorrupt)
 	}
-	runs := make([]map[int]pqfile.Info, len(col))
+	runs := make([]map[int]fileinfo.Info, len(col))
 	for i, info := range col {
-		runs[i] = map[int]pqfile.Info{}
+		runs[i] = map[int]fileinfo.Info{}
 		if info != nil {
 			runs[i][part] = *info
 		}

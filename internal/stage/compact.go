@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -99,10 +100,10 @@ func Compact(ctx context.Context, st storage.FS, srcs []*index.Index, outs []str
 
 // copyMounted copies the file info names in mount i to the same name in
 // st, and returns its description there.
-func copyMounted(ctx context.Context, st storage.FS, i int, info pqfile.Info) (pqfile.Info, error) {
+func copyMounted(ctx context.Context, st storage.FS, i int, info fileinfo.Info) (fileinfo.Info, error) {
 	f, err := st.Open(ctx, job.InMount(i, info.Name))
 	if err != nil {
-		return pqfile.Info{}, fmt.Errorf("compact: %w", err)
+		return fileinfo.Info{}, fmt.Errorf("compact: %w", err)
 	}
 	defer f.Close()
 	size := info.Bytes
@@ -111,14 +112,14 @@ func copyMounted(ctx context.Context, st storage.FS, i int, info pqfile.Info) (p
 	}
 	w, err := st.Create(ctx, info.Name)
 	if err != nil {
-		return pqfile.Info{}, fmt.Errorf("compact: %w", err)
+		return fileinfo.Info{}, fmt.Errorf("compact: %w", err)
 	}
 	if _, err := io.Copy(w, io.NewSectionReader(f, info.Offset, size)); err != nil {
 		w.Abort()
-		return pqfile.Info{}, fmt.Errorf("compact: copying %s: %w", info.Name, err)
+		return fileinfo.Info{}, fmt.Errorf("compact: copying %s: %w", info.Name, err)
 	}
 	if err := w.Commit(); err != nil {
-		return pqfile.Info{}, fmt.Errorf("compact: %s: %w", info.Name, err)
+		return fileinfo.Info{}, fmt.Errorf("compact: %s: %w", info.Name, err)
 	}
 	info.Offset = 0
 	return info, nil

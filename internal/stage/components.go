@@ -6,8 +6,8 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/unionfind"
 	"github.com/neardup/neardup/pkg/records"
@@ -87,16 +87,16 @@ func maxRounds(nodes int64) int {
 // step reports.
 type roundResult struct {
 	// Runs are the edges written for the next step, by partition.
-	Runs  map[int]pqfile.Info `json:"runs,omitempty"`
-	Edges int64               `json:"edges"` // edge records written
-	Nodes int64               `json:"nodes"` // nodes seen
+	Runs  map[int]fileinfo.Info `json:"runs,omitempty"`
+	Edges int64                 `json:"edges"` // edge records written
+	Nodes int64                 `json:"nodes"` // nodes seen
 	// NotStar (large-star) counts the nodes with a smaller neighbour and
 	// another; Changed (small-star) those with several smaller ones.
 	NotStar int64 `json:"not_star,omitempty"`
 	Changed int64 `json:"changed,omitempty"`
 	// Labels (large-star, when NotStar is 0) holds every node of the
 	// partition with its label, sorted by node.
-	Labels *pqfile.Info `json:"labels,omitempty"`
+	Labels *fileinfo.Info `json:"labels,omitempty"`
 }
 
 // contractTask reads the verified pairs and claims of the partition's

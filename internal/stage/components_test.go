@@ -14,6 +14,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -189,7 +190,7 @@ func TestComponentsMatchUnionFind(t *testing.T) {
 					docs := spreadDocs(rng, tt.docs, tt.chunks)
 					edges := graphShapes[tt.shape](rng, docs)
 					d := driver{st: st, run: InProcess(st, &job.Spec{Params: job.DefaultParams()})}
-					var labelFiles []*pqfile.Info
+					var labelFiles []*fileinfo.Info
 					var rounds int
 					var err error
 					if contracted {
@@ -208,7 +209,7 @@ func TestComponentsMatchUnionFind(t *testing.T) {
 						if err := writeRound(ctx, st, &clusterStep{Name: "cluster-test", Parts: parts}, 0, both, res); err != nil {
 							t.Fatal(err)
 						}
-						labelFiles, rounds, err = d.rounds(ctx, parts, []map[int]pqfile.Info{res.Runs}, int64(2*len(edges)))
+						labelFiles, rounds, err = d.rounds(ctx, parts, []map[int]fileinfo.Info{res.Runs}, int64(2*len(edges)))
 					}
 					if err != nil {
 						t.Fatal(err)
@@ -222,7 +223,7 @@ func TestComponentsMatchUnionFind(t *testing.T) {
 
 // checkLabels checks the labels of the components of edges against
 // union-find, and the rounds they took against 2 log2 n + 2.
-func checkLabels(t *testing.T, st storage.FS, parts int, labelFiles []*pqfile.Info, edges [][2]int64, rounds int) {
+func checkLabels(t *testing.T, st storage.FS, parts int, labelFiles []*fileinfo.Info, edges [][2]int64, rounds int) {
 	t.Helper()
 	got := map[int64]int64{}
 	for part, info := range labelFiles {

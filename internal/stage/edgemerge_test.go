@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -36,9 +36,9 @@ func partitionEdges(r *rand.Rand, parts, pairs, docs, per int) [][]records.Candi
 }
 
 // writeStreams writes each stream as the chunk-0 range of an edge file.
-func writeStreams(tb testing.TB, st storage.FS, streams [][]records.Candidate) []pqfile.Info {
+func writeStreams(tb testing.TB, st storage.FS, streams [][]records.Candidate) []fileinfo.Info {
 	tb.Helper()
-	var infos []pqfile.Info
+	var infos []fileinfo.Info
 	for p, s := range streams {
 		ranges, err := writeEdges(context.Background(), st, job.EdgeFile(p), s)
 		if err != nil {
@@ -52,7 +52,7 @@ func writeStreams(tb testing.TB, st storage.FS, streams [][]records.Candidate) [
 }
 
 // mergeAll returns every edge mergeEdges gives of infos.
-func mergeAll(tb testing.TB, st storage.FS, infos []pqfile.Info) []records.Candidate {
+func mergeAll(tb testing.TB, st storage.FS, infos []fileinfo.Info) []records.Candidate {
 	tb.Helper()
 	m, err := mergeEdges(context.Background(), st, infos)
 	if err != nil {
@@ -104,7 +104,7 @@ func TestMergeEdges(t *testing.T) {
 }
 
 // countMerged returns the number of edges mergeEdges gives of infos.
-func countMerged(tb testing.TB, st storage.FS, infos []pqfile.Info) int {
+func countMerged(tb testing.TB, st storage.FS, infos []fileinfo.Info) int {
 	m, err := mergeEdges(context.Background(), st, infos)
 	if err != nil {
 		tb.Fatal(err)

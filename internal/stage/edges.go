@@ -10,6 +10,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -27,13 +28,13 @@ const edgeRecord = 20
 
 // writeEdges writes edges, sorted by the chunk of their first document,
 // to name, and returns each chunk's range.
-func writeEdges(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]pqfile.Info, error) {
+func writeEdges(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]fileinfo.Info, error) {
 	return writeRuns(ctx, st, name, edges, job.ChunkOf)
 }
 
 // writeRuns writes edges, sorted by key of their first document, to name
 // as one run per key, and returns each key's range.
-func writeRuns(ctx context.Context, st storage.Creator, name string, edges []records.Candidate, key func(int64) int) (map[int]pqfile.Info, error) {
+func writeRuns(ctx context.Context, st storage.Creator, name string, edges []records.Candidate, key func(int64) int) (map[int]fileinfo.Info, error) {
 	return writeRunFile(ctx, st, name, edges, func(e records.Candidate) int { return key(e.A) }, appendEdge)
 }
 
@@ -55,7 +56,7 @@ func decodeEdge(b []byte) (records.Candidate, int) {
 }
 
 // readEdges appends the edges of one chunk's range to dst.
-func readEdges(ctx context.Context, st storage.Opener, info pqfile.Info, dst []records.Candidate) ([]records.Candidate, error) {
+func readEdges(ctx context.Context, st storage.Opener, info fileinfo.Info, dst []records.Candidate) ([]records.Candidate, error) {
 	if info.Bytes != edgeRecord*info.Rows {
 		return nil, fmt.Errorf("%s: range %d+%d does not hold %d rows: %w", info.Name, info.Offset, info.Bytes, info.Rows, pqfile.ErrCorrupt)
 	}
@@ -67,8 +68,8 @@ func readEdges(ctx context.Context, st storage.Opener, info pqfile.Info, dst []r
 // count and xxhash, which readRunFile checks. The rows are encoded and
 // written a block at a time, not held encoded whole (a reduce partition's
 // edges are megabytes).
-func writeRunFile[T any](ctx context.Context, st storage.Creator, name string, rows []T, key func(T) int, enc func([]byte, T) []byte) (map[int]pqfile.Info, error) {
-	out := map[int]pqfile.Info{}
+func writeRunFile[T any](ctx context.Context, st storage.Creator, name string, rows []T, key func(T) int, enc func([]byte, T) []byte) (map[int]fileinfo.Info, error) {
+	out := map[int]fileinfo.Info{}
 	if len(rows) == 0 {
 		return out, nil
 	}
@@ -91,7 +92,7 @@ func writeRunFile[T any](ctx context.Context, st storage.Creator, name string, r
 			}
 		}
 		rw.flush()
-		out[k] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: rw.sum.Sum64(), Bytes: rw.off - start, Offset: start}
+		out[k] = fileinfo.Info{Name: name, Rows: int64(hi - lo), Checksum: rw.sum.Sum64(), Bytes: rw.off - start, Offset: start}
 		rw.sum.Reset()
 		lo = hi
 	}
@@ -130,7 +131,7 @@ func (r *runWriter) flush() {
 
 // readRunFile appends the rows of one run to dst, each decoded by dec,
 // which returns the bytes it used (0 for bytes that are no row).
-func readRunFile[T any](ctx context.Context, st storage.Opener, info pqfile.Info, dec func([]byte) (T, int), dst []T) ([]T, error) {
+func readRunFile[T any](ctx context.Context, st storage.Opener, info fileinfo.Info, dec func([]byte) (T, int), dst []T) ([]T, error) {
 	f, err := st.Open(ctx, info.Name)
 	if err != nil {
 		return nil, err
@@ -221,7 +222,7 @@ const edgeStreamRecords = 819
 // openEdges opens an edge range, after checking its geometry and, in a
 // first pass, its checksum: a damaged range fails before any of its
 // records is used.
-func openEdges(ctx context.Context, st storage.Opener, info pqfile.Info) (*edgeStream, error) {
+func openEdges(ctx context.Context, st storage.Opener, info fileinfo.Info) (*edgeStream, error) {
 	f, err := st.Open(ctx, info.Name)
 	if err != nil {
 		return nil, err
@@ -309,7 +310,7 @@ func (k edgeKey) edge() records.Candidate {
 }
 
 // mergeEdges opens the ranges; close must be called.
-func mergeEdges(ctx context.Context, st storage.Opener, infos []pqfile.Info) (*edgeMerger, error) {
+func mergeEdges(ctx context.Context, st storage.Opener, infos []fileinfo.Info) (*edgeMerger, error) {
 	m := &edgeMerger{}
 	for _, info := range infos {
 		s, err := openEdges(ctx, st, info)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -127,14 +128,14 @@ func TestEdgesCorrupt(t *testing.T) {
 	tests := []struct {
 		name string
 		data []byte
-		info pqfile.Info
+		info fileinfo.Info
 	}{
 		{"flipped bit", flipped, info},
 		{"truncated", data[:len(data)-edgeRecord], info},
-		{"range beyond the file", data, pqfile.Info{Name: info.Name, Rows: info.Rows, Checksum: info.Checksum, Bytes: info.Bytes, Offset: edgeRecord}},
-		{"row count", data, pqfile.Info{Name: info.Name, Rows: info.Rows - 1, Checksum: info.Checksum, Bytes: info.Bytes}},
+		{"range beyond the file", data, fileinfo.Info{Name: info.Name, Rows: info.Rows, Checksum: info.Checksum, Bytes: info.Bytes, Offset: edgeRecord}},
+		{"row count", data, fileinfo.Info{Name: info.Name, Rows: info.Rows - 1, Checksum: info.Checksum, Bytes: info.Bytes}},
 		// Size and checksum as recorded, but not a whole number of records.
-		{"partial record", data[:len(data)-1], pqfile.Info{Name: info.Name, Rows: info.Rows, Checksum: xxhash.Sum64(data[:len(data)-1]), Bytes: info.Bytes - 1}},
+		{"partial record", data[:len(data)-1], fileinfo.Info{Name: info.Name, Rows: info.Rows, Checksum: xxhash.Sum64(data[:len(data)-1]), Bytes: info.Bytes - 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,7 +147,7 @@ func TestEdgesCorrupt(t *testing.T) {
 				t.Fatalf("err = %v (read %v), want ErrCorrupt", err, got)
 			}
 			// The verify stage's streaming merge refuses it too.
-			if m, err := mergeEdges(ctx, st, []pqfile.Info{tt.info}); !errors.Is(err, pqfile.ErrCorrupt) {
+			if m, err := mergeEdges(ctx, st, []fileinfo.Info{tt.info}); !errors.Is(err, pqfile.ErrCorrupt) {
 				if err == nil {
 					m.close()
 				}
@@ -154,7 +155,7 @@ func TestEdgesCorrupt(t *testing.T) {
 			}
 		})
 	}
-	if _, err := readEdges(ctx, st, pqfile.Info{Name: "missing.edges"}, nil); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := readEdges(ctx, st, fileinfo.Info{Name: "missing.edges"}, nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want fs.ErrNotExist", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -17,7 +18,7 @@ import (
 // empty file of an earlier run goes once other chunks have rows, and that
 // a task's own file is left alone.
 func TestCompleteMapOutputs(t *testing.T) {
-	info := &pqfile.Info{Name: "x", Rows: 1}
+	info := &fileinfo.Info{Name: "x", Rows: 1}
 	tests := []struct {
 		name   string
 		before int // rows of the files there before: -1 none, 0 an empty file of an earlier run, 1 chunk 0's own

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/pkg/records"
@@ -274,7 +275,7 @@ func TestMergeRunsFanIn(t *testing.T) {
 			st := newStore(t)
 			rng := rand.New(rand.NewPCG(uint64(n), 1))
 			var all []records.Duplicate
-			var runs []*pqfile.Info
+			var runs []*fileinfo.Info
 			for i := range n {
 				run := make([]records.Duplicate, rng.IntN(50))
 				for j := range run {

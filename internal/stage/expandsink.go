@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -39,7 +40,7 @@ type pairSink struct {
 
 	spilling bool
 	rest     []records.Pair // to come, not yet in a run
-	runs     []pqfile.Info
+	runs     []fileinfo.Info
 }
 
 // sinkBatch is how many pairs a sink gives its writer at a time.
@@ -177,7 +178,7 @@ func (s *pairSink) close() (int64, error) {
 // mergeRuns writes the merge of the runs after the pairs written, and
 // removes them.
 func (s *pairSink) mergeRuns() error {
-	infos := make([]*pqfile.Info, len(s.runs))
+	infos := make([]*fileinfo.Info, len(s.runs))
 	for i := range s.runs {
 		infos[i] = &s.runs[i]
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -77,7 +78,7 @@ func compareRequest(x, y request) int {
 // name, one run per chunk of the requested document, each sorted by
 // (verify chunk, document) without repeats, and returns each chunk's
 // range.
-func writeRequests(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]pqfile.Info, error) {
+func writeRequests(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]fileinfo.Info, error) {
 	src := func(r request) int { return job.ChunkOf(r.Doc) }
 	return writeRunFile(ctx, st, name, edgeRequests(edges), src, appendRequest)
 }
@@ -117,7 +118,7 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 		}
 	}
 	reqs = sortRequests(reqs)
-	res := &job.GatherResult{Chunk: chunk, Requests: int64(len(reqs)), Ranges: map[int]pqfile.Info{}}
+	res := &job.GatherResult{Chunk: chunk, Requests: int64(len(reqs)), Ranges: map[int]fileinfo.Info{}}
 	if len(reqs) == 0 {
 		return res, nil
 	}
@@ -242,8 +243,8 @@ func (g *gatheredReader) next() (r request, raw []byte, ok bool, err error) {
 // not nil) takes each encoded record in file order. It returns each verify
 // chunk's range: offset, size, record count and xxhash, as copyRange
 // checks them.
-func groupRanges(ctx context.Context, name string, reqs []request, raw func(i int) ([]byte, error), emit func(rec []byte) error) (map[int]pqfile.Info, error) {
-	ranges := map[int]pqfile.Info{}
+func groupRanges(ctx context.Context, name string, reqs []request, raw func(i int) ([]byte, error), emit func(rec []byte) error) (map[int]fileinfo.Info, error) {
+	ranges := map[int]fileinfo.Info{}
 	run := xxhash.New()
 	var rec []byte
 	var off int64
@@ -270,7 +271,7 @@ func groupRanges(ctx context.Context, name string, reqs []request, raw func(i in
 			}
 			off += int64(len(rec))
 		}
-		ranges[int(dest)] = pqfile.Info{Name: name, Rows: int64(hi - lo), Checksum: run.Sum64(), Bytes: off - at, Offset: at}
+		ranges[int(dest)] = fileinfo.Info{Name: name, Rows: int64(hi - lo), Checksum: run.Sum64(), Bytes: off - at, Offset: at}
 		lo = hi
 	}
 	return ranges, nil
@@ -409,7 +410,7 @@ func fillScratch(kind string, size int64, fill func(*scratch) error) (*scratch, 
 // copyRange streams one range of a gather file into scr; when in is not
 // nil it is the file, open, and the range is indexed in place in scr
 // (its last file) instead of copied.
-func copyRange(ctx context.Context, st storage.Opener, chunk int, info pqfile.Info, scr *scratch, in storage.File) error {
+func copyRange(ctx context.Context, st storage.Opener, chunk int, info fileinfo.Info, scr *scratch, in storage.File) error {
 	f := in
 	if f == nil {
 		var err error

@@ -13,6 +13,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sketch"
@@ -217,7 +218,7 @@ func (r *bandRuns) finish(ctx context.Context) error { return r.flush(ctx) }
 // ReadBandRuns reads the list of a chunk's later band runs (an index's
 // index.PartEntry.Runs), checked against what its writer recorded: the
 // files of its runs after the first, by partition.
-func ReadBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map[int][]pqfile.Info, error) {
+func ReadBandRuns(ctx context.Context, st storage.Opener, info fileinfo.Info) (map[int][]fileinfo.Info, error) {
 	data, err := storage.ReadFile(ctx, st, info.Name)
 	if err != nil {
 		return nil, err
@@ -225,7 +226,7 @@ func ReadBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map
 	if sum := xxhash.Sum64(data); sum != info.Checksum || int64(len(data)) != info.Bytes {
 		return nil, fmt.Errorf("%s: checksum %x (%d bytes), want %x (%d bytes): %w", info.Name, sum, len(data), info.Checksum, info.Bytes, pqfile.ErrCorrupt)
 	}
-	var runs map[int][]pqfile.Info
+	var runs map[int][]fileinfo.Info
 	if err := json.Unmarshal(data, &runs); err != nil {
 		return nil, fmt.Errorf("%s: %w", info.Name, err)
 	}
@@ -294,7 +295,7 @@ const (
 type textWriter struct {
 	name string
 	w    storage.Writer
-	sum  *pqfile.Summer
+	sum  *fileinfo.Summer
 	bw   *bufio.Writer
 	tw   *textstore.Writer
 	n    int64
@@ -305,7 +306,7 @@ func newTextWriter(ctx context.Context, st storage.Creator, name string) (*textW
 	if err != nil {
 		return nil, err
 	}
-	sum := pqfile.NewSummer(w)
+	sum := fileinfo.NewSummer(w)
 	bw := bufio.NewWriterSize(sum, 1<<20) // frames are small: one write per MiB
 	tw, err := textstore.NewWriter(bw, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs})
 	if err != nil {
@@ -326,12 +327,12 @@ func (s *textWriter) add(d *textstore.Doc) error {
 }
 
 // commit completes the file and describes it.
-func (s *textWriter) commit() (pqfile.Info, error) {
+func (s *textWriter) commit() (fileinfo.Info, error) {
 	if err := errors.Join(s.tw.Close(), s.bw.Flush()); err != nil {
-		return pqfile.Info{}, fmt.Errorf("writing %s: %w", s.name, err)
+		return fileinfo.Info{}, fmt.Errorf("writing %s: %w", s.name, err)
 	}
 	if err := s.w.Commit(); err != nil {
-		return pqfile.Info{}, err
+		return fileinfo.Info{}, err
 	}
 	return s.sum.Info(s.name, s.n), nil
 }

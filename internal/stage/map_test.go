@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
@@ -168,7 +169,7 @@ func TestMapCounts(t *testing.T) {
 	}
 }
 
-func mapsEqual(a, b map[int]pqfile.Info) bool {
+func mapsEqual(a, b map[int]fileinfo.Info) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -182,7 +183,7 @@ func mapsEqual(a, b map[int]pqfile.Info) bool {
 
 // readSigs reads every slot of a record file as verify does; nil for an
 // empty slot.
-func readSigs(t *testing.T, st storage.Opener, info pqfile.Info, p job.Params) []*sigfile.Record {
+func readSigs(t *testing.T, st storage.Opener, info fileinfo.Info, p job.Params) []*sigfile.Record {
 	t.Helper()
 	r, done, err := OpenRecords(context.Background(), st, info, p)
 	if err != nil {

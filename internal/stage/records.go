@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"sync"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
@@ -35,7 +35,7 @@ type RecordReader interface {
 // documents are sketched with p, which must be the parameters of the job
 // that wrote it or comparable ones (index.Incomparable). The function
 // returned closes it.
-func OpenRecords(ctx context.Context, st storage.Opener, info pqfile.Info, p job.Params) (RecordReader, func(), error) {
+func OpenRecords(ctx context.Context, st storage.Opener, info fileinfo.Info, p job.Params) (RecordReader, func(), error) {
 	c, done, err := openRecordFile(ctx, st, info)
 	if err != nil {
 		return nil, nil, err
@@ -147,7 +147,7 @@ func openChunkFile(ctx context.Context, st storage.Opener, maps map[int]job.MapR
 
 // openRecordFile opens a record file, checking its size and slot count
 // against what its writer recorded.
-func openRecordFile(ctx context.Context, st storage.Opener, info pqfile.Info) (*chunkFile, func(), error) {
+func openRecordFile(ctx context.Context, st storage.Opener, info fileinfo.Info) (*chunkFile, func(), error) {
 	f, err := st.Open(ctx, info.Name)
 	if err != nil {
 		return nil, nil, err
@@ -229,7 +229,7 @@ func (t *textRecords) Record(slot int) (sigfile.Record, bool, error) {
 // and sketched. ok is false, with no error, when the file is not a text
 // store (a signature file of an index of version 1 or 2) or is not there
 // (a job without an index removes its text stores once gathered).
-func StoredTexts(ctx context.Context, st storage.Opener, info pqfile.Info, docs []int64) (texts map[int64]string, ok bool, err error) {
+func StoredTexts(ctx context.Context, st storage.Opener, info fileinfo.Info, docs []int64) (texts map[int64]string, ok bool, err error) {
 	c, done, err := openRecordFile(ctx, st, info)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil

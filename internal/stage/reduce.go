@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -45,7 +46,7 @@ type bandList struct {
 func readPartFiles(ctx context.Context, st storage.FS, part int, maps []job.MapResult) ([]bandList, error) {
 	var lists []bandList
 	for _, mr := range maps {
-		var files []pqfile.Info
+		var files []fileinfo.Info
 		if mr.BandRuns != nil {
 			runs, err := ReadBandRuns(ctx, st, *mr.BandRuns)
 			if err != nil {
@@ -54,7 +55,7 @@ func readPartFiles(ctx context.Context, st storage.FS, part int, maps []job.MapR
 			files = runs[part]
 		}
 		if info, ok := mr.BandFiles[part]; ok {
-			files = append([]pqfile.Info{info}, files...)
+			files = append([]fileinfo.Info{info}, files...)
 		}
 		for _, info := range files {
 			recs, err := readBandFile(ctx, st, info)
@@ -73,7 +74,7 @@ func readPartFiles(ctx context.Context, st storage.FS, part int, maps []job.MapR
 // partition (nil: its own).
 func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []bandList, own func(records.BandRecord), bufs *sortBufs) (*job.ReduceResult, error) {
 	start := time.Now()
-	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
+	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]fileinfo.Info{}, RequestFiles: map[int]fileinfo.Info{}}
 	m := &merger{}
 	for _, l := range lists {
 		if err := m.add(l.name, l.recs); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -80,7 +81,7 @@ func writeBandFile(t *testing.T, st storage.FS, part, chunk int, recs ...records
 	if err != nil {
 		t.Fatal(err)
 	}
-	return job.MapResult{Chunk: chunk, BandFiles: map[int]pqfile.Info{part: info}}
+	return job.MapResult{Chunk: chunk, BandFiles: map[int]fileinfo.Info{part: info}}
 }
 
 // TestReduceRouting checks a partition merged from two chunks' band files:
@@ -99,7 +100,7 @@ func TestReduceRouting(t *testing.T) {
 			bandRec(0, 10, a2, 1), bandRec(0, 10, c, 3),
 			bandRec(1, 20, c, 3), bandRec(1, 21, a2, 1),
 			bandRec(2, 30, c, 3), bandRec(2, 30, d, 4)),
-		{Chunk: 2, BandFiles: map[int]pqfile.Info{}}, // no records in this partition
+		{Chunk: 2, BandFiles: map[int]fileinfo.Info{}}, // no records in this partition
 	}
 	res, err := Reduce(ctx, st, &job.Spec{Params: job.DefaultParams()}, 2, maps)
 	if err != nil {
@@ -144,7 +145,7 @@ func TestReduceErrors(t *testing.T) {
 	sorted := writeBandFile(t, st, 0, 0, bandRec(0, 1, 0, 1), bandRec(0, 1, 1, 2), bandRec(1, 5, 0, 1))
 	unsorted := writeBandFile(t, st, 0, 1, bandRec(1, 5, 1<<32, 1), bandRec(0, 1, 1<<32+1, 2))
 	damaged := writeBandFile(t, st, 0, 2, bandRec(0, 1, 2<<32, 1))
-	damaged.BandFiles[0] = pqfile.Info{Name: damaged.BandFiles[0].Name, Rows: 1, Checksum: 1, Bytes: damaged.BandFiles[0].Bytes}
+	damaged.BandFiles[0] = fileinfo.Info{Name: damaged.BandFiles[0].Name, Rows: 1, Checksum: 1, Bytes: damaged.BandFiles[0].Bytes}
 	tests := []struct {
 		name string
 		maps []job.MapResult

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -29,8 +30,8 @@ type bandTaskInput struct {
 
 // bandRunFile is one band run file of a chunk.
 type bandRunFile struct {
-	Chunk int         `json:"c"`
-	File  pqfile.Info `json:"f"`
+	Chunk int           `json:"c"`
+	File  fileinfo.Info `json:"f"`
 }
 
 // planReduceTasks cuts partitions into reduce tasks of about

@@ -9,9 +9,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -75,7 +75,7 @@ func mapResults(in []bandInput, part int) []job.MapResult {
 	for i, b := range in {
 		out[i] = job.MapResult{Chunk: b.Chunk, BandRuns: b.Runs}
 		if b.File != nil {
-			out[i].BandFiles = map[int]pqfile.Info{part: *b.File}
+			out[i].BandFiles = map[int]fileinfo.Info{part: *b.File}
 		}
 	}
 	return out
@@ -84,9 +84,9 @@ func mapResults(in []bandInput, part int) []job.MapResult {
 // edgeInput is a chunk's entry for one partition: its edge range (for its
 // verify task) and its request range (for its gather task).
 type edgeInput struct {
-	Part     int          `json:"p"`
-	Edges    *pqfile.Info `json:"e,omitempty"`
-	Requests *pqfile.Info `json:"q,omitempty"`
+	Part     int            `json:"p"`
+	Edges    *fileinfo.Info `json:"e,omitempty"`
+	Requests *fileinfo.Info `json:"q,omitempty"`
 }
 
 // reduceResults turns a chunk's entries back into the reduce results
@@ -94,7 +94,7 @@ type edgeInput struct {
 func reduceResults(in []edgeInput, chunk int) []job.ReduceResult {
 	out := make([]job.ReduceResult, len(in))
 	for i, e := range in {
-		out[i] = job.ReduceResult{Part: e.Part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
+		out[i] = job.ReduceResult{Part: e.Part, EdgeFiles: map[int]fileinfo.Info{}, RequestFiles: map[int]fileinfo.Info{}}
 		if e.Edges != nil {
 			out[i].EdgeFiles[chunk] = *e.Edges
 		}
@@ -108,8 +108,8 @@ func reduceResults(in []edgeInput, chunk int) []job.ReduceResult {
 // gatheredInput is a verify chunk's entry for one gather task: the range
 // it wrote for it.
 type gatheredInput struct {
-	Chunk int         `json:"c"`
-	Range pqfile.Info `json:"g"`
+	Chunk int           `json:"c"`
+	Range fileinfo.Info `json:"g"`
 }
 
 // gatherResults turns a verify chunk's entries back into the gather
@@ -117,7 +117,7 @@ type gatheredInput struct {
 func gatherResults(in []gatheredInput, chunk int) []job.GatherResult {
 	out := make([]job.GatherResult, len(in))
 	for i, g := range in {
-		out[i] = job.GatherResult{Chunk: g.Chunk, Ranges: map[int]pqfile.Info{chunk: g.Range}}
+		out[i] = job.GatherResult{Chunk: g.Chunk, Ranges: map[int]fileinfo.Info{chunk: g.Range}}
 	}
 	return out
 }

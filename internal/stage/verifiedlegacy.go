@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -18,7 +19,7 @@ import (
 
 // isLegacyVerified tells a verified file of the earlier, Parquet, format
 // by its name.
-func isLegacyVerified(info *pqfile.Info) bool { return strings.HasSuffix(info.Name, ".parquet") }
+func isLegacyVerified(info *fileinfo.Info) bool { return strings.HasSuffix(info.Name, ".parquet") }
 
 // legacyPairEnds and legacyMemberEnds are the columns readVerifiedEnds reads of an earlier build's
 // file: a pair's documents, or a member's group and document.
@@ -33,7 +34,7 @@ type legacyMemberEnds struct {
 }
 
 // readLegacyEnds is readVerifiedEnds for an earlier build's file.
-func readLegacyEnds(ctx context.Context, st storage.Opener, info *pqfile.Info, magic string, fn func(a, b int64) error) error {
+func readLegacyEnds(ctx context.Context, st storage.Opener, info *fileinfo.Info, magic string, fn func(a, b int64) error) error {
 	if magic == verifiedMembersMagic {
 		return pqfile.Stream(ctx, st, info.Name, info, 4096, func(rows []legacyMemberEnds) error {
 			for _, r := range rows {
@@ -55,12 +56,12 @@ func readLegacyEnds(ctx context.Context, st storage.Opener, info *pqfile.Info, m
 }
 
 // readLegacyPairs is readVerifiedPairs for an earlier build's file.
-func readLegacyPairs(ctx context.Context, st storage.Opener, info *pqfile.Info, fn func([]records.Pair) error) error {
+func readLegacyPairs(ctx context.Context, st storage.Opener, info *fileinfo.Info, fn func([]records.Pair) error) error {
 	return pqfile.Stream(ctx, st, info.Name, info, 4096, fn)
 }
 
 // readLegacyMembers is readVerifiedMembers for an earlier build's file.
-func readLegacyMembers(ctx context.Context, st storage.Opener, info *pqfile.Info, fn func(records.ExactMember) error) error {
+func readLegacyMembers(ctx context.Context, st storage.Opener, info *fileinfo.Info, fn func(records.ExactMember) error) error {
 	return pqfile.Stream(ctx, st, info.Name, info, 4096, func(rows []records.ExactMember) error {
 		for _, r := range rows {
 			if err := fn(r); err != nil {

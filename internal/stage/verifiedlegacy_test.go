@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -75,7 +76,7 @@ func TestClusterReadsEarlierVerifiedFiles(t *testing.T) {
 // writeLegacy writes rows as a Parquet file at name, as an earlier build's
 // verify task did, in place of this build's file at old (removed, so that
 // only the Parquet file can be read).
-func writeLegacy[T any](t *testing.T, st *storage.Dir, old, name string, rows []T, sortedBy ...string) *pqfile.Info {
+func writeLegacy[T any](t *testing.T, st *storage.Dir, old, name string, rows []T, sortedBy ...string) *fileinfo.Info {
 	t.Helper()
 	ctx := context.Background()
 	info, err := pqfile.Write(ctx, st, name, rows, pqfile.Options{SortedBy: sortedBy, Fast: true})

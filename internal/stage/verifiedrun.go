@@ -13,6 +13,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -104,7 +105,7 @@ type verifiedWriter struct {
 	magic string
 
 	w    storage.Writer // nil until the first block
-	sum  *pqfile.Summer
+	sum  *fileinfo.Summer
 	bw   *bufio.Writer
 	off  int64 // the bytes written
 	rows int64
@@ -208,7 +209,7 @@ func (w *verifiedWriter) write(ctx context.Context, p ...[]byte) error {
 		if err != nil {
 			return err
 		}
-		w.w, w.sum = f, pqfile.NewSummer(f)
+		w.w, w.sum = f, fileinfo.NewSummer(f)
 		w.bw = bufio.NewWriterSize(w.sum, 256<<10)
 		w.bw.WriteString(w.magic)
 		w.off = int64(len(w.magic))
@@ -251,7 +252,7 @@ func (w *verifiedWriter) flush(ctx context.Context) error {
 
 // commit writes the block held and the table, and completes the file:
 // nil if it has no rows.
-func (w *verifiedWriter) commit(ctx context.Context) (*pqfile.Info, error) {
+func (w *verifiedWriter) commit(ctx context.Context) (*fileinfo.Info, error) {
 	if w.rows == 0 {
 		return nil, nil
 	}
@@ -444,7 +445,7 @@ type verifiedReader struct {
 // openVerified opens the verified file info describes, of the kind magic
 // names, and reads the ordinals of its table, after checking its size,
 // magic and table; close must be called.
-func openVerified(ctx context.Context, st storage.Opener, info *pqfile.Info, magic string) (*verifiedReader, error) {
+func openVerified(ctx context.Context, st storage.Opener, info *fileinfo.Info, magic string) (*verifiedReader, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -465,7 +466,7 @@ func openVerified(ctx context.Context, st storage.Opener, info *pqfile.Info, mag
 
 // readTable checks the file's size, magic and trailer, and reads its
 // table's ordinals.
-func (r *verifiedReader) readTable(info *pqfile.Info, magic string) error {
+func (r *verifiedReader) readTable(info *fileinfo.Info, magic string) error {
 	size := r.f.Size()
 	if size != info.Bytes {
 		return r.corrupt(0, "%d bytes, its writer wrote %d", size, info.Bytes)
@@ -666,7 +667,7 @@ func (r *verifiedReader) rowEnds(ends []byte, b *readBlock) error {
 // with each of its blocks, once its rows' documents are decoded into
 // r.first and r.other; ids and urls are the table's strings, read if
 // strs is set.
-func eachBlock(ctx context.Context, st storage.Opener, info *pqfile.Info, magic string, strs bool, fn func(r *verifiedReader, b *readBlock, ids, urls []string) error) error {
+func eachBlock(ctx context.Context, st storage.Opener, info *fileinfo.Info, magic string, strs bool, fn func(r *verifiedReader, b *readBlock, ids, urls []string) error) error {
 	r, err := openVerified(ctx, st, info, magic)
 	if err != nil {
 		return err
@@ -692,7 +693,7 @@ func eachBlock(ctx context.Context, st storage.Opener, info *pqfile.Info, magic 
 // readVerifiedEnds calls fn with the documents of every row of the
 // verified file of pairs or members (magic) info describes, decoding no
 // string.
-func readVerifiedEnds(ctx context.Context, st storage.Opener, info *pqfile.Info, magic string, fn func(a, b int64) error) error {
+func readVerifiedEnds(ctx context.Context, st storage.Opener, info *fileinfo.Info, magic string, fn func(a, b int64) error) error {
 	if isLegacyVerified(info) {
 		return readLegacyEnds(ctx, st, info, magic, fn)
 	}
@@ -708,7 +709,7 @@ func readVerifiedEnds(ctx context.Context, st storage.Opener, info *pqfile.Info,
 
 // readVerifiedPairs calls fn with the pairs of a verified file, a block
 // at a time (the slice is reused).
-func readVerifiedPairs(ctx context.Context, st storage.Opener, info *pqfile.Info, fn func([]records.Pair) error) error {
+func readVerifiedPairs(ctx context.Context, st storage.Opener, info *fileinfo.Info, fn func([]records.Pair) error) error {
 	if isLegacyVerified(info) {
 		return readLegacyPairs(ctx, st, info, fn)
 	}
@@ -829,7 +830,7 @@ func (d *valueDecoder) string() string {
 
 // readVerifiedMembers calls fn with the group members of a verified
 // file, in order.
-func readVerifiedMembers(ctx context.Context, st storage.Opener, info *pqfile.Info, fn func(records.ExactMember) error) error {
+func readVerifiedMembers(ctx context.Context, st storage.Opener, info *fileinfo.Info, fn func(records.ExactMember) error) error {
 	if isLegacyVerified(info) {
 		return readLegacyMembers(ctx, st, info, fn)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -23,7 +24,7 @@ import (
 
 // writePairsFile writes pairs, sorted, as a verify task's file of
 // verified pairs.
-func writePairsFile(t *testing.T, st storage.Creator, name string, pairs []records.Pair) pqfile.Info {
+func writePairsFile(t *testing.T, st storage.Creator, name string, pairs []records.Pair) fileinfo.Info {
 	t.Helper()
 	w := newPairsWriter(st, name)
 	if err := w.writePairs(context.Background(), pairs); err != nil {
@@ -38,7 +39,7 @@ func writePairsFile(t *testing.T, st storage.Creator, name string, pairs []recor
 
 // writeMembersFile writes members, sorted, as a verify task's file of
 // group members.
-func writeMembersFile(t *testing.T, st storage.Creator, name string, members []records.ExactMember) pqfile.Info {
+func writeMembersFile(t *testing.T, st storage.Creator, name string, members []records.ExactMember) fileinfo.Info {
 	t.Helper()
 	w := newMembersWriter(st, name)
 	if err := w.writeMembers(context.Background(), members); err != nil {
@@ -52,7 +53,7 @@ func writeMembersFile(t *testing.T, st storage.Creator, name string, members []r
 }
 
 // readPairsFile reads every pair of a verified file.
-func readPairsFile(ctx context.Context, st storage.Opener, info *pqfile.Info) ([]records.Pair, error) {
+func readPairsFile(ctx context.Context, st storage.Opener, info *fileinfo.Info) ([]records.Pair, error) {
 	var all []records.Pair
 	err := readVerifiedPairs(ctx, st, info, func(rows []records.Pair) error {
 		all = append(all, rows...)
@@ -62,7 +63,7 @@ func readPairsFile(ctx context.Context, st storage.Opener, info *pqfile.Info) ([
 }
 
 // readMembersFile reads every member of a verified file.
-func readMembersFile(ctx context.Context, st storage.Opener, info *pqfile.Info) ([]records.ExactMember, error) {
+func readMembersFile(ctx context.Context, st storage.Opener, info *fileinfo.Info) ([]records.ExactMember, error) {
 	var all []records.ExactMember
 	err := readVerifiedMembers(ctx, st, info, func(m records.ExactMember) error {
 		all = append(all, m)
@@ -203,7 +204,7 @@ func TestVerifiedRoundTrip(t *testing.T) {
 }
 
 // verifiedBlocks returns the offsets of a verified file's blocks.
-func verifiedBlocks(t *testing.T, st storage.Opener, info pqfile.Info, magic string) []int64 {
+func verifiedBlocks(t *testing.T, st storage.Opener, info fileinfo.Info, magic string) []int64 {
 	t.Helper()
 	ctx := context.Background()
 	r, err := openVerified(ctx, st, &info, magic)
@@ -338,7 +339,7 @@ func TestVerifiedDamage(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		damage func([]byte) []byte
-		info   func(pqfile.Info) pqfile.Info
+		info   func(fileinfo.Info) fileinfo.Info
 		at     int64 // the offset the error names
 	}{
 		{"the magic", flip(1), nil, 0},
@@ -352,16 +353,16 @@ func TestVerifiedDamage(t *testing.T) {
 		{"the trailer's numbers", flip(tr + 9), nil, table},
 		{"the trailer's table offset", flip(tr + 7), nil, tr},
 		{"the trailer's magic", flip(size - 2), nil, 0},
-		{"cut short", func(b []byte) []byte { return b[:len(b)-10] }, func(i pqfile.Info) pqfile.Info { i.Bytes -= 10; return i }, 0},
+		{"cut short", func(b []byte) []byte { return b[:len(b)-10] }, func(i fileinfo.Info) fileinfo.Info { i.Bytes -= 10; return i }, 0},
 		{"cut, size as written", func(b []byte) []byte { return b[:len(b)-10] }, nil, 0},
-		{"a row fewer recorded", nil, func(i pqfile.Info) pqfile.Info { i.Rows--; return i }, tr},
+		{"a row fewer recorded", nil, func(i fileinfo.Info) fileinfo.Info { i.Rows--; return i }, tr},
 		{"the strings' decoded size, sealed again", resealed(3, 1<<60), nil, tr},
 		{"the strings' decoded size too small, sealed again", resealed(3, 1), nil, tr},
 		{"the documents past an int32, sealed again", resealed(1, 1<<31), nil, tr},
 		{"another file of the same size and rows", func([]byte) []byte { return slices.Clone(foreignData) }, nil, 0},
 		{"a block more", func(b []byte) []byte {
 			return slices.Concat(b[:table], b[blocks[1]:table], b[table:])
-		}, func(i pqfile.Info) pqfile.Info { i.Bytes += table - blocks[1]; return i }, -1},
+		}, func(i fileinfo.Info) fileinfo.Info { i.Bytes += table - blocks[1]; return i }, -1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			data := slices.Clone(orig)
@@ -420,7 +421,7 @@ func TestVerifiedForged(t *testing.T) {
 
 // forge reads the verified file of pairs info describes, changed and
 // sealed again at random, many times.
-func forge(t *testing.T, st *storage.Dir, info pqfile.Info, r *rand.Rand) {
+func forge(t *testing.T, st *storage.Dir, info fileinfo.Info, r *rand.Rand) {
 	ctx := context.Background()
 	name := info.Name
 	orig, err := os.ReadFile(st.Path(name))

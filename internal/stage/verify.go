@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
@@ -87,7 +87,7 @@ type recordSource interface {
 // edges (infos) name, chunk by chunk in slot order, into a scratch file
 // as the gather stage would send them: a text store's frame is decoded
 // once, not once per window that needs one of its documents.
-func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, chunk int, infos []pqfile.Info) (recordSource, func(), error) {
+func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, chunk int, infos []fileinfo.Info) (recordSource, func(), error) {
 	rs, err := sketch.NewResketcher(p)
 	if err != nil {
 		return nil, nil, err
@@ -112,7 +112,7 @@ func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, ch
 // readDirect copies the records of the documents the edges of infos name
 // from their chunks' record files to a scratch file, each file read in
 // slot order.
-func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, infos []pqfile.Info) (*scratch, error) {
+func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, infos []fileinfo.Info) (*scratch, error) {
 	merged, err := mergeEdges(ctx, st, infos)
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 
 	// The edges of the chunk, merged from every partition in (a, b)
 	// order; a pair found in several partitions is checked once.
-	var infos []pqfile.Info
+	var infos []fileinfo.Info
 	for _, rr := range reduces {
 		if info, ok := rr.EdgeFiles[chunk]; ok {
 			infos = append(infos, info)

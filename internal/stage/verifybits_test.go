@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 )
@@ -287,7 +287,7 @@ func TestVerifyBits(t *testing.T) {
 // name.
 func edgeDocs(t *testing.T, in verifyInput) int64 {
 	t.Helper()
-	var infos []pqfile.Info
+	var infos []fileinfo.Info
 	for _, rr := range in.reduces {
 		if info, ok := rr.EdgeFiles[0]; ok {
 			infos = append(infos, info)
