@@ -40,6 +40,8 @@ internal/storage < internal/faults;
 # what reads finished jobs
 internal/pqfile, pkg/bands, pkg/formats, pkg/shingle, pkg/simhash < internal/job;
 internal/job, internal/sigfile, internal/textstore, pkg/minhash < internal/sketch;
+internal/job, internal/radix, pkg/records < internal/workfile;
+internal/workfile < internal/worktest;
 internal/job, internal/storage < internal/manifest;
 internal/sketch < internal/index;
 internal/job, internal/manifest, pkg/records < internal/kept;
@@ -47,7 +49,7 @@ internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
 
 # stages
-internal/index, internal/job, internal/manifest, internal/sketch, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, internal/radix, pkg/minhash, pkg/records < internal/stage;
+internal/index, internal/job, internal/manifest, internal/sketch, internal/workfile, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, internal/radix, pkg/minhash, pkg/records < internal/stage;
 internal/stage < internal/query;
 
 # the control plane

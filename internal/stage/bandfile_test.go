@@ -12,6 +12,7 @@ import (
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -28,7 +29,7 @@ func TestReadBandFile(t *testing.T) {
 	for i := range 5000 {
 		recs = append(recs, records.BandRecord{Band: int32(r.IntN(16)), Key: int64(r.Uint64()), Doc: int64(i), FPHi: int64(r.Uint64()), FPLo: -int64(i)})
 	}
-	slices.SortFunc(recs, compareBand)
+	slices.SortFunc(recs, workfile.CompareBand)
 	info, err := pqfile.Write(ctx, st, "bands/part=00001/chunk-000002.parquet", recs, pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true})
 	if err != nil {
 		t.Fatal(err)

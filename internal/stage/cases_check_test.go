@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	refmodel "github.com/neardup/neardup/internal/reference"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
@@ -171,7 +172,7 @@ func checkCase(t *testing.T, c *stageCase, ref *reference, r *caseRun) {
 			t.Errorf("partition %d: %d candidates in the file, %d reported", part, len(cands), r.reduces[part].Candidates)
 		}
 		for i, e := range cands {
-			if e.A >= e.B || i > 0 && compareEdge(cands[i-1], e) >= 0 {
+			if e.A >= e.B || i > 0 && workfile.CompareEdge(cands[i-1], e) >= 0 {
 				t.Errorf("partition %d: candidate %s %s out of order or repeated", part, ref.id[e.A], ref.id[e.B])
 			}
 			for _, d := range []int64{e.A, e.B} {

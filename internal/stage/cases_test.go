@@ -20,6 +20,8 @@ import (
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -226,14 +228,14 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	}
 	for _, vr := range r.verifies {
 		if vr.File != nil {
-			rows, err := readPairsFile(ctx, st, vr.File)
+			rows, err := worktest.ReadPairs(ctx, st, vr.File)
 			if err != nil {
 				t.Fatal(err)
 			}
 			r.verified = append(r.verified, rows...)
 		}
 		if vr.MembersFile != nil {
-			rows, err := readMembersFile(ctx, st, vr.MembersFile)
+			rows, err := worktest.ReadMembers(ctx, st, vr.MembersFile)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -508,7 +510,7 @@ func render(c *stageCase, ref *reference, r *caseRun) string {
 
 func sortedPairs(pairs []records.Pair) []records.Pair {
 	return slices.SortedFunc(slices.Values(pairs), func(x, y records.Pair) int {
-		return compareEdge(records.Candidate{A: x.A, B: x.B}, records.Candidate{A: y.A, B: y.B})
+		return workfile.CompareEdge(records.Candidate{A: x.A, B: x.B}, records.Candidate{A: y.A, B: y.B})
 	})
 }
 

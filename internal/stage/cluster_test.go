@@ -10,6 +10,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -53,13 +54,13 @@ func TestClusterStats(t *testing.T) {
 
 	for _, keep := range []job.Keep{job.KeepFirst, job.KeepLongest} {
 		t.Run(keep.String(), func(t *testing.T) {
-			st := newStore(t)
+			st := worktest.NewStore(t)
 			docInfo, err := pqfile.Write(ctx, st, job.DocFile(0), docs, pqfile.Sorted("doc"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			pairInfo := writePairsFile(t, st, job.VerifiedFile(0), pairs)
-			memberInfo := writeMembersFile(t, st, job.MembersFile(0), members)
+			pairInfo := worktest.WritePairs(t, st, job.VerifiedFile(0), pairs)
+			memberInfo := worktest.WriteMembers(t, st, job.MembersFile(0), members)
 			p := job.DefaultParams()
 			p.Keep = keep
 			verifies := []job.VerifyResult{{Chunk: 0, Verified: int64(len(pairs)), ExactMembers: 1, File: &pairInfo, MembersFile: &memberInfo}}

@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -47,14 +48,14 @@ func appendCompRow(b []byte, r compRow) []byte {
 	for _, v := range []int64{r.Label, int64(r.Kind), r.A, r.B, int64(r.Tokens)} {
 		b = binary.AppendVarint(b, v)
 	}
-	return appendString(appendString(b, r.ID), r.URL)
+	return workfile.AppendString(workfile.AppendString(b, r.ID), r.URL)
 }
 
 func decodeCompRow(b []byte) (compRow, int) {
-	d := rowDecoder{b: b}
-	r := compRow{Label: d.int(), Kind: int32(d.int()), A: d.int(), B: d.int(), Tokens: int32(d.int())}
-	r.ID, r.URL = d.string(), d.string()
-	return r, d.used()
+	d := workfile.DecodeRow(b)
+	r := compRow{Label: d.Int(), Kind: int32(d.Int()), A: d.Int(), B: d.Int(), Tokens: int32(d.Int())}
+	r.ID, r.URL = d.String(), d.String()
+	return r, d.Used()
 }
 
 // The kinds of compRow, in the order a component's rows are sorted.
@@ -97,14 +98,14 @@ func appendLookupRow(b []byte, r lookupRow) []byte {
 	for _, v := range []int64{int64(r.Chunk), int64(r.Kind), r.Node, r.Cluster, r.Doc} {
 		b = binary.AppendVarint(b, v)
 	}
-	return appendString(appendString(b, r.ID), r.URL)
+	return workfile.AppendString(workfile.AppendString(b, r.ID), r.URL)
 }
 
 func decodeLookupRow(b []byte) (lookupRow, int) {
-	d := rowDecoder{b: b}
-	r := lookupRow{Chunk: int32(d.int()), Kind: int32(d.int()), Node: d.int(), Cluster: d.int(), Doc: d.int()}
-	r.ID, r.URL = d.string(), d.string()
-	return r, d.used()
+	d := workfile.DecodeRow(b)
+	r := lookupRow{Chunk: int32(d.Int()), Kind: int32(d.Int()), Node: d.Int(), Cluster: d.Int(), Doc: d.Int()}
+	r.ID, r.URL = d.String(), d.String()
+	return r, d.Used()
 }
 
 // The kinds of lookupRow.
@@ -135,7 +136,7 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 	var labels []records.Candidate // (document, label), by document
 	if part < len(s.Labels) && s.Labels[part] != nil {
 		var err error
-		if labels, err = readEdges(ctx, st, *s.Labels[part], nil); err != nil {
+		if labels, err = workfile.ReadEdges(ctx, st, *s.Labels[part], nil); err != nil {
 			return nil, fmt.Errorf("clusters: %w", err)
 		}
 	}
@@ -148,7 +149,7 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 	dest := func(r compRow) int { return partOf(r.Label, s.Parts) }
 	groupByKey(rows, s.Parts, dest)
 	res := &nodesResult{Rows: int64(len(rows))}
-	res.Runs, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "rows"), rows, dest, appendCompRow)
+	res.Runs, err = workfile.WriteRuns(ctx, st, job.ClusterTaskFile(s.Name, part, "rows"), rows, dest, appendCompRow)
 	return res, err
 }
 
@@ -290,7 +291,7 @@ func readParts[T any](ctx context.Context, st storage.Opener, runs []map[int]fil
 			continue
 		}
 		var err error
-		if dst, err = readRunFile(ctx, st, info, dec, dst); err != nil {
+		if dst, err = workfile.ReadRun(ctx, st, info, dec, dst); err != nil {
 			return nil, fmt.Errorf("clusters: %w", err)
 		}
 	}
@@ -405,7 +406,7 @@ func componentsTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clust
 		}
 		res.Duplicates = &info
 	}
-	res.Lookups, err = writeRunFile(ctx, st, job.ClusterTaskFile(s.Name, part, "lookups"), t.lookups, lookupDest(s.Parts), appendLookupRow)
+	res.Lookups, err = workfile.WriteRuns(ctx, st, job.ClusterTaskFile(s.Name, part, "lookups"), t.lookups, lookupDest(s.Parts), appendLookupRow)
 	return res, err
 }
 

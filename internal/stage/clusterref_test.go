@@ -14,6 +14,7 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/unionfind"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -48,7 +49,7 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 		if v.MembersFile == nil {
 			continue
 		}
-		err := readVerifiedMembers(ctx, st, v.MembersFile, func(r records.ExactMember) error {
+		err := workfile.ReadVerifiedMembers(ctx, st, v.MembersFile, func(r records.ExactMember) error {
 			groups[r.Group] = append(groups[r.Group], groupMember{doc: r.Doc, id: r.ID, url: r.URL})
 			repOf[r.Group] = groupMember{doc: r.Group, id: r.GroupID, url: r.GroupURL}
 			uf.Union(r.Group, r.Doc)
@@ -68,7 +69,7 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 		if v.File == nil {
 			continue
 		}
-		err := readVerifiedPairs(ctx, st, v.File, func(rows []records.Pair) error {
+		err := workfile.ReadVerifiedPairs(ctx, st, v.File, func(rows []records.Pair) error {
 			for _, r := range rows {
 				uf.Union(r.A, r.B)
 				weights = append(weights, weight{r.A, groupSize(r.A) * groupSize(r.B)})
@@ -273,7 +274,7 @@ func refPairs(ctx context.Context, st storage.FS, p job.Params, verifies []job.V
 	groupChunk := map[int64]int{}    // the verify task holding a group's members
 	for _, v := range verifies {
 		if v.File != nil {
-			err := readVerifiedPairs(ctx, st, v.File, func(rows []records.Pair) error {
+			err := workfile.ReadVerifiedPairs(ctx, st, v.File, func(rows []records.Pair) error {
 				for _, r := range rows {
 					verified[[2]int64{min(r.A, r.B), max(r.A, r.B)}] = found{r, v.Chunk}
 				}
@@ -284,7 +285,7 @@ func refPairs(ctx context.Context, st storage.FS, p job.Params, verifies []job.V
 			}
 		}
 		if v.MembersFile != nil {
-			err := readVerifiedMembers(ctx, st, v.MembersFile, func(r records.ExactMember) error {
+			err := workfile.ReadVerifiedMembers(ctx, st, v.MembersFile, func(r records.ExactMember) error {
 				groupChunk[r.Group] = v.Chunk
 				return nil
 			})

@@ -8,8 +8,8 @@ import (
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -87,7 +87,7 @@ func (v verifyFiles) share(part, parts int) (read, filter bool) {
 // (no string decoded, see verifiedrun.go), a member whole.
 func readVerified(ctx context.Context, st storage.Opener, v verifyFiles, pair func(pairEnds) error, member func(records.ExactMember) error) error {
 	if v.Pairs != nil && pair != nil {
-		err := readVerifiedEnds(ctx, st, v.Pairs, verifiedPairsMagic, func(a, b int64) error {
+		err := workfile.ReadVerifiedEnds(ctx, st, v.Pairs, workfile.VerifiedPairsMagic, func(a, b int64) error {
 			return pair(pairEnds{A: a, B: b})
 		})
 		if err != nil {
@@ -95,7 +95,7 @@ func readVerified(ctx context.Context, st storage.Opener, v verifyFiles, pair fu
 		}
 	}
 	if v.Members != nil && member != nil {
-		return readVerifiedMembers(ctx, st, v.Members, member)
+		return workfile.ReadVerifiedMembers(ctx, st, v.Members, member)
 	}
 	return nil
 }
@@ -211,7 +211,7 @@ func readRunsColumn(ctx context.Context, st storage.Opener, s *clusterStep, part
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(col) != s.RunTasks {
-		return nil, fmt.Errorf("%s: %d entries, want %d: %w", name, len(col), s.RunTasks, pqfile.ErrCorrupt)
+		return nil, fmt.Errorf("%s: %d entries, want %d: %w", name, len(col), s.RunTasks, workfile.ErrCorrupt)
 	}
 	runs := make([]map[int]fileinfo.Info, len(col))
 	for i, info := range col {

@@ -12,6 +12,7 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/unionfind"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 	"golang.org/x/sync/errgroup"
 )
@@ -79,7 +80,7 @@ func wholeTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSte
 			labels = append(labels, records.Candidate{A: v, B: c[0]})
 		}
 	}
-	slices.SortFunc(labels, compareEdge)
+	slices.SortFunc(labels, workfile.CompareEdge)
 	rows, err := labelledRows(ctx, st, s, 0, labels)
 	if err != nil {
 		return nil, err

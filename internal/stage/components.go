@@ -10,6 +10,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/unionfind"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -159,7 +160,7 @@ func largeStarTask(ctx context.Context, st storage.FS, s *clusterStep, part int)
 		labels = append(labels, records.Candidate{A: u, B: m})
 	})
 	if res.NotStar == 0 && len(labels) > 0 {
-		runs, err := writeRuns(ctx, st, job.ClusterTaskFile(s.Name, part, "labels"), labels, func(int64) int { return part })
+		runs, err := workfile.WriteEdgeRuns(ctx, st, job.ClusterTaskFile(s.Name, part, "labels"), labels, func(int64) int { return part })
 		if err != nil {
 			return nil, err
 		}
@@ -223,11 +224,11 @@ func readRound(ctx context.Context, st storage.FS, s *clusterStep, part int) ([]
 			continue
 		}
 		var err error
-		if edges, err = readEdges(ctx, st, info, edges); err != nil {
+		if edges, err = workfile.ReadEdges(ctx, st, info, edges); err != nil {
 			return nil, fmt.Errorf("clusters: %w", err)
 		}
 	}
-	slices.SortFunc(edges, compareEdge)
+	slices.SortFunc(edges, workfile.CompareEdge)
 	return slices.Compact(edges), nil
 }
 
@@ -238,10 +239,10 @@ func writeRound(ctx context.Context, st storage.FS, s *clusterStep, part int, ed
 		if c := partOf(x.A, s.Parts) - partOf(y.A, s.Parts); c != 0 {
 			return c
 		}
-		return compareEdge(x, y)
+		return workfile.CompareEdge(x, y)
 	})
 	edges = slices.Compact(edges)
-	runs, err := writeRuns(ctx, st, job.ClusterTaskFile(s.Name, part, "edges"), edges, func(d int64) int { return partOf(d, s.Parts) })
+	runs, err := workfile.WriteEdgeRuns(ctx, st, job.ClusterTaskFile(s.Name, part, "edges"), edges, func(d int64) int { return partOf(d, s.Parts) })
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/unionfind"
+	"github.com/neardup/neardup/internal/workfile"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -149,7 +151,7 @@ func writeVerified(t *testing.T, st storage.FS, edges [][2]int64, id, url func(i
 		pairs := byChunk[c]
 		slices.SortFunc(pairs, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 		pairs = slices.CompactFunc(pairs, func(x, y records.Pair) bool { return x.A == y.A && x.B == y.B })
-		info := writePairsFile(t, st, job.VerifiedFile(c), pairs)
+		info := worktest.WritePairs(t, st, job.VerifiedFile(c), pairs)
 		out = append(out, job.VerifyResult{Chunk: c, Verified: int64(len(pairs)), File: &info})
 	}
 	return out
@@ -186,7 +188,7 @@ func TestComponentsMatchUnionFind(t *testing.T) {
 				name := fmt.Sprintf("%s/%d-docs/%d-parts/contracted=%v", tt.shape, tt.docs, parts, contracted)
 				t.Run(name, func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(tt.seed, 1))
-					st := newStore(t)
+					st := worktest.NewStore(t)
 					docs := spreadDocs(rng, tt.docs, tt.chunks)
 					edges := graphShapes[tt.shape](rng, docs)
 					d := driver{st: st, run: InProcess(st, &job.Spec{Params: job.DefaultParams()})}
@@ -230,7 +232,7 @@ func checkLabels(t *testing.T, st storage.FS, parts int, labelFiles []*fileinfo.
 		if info == nil {
 			continue
 		}
-		labels, err := readEdges(context.Background(), st, *info, nil)
+		labels, err := workfile.ReadEdges(context.Background(), st, *info, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +335,7 @@ func clusterInput(t *testing.T, st storage.FS, rng *rand.Rand, shape string, doc
 		slices.SortFunc(ms, func(x, y records.ExactMember) int {
 			return cmp.Or(cmp.Compare(x.Group, y.Group), cmp.Compare(x.Doc, y.Doc))
 		})
-		info := writeMembersFile(t, st, job.MembersFile(c), ms)
+		info := worktest.WriteMembers(t, st, job.MembersFile(c), ms)
 		i, ok := byChunk[c]
 		if !ok {
 			i = len(verifies)
@@ -393,7 +395,7 @@ func sameOutputs(t *testing.T, what string, ref, got *storage.Dir) {
 // copyStore copies the files of src to a new store.
 func copyStore(t *testing.T, src *storage.Dir) *storage.Dir {
 	t.Helper()
-	dst := newStore(t)
+	dst := worktest.NewStore(t)
 	if err := os.CopyFS(dst.Root(), os.DirFS(src.Root())); err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +435,7 @@ func TestClusterMatchesReference(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s/max-%d/seed-%d/wide-%v", tt.shape, tt.keep, tt.maxPairs, tt.seed, tt.wide), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(tt.seed, 2))
-			ref := newStore(t)
+			ref := worktest.NewStore(t)
 			verifies, maps := clusterInput(t, ref, rng, tt.shape, tt.docs, tt.chunks, tt.wide)
 			p := job.DefaultParams()
 			p.Keep, p.MaxClusterPairs = tt.keep, tt.maxPairs
@@ -492,7 +494,7 @@ func TestClusterSampleMatchesReference(t *testing.T) {
 			if err := p.Resolve(); err != nil {
 				t.Fatal(err)
 			}
-			ref := newStore(t)
+			ref := worktest.NewStore(t)
 			inputs, _, err := job.ExpandInputs(ctx, []string{"../../testdata/sample"}, job.InputOptions{})
 			if err != nil {
 				t.Fatal(err)

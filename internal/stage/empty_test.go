@@ -10,6 +10,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -34,7 +35,7 @@ func TestCompleteMapOutputs(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := newStore(t)
+			st := worktest.NewStore(t)
 			rejects := job.RejectFile(0)
 			if tc.before >= 0 {
 				if _, err := pqfile.Write(ctx, st, rejects, make([]records.RejectRecord, tc.before), rejectOptions()); err != nil {

@@ -1,7 +1,6 @@
 package stage
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -9,6 +8,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -99,7 +99,7 @@ func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFil
 		return nil
 	}
 	if v.Pairs != nil {
-		err := readVerifiedPairs(ctx, st, v.Pairs, func(rows []records.Pair) error {
+		err := workfile.ReadVerifiedPairs(ctx, st, v.Pairs, func(rows []records.Pair) error {
 			for _, r := range rows {
 				// A group's pairs start with its representative: they
 				// wait before any verified pair after it is written.
@@ -218,13 +218,6 @@ func (x *expander) pair(first int64, a, b groupMember, tmpl records.Pair, res *e
 	res.examples.Add(manifest.Example{A: tmpl.A, B: tmpl.B, AID: tmpl.AID, BID: tmpl.BID, Similarity: tmpl.Similarity, Estimate: tmpl.Estimate,
 		Method: tmpl.Method, Hamming: tmpl.Hamming, BandsCollided: tmpl.BandsCollided, FirstBand: tmpl.FirstBand})
 	return tmpl, true
-}
-
-func comparePair(a, b records.Pair) int {
-	if c := cmp.Compare(a.A, b.A); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.B, b.B)
 }
 
 // onlyKept narrows two groups to the pairs that include document k: if k

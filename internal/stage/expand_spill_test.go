@@ -6,17 +6,17 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/workfile"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -58,7 +58,7 @@ func newExpandCase(seed uint64, groups, bounded bool) expandCase {
 		seen[[2]int64{a, b}] = true
 		pairs = append(pairs, records.Pair{A: a, B: b, AID: id(a), BID: id(b), AURL: "u" + id(a), BURL: "u" + id(b), Similarity: 0.9, Estimate: 0.9, Method: "exact"})
 	}
-	slices.SortFunc(pairs, comparePair)
+	slices.SortFunc(pairs, workfile.ComparePair)
 	return expandCase{pairs: pairs, x: x}
 }
 
@@ -94,7 +94,7 @@ func (c expandCase) want() []records.Pair {
 			}
 		}
 	}
-	slices.SortFunc(out, comparePair)
+	slices.SortFunc(out, workfile.ComparePair)
 	return out
 }
 
@@ -119,7 +119,7 @@ func TestExpandSpill(t *testing.T) {
 		if tc.groups && len(want) <= len(c.pairs) {
 			t.Fatalf("%s: %d pairs expanded from %d: no pair added", tc.name, len(want), len(c.pairs))
 		}
-		direct := newStore(t)
+		direct := worktest.NewStore(t)
 		if _, err := pqfile.Write(ctx, direct, "want.parquet", want, pairOptions()); err != nil {
 			t.Fatal(err)
 		}
@@ -129,8 +129,8 @@ func TestExpandSpill(t *testing.T) {
 		}
 		for _, spill := range []int{1 << 30, 16, 100} {
 			t.Run(fmt.Sprintf("%s/spill-%d", tc.name, spill), func(t *testing.T) {
-				st := newStore(t)
-				info := writePairsFile(t, st, job.VerifiedFile(0), c.pairs)
+				st := worktest.NewStore(t)
+				info := worktest.WritePairs(t, st, job.VerifiedFile(0), c.pairs)
 				res, err := c.x().writeSpilling(ctx, st, verifyFiles{Chunk: 0, Pairs: &info}, spill)
 				if err != nil {
 					t.Fatal(err)
@@ -154,34 +154,6 @@ func TestExpandSpill(t *testing.T) {
 	}
 }
 
-// TestExpandUnsorted gives the expander verified pairs out of (a, b)
-// order: it fails rather than write an unsorted file.
-func TestExpandUnsorted(t *testing.T) {
-	ctx := context.Background()
-	c := newExpandCase(3, true, false)
-	slices.Reverse(c.pairs)
-	st := newStore(t)
-	// Written past the writer's own check of their order, as a foreign
-	// writer could.
-	w := newPairsWriter(st, job.VerifiedFile(0))
-	for _, p := range c.pairs {
-		w.last = [2]int64{math.MinInt64, math.MinInt64}
-		if err := w.writePairs(ctx, []records.Pair{p}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	info, err := w.commit(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.x().writeSpilling(ctx, st, verifyFiles{Chunk: 0, Pairs: info}, 1<<30); err == nil || !strings.Contains(err.Error(), "not in order") {
-		t.Fatalf("err = %v, want a pair not in order", err)
-	}
-	if _, err := os.Stat(st.Path(job.PairFile(0))); !os.IsNotExist(err) {
-		t.Errorf("pairs/ file left: %v", err)
-	}
-}
-
 // TestPairSinkSpillsPartway gives a sink pairs in its order, a few added
 // ones far ahead of their turn, and a spill limit they pass only after
 // the first pairs are written: the sink starts spilling partway, and the
@@ -191,7 +163,7 @@ func TestPairSinkSpillsPartway(t *testing.T) {
 	ctx := context.Background()
 	var files [][]byte
 	for _, spill := range []int{1 << 30, 10} {
-		st := newStore(t)
+		st := worktest.NewStore(t)
 		s := newPairSink(ctx, st, 0, spill)
 		var spilledAt int64 = -1
 		for a := int64(0); a < 100; a++ {
@@ -216,8 +188,8 @@ func TestPairSinkSpillsPartway(t *testing.T) {
 			t.Errorf("spill %d: spilling began after %d pairs written, want partway", spill, spilledAt)
 		}
 		got, err := pqfile.Read[records.Pair](ctx, st, job.PairFile(0), nil)
-		if err != nil || len(got) != 150 || !slices.IsSortedFunc(got, comparePair) {
-			t.Fatalf("spill %d: %d rows, sorted %v, %v", spill, len(got), slices.IsSortedFunc(got, comparePair), err)
+		if err != nil || len(got) != 150 || !slices.IsSortedFunc(got, workfile.ComparePair) {
+			t.Fatalf("spill %d: %d rows, sorted %v, %v", spill, len(got), slices.IsSortedFunc(got, workfile.ComparePair), err)
 		}
 		data, err := os.ReadFile(st.Path(job.PairFile(0)))
 		if err != nil {
@@ -235,7 +207,7 @@ func TestPairSinkSpillsPartway(t *testing.T) {
 // nor a run is left in the work area.
 func TestPairSinkAbortRemovesRuns(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := worktest.NewStore(t)
 	s := newPairSink(ctx, st, 0, 4)
 	for a := int64(0); a < 40; a++ {
 		if err := s.ordered(records.Pair{A: a, B: a + 1}); err != nil {
@@ -272,7 +244,7 @@ func TestMergeRunsFanIn(t *testing.T) {
 	ctx := context.Background()
 	for _, n := range []int{0, 1, mergeFanIn, mergeFanIn + 1, 3 * mergeFanIn, mergeFanIn*mergeFanIn + 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			st := newStore(t)
+			st := worktest.NewStore(t)
 			rng := rand.New(rand.NewPCG(uint64(n), 1))
 			var all []records.Duplicate
 			var runs []*fileinfo.Info

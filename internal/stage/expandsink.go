@@ -10,6 +10,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -59,7 +60,7 @@ func (s *pairSink) ordered(p records.Pair) error {
 	if s.spilling {
 		return s.keep(p)
 	}
-	for len(s.waiting) > 0 && comparePair(s.waiting[0], p) < 0 {
+	for len(s.waiting) > 0 && workfile.ComparePair(s.waiting[0], p) < 0 {
 		if err := s.put(heap.Pop(&s.waiting).(records.Pair)); err != nil {
 			return err
 		}
@@ -93,7 +94,7 @@ func (s *pairSink) add(p records.Pair) error {
 // order (verified pairs not sorted, a member before its representative)
 // would make an unsorted file.
 func (s *pairSink) after(p records.Pair) error {
-	if s.rows > 0 && comparePair(p, s.last) <= 0 {
+	if s.rows > 0 && workfile.ComparePair(p, s.last) <= 0 {
 		return fmt.Errorf("%s: pair (%d, %d) after (%d, %d): not in order", job.PairFile(s.chunk), p.A, p.B, s.last.A, s.last.B)
 	}
 	return nil
@@ -135,7 +136,7 @@ func (s *pairSink) keep(p records.Pair) error {
 
 // writeRun writes the pairs kept as a sorted run.
 func (s *pairSink) writeRun() error {
-	slices.SortFunc(s.rest, comparePair)
+	slices.SortFunc(s.rest, workfile.ComparePair)
 	name := job.ClusterTaskFile("expand", s.chunk, fmt.Sprintf("run-%04d.parquet", len(s.runs)))
 	info, err := pqfile.Write(s.ctx, s.st, name, s.rest, pqfile.Options{Raw: true})
 	if err != nil {
@@ -183,7 +184,7 @@ func (s *pairSink) mergeRuns() error {
 		infos[i] = &s.runs[i]
 	}
 	defer s.removeRuns()
-	_, err := mergeInto(s.ctx, s.st, infos, job.PairFile(s.chunk), pairsGroupRows, func(x, y records.Pair) bool { return comparePair(x, y) < 0 },
+	_, err := mergeInto(s.ctx, s.st, infos, job.PairFile(s.chunk), pairsGroupRows, func(x, y records.Pair) bool { return workfile.ComparePair(x, y) < 0 },
 		func(rows []records.Pair) error {
 			for _, p := range rows {
 				if err := s.put(p); err != nil {
@@ -217,7 +218,7 @@ func (s *pairSink) abort() {
 type pairHeap []records.Pair
 
 func (h pairHeap) Len() int           { return len(h) }
-func (h pairHeap) Less(i, j int) bool { return comparePair(h[i], h[j]) < 0 }
+func (h pairHeap) Less(i, j int) bool { return workfile.ComparePair(h[i], h[j]) < 0 }
 func (h pairHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *pairHeap) Push(x any)        { *h = append(*h, x.(records.Pair)) }
 func (h *pairHeap) Pop() any {

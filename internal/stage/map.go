@@ -2,7 +2,6 @@ package stage
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,7 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
 	"github.com/neardup/neardup/internal/transient"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
@@ -193,13 +193,13 @@ func (r *bandRuns) flush(ctx context.Context) error {
 	r.text = 0
 	n := 0
 	for _, recs := range r.parts {
-		r.scratch = sortBandRecords(recs, r.scratch)
+		r.scratch = workfile.SortBandRecords(recs, r.scratch)
 		n += len(recs)
 	}
 	if n == 0 {
 		return nil
 	}
-	info, err := writeBandRun(ctx, r.st, job.BandRunWorkFile(r.chunk, r.run), r.chunk, r.parts)
+	info, err := workfile.WriteBandRun(ctx, r.st, job.BandRunWorkFile(r.chunk, r.run), r.chunk, r.parts)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func ReadBandRuns(ctx context.Context, st storage.Opener, info fileinfo.Info) (m
 		return nil, err
 	}
 	if sum := xxhash.Sum64(data); sum != info.Checksum || int64(len(data)) != info.Bytes {
-		return nil, fmt.Errorf("%s: checksum %x (%d bytes), want %x (%d bytes): %w", info.Name, sum, len(data), info.Checksum, info.Bytes, pqfile.ErrCorrupt)
+		return nil, fmt.Errorf("%s: checksum %x (%d bytes), want %x (%d bytes): %w", info.Name, sum, len(data), info.Checksum, info.Bytes, workfile.ErrCorrupt)
 	}
 	var runs map[int][]fileinfo.Info
 	if err := json.Unmarshal(data, &runs); err != nil {
@@ -271,16 +271,6 @@ func pieceBytes(p formats.Piece) int64 {
 		return f.Size() - p.Start
 	}
 	return 0
-}
-
-func compareBand(a, b records.BandRecord) int {
-	if c := cmp.Compare(a.Band, b.Band); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.Key, b.Key); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Doc, b.Doc)
 }
 
 // textLevel and textFrameDocs are the text store's zstd level and

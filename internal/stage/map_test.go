@@ -16,6 +16,8 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
@@ -62,8 +64,8 @@ func TestMapCounts(t *testing.T) {
 	in := writeTemp(t, "in.jsonl", mapInput)
 	for _, verify := range []job.Verify{job.VerifyExact, job.VerifyEstimate} {
 		t.Run(verify.String(), func(t *testing.T) {
-			st := newStore(t)
-			p := resolved(t, func(p *job.Params) { p.Partitions, p.Verify = 3, verify })
+			st := worktest.NewStore(t)
+			p := worktest.Resolved(t, func(p *job.Params) { p.Partitions, p.Verify = 3, verify })
 			res, err := Map(ctx, st, &job.Spec{Params: p}, wholeChunk(3, in))
 			if err != nil {
 				t.Fatal(err)
@@ -125,8 +127,8 @@ func TestMapCounts(t *testing.T) {
 				t.Errorf("band records for %d documents (the empty one: %d)", len(byDoc), len(byDoc[job.Ordinal(3, 1)]))
 			}
 			same := func(x, y []records.BandRecord) bool {
-				slices.SortFunc(x, compareBand)
-				slices.SortFunc(y, compareBand)
+				slices.SortFunc(x, workfile.CompareBand)
+				slices.SortFunc(y, workfile.CompareBand)
 				for i := range x {
 					if x[i].Key != y[i].Key || x[i].FPHi != y[i].FPHi || x[i].FPLo != y[i].FPLo {
 						return false
@@ -212,16 +214,16 @@ func TestMapStrictAndUnreadable(t *testing.T) {
 	good := writeTemp(t, "good.jsonl", `{"id":"g","text":"a b c d e f g"}`+"\n")
 	bad := writeTemp(t, "bad.jsonl.gz", "this is not gzip data at all")
 
-	p := resolved(t, func(p *job.Params) { p.Strict = true })
-	if _, err := Map(ctx, newStore(t), &job.Spec{Params: p}, wholeChunk(0, in)); err == nil || !strings.Contains(err.Error(), "--strict") {
+	p := worktest.Resolved(t, func(p *job.Params) { p.Strict = true })
+	if _, err := Map(ctx, worktest.NewStore(t), &job.Spec{Params: p}, wholeChunk(0, in)); err == nil || !strings.Contains(err.Error(), "--strict") {
 		t.Errorf("strict map of rejected records: err = %v", err)
 	}
-	if _, err := Map(ctx, newStore(t), &job.Spec{Params: p}, wholeChunk(0, good, bad)); err == nil {
+	if _, err := Map(ctx, worktest.NewStore(t), &job.Spec{Params: p}, wholeChunk(0, good, bad)); err == nil {
 		t.Error("strict map of an unreadable file succeeded")
 	}
 
 	p.Strict = false
-	st := newStore(t)
+	st := worktest.NewStore(t)
 	res, err := Map(ctx, st, &job.Spec{Params: p}, wholeChunk(0, bad, good))
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +240,7 @@ func TestMapStrictAndUnreadable(t *testing.T) {
 	}
 
 	// A chunk without rejects writes no reject file.
-	res, err = Map(ctx, newStore(t), &job.Spec{Params: p}, wholeChunk(0, good))
+	res, err = Map(ctx, worktest.NewStore(t), &job.Spec{Params: p}, wholeChunk(0, good))
 	if err != nil || res.RejectFile != nil || res.Rejected != 0 {
 		t.Errorf("clean chunk: %+v, %v", res, err)
 	}
@@ -255,8 +257,8 @@ func TestMapFileGone(t *testing.T) {
 	if err := os.Remove(gone); err != nil {
 		t.Fatal(err)
 	}
-	st := newStore(t)
-	res, err := Map(ctx, st, &job.Spec{Params: resolved(t, func(*job.Params) {})}, chunk)
+	st := worktest.NewStore(t)
+	res, err := Map(ctx, st, &job.Spec{Params: worktest.Resolved(t, func(*job.Params) {})}, chunk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +280,7 @@ func TestMapDamagedRange(t *testing.T) {
 	}
 	b1, b2 := "alpha beta gamma delta epsilon zeta", "eta theta iota kappa lambda mu nu"
 	path := writeTemp(t, "damaged.warc.wet", record("a", b1, len(b1)+10)+record("b", b2, len(b2)))
-	res, err := Map(context.Background(), newStore(t), &job.Spec{Params: resolved(t, func(*job.Params) {})}, wholeChunk(0, path))
+	res, err := Map(context.Background(), worktest.NewStore(t), &job.Spec{Params: worktest.Resolved(t, func(*job.Params) {})}, wholeChunk(0, path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,12 +298,12 @@ func readRunFiles(t *testing.T, st storage.Opener, res *job.MapResult, partition
 		if info.Name != job.BandRunWorkFile(res.Chunk, run) {
 			t.Errorf("run %d of chunk %d in %s", run, res.Chunk, info.Name)
 		}
-		r, err := loadBandRun(context.Background(), st, info, res.Chunk, 0, math.MaxInt)
+		r, err := workfile.LoadBandRun(context.Background(), st, info, res.Chunk, 0, math.MaxInt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for part := range partitions {
-			recs, err := r.readPart(part)
+			recs, err := r.Part(part)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +312,7 @@ func readRunFiles(t *testing.T, st storage.Opener, res *job.MapResult, partition
 					t.Errorf("%s: record %+v in partition %d", info.Name, rec, part)
 				}
 			}
-			if !slices.IsSortedFunc(recs, compareBand) {
+			if !slices.IsSortedFunc(recs, workfile.CompareBand) {
 				t.Errorf("%s: partition %d not sorted", info.Name, part)
 			}
 			out = append(out, recs...)

@@ -9,6 +9,7 @@ import (
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -43,8 +44,8 @@ func TestTextStoreSketchesAgain(t *testing.T) {
 		{"char-grams", func(p *job.Params) { p.CharGrams = 5 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := resolved(t, func(p *job.Params) { p.Partitions = 4; tc.set(p) })
-			st := newStore(t)
+			p := worktest.Resolved(t, func(p *job.Params) { p.Partitions = 4; tc.set(p) })
+			st := worktest.NewStore(t)
 			res, err := Map(ctx, st, &job.Spec{Params: p}, chunk)
 			if err != nil {
 				t.Fatal(err)

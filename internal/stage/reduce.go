@@ -12,6 +12,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -72,7 +73,7 @@ func readPartFiles(ctx context.Context, st storage.FS, part int, maps []job.MapR
 // own, if not nil, is given each of the job's own records (not an earlier
 // job's) in order. It sorts in bufs' arrays, which it leaves for the next
 // partition (nil: its own).
-func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []bandList, own func(records.BandRecord), bufs *sortBufs) (*job.ReduceResult, error) {
+func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []bandList, own func(records.BandRecord), bufs *workfile.SortBufs) (*job.ReduceResult, error) {
 	start := time.Now()
 	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]fileinfo.Info{}, RequestFiles: map[int]fileinfo.Info{}}
 	m := &merger{}
@@ -83,9 +84,9 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 	}
 	firstOwn := job.Ordinal(spec.FirstChunk, 0)
 	if bufs == nil {
-		bufs = &sortBufs{}
+		bufs = &workfile.SortBufs{}
 	}
-	b := &bucketer{maxBucket: spec.Params.MaxBucket, res: res, firstOwn: firstOwn, bufs: bufs, edges: bufs.edges[:0]}
+	b := &bucketer{maxBucket: spec.Params.MaxBucket, res: res, firstOwn: firstOwn, bufs: bufs, edges: bufs.Edges[:0]}
 	var bucket []records.BandRecord
 	for n := 0; ; n++ {
 		if n%65536 == 0 {
@@ -118,7 +119,7 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 	}
 	edges := b.finish()
 	claims := b.claims
-	slices.SortFunc(claims, compareEdge)
+	slices.SortFunc(claims, workfile.CompareEdge)
 
 	res.Candidates = int64(len(edges))
 	res.ExactClaims = int64(len(claims))
@@ -131,20 +132,16 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 	// chunk of their first document: in (a, b, band) order, the chunk
 	// being a's high bits.
 	routed := mergeEdgeLists(edges, claims)
-	bufs.edges = routed[:0]
-	if res.EdgeFiles, err = writeEdges(ctx, st, job.EdgeFile(part), routed); err != nil {
+	bufs.Edges = routed[:0]
+	if res.EdgeFiles, err = workfile.WriteEdges(ctx, st, job.EdgeFile(part), routed); err != nil {
 		return nil, err
 	}
-	if res.RequestFiles, err = writeRequests(ctx, st, job.RequestFile(part), routed); err != nil {
+	if res.RequestFiles, err = workfile.WriteRequests(ctx, st, job.RequestFile(part), routed); err != nil {
 		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
-
-// claimBand marks an edge that claims document B for the exact-duplicate
-// group represented by A, rather than a candidate pair.
-const claimBand = -1
 
 // compactAt is the number of buffered edges at which a bucketer sorts and
 // deduplicates them, so that a pair colliding in many bands costs memory
@@ -158,7 +155,7 @@ type bucketer struct {
 	// earlier jobs' (--against), whose pairs with each other are theirs.
 	firstOwn  int64
 	res       *job.ReduceResult
-	bufs      *sortBufs
+	bufs      *workfile.SortBufs
 	edges     []records.Candidate
 	compacted int // edges[:compacted] are sorted and unique
 	claims    []records.Candidate
@@ -195,7 +192,7 @@ func (b *bucketer) add(bucket []records.BandRecord) {
 		if i > 0 && r.FPHi == b.byFP[i-1].FPHi && r.FPLo == b.byFP[i-1].FPLo && (r.Doc < b.firstOwn) == (b.byFP[i-1].Doc < b.firstOwn) {
 			if band == 0 {
 				rep := b.reps[len(b.reps)-1]
-				b.claims = append(b.claims, records.Candidate{A: rep, B: r.Doc, Band: claimBand})
+				b.claims = append(b.claims, records.Candidate{A: rep, B: r.Doc, Band: workfile.ClaimBand})
 			}
 			continue
 		}
@@ -227,7 +224,7 @@ func (b *bucketer) add(bucket []records.BandRecord) {
 // compact sorts and deduplicates the buffered edges, keeping for each pair
 // its lowest band.
 func (b *bucketer) compact() {
-	b.edges = compactEdges(b.edges, b.bufs)
+	b.edges = workfile.CompactEdges(b.edges, b.bufs)
 	b.compacted = len(b.edges)
 }
 
@@ -243,25 +240,13 @@ func mergeEdgeLists(x, y []records.Candidate) []records.Candidate {
 	i, j := len(x)-1, len(y)-1
 	x = slices.Grow(x, len(y))[:len(x)+len(y)]
 	for k := len(x) - 1; j >= 0; k-- {
-		if i >= 0 && compareEdge(x[i], y[j]) > 0 {
+		if i >= 0 && workfile.CompareEdge(x[i], y[j]) > 0 {
 			x[k], i = x[i], i-1
 		} else {
 			x[k], j = y[j], j-1
 		}
 	}
 	return x
-}
-
-// compareEdge orders edges by (a, b, band), so that compacting on (a, b)
-// keeps the lowest band.
-func compareEdge(a, b records.Candidate) int {
-	if c := cmp.Compare(a.A, b.A); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.B, b.B); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Band, b.Band)
 }
 
 // cursor walks one band file's records.
@@ -296,14 +281,14 @@ func (m *merger) next() (records.BandRecord, bool, error) {
 	rec := c.recs[c.pos]
 	c.pos++
 	if c.pos < len(c.recs) {
-		if compareBand(c.recs[c.pos], rec) < 0 {
+		if workfile.CompareBand(c.recs[c.pos], rec) < 0 {
 			return rec, false, fmt.Errorf("%s: band file not sorted at record %+v", c.name, c.recs[c.pos])
 		}
 		heap.Fix(&m.h, 0)
 	} else {
 		heap.Pop(&m.h)
 	}
-	if m.first && compareBand(rec, m.last) < 0 {
+	if m.first && workfile.CompareBand(rec, m.last) < 0 {
 		return rec, false, fmt.Errorf("band records out of order: %+v after %+v", rec, m.last)
 	}
 	m.last, m.first = rec, true
@@ -314,7 +299,7 @@ type cursorHeap []*cursor
 
 func (h cursorHeap) Len() int { return len(h) }
 func (h cursorHeap) Less(i, j int) bool {
-	return compareBand(h[i].recs[h[i].pos], h[j].recs[h[j].pos]) < 0
+	return workfile.CompareBand(h[i].recs[h[i].pos], h[j].recs[h[j].pos]) < 0
 }
 func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }

@@ -11,6 +11,8 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -33,7 +35,7 @@ func TestBucketer(t *testing.T) {
 			[]records.Candidate{e(1, 2, 3), e(1, 5, 3), e(2, 5, 3)}, nil, 0},
 		{"exact group in band 0: one representative, members claimed", 10,
 			[]records.BandRecord{rec(0, 1, 9), rec(0, 2, 4), rec(0, 3, 9), rec(0, 4, 9)},
-			[]records.Candidate{e(1, 2, 0)}, []records.Candidate{e(1, 3, claimBand), e(1, 4, claimBand)}, 0},
+			[]records.Candidate{e(1, 2, 0)}, []records.Candidate{e(1, 3, workfile.ClaimBand), e(1, 4, workfile.ClaimBand)}, 0},
 		{"exact group in another band: no claims", 10,
 			[]records.BandRecord{rec(2, 1, 9), rec(2, 2, 4), rec(2, 3, 9)},
 			[]records.Candidate{e(1, 2, 2)}, nil, 0},
@@ -89,7 +91,7 @@ func writeBandFile(t *testing.T, st storage.FS, part, chunk int, recs ...records
 // claims, and the edge files routed by the chunk of the first document.
 func TestReduceRouting(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := worktest.NewStore(t)
 	a, b := job.Ordinal(0, 0), job.Ordinal(0, 1)
 	a2, c, d := job.Ordinal(1, 0), job.Ordinal(1, 1), job.Ordinal(1, 2) // a2 has a's set
 	maps := []job.MapResult{
@@ -119,7 +121,7 @@ func TestReduceRouting(t *testing.T) {
 		t.Errorf("candidates %v in %s, want %v", cands, res.File.Name, want)
 	}
 	want := map[int][]records.Candidate{
-		0: {e(a, b, 0), e(a, a2, claimBand), e(a, c, 0), e(b, c, 0)},
+		0: {e(a, b, 0), e(a, a2, workfile.ClaimBand), e(a, c, 0), e(b, c, 0)},
 		1: {e(c, d, 2)},
 	}
 	if len(res.EdgeFiles) != len(want) {
@@ -127,7 +129,7 @@ func TestReduceRouting(t *testing.T) {
 	}
 	for chunk, w := range want {
 		info := res.EdgeFiles[chunk]
-		got, err := readEdges(ctx, st, info, nil)
+		got, err := workfile.ReadEdges(ctx, st, info, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +143,7 @@ func TestReduceRouting(t *testing.T) {
 // file and a damaged one fail the task.
 func TestReduceErrors(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := worktest.NewStore(t)
 	sorted := writeBandFile(t, st, 0, 0, bandRec(0, 1, 0, 1), bandRec(0, 1, 1, 2), bandRec(1, 5, 0, 1))
 	unsorted := writeBandFile(t, st, 0, 1, bandRec(1, 5, 1<<32, 1), bandRec(0, 1, 1<<32+1, 2))
 	damaged := writeBandFile(t, st, 0, 2, bandRec(0, 1, 2<<32, 1))
@@ -175,19 +177,19 @@ func TestMergeEdgeLists(t *testing.T) {
 	}{
 		{"none", nil, nil},
 		{"no claims", nil, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
-		{"claims only", []records.Candidate{e(x, z, claimBand)}, nil},
-		{"a claim first", []records.Candidate{e(0, x, claimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
-		{"a claim last", []records.Candidate{e(z, z+1, claimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
-		{"a claim of each candidate's pair", []records.Candidate{e(x, y, claimBand), e(y, z, claimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
-		{"claims after, between and before", []records.Candidate{e(0, 1, claimBand), e(x, z, claimBand), e(z, z+1, claimBand)},
+		{"claims only", []records.Candidate{e(x, z, workfile.ClaimBand)}, nil},
+		{"a claim first", []records.Candidate{e(0, x, workfile.ClaimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
+		{"a claim last", []records.Candidate{e(z, z+1, workfile.ClaimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
+		{"a claim of each candidate's pair", []records.Candidate{e(x, y, workfile.ClaimBand), e(y, z, workfile.ClaimBand)}, []records.Candidate{e(x, y, 0), e(y, z, 3)}},
+		{"claims after, between and before", []records.Candidate{e(0, 1, workfile.ClaimBand), e(x, z, workfile.ClaimBand), e(z, z+1, workfile.ClaimBand)},
 			[]records.Candidate{e(x, y, 2), e(x, z+5, 1), e(y, z, 3)}},
-		{"the extremes", []records.Candidate{e(0, 0, claimBand), e(math.MaxInt64, math.MaxInt64, claimBand)},
+		{"the extremes", []records.Candidate{e(0, 0, workfile.ClaimBand), e(math.MaxInt64, math.MaxInt64, workfile.ClaimBand)},
 			[]records.Candidate{e(0, 0, 0), e(0, math.MaxInt64, math.MaxInt32), e(math.MaxInt64, math.MaxInt64, 0)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := slices.Concat(tt.claims, tt.edges)
-			slices.SortFunc(want, compareEdge)
+			slices.SortFunc(want, workfile.CompareEdge)
 			// In edges' array: without room for the claims, and with it.
 			if got := mergeEdgeLists(slices.Clone(tt.edges), slices.Clone(tt.claims)); !slices.Equal(got, want) {
 				t.Errorf("merged %v, want %v", got, want)

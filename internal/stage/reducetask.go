@@ -9,6 +9,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -78,9 +79,9 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskI
 	}
 	// The task's blocks of every run file, one ranged read each: about
 	// reduceTaskBytes in all.
-	runs := make([]*bandRunReader, 0, len(in.Runs))
+	runs := make([]*workfile.BandRunReader, 0, len(in.Runs))
 	for _, rf := range in.Runs {
-		r, err := loadBandRun(ctx, st, rf.File, rf.Chunk, in.First, in.Last)
+		r, err := workfile.LoadBandRun(ctx, st, rf.File, rf.Chunk, in.First, in.Last)
 		if err != nil {
 			return nil, err
 		}
@@ -94,18 +95,18 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskI
 	defer w.Abort()
 	res := &job.ReduceTaskResult{First: in.First, Last: in.Last}
 	var own []records.Band
-	bufs := &sortBufs{}
+	bufs := &workfile.SortBufs{}
 	for part := in.First; part <= in.Last; part++ {
 		lists, err := earlier.read(ctx, st, part)
 		if err != nil {
 			return nil, fmt.Errorf("reduce partition %d: earlier job: %w", part, err)
 		}
 		for _, r := range runs {
-			recs, err := r.readPart(part)
+			recs, err := r.Part(part)
 			if err != nil {
 				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 			}
-			lists = append(lists, bandList{name: r.name, recs: recs})
+			lists = append(lists, bandList{name: r.Name, recs: recs})
 		}
 		own = own[:0]
 		pr, err := reducePart(ctx, st, spec, part, lists, func(r records.BandRecord) {

@@ -10,6 +10,8 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -20,7 +22,7 @@ import (
 // build's files, in one task and in steps.
 func TestClusterReadsEarlierVerifiedFiles(t *testing.T) {
 	ctx := context.Background()
-	ref := newStore(t)
+	ref := worktest.NewStore(t)
 	verifies, maps := clusterInput(t, ref, rand.New(rand.NewPCG(21, 2)), "random", 1200, 3, false)
 	spec := &job.Spec{Params: job.DefaultParams()}
 	spec.Params.Partitions = 4
@@ -31,7 +33,7 @@ func TestClusterReadsEarlierVerifiedFiles(t *testing.T) {
 		legacy[i] = v
 		if v.File != nil {
 			var pairs []records.Pair
-			err := readVerifiedPairs(ctx, earlier, v.File, func(rows []records.Pair) error {
+			err := workfile.ReadVerifiedPairs(ctx, earlier, v.File, func(rows []records.Pair) error {
 				pairs = append(pairs, rows...)
 				return nil
 			})
@@ -43,7 +45,7 @@ func TestClusterReadsEarlierVerifiedFiles(t *testing.T) {
 		}
 		if v.MembersFile != nil {
 			var members []records.ExactMember
-			if err := readVerifiedMembers(ctx, earlier, v.MembersFile, func(m records.ExactMember) error {
+			if err := workfile.ReadVerifiedMembers(ctx, earlier, v.MembersFile, func(m records.ExactMember) error {
 				members = append(members, m)
 				return nil
 			}); err != nil {

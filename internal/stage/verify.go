@@ -16,6 +16,7 @@ import (
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -92,12 +93,12 @@ func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, ch
 	if err != nil {
 		return nil, nil, err
 	}
-	var scr *scratch
+	var scr *workfile.Scratch
 	switch {
 	case p.Gather == job.GatherOn && s.Gathers == nil:
 		return nil, nil, fmt.Errorf("the gather stage is on but the verify task has no gather results")
 	case p.Gather == job.GatherOn:
-		scr, err = readGathered(ctx, st, chunk, s.Gathers)
+		scr, err = workfile.ReadGathered(ctx, st, chunk, s.Gathers)
 	case s.Maps == nil:
 		return nil, nil, fmt.Errorf("the gather stage is off but the verify task has no map results")
 	default:
@@ -106,21 +107,21 @@ func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, ch
 	if err != nil {
 		return nil, nil, err
 	}
-	return &gatheredRecords{scr: scr, rs: rs}, scr.remove, nil
+	return &gatheredRecords{scr: scr, rs: rs}, scr.Remove, nil
 }
 
 // readDirect copies the records of the documents the edges of infos name
 // from their chunks' record files to a scratch file, each file read in
 // slot order.
-func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, infos []fileinfo.Info) (*scratch, error) {
-	merged, err := mergeEdges(ctx, st, infos)
+func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, infos []fileinfo.Info) (*workfile.Scratch, error) {
+	merged, err := workfile.MergeEdges(ctx, st, infos)
 	if err != nil {
 		return nil, err
 	}
-	defer merged.close()
+	defer merged.Close()
 	var docs []int64
 	for {
-		e, more, err := merged.next()
+		e, more, err := merged.Next()
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +159,7 @@ func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResu
 		size += f.gatherSize(docs[lo:hi])
 		lo = hi
 	}
-	return fillScratch("verify", size, func(scr *scratch) error {
+	return workfile.FillScratch("verify", size, func(scr *workfile.Scratch) error {
 		for _, r := range runs {
 			if err := copyRecords(ctx, r.f, docs[r.lo:r.hi], scr); err != nil {
 				return err
@@ -171,7 +172,7 @@ func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResu
 
 // copyRecords adds the gathered records of docs, sorted, all in the chunk
 // of f, to scr.
-func copyRecords(ctx context.Context, f *chunkFile, docs []int64, scr *scratch) error {
+func copyRecords(ctx context.Context, f *chunkFile, docs []int64, scr *workfile.Scratch) error {
 	var raw []byte
 	for i, doc := range docs {
 		if i%1024 == 0 {
@@ -188,7 +189,7 @@ func copyRecords(ctx context.Context, f *chunkFile, docs []int64, scr *scratch) 
 		if !ok {
 			return fmt.Errorf("%s: document %d has no signature", f.name, doc)
 		}
-		if err := scr.add(doc, raw); err != nil {
+		if err := scr.Add(doc, raw); err != nil {
 			return err
 		}
 	}
@@ -211,11 +212,11 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			infos = append(infos, info)
 		}
 	}
-	merged, err := mergeEdges(ctx, st, infos)
+	merged, err := workfile.MergeEdges(ctx, st, infos)
 	if err != nil {
 		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 	}
-	defer merged.close()
+	defer merged.Close()
 
 	bnd, err := sketch.NewBanding(p)
 	if err != nil {
@@ -229,10 +230,10 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	// The edges come in (a, b) order, and so go the pairs and group
 	// members to their files, block by block.
 	// Work files, read once by the cluster stage (see verifiedrun.go).
-	pairFile := newPairsWriter(st, job.VerifiedFile(chunk))
-	memberFile := newMembersWriter(st, job.MembersFile(chunk))
-	defer pairFile.abort()
-	defer memberFile.abort()
+	pairFile := workfile.NewPairsWriter(st, job.VerifiedFile(chunk))
+	memberFile := workfile.NewMembersWriter(st, job.MembersFile(chunk))
+	defer pairFile.Abort()
+	defer memberFile.Abort()
 	// Blocks of edges: the edges of at most window first documents (and
 	// at most verifyBlockEdges edges), in (a, b) order. A block's first
 	// documents are loaded once and held; its second documents are then
@@ -268,7 +269,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	}
 	for more {
 		var e records.Candidate
-		e, more, err = merged.next()
+		e, more, err = merged.Next()
 		if err != nil {
 			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
@@ -286,10 +287,10 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		if err != nil {
 			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
 		}
-		if err := pairFile.writePairs(ctx, pairs); err != nil {
+		if err := pairFile.WritePairs(ctx, pairs); err != nil {
 			return nil, err
 		}
-		if err := memberFile.writeMembers(ctx, members); err != nil {
+		if err := memberFile.WriteMembers(ctx, members); err != nil {
 			return nil, err
 		}
 		res.Verified += int64(len(pairs))
@@ -300,10 +301,10 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 			heads[e.A] = true
 		}
 	}
-	if res.File, err = pairFile.commit(ctx); err != nil {
+	if res.File, err = pairFile.Commit(ctx); err != nil {
 		return nil, err
 	}
-	if res.MembersFile, err = memberFile.commit(ctx); err != nil {
+	if res.MembersFile, err = memberFile.Commit(ctx); err != nil {
 		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
@@ -544,7 +545,7 @@ func inParts(ctx context.Context, parts, n, least int, fn func(ctx context.Conte
 
 // gatheredRecords reads the records gathered for a verify task.
 type gatheredRecords struct {
-	scr *scratch
+	scr *workfile.Scratch
 	rs  *sketch.Resketcher
 }
 
@@ -557,7 +558,7 @@ func (g *gatheredRecords) fork() (recordSource, error) {
 }
 
 func (g *gatheredRecords) get(ctx context.Context, doc int64) (sigfile.Record, error) {
-	raw, err := g.scr.get(ctx, doc)
+	raw, err := g.scr.Get(ctx, doc)
 	if err != nil {
 		return sigfile.Record{}, err
 	}

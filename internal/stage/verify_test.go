@@ -16,11 +16,12 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
+	"github.com/neardup/neardup/internal/workfile"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -69,12 +70,12 @@ func mapVerifyDocs(t *testing.T, st storage.FS, p job.Params) map[int]job.MapRes
 // edgesOf writes hand-made edges for chunk 0, as partition part would.
 func edgesOf(t *testing.T, st storage.FS, part int, edges ...records.Candidate) job.ReduceResult {
 	t.Helper()
-	edges = slices.SortedFunc(slices.Values(edges), compareEdge) // as reduce writes them
-	infos, err := writeEdges(context.Background(), st, job.EdgeFile(part), edges)
+	edges = slices.SortedFunc(slices.Values(edges), workfile.CompareEdge) // as reduce writes them
+	infos, err := workfile.WriteEdges(context.Background(), st, job.EdgeFile(part), edges)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs, err := writeRequests(context.Background(), st, job.RequestFile(part), edges)
+	reqs, err := workfile.WriteRequests(context.Background(), st, job.RequestFile(part), edges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func gatherAndVerify(ctx context.Context, st storage.FS, p job.Params, chunk int
 func TestVerifyEdges(t *testing.T) {
 	ctx := context.Background()
 	cand := func(a, b int64) records.Candidate { return records.Candidate{A: a, B: b, Band: 2} }
-	claim := func(rep, m int64) records.Candidate { return records.Candidate{A: rep, B: m, Band: claimBand} }
+	claim := func(rep, m int64) records.Candidate { return records.Candidate{A: rep, B: m, Band: workfile.ClaimBand} }
 	type result struct{ checked, prefiltered, exact, verified, members int64 }
 	tests := []struct {
 		name    string
@@ -170,8 +171,8 @@ func TestVerifyEdges(t *testing.T) {
 		}{{verifyWindowDocs, "off", verifyCacheBytes}, {verifyWindowDocs, "on", verifyCacheBytes}, {1, "off", verifyCacheBytes}, {1, "on", 0}, {2, "on", 1}, {2, "off", verifyCacheBytes}} {
 			window := run.window
 			t.Run(fmt.Sprintf("%s/window=%d/gather=%s/cache=%d", tt.name, window, run.gather, run.cache), func(t *testing.T) {
-				st := newStore(t)
-				p := resolved(t, func(p *job.Params) {
+				st := worktest.NewStore(t)
+				p := worktest.Resolved(t, func(p *job.Params) {
 					p.Gather = run.gather
 					if tt.set != nil {
 						tt.set(p)
@@ -198,7 +199,7 @@ func TestVerifyEdges(t *testing.T) {
 				}
 				var pairs []string
 				if res.File != nil {
-					rows, err := readPairsFile(ctx, st, res.File)
+					rows, err := worktest.ReadPairs(ctx, st, res.File)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -218,7 +219,7 @@ func TestVerifyEdges(t *testing.T) {
 					t.Errorf("histograms hold %d verified and %d rejected pairs", hist, rejected)
 				}
 				if res.MembersFile != nil {
-					rows, err := readMembersFile(ctx, st, res.MembersFile)
+					rows, err := worktest.ReadMembers(ctx, st, res.MembersFile)
 					if err != nil || len(rows) != 1 || rows[0] != (records.ExactMember{Group: ordA, Doc: ordA2, GroupID: "a", ID: "a2"}) {
 						t.Errorf("members %+v (%v)", rows, err)
 					}
@@ -281,18 +282,18 @@ func TestVerifyMissingInputs(t *testing.T) {
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				damage(t, st, rr.EdgeFiles[0].Name)
 				return maps
-			}, pqfile.ErrCorrupt, ""},
+			}, workfile.ErrCorrupt, ""},
 		{"damaged request file", []job.Gather{job.GatherOn},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				damage(t, st, rr.RequestFiles[1].Name)
 				return maps
-			}, pqfile.ErrCorrupt, ""},
+			}, workfile.ErrCorrupt, ""},
 	}
 	for _, tt := range tests {
 		for _, gather := range tt.gathers {
 			t.Run(tt.name+"/gather="+gather.String(), func(t *testing.T) {
-				st := newStore(t)
-				p := resolved(t, func(p *job.Params) { p.Gather = gather })
+				st := worktest.NewStore(t)
+				p := worktest.Resolved(t, func(p *job.Params) { p.Gather = gather })
 				maps := mapVerifyDocs(t, st, p)
 				rr := edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1})
 				maps = tt.break_(t, st, maps, rr)
@@ -327,20 +328,20 @@ func TestGatheredRanges(t *testing.T) {
 			if err := os.WriteFile(st.Path(info.Name), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, pqfile.ErrCorrupt, ""},
+		}, workfile.ErrCorrupt, ""},
 		{"one record fewer", func(t *testing.T, st *storage.Dir, g []job.GatherResult) {
 			info := g[0].Ranges[0]
 			info.Rows++
 			g[0].Ranges[0] = info
-		}, pqfile.ErrCorrupt, ""},
+		}, workfile.ErrCorrupt, ""},
 		{"range past the end", func(t *testing.T, st *storage.Dir, g []job.GatherResult) {
 			info := g[0].Ranges[0]
 			info.Bytes += 100
 			g[0].Ranges[0] = info
-		}, pqfile.ErrCorrupt, ""},
+		}, workfile.ErrCorrupt, ""},
 		{"chunks out of order", func(t *testing.T, st *storage.Dir, g []job.GatherResult) {
 			g[0].Chunk, g[1].Chunk = g[1].Chunk, g[0].Chunk
-		}, pqfile.ErrCorrupt, "out of order"},
+		}, workfile.ErrCorrupt, "out of order"},
 		{"a chunk's records missing", func(t *testing.T, st *storage.Dir, g []job.GatherResult) {
 			delete(g[1].Ranges, 0)
 		}, nil, "no signature gathered for document"},
@@ -391,28 +392,28 @@ type remoteFile struct{ storage.File }
 func TestInPlaceRanges(t *testing.T) {
 	ctx := context.Background()
 	st, _, _, _, g := gatheredFixture(t)
-	local, err := readGathered(ctx, st, 0, g)
+	local, err := workfile.ReadGathered(ctx, st, 0, g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer local.remove()
-	copied, err := readGathered(ctx, remoteFS{st}, 0, g)
+	defer local.Remove()
+	copied, err := workfile.ReadGathered(ctx, remoteFS{st}, 0, g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer copied.remove()
-	if len(local.files) == 0 || len(copied.files) != 0 {
-		t.Fatalf("in place %d files, copied %d files; want some and none", len(local.files), len(copied.files))
+	defer copied.Remove()
+	if !local.InPlace() || copied.InPlace() {
+		t.Fatalf("read in place: %v from local files, %v from remote ones; want true and false", local.InPlace(), copied.InPlace())
 	}
-	if !slices.Equal(local.docs, copied.docs) || len(local.docs) == 0 {
-		t.Fatalf("documents %v in place, %v copied", local.docs, copied.docs)
+	if !slices.Equal(local.Docs(), copied.Docs()) || len(local.Docs()) == 0 {
+		t.Fatalf("documents %v in place, %v copied", local.Docs(), copied.Docs())
 	}
-	for _, doc := range local.docs {
-		a, err := local.get(ctx, doc)
+	for _, doc := range local.Docs() {
+		a, err := local.Get(ctx, doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := copied.get(ctx, doc)
+		b, err := copied.Get(ctx, doc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -443,12 +444,12 @@ func TestGatherAgain(t *testing.T) {
 			if err := os.WriteFile(st.Path(name), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, pqfile.ErrCorrupt},
+		}, workfile.ErrCorrupt},
 		{"truncated", func(t *testing.T, st *storage.Dir, name string) {
 			if err := os.Truncate(st.Path(name), 30); err != nil {
 				t.Fatal(err)
 			}
-		}, pqfile.ErrCorrupt},
+		}, workfile.ErrCorrupt},
 		{"removed", func(t *testing.T, st *storage.Dir, name string) {
 			if err := os.Remove(st.Path(name)); err != nil {
 				t.Fatal(err)
@@ -500,8 +501,8 @@ func checkErr(t *testing.T, err, wantErr error, wantMsg string) {
 // (with c in chunk 1 and b in chunk 0) and runs the gather tasks.
 func gatheredFixture(t *testing.T) (*storage.Dir, job.Params, map[int]job.MapResult, []job.ReduceResult, []job.GatherResult) {
 	t.Helper()
-	st := newStore(t)
-	p := resolved(t, func(p *job.Params) { p.Gather = "on" })
+	st := worktest.NewStore(t)
+	p := worktest.Resolved(t, func(p *job.Params) { p.Gather = "on" })
 	maps := mapVerifyDocs(t, st, p)
 	rr := []job.ReduceResult{edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1}, records.Candidate{A: ordA, B: ordB, Band: 1})}
 	g, err := runGathers(context.Background(), st, rr, maps)
@@ -674,7 +675,7 @@ func TestBlockLoads(t *testing.T) {
 // all have the record of one text, and that text's countingSource.
 func newCountingJudge(t *testing.T, window int) (*blockJudge, *countingSource) {
 	t.Helper()
-	p := resolved(t, func(*job.Params) {})
+	p := worktest.Resolved(t, func(*job.Params) {})
 	rs, err := sketch.NewResketcher(p)
 	if err != nil {
 		t.Fatal(err)
@@ -718,7 +719,7 @@ func TestDroppedClaims(t *testing.T) {
 			t.Fatalf("document %d: cached %v, want its entry without its set", doc, ce)
 		}
 	}
-	claims := []records.Candidate{{A: 0, B: 100, Band: claimBand}, {A: 0, B: 101, Band: claimBand}, {A: 1, B: 102, Band: claimBand}}
+	claims := []records.Candidate{{A: 0, B: 100, Band: workfile.ClaimBand}, {A: 0, B: 101, Band: workfile.ClaimBand}, {A: 1, B: 102, Band: workfile.ClaimBand}}
 	_, members, err := jb.judgeBlock(ctx, claims, map[int64]bool{0: true, 1: true})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 )
@@ -109,7 +110,7 @@ const minDegree = relabelNs / ((1 - bitsShare) * mergeNs)
 func blockDegrees(edges []records.Candidate) map[int64]int32 {
 	deg := make(map[int64]int32)
 	for _, e := range edges {
-		if e.Band != claimBand {
+		if e.Band != workfile.ClaimBand {
 			deg[e.A]++
 			deg[e.B]++
 		}

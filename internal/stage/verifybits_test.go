@@ -11,6 +11,8 @@ import (
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/workfile"
+	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
 )
@@ -213,14 +215,14 @@ func checkEdgeBits(t *testing.T, eb *edgeBits, xs [][]exactEdge, byBits bool) {
 // document is loaded once, sets dropped and needed again loaded again.
 func TestVerifyBits(t *testing.T) {
 	ctx := context.Background()
-	in := mapReduce(t, templatedLines(t, 600, 3), resolved(t, func(p *job.Params) { p.Threshold = 0.5 }))
+	in := mapReduce(t, templatedLines(t, 600, 3), worktest.Resolved(t, func(p *job.Params) { p.Threshold = 0.5 }))
 	run := func(window int, cacheBytes int64, newBits func(int) *bitSets) (*job.VerifyResult, []records.Pair, int64) {
 		t.Helper()
 		res, err := verify(ctx, in.st, in.spec, 0, in.reduces, in.src, window, cacheBytes, newBits)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := readPairsFile(ctx, in.st, res.File)
+		rows, err := worktest.ReadPairs(ctx, in.st, res.File)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,14 +295,14 @@ func edgeDocs(t *testing.T, in verifyInput) int64 {
 			infos = append(infos, info)
 		}
 	}
-	m, err := mergeEdges(context.Background(), in.st, infos)
+	m, err := workfile.MergeEdges(context.Background(), in.st, infos)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.close()
+	defer m.Close()
 	docs := map[int64]bool{}
 	for {
-		e, more, err := m.next()
+		e, more, err := m.Next()
 		if err != nil {
 			t.Fatal(err)
 		}

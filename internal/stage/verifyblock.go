@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -70,7 +71,7 @@ func (jb *blockJudge) judgeBlock(ctx context.Context, edges []records.Candidate,
 	}
 	jb.cache.settle(first, jb.bits.has)
 	jb.cache.next()
-	sortBySecond(edges, rest)
+	workfile.SortBySecond(edges, rest)
 	for lo := 0; lo < len(rest); {
 		need := map[int64]bool{}
 		hi := lo
@@ -170,7 +171,7 @@ func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []rec
 func claimed(edges []records.Candidate, idx []int, first, second map[int64]*sigEntry) map[int64]*sigEntry {
 	docs := map[int64]*sigEntry{}
 	for _, i := range idx {
-		if e := edges[i]; e.Band == claimBand && first[e.A] != nil && second[e.B] != nil {
+		if e := edges[i]; e.Band == workfile.ClaimBand && first[e.A] != nil && second[e.B] != nil {
 			docs[e.A], docs[e.B] = first[e.A], second[e.B]
 		}
 	}
@@ -244,7 +245,7 @@ func (jb *blockJudge) judgeEdge(out *blockOut, t *job.VerifyResult, at int32, e 
 	if a == nil || b == nil {
 		return exactEdge{}, false, fmt.Errorf("no signature for document %d or %d", e.A, e.B)
 	}
-	if e.Band == claimBand {
+	if e.Band == workfile.ClaimBand {
 		if p.Verify == job.VerifyExact && (a.dropped() || b.dropped()) {
 			return exactEdge{}, false, fmt.Errorf("claim of %d by %d: %w", e.B, e.A, errDropped)
 		}

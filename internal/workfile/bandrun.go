@@ -1,7 +1,8 @@
-package stage
+package workfile
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -47,9 +47,9 @@ type bandBlock struct {
 	sum           uint64
 }
 
-// writeBandRun writes the records of one run of a chunk, by partition
+// WriteBandRun writes the records of one run of a chunk, by partition
 // (each sorted by compareBand), to name.
-func writeBandRun(ctx context.Context, st storage.Creator, name string, chunk int, parts [][]records.BandRecord) (fileinfo.Info, error) {
+func WriteBandRun(ctx context.Context, st storage.Creator, name string, chunk int, parts [][]records.BandRecord) (fileinfo.Info, error) {
 	w, err := st.Create(ctx, name)
 	if err != nil {
 		return fileinfo.Info{}, err
@@ -74,7 +74,7 @@ func writeBandRun(ctx context.Context, st storage.Creator, name string, chunk in
 		buf = buf[:0]
 		prevBand, prevKey := int32(0), int64(math.MinInt64)
 		for i, r := range recs {
-			if job.ChunkOf(r.Doc) != chunk || r.Band < prevBand || i > 0 && compareBand(recs[i-1], r) >= 0 {
+			if job.ChunkOf(r.Doc) != chunk || r.Band < prevBand || i > 0 && CompareBand(recs[i-1], r) >= 0 {
 				w.Abort()
 				return fileinfo.Info{}, fmt.Errorf("%s: partition %d: record %+v not of chunk %d or out of order", name, part, r, chunk)
 			}
@@ -114,22 +114,22 @@ func writeBandRun(ctx context.Context, st storage.Creator, name string, chunk in
 	return sum.Info(name, rows), nil
 }
 
-// bandRunReader holds the blocks of a range of partitions of a band run
+// BandRunReader holds the blocks of a range of partitions of a band run
 // file, read at once: a reduce task's partitions are contiguous, and so
 // are their blocks.
-type bandRunReader struct {
-	name   string
+type BandRunReader struct {
+	Name   string
 	chunk  int
 	blocks []bandBlock // of the partitions loaded
 	data   []byte      // their bytes
 	base   int64       // data's offset in the file
 }
 
-// loadBandRun reads the footer of a band run file of a chunk, checked
+// LoadBandRun reads the footer of a band run file of a chunk, checked
 // against its checksum, and the blocks of partitions first to last in one
 // ranged read; the file's size must be what its writer recorded. It holds
 // no file open.
-func loadBandRun(ctx context.Context, st storage.Opener, info fileinfo.Info, chunk, first, last int) (*bandRunReader, error) {
+func LoadBandRun(ctx context.Context, st storage.Opener, info fileinfo.Info, chunk, first, last int) (*BandRunReader, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func loadBandRun(ctx context.Context, st storage.Opener, info fileinfo.Info, chu
 	}
 	lo := sort.Search(len(blocks), func(i int) bool { return blocks[i].part >= first })
 	hi := sort.Search(len(blocks), func(i int) bool { return blocks[i].part > last })
-	r := &bandRunReader{name: info.Name, chunk: chunk, blocks: blocks[lo:hi]}
+	r := &BandRunReader{Name: info.Name, chunk: chunk, blocks: blocks[lo:hi]}
 	if len(r.blocks) == 0 {
 		return r, nil
 	}
@@ -160,7 +160,7 @@ func loadBandRun(ctx context.Context, st storage.Opener, info fileinfo.Info, chu
 // readBandRunFooter reads the blocks' table of a band run file.
 func readBandRunFooter(f storage.File, info fileinfo.Info) ([]bandBlock, error) {
 	corrupt := func(off int64, format string, args ...any) error {
-		return fmt.Errorf("band run file %s at offset %d: %s: %w", info.Name, off, fmt.Sprintf(format, args...), pqfile.ErrCorrupt)
+		return fmt.Errorf("band run file %s at offset %d: %s: %w", info.Name, off, fmt.Sprintf(format, args...), ErrCorrupt)
 	}
 	size := f.Size()
 	if size != info.Bytes {
@@ -230,9 +230,9 @@ func readBandRunFooter(f storage.File, info fileinfo.Info) ([]bandBlock, error) 
 	return blocks, nil
 }
 
-// readPart returns the records of partition part, one of those loaded
+// Part returns the records of partition part, one of those loaded
 // (none when it has no block), checked against the block's checksum.
-func (r *bandRunReader) readPart(part int) ([]records.BandRecord, error) {
+func (r *BandRunReader) Part(part int) ([]records.BandRecord, error) {
 	i := sort.Search(len(r.blocks), func(i int) bool { return r.blocks[i].part >= part })
 	if i == len(r.blocks) || r.blocks[i].part != part {
 		return nil, nil
@@ -240,10 +240,10 @@ func (r *bandRunReader) readPart(part int) ([]records.BandRecord, error) {
 	b := r.blocks[i]
 	buf := r.data[b.offset-r.base : b.offset-r.base+b.bytes]
 	if xxhash.Sum64(buf) != b.sum {
-		return nil, fmt.Errorf("band run file %s at offset %d: partition %d: block checksum mismatch: %w", r.name, b.offset, part, pqfile.ErrCorrupt)
+		return nil, fmt.Errorf("band run file %s at offset %d: partition %d: block checksum mismatch: %w", r.Name, b.offset, part, ErrCorrupt)
 	}
 	return decodeBandBlock(buf, r.chunk, b.records, func(at int) error {
-		return fmt.Errorf("band run file %s at offset %d: partition %d: bad record: %w", r.name, b.offset+int64(at), part, pqfile.ErrCorrupt)
+		return fmt.Errorf("band run file %s at offset %d: partition %d: bad record: %w", r.Name, b.offset+int64(at), part, ErrCorrupt)
 	})
 }
 
@@ -286,4 +286,14 @@ func decodeBandBlock(buf []byte, chunk int, n int64, bad func(at int) error) ([]
 		return nil, bad(at)
 	}
 	return recs, nil
+}
+
+func CompareBand(a, b records.BandRecord) int {
+	if c := cmp.Compare(a.Band, b.Band); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Key, b.Key); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Doc, b.Doc)
 }

@@ -1,4 +1,4 @@
-package stage
+package workfile
 
 import (
 	"cmp"
@@ -136,15 +136,15 @@ func TestCompactEdges(t *testing.T) {
 	}
 	// One bufs for every case, as a reduce task keeps them from one
 	// partition to the next, larger or smaller.
-	bufs := &sortBufs{}
+	bufs := &SortBufs{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, _, packed := edgeCode(tt.edges); packed != tt.packed {
 				t.Errorf("packed = %v, want %v", packed, tt.packed)
 			}
 			want := compactEdgesCompared(slices.Clone(tt.edges))
-			sameRows(t, "compactEdges", compactEdges(slices.Clone(tt.edges), nil), want)
-			sameRows(t, "compactEdges with bufs", compactEdges(slices.Clone(tt.edges), bufs), want)
+			sameRows(t, "compactEdges", CompactEdges(slices.Clone(tt.edges), nil), want)
+			sameRows(t, "compactEdges with bufs", CompactEdges(slices.Clone(tt.edges), bufs), want)
 		})
 	}
 }
@@ -153,7 +153,7 @@ func TestEdgeRequests(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	e := func(a, b int64) records.Candidate { return records.Candidate{A: a, B: b} }
 	sorted := func(edges []records.Candidate) []records.Candidate {
-		slices.SortFunc(edges, compareEdge)
+		slices.SortFunc(edges, CompareEdge)
 		return edges
 	}
 	tests := []struct {
@@ -179,51 +179,53 @@ func TestEdgeRequests(t *testing.T) {
 			if _, _, packed := requestCode(tt.edges); packed != tt.packed {
 				t.Errorf("packed = %v, want %v", packed, tt.packed)
 			}
-			sameRows(t, "edgeRequests", edgeRequests(tt.edges), edgeRequestsCompared(tt.edges))
+			sameRows(t, "edgeRequests", EdgeRequests(tt.edges), edgeRequestsCompared(tt.edges))
 		})
 	}
 }
 
 func TestSortRequests(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	random := func(n int, chunks []int, docs int, dests []int32) []request {
-		out := make([]request, n)
+	random := func(n int, chunks []int, docs int, dests []int32) []Request {
+		out := make([]Request, n)
 		for i := range out {
-			out[i] = request{Doc: randomOrdinal(r, chunks, docs), Dest: dests[r.IntN(len(dests))]}
+			out[i] = Request{Doc: randomOrdinal(r, chunks, docs), Dest: dests[r.IntN(len(dests))]}
 		}
 		return out
 	}
-	q := func(chunk, i int, dest int32) request { return request{Doc: job.Ordinal(chunk, i), Dest: dest} }
+	q := func(chunk, i int, dest int32) Request {
+		return Request{Doc: job.Ordinal(chunk, i), Dest: dest}
+	}
 	tests := []struct {
 		name   string
-		reqs   []request
+		reqs   []Request
 		packed bool
 	}{
 		{"none", nil, true},
-		{"one", []request{q(3, 4, 5)}, true},
-		{"repeats", []request{q(1, 2, 0), q(1, 1, 3), q(1, 2, 0), q(1, 1, 0), q(1, 2, 0)}, true},
+		{"one", []Request{q(3, 4, 5)}, true},
+		{"repeats", []Request{q(1, 2, 0), q(1, 1, 3), q(1, 2, 0), q(1, 1, 0), q(1, 2, 0)}, true},
 		{"one chunk's, many repeats", random(5000, []int{7}, 50, []int32{0, 1, 2, 7}), true},
 		{"templated-like", random(20000, []int{1}, 10000, []int32{0, 1}), true},
 		{"several chunks", random(5000, []int{3, 4, 90}, 1000, []int32{5, 200, 1 << 20}), true},
-		{"the largest verify chunk", []request{q(1, 1, math.MaxInt32), q(1, 1, 0), q(1, 0, math.MaxInt32)}, true}, // 31+1 bits
-		{"keys of 64 bits", []request{q(0, 0, 0), q(1<<30-1, 1<<32-1, 3)}, true},                                  // 30+32 bits of document, 2 of verify chunk
-		{"keys of 65 bits", []request{q(0, 0, 0), q(1<<30-1, 1<<32-1, 4)}, false},
-		{"the extremes", func() []request {
-			out := make([]request, 3000)
+		{"the largest verify chunk", []Request{q(1, 1, math.MaxInt32), q(1, 1, 0), q(1, 0, math.MaxInt32)}, true}, // 31+1 bits
+		{"keys of 64 bits", []Request{q(0, 0, 0), q(1<<30-1, 1<<32-1, 3)}, true},                                  // 30+32 bits of document, 2 of verify chunk
+		{"keys of 65 bits", []Request{q(0, 0, 0), q(1<<30-1, 1<<32-1, 4)}, false},
+		{"the extremes", func() []Request {
+			out := make([]Request, 3000)
 			dests := []int32{0, 1, math.MaxInt32}
 			for i := range out {
-				out[i] = request{Doc: farOrdinals[r.IntN(len(farOrdinals))], Dest: dests[r.IntN(len(dests))]}
+				out[i] = Request{Doc: farOrdinals[r.IntN(len(farOrdinals))], Dest: dests[r.IntN(len(dests))]}
 			}
 			return out
 		}(), false},
-		{"a negative verify chunk", []request{q(1, 1, -1), q(1, 1, 0)}, false},
+		{"a negative verify chunk", []Request{q(1, 1, -1), q(1, 1, 0)}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, _, packed := destCode(tt.reqs); packed != tt.packed {
 				t.Errorf("packed = %v, want %v", packed, tt.packed)
 			}
-			sameRows(t, "sortRequests", sortRequests(slices.Clone(tt.reqs)), sortRequestsCompared(slices.Clone(tt.reqs)))
+			sameRows(t, "sortRequests", SortRequests(slices.Clone(tt.reqs)), sortRequestsCompared(slices.Clone(tt.reqs)))
 		})
 	}
 }
@@ -245,14 +247,14 @@ func benchPartition() []records.Candidate {
 func BenchmarkCompactEdges(b *testing.B) {
 	in := benchPartition()
 	s := make([]records.Candidate, len(in))
-	bufs := &sortBufs{}
+	bufs := &SortBufs{}
 	for _, f := range []struct {
 		name    string
 		compact func([]records.Candidate) []records.Candidate
 	}{
 		{"compared", compactEdgesCompared},
-		{"packed", func(e []records.Candidate) []records.Candidate { return compactEdges(e, nil) }},
-		{"packed,bufs", func(e []records.Candidate) []records.Candidate { return compactEdges(e, bufs) }},
+		{"packed", func(e []records.Candidate) []records.Candidate { return CompactEdges(e, nil) }},
+		{"packed,bufs", func(e []records.Candidate) []records.Candidate { return CompactEdges(e, bufs) }},
 	} {
 		b.Run(f.name, func(b *testing.B) {
 			for b.Loop() {
@@ -264,11 +266,11 @@ func BenchmarkCompactEdges(b *testing.B) {
 }
 
 func BenchmarkEdgeRequests(b *testing.B) {
-	edges := compactEdges(benchPartition(), nil)
+	edges := CompactEdges(benchPartition(), nil)
 	for _, f := range []struct {
 		name     string
-		requests func([]records.Candidate) []request
-	}{{"compared", edgeRequestsCompared}, {"packed", edgeRequests}} {
+		requests func([]records.Candidate) []Request
+	}{{"compared", edgeRequestsCompared}, {"packed", EdgeRequests}} {
 		b.Run(f.name, func(b *testing.B) {
 			for b.Loop() {
 				f.requests(edges)
@@ -281,15 +283,15 @@ func BenchmarkEdgeRequests(b *testing.B) {
 // corpus: every partition's (32) requests of its chunk, 6,000 each.
 func BenchmarkSortRequests(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 10))
-	in := make([]request, 32*6000)
+	in := make([]Request, 32*6000)
 	for i := range in {
-		in[i] = request{Doc: job.Ordinal(1, r.IntN(10_000)), Dest: int32(r.IntN(2))}
+		in[i] = Request{Doc: job.Ordinal(1, r.IntN(10_000)), Dest: int32(r.IntN(2))}
 	}
-	s := make([]request, len(in))
+	s := make([]Request, len(in))
 	for _, f := range []struct {
 		name string
-		sort func([]request) []request
-	}{{"compared", sortRequestsCompared}, {"packed", sortRequests}} {
+		sort func([]Request) []Request
+	}{{"compared", sortRequestsCompared}, {"packed", SortRequests}} {
 		b.Run(f.name, func(b *testing.B) {
 			for b.Loop() {
 				copy(s, in)
@@ -330,7 +332,7 @@ func TestSortBySecond(t *testing.T) {
 			}
 			want := slices.Clone(idx)
 			slices.SortStableFunc(want, func(x, y int) int { return cmp.Compare(tt.edges[x].B, tt.edges[y].B) })
-			sortBySecond(tt.edges, idx)
+			SortBySecond(tt.edges, idx)
 			if !slices.Equal(idx, want) {
 				t.Errorf("%d indices sorted differently", len(idx))
 			}

@@ -1,4 +1,4 @@
-package stage
+package workfile
 
 import (
 	"fmt"
@@ -53,9 +53,9 @@ func TestSortBandRecords(t *testing.T) {
 	var scratch []records.BandRecord
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want := slices.SortedFunc(slices.Values(tt.recs), compareBand)
+			want := slices.SortedFunc(slices.Values(tt.recs), CompareBand)
 			got := slices.Clone(tt.recs)
-			scratch = sortBandRecords(got, scratch)
+			scratch = SortBandRecords(got, scratch)
 			if !slices.Equal(got, want) {
 				t.Fatalf("%d records sorted differently from compareBand's order", len(got))
 			}
@@ -82,9 +82,9 @@ func BenchmarkSortBandRecords(b *testing.B) {
 			for b.Loop() {
 				copy(work, recs)
 				if radix {
-					scratch = sortBandRecords(work, scratch)
+					scratch = SortBandRecords(work, scratch)
 				} else {
-					slices.SortFunc(work, compareBand)
+					slices.SortFunc(work, CompareBand)
 				}
 			}
 		})

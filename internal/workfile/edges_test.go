@@ -1,4 +1,4 @@
-package stage
+package workfile
 
 import (
 	"bytes"
@@ -14,19 +14,8 @@ import (
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
-	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
-
-func newStore(t *testing.T) *storage.Dir {
-	t.Helper()
-	st, err := storage.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
 
 // TestEdgesRoundTrip checks that edges come back as written, appended to
 // what the caller already holds, with ordinals of any chunk and claims.
@@ -41,7 +30,7 @@ func TestEdgesRoundTrip(t *testing.T) {
 		{"none", nil},
 		{"one", []records.Candidate{{A: job.Ordinal(0, 0), B: job.Ordinal(0, 1), Band: 0}}},
 		{"claims and far chunks", []records.Candidate{
-			{A: job.Ordinal(7, 1), B: job.Ordinal(7, 2), Band: claimBand},
+			{A: job.Ordinal(7, 1), B: job.Ordinal(7, 2), Band: ClaimBand},
 			{A: job.Ordinal(7, 1), B: job.Ordinal(1<<31-1, 1<<32-1), Band: 1<<31 - 1},
 			{A: job.Ordinal(7, 3), B: job.Ordinal(9, 0), Band: 12},
 		}},
@@ -53,7 +42,7 @@ func TestEdgesRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			name := job.EdgeFile(3)
-			infos, err := writeEdges(ctx, st, name, tt.edges)
+			infos, err := WriteEdges(ctx, st, name, tt.edges)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +68,7 @@ func TestEdgesRoundTrip(t *testing.T) {
 				if info.Name != name || info.Rows != int64(len(want)) || info.Bytes != int64(edgeRecord*len(want)) {
 					t.Errorf("chunk %d: info %+v for %d edges", c, info, len(want))
 				}
-				got, err := readEdges(ctx, st, info, slices.Clone(held))
+				got, err := ReadEdges(ctx, st, info, slices.Clone(held))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -93,7 +82,7 @@ func TestEdgesRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if _, err := writeEdges(ctx, st, "x.edges", []records.Candidate{{A: job.Ordinal(1, 0)}, {A: job.Ordinal(2, 0)}, {A: job.Ordinal(1, 1)}}); err == nil {
+	if _, err := WriteEdges(ctx, st, "x.edges", []records.Candidate{{A: job.Ordinal(1, 0)}, {A: job.Ordinal(2, 0)}, {A: job.Ordinal(1, 1)}}); err == nil {
 		t.Error("edges not grouped by chunk were written")
 	}
 }
@@ -108,13 +97,13 @@ func chunkEdges(chunk, n int) []records.Candidate {
 }
 
 // TestEdgesCorrupt checks that an edge range that does not match what its
-// writer recorded is an error wrapping pqfile.ErrCorrupt, and a missing
+// writer recorded is an error wrapping ErrCorrupt, and a missing
 // one an error too.
 func TestEdgesCorrupt(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	edges := []records.Candidate{{A: 1, B: 2, Band: 0}, {A: 1, B: 5, Band: claimBand}, {A: 3, B: 4, Band: 9}}
-	infos, err := writeEdges(ctx, st, "e.edges", edges)
+	edges := []records.Candidate{{A: 1, B: 2, Band: 0}, {A: 1, B: 5, Band: ClaimBand}, {A: 3, B: 4, Band: 9}}
+	infos, err := WriteEdges(ctx, st, "e.edges", edges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,20 +131,20 @@ func TestEdgesCorrupt(t *testing.T) {
 			if err := os.WriteFile(st.Path(info.Name), tt.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := readEdges(ctx, st, tt.info, nil)
-			if !errors.Is(err, pqfile.ErrCorrupt) {
+			got, err := ReadEdges(ctx, st, tt.info, nil)
+			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("err = %v (read %v), want ErrCorrupt", err, got)
 			}
 			// The verify stage's streaming merge refuses it too.
-			if m, err := mergeEdges(ctx, st, []fileinfo.Info{tt.info}); !errors.Is(err, pqfile.ErrCorrupt) {
+			if m, err := MergeEdges(ctx, st, []fileinfo.Info{tt.info}); !errors.Is(err, ErrCorrupt) {
 				if err == nil {
-					m.close()
+					m.Close()
 				}
 				t.Fatalf("mergeEdges: err = %v, want ErrCorrupt", err)
 			}
 		})
 	}
-	if _, err := readEdges(ctx, st, fileinfo.Info{Name: "missing.edges"}, nil); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := ReadEdges(ctx, st, fileinfo.Info{Name: "missing.edges"}, nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want fs.ErrNotExist", err)
 	}
 }

@@ -1,4 +1,4 @@
-package stage
+package workfile
 
 import (
 	"context"
@@ -17,60 +17,9 @@ import (
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
-
-// writePairsFile writes pairs, sorted, as a verify task's file of
-// verified pairs.
-func writePairsFile(t *testing.T, st storage.Creator, name string, pairs []records.Pair) fileinfo.Info {
-	t.Helper()
-	w := newPairsWriter(st, name)
-	if err := w.writePairs(context.Background(), pairs); err != nil {
-		t.Fatal(err)
-	}
-	info, err := w.commit(context.Background())
-	if err != nil || info == nil {
-		t.Fatalf("%s: %v, %v", name, info, err)
-	}
-	return *info
-}
-
-// writeMembersFile writes members, sorted, as a verify task's file of
-// group members.
-func writeMembersFile(t *testing.T, st storage.Creator, name string, members []records.ExactMember) fileinfo.Info {
-	t.Helper()
-	w := newMembersWriter(st, name)
-	if err := w.writeMembers(context.Background(), members); err != nil {
-		t.Fatal(err)
-	}
-	info, err := w.commit(context.Background())
-	if err != nil || info == nil {
-		t.Fatalf("%s: %v, %v", name, info, err)
-	}
-	return *info
-}
-
-// readPairsFile reads every pair of a verified file.
-func readPairsFile(ctx context.Context, st storage.Opener, info *fileinfo.Info) ([]records.Pair, error) {
-	var all []records.Pair
-	err := readVerifiedPairs(ctx, st, info, func(rows []records.Pair) error {
-		all = append(all, rows...)
-		return nil
-	})
-	return all, err
-}
-
-// readMembersFile reads every member of a verified file.
-func readMembersFile(ctx context.Context, st storage.Opener, info *fileinfo.Info) ([]records.ExactMember, error) {
-	var all []records.ExactMember
-	err := readVerifiedMembers(ctx, st, info, func(m records.ExactMember) error {
-		all = append(all, m)
-		return nil
-	})
-	return all, err
-}
 
 // randomPairs makes n pairs sorted by (a, b) over docs documents of
 // chunks 0 to 2 and far ones, each document with its own id and url (long ones if
@@ -111,7 +60,7 @@ func randomPairs(r *rand.Rand, n, docs int, long bool) []records.Pair {
 		}
 		pairs = append(pairs, p)
 	}
-	slices.SortFunc(pairs, comparePair)
+	slices.SortFunc(pairs, ComparePair)
 	return pairs
 }
 
@@ -158,7 +107,7 @@ func TestVerifiedRoundTrip(t *testing.T) {
 				t.Errorf("%d pairs read (%d recorded), %d written; same %v", len(got), info.Rows, len(pairs), samePairs(got, pairs))
 			}
 			var ends [][2]int64
-			if err := readVerifiedEnds(ctx, st, &info, verifiedPairsMagic, func(a, b int64) error {
+			if err := ReadVerifiedEnds(ctx, st, &info, VerifiedPairsMagic, func(a, b int64) error {
 				ends = append(ends, [2]int64{a, b})
 				return nil
 			}); err != nil {
@@ -167,18 +116,18 @@ func TestVerifiedRoundTrip(t *testing.T) {
 			if !slices.EqualFunc(ends, pairs, func(e [2]int64, p records.Pair) bool { return e == [2]int64{p.A, p.B} }) {
 				t.Errorf("%d ends read, differing from the pairs", len(ends))
 			}
-			if blocks := len(verifiedBlocks(t, st, info, verifiedPairsMagic)); blocks != tt.wantBlocks {
+			if blocks := len(verifiedBlocks(t, st, info, VerifiedPairsMagic)); blocks != tt.wantBlocks {
 				t.Errorf("%d blocks, want %d", blocks, tt.wantBlocks)
 			}
 
 			// The same pairs, written again in other batches: the same file.
-			w := newPairsWriter(st, "q")
+			w := NewPairsWriter(st, "q")
 			for lo := 0; lo < len(pairs); lo += 1000 {
-				if err := w.writePairs(ctx, pairs[lo:min(lo+1000, len(pairs))]); err != nil {
+				if err := w.WritePairs(ctx, pairs[lo:min(lo+1000, len(pairs))]); err != nil {
 					t.Fatal(err)
 				}
 			}
-			again, err := w.commit(ctx)
+			again, err := w.Commit(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +145,7 @@ func TestVerifiedRoundTrip(t *testing.T) {
 			if err != nil || !slices.Equal(gotMembers, members) {
 				t.Errorf("%d members read, %d written, same %v (%v)", len(gotMembers), len(members), slices.Equal(gotMembers, members), err)
 			}
-			if err := readVerifiedPairs(ctx, st, &minfo, func([]records.Pair) error { return nil }); !errors.Is(err, pqfile.ErrCorrupt) {
+			if err := ReadVerifiedPairs(ctx, st, &minfo, func([]records.Pair) error { return nil }); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("a file of members read as pairs: %v", err)
 			}
 		})
@@ -229,15 +178,15 @@ func verifiedBlocks(t *testing.T, st storage.Opener, info fileinfo.Info, magic s
 func TestVerifiedEmpty(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	pairs, members := newPairsWriter(st, "p"), newMembersWriter(st, "m")
-	if err := pairs.writePairs(ctx, nil); err != nil {
+	pairs, members := NewPairsWriter(st, "p"), NewMembersWriter(st, "m")
+	if err := pairs.WritePairs(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := members.writeMembers(ctx, []records.ExactMember{}); err != nil {
+	if err := members.WriteMembers(ctx, []records.ExactMember{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []*verifiedWriter{pairs, members} {
-		info, err := w.commit(ctx)
+	for _, w := range []*VerifiedWriter{pairs, members} {
+		info, err := w.Commit(ctx)
 		if info != nil || err != nil {
 			t.Errorf("%s: %+v, %v, want no file", w.name, info, err)
 		}
@@ -267,22 +216,22 @@ func TestVerifiedRefused(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			st := newStore(t)
-			w := newPairsWriter(st, "p")
-			err := w.writePairs(ctx, tt.pairs)
+			w := NewPairsWriter(st, "p")
+			err := w.WritePairs(ctx, tt.pairs)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want an error saying %q", err, tt.want)
 			}
-			w.abort()
+			w.Abort()
 			if names, err := st.List(ctx, ""); err != nil || len(names) > 0 {
 				t.Errorf("left %v (%v)", names, err)
 			}
 		})
 	}
 	st := newStore(t)
-	if err := newMembersWriter(st, "m").writePairs(ctx, []records.Pair{p(1, 2, "")}); err == nil {
+	if err := NewMembersWriter(st, "m").WritePairs(ctx, []records.Pair{p(1, 2, "")}); err == nil {
 		t.Error("pairs written to a file of members")
 	}
-	if err := newPairsWriter(st, "p").writeMembers(ctx, []records.ExactMember{{Group: 1, Doc: 2}}); err == nil {
+	if err := NewPairsWriter(st, "p").WriteMembers(ctx, []records.ExactMember{{Group: 1, Doc: 2}}); err == nil {
 		t.Error("members written to a file of pairs")
 	}
 }
@@ -302,10 +251,10 @@ func TestVerifiedDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := verifiedBlocks(t, st, info, verifiedPairsMagic)
+	blocks := verifiedBlocks(t, st, info, VerifiedPairsMagic)
 	size := int64(len(orig))
 	tr := size - verifiedTrailer
-	probe, err := openVerified(ctx, st, &info, verifiedPairsMagic)
+	probe, err := openVerified(ctx, st, &info, VerifiedPairsMagic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,14 +330,14 @@ func TestVerifiedDamage(t *testing.T) {
 				fn   func() error
 			}{
 				{"pairs", func() error {
-					return readVerifiedPairs(ctx, st, &in, func([]records.Pair) error { return nil })
+					return ReadVerifiedPairs(ctx, st, &in, func([]records.Pair) error { return nil })
 				}},
 				{"ends", func() error {
-					return readVerifiedEnds(ctx, st, &in, verifiedPairsMagic, func(a, b int64) error { return nil })
+					return ReadVerifiedEnds(ctx, st, &in, VerifiedPairsMagic, func(a, b int64) error { return nil })
 				}},
 			} {
 				err := read.fn()
-				if !errors.Is(err, pqfile.ErrCorrupt) || !strings.Contains(err.Error(), name) {
+				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), name) {
 					t.Fatalf("%s: got %v, want a corrupt file error naming %s", read.what, err, name)
 				}
 				if tt.at >= 0 && !strings.Contains(err.Error(), fmt.Sprintf("at offset %d:", tt.at)) {
@@ -428,7 +377,7 @@ func forge(t *testing.T, st *storage.Dir, info fileinfo.Info, r *rand.Rand) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := verifiedBlocks(t, st, info, verifiedPairsMagic)[0]
+	block := verifiedBlocks(t, st, info, VerifiedPairsMagic)[0]
 	size := int64(binary.LittleEndian.Uint32(orig[block+8:]))
 	tableAt := int64(binary.LittleEndian.Uint64(orig[len(orig)-verifiedTrailer:]))
 	var failed int
@@ -447,11 +396,11 @@ func forge(t *testing.T, st *storage.Dir, info fileinfo.Info, r *rand.Rand) {
 			t.Fatal(err)
 		}
 		errs := []error{
-			readVerifiedPairs(ctx, st, &info, func([]records.Pair) error { return nil }),
-			readVerifiedEnds(ctx, st, &info, verifiedPairsMagic, func(a, b int64) error { return nil }),
+			ReadVerifiedPairs(ctx, st, &info, func([]records.Pair) error { return nil }),
+			ReadVerifiedEnds(ctx, st, &info, VerifiedPairsMagic, func(a, b int64) error { return nil }),
 		}
 		for _, err := range errs {
-			if err != nil && !errors.Is(err, pqfile.ErrCorrupt) {
+			if err != nil && !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("got %v, want an error of a corrupt file", err)
 			}
 			if err != nil {
@@ -461,5 +410,46 @@ func forge(t *testing.T, st *storage.Dir, info fileinfo.Info, r *rand.Rand) {
 	}
 	if failed == 0 {
 		t.Error("no forged file failed to read")
+	}
+}
+
+// TestVerifiedUnsorted reads files whose rows are out of (first, second)
+// order or repeated, written past the writer's own check as a foreign
+// writer could: every reader fails, as corrupt, before the cluster stage
+// expands them.
+func TestVerifiedUnsorted(t *testing.T) {
+	ctx := context.Background()
+	p := func(a, b int64) records.Pair {
+		return records.Pair{A: a, B: b, AID: fmt.Sprint(a), BID: fmt.Sprint(b), Method: "exact", BandsCollided: 1}
+	}
+	for _, tc := range []struct {
+		name  string
+		pairs []records.Pair
+	}{
+		{"second out of order", []records.Pair{p(1, 3), p(1, 2)}},
+		{"first out of order", []records.Pair{p(2, 3), p(1, 4)}},
+		{"repeated", []records.Pair{p(1, 2), p(1, 2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newStore(t)
+			w := NewPairsWriter(st, "v")
+			for _, pr := range tc.pairs {
+				w.last = [2]int64{math.MinInt64, math.MinInt64}
+				if err := w.WritePairs(ctx, []records.Pair{pr}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			info, err := w.Commit(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := readPairsFile(ctx, st, info); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "not in order") {
+				t.Errorf("ReadVerifiedPairs: %v, want corrupt, not in order", err)
+			}
+			err = ReadVerifiedEnds(ctx, st, info, VerifiedPairsMagic, func(a, b int64) error { return nil })
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("ReadVerifiedEnds: %v, want corrupt", err)
+			}
+		})
 	}
 }

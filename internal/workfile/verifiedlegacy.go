@@ -1,4 +1,4 @@
-package stage
+package workfile
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type legacyMemberEnds struct {
 
 // readLegacyEnds is readVerifiedEnds for an earlier build's file.
 func readLegacyEnds(ctx context.Context, st storage.Opener, info *fileinfo.Info, magic string, fn func(a, b int64) error) error {
-	if magic == verifiedMembersMagic {
+	if magic == VerifiedMembersMagic {
 		return pqfile.Stream(ctx, st, info.Name, info, 4096, func(rows []legacyMemberEnds) error {
 			for _, r := range rows {
 				if err := fn(r.Group, r.Doc); err != nil {

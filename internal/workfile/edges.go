@@ -1,6 +1,7 @@
-package stage
+package workfile
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -26,16 +26,16 @@ import (
 // same records, grouped by partition (see writeRuns).
 const edgeRecord = 20
 
-// writeEdges writes edges, sorted by the chunk of their first document,
+// WriteEdges writes edges, sorted by the chunk of their first document,
 // to name, and returns each chunk's range.
-func writeEdges(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]fileinfo.Info, error) {
-	return writeRuns(ctx, st, name, edges, job.ChunkOf)
+func WriteEdges(ctx context.Context, st storage.Creator, name string, edges []records.Candidate) (map[int]fileinfo.Info, error) {
+	return WriteEdgeRuns(ctx, st, name, edges, job.ChunkOf)
 }
 
 // writeRuns writes edges, sorted by key of their first document, to name
 // as one run per key, and returns each key's range.
-func writeRuns(ctx context.Context, st storage.Creator, name string, edges []records.Candidate, key func(int64) int) (map[int]fileinfo.Info, error) {
-	return writeRunFile(ctx, st, name, edges, func(e records.Candidate) int { return key(e.A) }, appendEdge)
+func WriteEdgeRuns(ctx context.Context, st storage.Creator, name string, edges []records.Candidate, key func(int64) int) (map[int]fileinfo.Info, error) {
+	return WriteRuns(ctx, st, name, edges, func(e records.Candidate) int { return key(e.A) }, appendEdge)
 }
 
 func appendEdge(buf []byte, e records.Candidate) []byte {
@@ -55,12 +55,12 @@ func decodeEdge(b []byte) (records.Candidate, int) {
 	}, edgeRecord
 }
 
-// readEdges appends the edges of one chunk's range to dst.
-func readEdges(ctx context.Context, st storage.Opener, info fileinfo.Info, dst []records.Candidate) ([]records.Candidate, error) {
+// ReadEdges appends the edges of one chunk's range to dst.
+func ReadEdges(ctx context.Context, st storage.Opener, info fileinfo.Info, dst []records.Candidate) ([]records.Candidate, error) {
 	if info.Bytes != edgeRecord*info.Rows {
-		return nil, fmt.Errorf("%s: range %d+%d does not hold %d rows: %w", info.Name, info.Offset, info.Bytes, info.Rows, pqfile.ErrCorrupt)
+		return nil, fmt.Errorf("%s: range %d+%d does not hold %d rows: %w", info.Name, info.Offset, info.Bytes, info.Rows, ErrCorrupt)
 	}
-	return readRunFile(ctx, st, info, decodeEdge, dst)
+	return ReadRun(ctx, st, info, decodeEdge, dst)
 }
 
 // writeRunFile writes rows, sorted by key, to name as one run per key, each
@@ -68,7 +68,7 @@ func readEdges(ctx context.Context, st storage.Opener, info fileinfo.Info, dst [
 // count and xxhash, which readRunFile checks. The rows are encoded and
 // written a block at a time, not held encoded whole (a reduce partition's
 // edges are megabytes).
-func writeRunFile[T any](ctx context.Context, st storage.Creator, name string, rows []T, key func(T) int, enc func([]byte, T) []byte) (map[int]fileinfo.Info, error) {
+func WriteRuns[T any](ctx context.Context, st storage.Creator, name string, rows []T, key func(T) int, enc func([]byte, T) []byte) (map[int]fileinfo.Info, error) {
 	out := map[int]fileinfo.Info{}
 	if len(rows) == 0 {
 		return out, nil
@@ -131,51 +131,55 @@ func (r *runWriter) flush() {
 
 // readRunFile appends the rows of one run to dst, each decoded by dec,
 // which returns the bytes it used (0 for bytes that are no row).
-func readRunFile[T any](ctx context.Context, st storage.Opener, info fileinfo.Info, dec func([]byte) (T, int), dst []T) ([]T, error) {
+func ReadRun[T any](ctx context.Context, st storage.Opener, info fileinfo.Info, dec func([]byte) (T, int), dst []T) ([]T, error) {
 	f, err := st.Open(ctx, info.Name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	if info.Offset < 0 || info.Bytes < 0 || info.Offset+info.Bytes > f.Size() {
-		return nil, fmt.Errorf("%s: range %d+%d of %d rows does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, info.Rows, f.Size(), pqfile.ErrCorrupt)
+		return nil, fmt.Errorf("%s: range %d+%d of %d rows does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, info.Rows, f.Size(), ErrCorrupt)
 	}
 	buf := make([]byte, info.Bytes)
 	if _, err := f.ReadAt(buf, info.Offset); err != nil {
 		return nil, fmt.Errorf("%s: %w", info.Name, err)
 	}
 	if sum := xxhash.Sum64(buf); sum != info.Checksum {
-		return nil, fmt.Errorf("%s: range %d+%d has checksum %x, want %x: %w", info.Name, info.Offset, info.Bytes, sum, info.Checksum, pqfile.ErrCorrupt)
+		return nil, fmt.Errorf("%s: range %d+%d has checksum %x, want %x: %w", info.Name, info.Offset, info.Bytes, sum, info.Checksum, ErrCorrupt)
 	}
 	var rows int64
 	for b := buf; len(b) > 0; rows++ {
 		r, n := dec(b)
 		if n <= 0 {
-			return nil, fmt.Errorf("%s: range %d+%d: row %d does not decode: %w", info.Name, info.Offset, info.Bytes, rows, pqfile.ErrCorrupt)
+			return nil, fmt.Errorf("%s: range %d+%d: row %d does not decode: %w", info.Name, info.Offset, info.Bytes, rows, ErrCorrupt)
 		}
 		dst = append(dst, r)
 		b = b[n:]
 	}
 	if rows != info.Rows {
-		return nil, fmt.Errorf("%s: range %d+%d holds %d rows, want %d: %w", info.Name, info.Offset, info.Bytes, rows, info.Rows, pqfile.ErrCorrupt)
+		return nil, fmt.Errorf("%s: range %d+%d holds %d rows, want %d: %w", info.Name, info.Offset, info.Bytes, rows, info.Rows, ErrCorrupt)
 	}
 	return dst, nil
 }
 
-// appendString appends s, its length first.
-func appendString(buf []byte, s string) []byte {
+// DecodeRow returns a RowDecoder of the fields of b.
+func DecodeRow(b []byte) RowDecoder { return RowDecoder{b: b} }
+
+// AppendString appends s, its length first.
+func AppendString(buf []byte, s string) []byte {
 	return append(binary.AppendUvarint(buf, uint64(len(s))), s...)
 }
 
-// rowDecoder reads the fields appended by binary.AppendVarint and
+// RowDecoder reads the fields appended by binary.AppendVarint and
 // appendString; a field that does not decode leaves it failed.
-type rowDecoder struct {
+type RowDecoder struct {
 	b      []byte
 	n      int
 	failed bool
 }
 
-func (d *rowDecoder) int() int64 {
+// Int reads a varint.
+func (d *RowDecoder) Int() int64 {
 	v, n := binary.Varint(d.b[d.n:])
 	if n <= 0 {
 		d.failed = true
@@ -185,7 +189,8 @@ func (d *rowDecoder) int() int64 {
 	return v
 }
 
-func (d *rowDecoder) string() string {
+// String reads a string AppendString appended.
+func (d *RowDecoder) String() string {
 	l, n := binary.Uvarint(d.b[d.n:])
 	if n <= 0 || l > uint64(len(d.b)-d.n-n) {
 		d.failed = true
@@ -197,8 +202,8 @@ func (d *rowDecoder) string() string {
 	return s
 }
 
-// used is the bytes read, 0 if a field did not decode.
-func (d *rowDecoder) used() int {
+// Used is the bytes read, 0 if a field did not decode.
+func (d *RowDecoder) Used() int {
 	if d.failed {
 		return 0
 	}
@@ -229,7 +234,7 @@ func openEdges(ctx context.Context, st storage.Opener, info fileinfo.Info) (*edg
 	}
 	if info.Offset < 0 || info.Bytes < 0 || info.Offset+info.Bytes > f.Size() || info.Bytes != edgeRecord*info.Rows {
 		f.Close()
-		return nil, fmt.Errorf("%s: range %d+%d of %d rows does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, info.Rows, f.Size(), pqfile.ErrCorrupt)
+		return nil, fmt.Errorf("%s: range %d+%d of %d rows does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, info.Rows, f.Size(), ErrCorrupt)
 	}
 	h := xxhash.New()
 	if _, err := io.Copy(h, io.NewSectionReader(f, info.Offset, info.Bytes)); err != nil {
@@ -238,7 +243,7 @@ func openEdges(ctx context.Context, st storage.Opener, info fileinfo.Info) (*edg
 	}
 	if sum := h.Sum64(); sum != info.Checksum {
 		f.Close()
-		return nil, fmt.Errorf("%s: range %d+%d has checksum %x, want %x: %w", info.Name, info.Offset, info.Bytes, sum, info.Checksum, pqfile.ErrCorrupt)
+		return nil, fmt.Errorf("%s: range %d+%d has checksum %x, want %x: %w", info.Name, info.Offset, info.Bytes, sum, info.Checksum, ErrCorrupt)
 	}
 	return &edgeStream{f: f, r: io.NewSectionReader(f, info.Offset, info.Bytes), left: info.Rows}, nil
 }
@@ -265,13 +270,13 @@ func (s *edgeStream) next() (bool, error) {
 	return true, nil
 }
 
-// edgeMerger merges the sorted edge ranges of one chunk, from every
+// EdgeMerger merges the sorted edge ranges of one chunk, from every
 // partition, in (a, b, band) order, without holding them: a tree of
 // losers over the streams, which takes log2(streams) comparisons an edge
 // (5 for 32 partitions), about half a binary heap's, each without a
 // branch (see edgeKey): the merge of a template family's pairs, each in
 // about 7 partitions, mispredicts most of them otherwise.
-type edgeMerger struct {
+type EdgeMerger struct {
 	streams []*edgeStream
 	keys    []edgeKey // each stream's current edge's; overKey once it is over
 	// tree[0] is the stream of the least current edge; tree[n], for n in
@@ -309,19 +314,19 @@ func (k edgeKey) edge() records.Candidate {
 	return records.Candidate{A: int64(k.a ^ 1<<63), B: int64(k.b ^ 1<<63), Band: int32(uint32(k.band) ^ 1<<31)}
 }
 
-// mergeEdges opens the ranges; close must be called.
-func mergeEdges(ctx context.Context, st storage.Opener, infos []fileinfo.Info) (*edgeMerger, error) {
-	m := &edgeMerger{}
+// MergeEdges opens the ranges; close must be called.
+func MergeEdges(ctx context.Context, st storage.Opener, infos []fileinfo.Info) (*EdgeMerger, error) {
+	m := &EdgeMerger{}
 	for _, info := range infos {
 		s, err := openEdges(ctx, st, info)
 		if err != nil {
-			m.close()
+			m.Close()
 			return nil, err
 		}
 		ok, err := s.next()
 		if err != nil {
 			s.f.Close()
-			m.close()
+			m.Close()
 			return nil, fmt.Errorf("%s: %w", info.Name, err)
 		}
 		if !ok {
@@ -340,7 +345,7 @@ func mergeEdges(ctx context.Context, st storage.Opener, infos []fileinfo.Info) (
 
 // play returns the winner of the matches below node n, recording their
 // losers.
-func (m *edgeMerger) play(n int) int {
+func (m *EdgeMerger) play(n int) int {
 	k := len(m.streams)
 	if n >= k {
 		return n - k
@@ -353,8 +358,8 @@ func (m *edgeMerger) play(n int) int {
 	return a
 }
 
-// next returns the smallest edge not yet returned; false when none is left.
-func (m *edgeMerger) next() (records.Candidate, bool, error) {
+// Next returns the smallest edge not yet returned; false when none is left.
+func (m *EdgeMerger) Next() (records.Candidate, bool, error) {
 	if len(m.tree) == 0 {
 		return records.Candidate{}, false, nil
 	}
@@ -386,11 +391,27 @@ func (m *edgeMerger) next() (records.Candidate, bool, error) {
 	return key.edge(), true, nil
 }
 
-func (m *edgeMerger) close() {
+func (m *EdgeMerger) Close() {
 	for _, s := range m.streams {
 		if s != nil {
 			s.f.Close()
 		}
 	}
 	m.streams, m.keys, m.tree = nil, nil, nil
+}
+
+// ClaimBand marks an edge that claims document B for the exact-duplicate
+// group represented by A, rather than a candidate pair.
+const ClaimBand = -1
+
+// CompareEdge orders edges by (a, b, band), so that compacting on (a, b)
+// keeps the lowest band.
+func CompareEdge(a, b records.Candidate) int {
+	if c := cmp.Compare(a.A, b.A); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.B, b.B); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Band, b.Band)
 }

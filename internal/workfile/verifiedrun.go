@@ -1,7 +1,8 @@
-package stage
+package workfile
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -14,7 +15,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/internal/fileinfo"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -64,8 +64,8 @@ import (
 // (Parquet with zstd and dictionaries: 21), 57 on the 100k benchmark
 // corpus (59), where few pairs share a document.
 const (
-	verifiedPairsMagic   = "NDVPAIR1"
-	verifiedMembersMagic = "NDVMEMB1"
+	VerifiedPairsMagic   = "NDVPAIR1"
+	VerifiedMembersMagic = "NDVMEMB1"
 )
 
 // verifiedHeader is the size of a block's header, verifiedTrailer the
@@ -96,10 +96,10 @@ type docRef struct {
 	id, url string
 }
 
-// verifiedWriter writes a verified file of one kind (its magic), which
+// VerifiedWriter writes a verified file of one kind (its magic), which
 // exists only if it has rows. It holds the file's table of documents
 // and one block.
-type verifiedWriter struct {
+type VerifiedWriter struct {
 	st    storage.Creator
 	name  string
 	magic string
@@ -116,17 +116,17 @@ type verifiedWriter struct {
 	blk   verifiedBlock
 }
 
-func newPairsWriter(st storage.Creator, name string) *verifiedWriter {
-	return &verifiedWriter{st: st, name: name, magic: verifiedPairsMagic, index: map[int64]int{}}
+func NewPairsWriter(st storage.Creator, name string) *VerifiedWriter {
+	return &VerifiedWriter{st: st, name: name, magic: VerifiedPairsMagic, index: map[int64]int{}}
 }
 
-func newMembersWriter(st storage.Creator, name string) *verifiedWriter {
-	return &verifiedWriter{st: st, name: name, magic: verifiedMembersMagic, index: map[int64]int{}}
+func NewMembersWriter(st storage.Creator, name string) *VerifiedWriter {
+	return &VerifiedWriter{st: st, name: name, magic: VerifiedMembersMagic, index: map[int64]int{}}
 }
 
-// writePairs adds verified pairs, which sort after those written.
-func (w *verifiedWriter) writePairs(ctx context.Context, rows []records.Pair) error {
-	if w.magic != verifiedPairsMagic {
+// WritePairs adds verified pairs, which sort after those written.
+func (w *VerifiedWriter) WritePairs(ctx context.Context, rows []records.Pair) error {
+	if w.magic != VerifiedPairsMagic {
 		return fmt.Errorf("%s: pairs written to a file of members", w.name)
 	}
 	for _, p := range rows {
@@ -144,10 +144,10 @@ func (w *verifiedWriter) writePairs(ctx context.Context, rows []records.Pair) er
 	return nil
 }
 
-// writeMembers adds confirmed group members, which sort after those
+// WriteMembers adds confirmed group members, which sort after those
 // written.
-func (w *verifiedWriter) writeMembers(ctx context.Context, rows []records.ExactMember) error {
-	if w.magic != verifiedMembersMagic {
+func (w *VerifiedWriter) WriteMembers(ctx context.Context, rows []records.ExactMember) error {
+	if w.magic != VerifiedMembersMagic {
 		return fmt.Errorf("%s: members written to a file of pairs", w.name)
 	}
 	for _, m := range rows {
@@ -160,7 +160,7 @@ func (w *verifiedWriter) writeMembers(ctx context.Context, rows []records.ExactM
 
 // row adds the documents of the next row, after writing the block if it
 // is full.
-func (w *verifiedWriter) row(ctx context.Context, a, b docRef) error {
+func (w *VerifiedWriter) row(ctx context.Context, a, b docRef) error {
 	if w.rows > 0 && (a.ord < w.last[0] || a.ord == w.last[0] && b.ord <= w.last[1]) {
 		return fmt.Errorf("%s: row (%d, %d) after (%d, %d): not in order", w.name, a.ord, b.ord, w.last[0], w.last[1])
 	}
@@ -185,7 +185,7 @@ func (w *verifiedWriter) row(ctx context.Context, a, b docRef) error {
 
 // ref returns the index of document d in the table, adding it if new; a
 // document named again must have the same id and url.
-func (w *verifiedWriter) ref(d docRef) (int, error) {
+func (w *VerifiedWriter) ref(d docRef) (int, error) {
 	if i, ok := w.index[d.ord]; ok {
 		if r := w.refs[i]; r.id != d.id || r.url != d.url {
 			return 0, fmt.Errorf("%s: document %d is named %q (%q) and %q (%q)", w.name, d.ord, r.id, r.url, d.id, d.url)
@@ -203,7 +203,7 @@ func (w *verifiedWriter) ref(d docRef) (int, error) {
 }
 
 // write writes p to the file, creating it first.
-func (w *verifiedWriter) write(ctx context.Context, p ...[]byte) error {
+func (w *VerifiedWriter) write(ctx context.Context, p ...[]byte) error {
 	if w.w == nil {
 		f, err := w.st.Create(ctx, w.name)
 		if err != nil {
@@ -222,7 +222,7 @@ func (w *verifiedWriter) write(ctx context.Context, p ...[]byte) error {
 }
 
 // flush writes the block held.
-func (w *verifiedWriter) flush(ctx context.Context) error {
+func (w *VerifiedWriter) flush(ctx context.Context) error {
 	if w.blk.rows == 0 {
 		return nil
 	}
@@ -250,9 +250,9 @@ func (w *verifiedWriter) flush(ctx context.Context) error {
 	return err
 }
 
-// commit writes the block held and the table, and completes the file:
+// Commit writes the block held and the table, and completes the file:
 // nil if it has no rows.
-func (w *verifiedWriter) commit(ctx context.Context) (*fileinfo.Info, error) {
+func (w *VerifiedWriter) Commit(ctx context.Context) (*fileinfo.Info, error) {
 	if w.rows == 0 {
 		return nil, nil
 	}
@@ -266,7 +266,7 @@ func (w *verifiedWriter) commit(ctx context.Context) (*fileinfo.Info, error) {
 		}
 	}
 	if err != nil {
-		w.abort()
+		w.Abort()
 		return nil, err
 	}
 	err = w.w.Commit()
@@ -279,17 +279,17 @@ func (w *verifiedWriter) commit(ctx context.Context) (*fileinfo.Info, error) {
 }
 
 // writeTable writes the table of documents and the trailer.
-func (w *verifiedWriter) writeTable(ctx context.Context) error {
+func (w *VerifiedWriter) writeTable(ctx context.Context) error {
 	var docs, strs []byte
 	var prev int64 // the previous ordinal's high half
 	for _, r := range w.refs {
 		docs = binary.AppendVarint(docs, r.ord>>32-prev)
 		docs = binary.AppendUvarint(docs, uint64(uint32(r.ord)))
 		prev = r.ord >> 32
-		strs = appendString(strs, r.id)
+		strs = AppendString(strs, r.id)
 	}
 	for _, r := range w.refs {
-		strs = appendString(strs, r.url)
+		strs = AppendString(strs, r.url)
 	}
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
 	if err != nil {
@@ -310,8 +310,8 @@ func (w *verifiedWriter) writeTable(ctx context.Context) error {
 	return w.write(ctx, docs, stored, trailer)
 }
 
-// abort discards the file, if it was started.
-func (w *verifiedWriter) abort() {
+// Abort discards the file, if it was started.
+func (w *VerifiedWriter) Abort() {
 	if w.w != nil {
 		w.w.Abort()
 		w.w = nil
@@ -397,7 +397,7 @@ func (b *verifiedBlock) payload() [][]byte {
 		var dict []byte
 		dict = binary.AppendUvarint(dict, uint64(len(b.kinds)))
 		for _, k := range b.kinds {
-			dict = appendString(dict, k.method)
+			dict = AppendString(dict, k.method)
 			if k.hamming {
 				dict = append(dict, 1)
 			} else {
@@ -437,6 +437,7 @@ type verifiedReader struct {
 	ords  []int64        // the table's documents
 	first []int32        // a block's rows' documents, by index
 	other []int32
+	last  [2]int64 // the last row's documents
 	// Where the table's strings are, read by strings.
 	strsAt              int64
 	strsRaw, strsStored int64
@@ -453,7 +454,7 @@ func openVerified(ctx context.Context, st storage.Opener, info *fileinfo.Info, m
 	if err != nil {
 		return nil, err
 	}
-	r := &verifiedReader{name: info.Name, f: f, want: info.Rows, h: xxhash.New(), file: xxhash.New(), sum: info.Checksum}
+	r := &verifiedReader{name: info.Name, f: f, want: info.Rows, h: xxhash.New(), file: xxhash.New(), sum: info.Checksum, last: [2]int64{math.MinInt64, math.MinInt64}}
 	if err := r.readTable(info, magic); err != nil {
 		f.Close()
 		return nil, err
@@ -567,7 +568,7 @@ func (r *verifiedReader) strings() (ids, urls []string, err error) {
 func (r *verifiedReader) close() { r.f.Close() }
 
 func (r *verifiedReader) corrupt(off int64, format string, args ...any) error {
-	return fmt.Errorf("verified file %s at offset %d: %s: %w", r.name, off, fmt.Sprintf(format, args...), pqfile.ErrCorrupt)
+	return fmt.Errorf("verified file %s at offset %d: %s: %w", r.name, off, fmt.Sprintf(format, args...), ErrCorrupt)
 }
 
 // readBlock is one checked block of a verified file.
@@ -641,7 +642,8 @@ func (r *verifiedReader) next(ctx context.Context) (*readBlock, error) {
 }
 
 // rowEnds decodes the indexes of the rows' documents into r.first and
-// r.other.
+// r.other; the rows must come in (first, second) order, without repeats,
+// as the writer writes them.
 func (r *verifiedReader) rowEnds(ends []byte, b *readBlock) error {
 	r.first, r.other = r.first[:0], r.other[:0]
 	docs := int64(len(r.ords))
@@ -654,6 +656,11 @@ func (r *verifiedReader) rowEnds(ends []byte, b *readBlock) error {
 		if k1 <= 0 || k2 <= 0 || i < 0 || i >= docs || i+e < 0 || i+e >= docs {
 			return r.corrupt(b.off+verifiedHeader+int64(len(ends)-len(p)), "bad row %d of the block", len(r.first))
 		}
+		row := [2]int64{r.ords[i], r.ords[i+e]}
+		if row[0] < r.last[0] || row[0] == r.last[0] && row[1] <= r.last[1] {
+			return r.corrupt(b.off, "row %d of the block, (%d, %d) after (%d, %d): not in order", len(r.first), row[0], row[1], r.last[0], r.last[1])
+		}
+		r.last = row
 		p = p[k1+k2:]
 		r.first, r.other = append(r.first, int32(i)), append(r.other, int32(i+e))
 	}
@@ -690,10 +697,10 @@ func eachBlock(ctx context.Context, st storage.Opener, info *fileinfo.Info, magi
 	}
 }
 
-// readVerifiedEnds calls fn with the documents of every row of the
+// ReadVerifiedEnds calls fn with the documents of every row of the
 // verified file of pairs or members (magic) info describes, decoding no
 // string.
-func readVerifiedEnds(ctx context.Context, st storage.Opener, info *fileinfo.Info, magic string, fn func(a, b int64) error) error {
+func ReadVerifiedEnds(ctx context.Context, st storage.Opener, info *fileinfo.Info, magic string, fn func(a, b int64) error) error {
 	if isLegacyVerified(info) {
 		return readLegacyEnds(ctx, st, info, magic, fn)
 	}
@@ -707,14 +714,14 @@ func readVerifiedEnds(ctx context.Context, st storage.Opener, info *fileinfo.Inf
 	})
 }
 
-// readVerifiedPairs calls fn with the pairs of a verified file, a block
+// ReadVerifiedPairs calls fn with the pairs of a verified file, a block
 // at a time (the slice is reused).
-func readVerifiedPairs(ctx context.Context, st storage.Opener, info *fileinfo.Info, fn func([]records.Pair) error) error {
+func ReadVerifiedPairs(ctx context.Context, st storage.Opener, info *fileinfo.Info, fn func([]records.Pair) error) error {
 	if isLegacyVerified(info) {
 		return readLegacyPairs(ctx, st, info, fn)
 	}
 	var pairs []records.Pair
-	return eachBlock(ctx, st, info, verifiedPairsMagic, true, func(r *verifiedReader, b *readBlock, ids, urls []string) error {
+	return eachBlock(ctx, st, info, VerifiedPairsMagic, true, func(r *verifiedReader, b *readBlock, ids, urls []string) error {
 		pairs = pairs[:0]
 		for k, i := range r.first {
 			j := r.other[k]
@@ -828,13 +835,13 @@ func (d *valueDecoder) string() string {
 	return string(d.p[d.at-l : d.at])
 }
 
-// readVerifiedMembers calls fn with the group members of a verified
+// ReadVerifiedMembers calls fn with the group members of a verified
 // file, in order.
-func readVerifiedMembers(ctx context.Context, st storage.Opener, info *fileinfo.Info, fn func(records.ExactMember) error) error {
+func ReadVerifiedMembers(ctx context.Context, st storage.Opener, info *fileinfo.Info, fn func(records.ExactMember) error) error {
 	if isLegacyVerified(info) {
 		return readLegacyMembers(ctx, st, info, fn)
 	}
-	return eachBlock(ctx, st, info, verifiedMembersMagic, true, func(r *verifiedReader, b *readBlock, ids, urls []string) error {
+	return eachBlock(ctx, st, info, VerifiedMembersMagic, true, func(r *verifiedReader, b *readBlock, ids, urls []string) error {
 		if len(b.vals) != 0 {
 			return r.corrupt(b.valsAt, "%d bytes after the rows", len(b.vals))
 		}
@@ -846,4 +853,11 @@ func readVerifiedMembers(ctx context.Context, st storage.Opener, info *fileinfo.
 		}
 		return nil
 	})
+}
+
+func ComparePair(a, b records.Pair) int {
+	if c := cmp.Compare(a.A, b.A); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.B, b.B)
 }

@@ -1,4 +1,4 @@
-package stage
+package workfile
 
 import (
 	"cmp"
@@ -67,18 +67,18 @@ func (c ordinalCode) unpack(k uint64) int64 {
 	return job.Ordinal(int(k>>c.indexBits+c.minChunk), int(k&(1<<c.indexBits-1)))
 }
 
-// sortBufs are the arrays a reduce task compacts its partitions' edges
+// SortBufs are the arrays a reduce task compacts its partitions' edges
 // in, kept from one partition to the next rather than grown and cleared
 // again for each: a partition's edges and their keys take tens of
 // megabytes on a large job. The zero value is ready; a nil *sortBufs
 // allocates for each call.
-type sortBufs struct {
-	edges     []records.Candidate
+type SortBufs struct {
+	Edges     []records.Candidate
 	keys, tmp []uint64
 }
 
 // keyBufs returns an array for n keys and radix scratch for them.
-func (s *sortBufs) keyBufs(n int) ([]uint64, []uint64) {
+func (s *SortBufs) keyBufs(n int) ([]uint64, []uint64) {
 	if s == nil {
 		return make([]uint64, n), make([]uint64, n)
 	}
@@ -88,10 +88,10 @@ func (s *sortBufs) keyBufs(n int) ([]uint64, []uint64) {
 	return s.keys[:n], s.tmp[:n]
 }
 
-// compactEdges sorts edges by (a, b, band) and keeps, of the edges of one
+// CompactEdges sorts edges by (a, b, band) and keeps, of the edges of one
 // pair, the first: the one of its lowest band. It reuses edges' array,
 // and sorts in bufs' arrays.
-func compactEdges(edges []records.Candidate, bufs *sortBufs) []records.Candidate {
+func CompactEdges(edges []records.Candidate, bufs *SortBufs) []records.Candidate {
 	code, bandBits, ok := edgeCode(edges)
 	if !ok {
 		return compactEdgesCompared(edges)
@@ -135,15 +135,15 @@ func edgeCode(edges []records.Candidate) (ordinalCode, uint, bool) {
 // compactEdgesCompared is compactEdges by a comparison sort, for edges
 // whose keys would not fit in 64 bits.
 func compactEdgesCompared(edges []records.Candidate) []records.Candidate {
-	slices.SortFunc(edges, compareEdge)
+	slices.SortFunc(edges, CompareEdge)
 	return slices.CompactFunc(edges, func(x, y records.Candidate) bool { return x.A == y.A && x.B == y.B })
 }
 
-// edgeRequests returns the requests of edges, sorted by their first
+// EdgeRequests returns the requests of edges, sorted by their first
 // document (see writeRequests): both documents of each, for the verify
 // task of the first's chunk, sorted by (chunk of the document, verify
 // chunk, document) without repeats.
-func edgeRequests(edges []records.Candidate) []request {
+func EdgeRequests(edges []records.Candidate) []Request {
 	code, firsts, ok := requestCode(edges)
 	if !ok {
 		return edgeRequestsCompared(edges)
@@ -166,12 +166,12 @@ func edgeRequests(edges []records.Candidate) []request {
 	}
 	radix.Sort(keys, nil)
 	keys = slices.Compact(keys)
-	reqs := make([]request, len(keys))
+	reqs := make([]Request, len(keys))
 	for i, k := range keys {
 		index := k & (1<<code.indexBits - 1)
 		dest := k >> code.indexBits & (1<<code.chunkBits - 1)
 		chunk := k >> (code.indexBits + code.chunkBits)
-		reqs[i] = request{
+		reqs[i] = Request{
 			Doc:  code.unpack(chunk<<code.indexBits | index),
 			Dest: int32(dest + code.minChunk),
 		}
@@ -198,14 +198,14 @@ func requestCode(edges []records.Candidate) (ordinalCode, int, bool) {
 
 // edgeRequestsCompared is edgeRequests by a comparison sort, for edges
 // whose keys would not fit in 64 bits.
-func edgeRequestsCompared(edges []records.Candidate) []request {
-	reqs := make([]request, 0, 2*len(edges))
+func edgeRequestsCompared(edges []records.Candidate) []Request {
+	reqs := make([]Request, 0, 2*len(edges))
 	for i, e := range edges {
 		dest := int32(job.ChunkOf(e.A))
 		if i == 0 || e.A != edges[i-1].A {
-			reqs = append(reqs, request{e.A, dest})
+			reqs = append(reqs, Request{e.A, dest})
 		}
-		reqs = append(reqs, request{e.B, dest})
+		reqs = append(reqs, Request{e.B, dest})
 	}
 	slices.SortFunc(reqs, compareSourceRequest)
 	return slices.Compact(reqs)
@@ -213,16 +213,16 @@ func edgeRequestsCompared(edges []records.Candidate) []request {
 
 // compareSourceRequest orders requests by the chunk of their document,
 // then as compareRequest.
-func compareSourceRequest(x, y request) int {
+func compareSourceRequest(x, y Request) int {
 	if c := cmp.Compare(job.ChunkOf(x.Doc), job.ChunkOf(y.Doc)); c != 0 {
 		return c
 	}
-	return compareRequest(x, y)
+	return CompareRequest(x, y)
 }
 
-// sortRequests sorts requests by (verify chunk, document) without
+// SortRequests sorts requests by (verify chunk, document) without
 // repeats. It reuses reqs' array.
-func sortRequests(reqs []request) []request {
+func SortRequests(reqs []Request) []Request {
 	code, minDest, ok := destCode(reqs)
 	if !ok {
 		return sortRequestsCompared(reqs)
@@ -235,7 +235,7 @@ func sortRequests(reqs []request) []request {
 	keys = slices.Compact(keys)
 	reqs = reqs[:len(keys)]
 	for i, k := range keys {
-		reqs[i] = request{Doc: code.unpack(k & (1<<code.bits() - 1)), Dest: int32(k>>code.bits()) + minDest}
+		reqs[i] = Request{Doc: code.unpack(k & (1<<code.bits() - 1)), Dest: int32(k>>code.bits()) + minDest}
 	}
 	return reqs
 }
@@ -243,7 +243,7 @@ func sortRequests(reqs []request) []request {
 // destCode returns the packing of reqs' documents and their first verify
 // chunk; false if a key (verify chunk, document) would not fit in 64
 // bits or a verify chunk is negative.
-func destCode(reqs []request) (ordinalCode, int32, bool) {
+func destCode(reqs []Request) (ordinalCode, int32, bool) {
 	if len(reqs) == 0 {
 		return ordinalCode{}, 0, true
 	}
@@ -260,17 +260,17 @@ func destCode(reqs []request) (ordinalCode, int32, bool) {
 
 // sortRequestsCompared is sortRequests by a comparison sort, for requests
 // whose keys would not fit in 64 bits.
-func sortRequestsCompared(reqs []request) []request {
-	slices.SortFunc(reqs, compareRequest)
+func sortRequestsCompared(reqs []Request) []Request {
+	slices.SortFunc(reqs, CompareRequest)
 	return slices.Compact(reqs)
 }
 
-// sortBySecond sorts idx, indices of edges, by their edges' second
+// SortBySecond sorts idx, indices of edges, by their edges' second
 // documents, then by index: verify's windows of second documents. The
 // document packs into the bits its edges' span, the index below it, and
 // the keys are radix-sorted; keys that would not fit in 64 bits are
 // sorted by comparison.
-func sortBySecond(edges []records.Candidate, idx []int) {
+func SortBySecond(edges []records.Candidate, idx []int) {
 	var span ordinalSpan
 	for _, i := range idx {
 		span.add(edges[i].B)

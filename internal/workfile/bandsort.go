@@ -1,4 +1,4 @@
-package stage
+package workfile
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
-// sortBandRecords sorts the band records of one partition of a map run
+// SortBandRecords sorts the band records of one partition of a map run
 // into compareBand's order (band, key, doc), using scratch (grown as
 // needed, and returned for the next call). Map appends a partition's
 // records in document order, so a stable sort by (band, key) is that
@@ -18,10 +18,10 @@ import (
 // package radix's, over 72-bit keys that do not pack into its uint64s: a
 // generic radix sort taking a digit function measured twice as slow
 // (BenchmarkSortBandRecords, 1.3-1.5 against 2.2-3.4 ms).
-func sortBandRecords(recs, scratch []records.BandRecord) []records.BandRecord {
+func SortBandRecords(recs, scratch []records.BandRecord) []records.BandRecord {
 	n := len(recs)
 	if n <= smallBandSort || !bandRadixable(recs) {
-		slices.SortFunc(recs, compareBand)
+		slices.SortFunc(recs, CompareBand)
 		return scratch
 	}
 	if cap(scratch) < n {

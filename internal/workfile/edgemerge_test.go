@@ -1,4 +1,4 @@
-package stage
+package workfile
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func partitionEdges(r *rand.Rand, parts, pairs, docs, per int) [][]records.Candi
 		}
 	}
 	for p, s := range streams {
-		slices.SortFunc(s, compareEdge)
+		slices.SortFunc(s, CompareEdge)
 		streams[p] = slices.CompactFunc(s, func(x, y records.Candidate) bool { return x.A == y.A && x.B == y.B })
 	}
 	return streams
@@ -40,7 +40,7 @@ func writeStreams(tb testing.TB, st storage.FS, streams [][]records.Candidate) [
 	tb.Helper()
 	var infos []fileinfo.Info
 	for p, s := range streams {
-		ranges, err := writeEdges(context.Background(), st, job.EdgeFile(p), s)
+		ranges, err := WriteEdges(context.Background(), st, job.EdgeFile(p), s)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -54,14 +54,14 @@ func writeStreams(tb testing.TB, st storage.FS, streams [][]records.Candidate) [
 // mergeAll returns every edge mergeEdges gives of infos.
 func mergeAll(tb testing.TB, st storage.FS, infos []fileinfo.Info) []records.Candidate {
 	tb.Helper()
-	m, err := mergeEdges(context.Background(), st, infos)
+	m, err := MergeEdges(context.Background(), st, infos)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer m.close()
+	defer m.Close()
 	var out []records.Candidate
 	for {
-		e, more, err := m.next()
+		e, more, err := m.Next()
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestMergeEdges(t *testing.T) {
 		{"one stream", [][]records.Candidate{{e(0, 1, 2), e(0, 3, 1), e(2, 3, 0)}}},
 		{"empty streams among others", [][]records.Candidate{nil, {e(1, 2, 0)}, nil, {e(0, 2, 1), e(1, 2, 3)}, nil}},
 		{"a pair in every stream, by band", [][]records.Candidate{{e(0, 1, 2)}, {e(0, 1, 0)}, {e(0, 1, 1)}}},
-		{"claims first", [][]records.Candidate{{e(0, 1, 3)}, {e(0, 1, claimBand), e(0, 2, claimBand)}}},
+		{"claims first", [][]records.Candidate{{e(0, 1, 3)}, {e(0, 1, ClaimBand), e(0, 2, ClaimBand)}}},
 		{"32 partitions", partitionEdges(r, 32, 3000, 500, 7)},
 		{"5 partitions", partitionEdges(r, 5, 3000, 500, 3)},
 	}
@@ -95,7 +95,7 @@ func TestMergeEdges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := newStore(t)
 			got := mergeAll(t, st, writeStreams(t, st, tt.streams))
-			want := slices.SortedFunc(slices.Values(slices.Concat(tt.streams...)), compareEdge)
+			want := slices.SortedFunc(slices.Values(slices.Concat(tt.streams...)), CompareEdge)
 			if !slices.Equal(got, want) {
 				t.Errorf("merged %d edges, want %d: %v, want %v", len(got), len(want), head(got), head(want))
 			}
@@ -105,13 +105,13 @@ func TestMergeEdges(t *testing.T) {
 
 // countMerged returns the number of edges mergeEdges gives of infos.
 func countMerged(tb testing.TB, st storage.FS, infos []fileinfo.Info) int {
-	m, err := mergeEdges(context.Background(), st, infos)
+	m, err := MergeEdges(context.Background(), st, infos)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer m.close()
+	defer m.Close()
 	for n := 0; ; n++ {
-		_, more, err := m.next()
+		_, more, err := m.Next()
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -126,11 +126,11 @@ func countMerged(tb testing.TB, st storage.FS, infos []fileinfo.Info) int {
 // every edge, the greatest too.
 func TestEdgeKey(t *testing.T) {
 	edges := []records.Candidate{
-		{}, {A: 1}, {B: 1}, {Band: 1}, {Band: claimBand}, {A: -1}, {B: -1},
+		{}, {A: 1}, {B: 1}, {Band: 1}, {Band: ClaimBand}, {A: -1}, {B: -1},
 		{A: math.MaxInt64, B: math.MaxInt64, Band: math.MaxInt32},
 		{A: math.MinInt64, B: math.MinInt64, Band: math.MinInt32},
 		{A: job.Ordinal(3, 7), B: job.Ordinal(3, 9), Band: 12},
-		{A: job.Ordinal(3, 7), B: job.Ordinal(4, 0), Band: claimBand},
+		{A: job.Ordinal(3, 7), B: job.Ordinal(4, 0), Band: ClaimBand},
 		{A: job.Ordinal(3, 8), B: job.Ordinal(3, 9), Band: 0},
 	}
 	for _, x := range edges {
@@ -141,7 +141,7 @@ func TestEdgeKey(t *testing.T) {
 			t.Errorf("%+v does not come before a stream that is over", x)
 		}
 		for _, y := range edges {
-			if got, want := keyOf(x).before(keyOf(y)), compareEdge(x, y) < 0; got != want {
+			if got, want := keyOf(x).before(keyOf(y)), CompareEdge(x, y) < 0; got != want {
 				t.Errorf("%+v before %+v: %v, want %v", x, y, got, want)
 			}
 		}
