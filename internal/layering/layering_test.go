@@ -43,14 +43,14 @@ internal/job, internal/sigfile, internal/textstore, pkg/minhash < internal/sketc
 internal/job, internal/radix, pkg/records < internal/workfile;
 internal/workfile < internal/worktest;
 internal/job, internal/storage < internal/manifest;
-internal/sketch < internal/index;
+internal/pqfile, internal/sketch, internal/workfile, pkg/records < internal/index;
 internal/job, internal/manifest, pkg/records < internal/kept;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
 
 # stages
 internal/index, internal/job, internal/manifest, internal/sketch, internal/workfile, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, internal/radix, pkg/minhash, pkg/records < internal/stage;
-internal/stage < internal/query;
+internal/index < internal/query;
 
 # the control plane
 internal/faults, internal/index, internal/queue, internal/report, internal/stage < internal/pipeline;

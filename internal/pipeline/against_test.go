@@ -18,7 +18,6 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/internal/report"
-	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/records"
@@ -337,7 +336,7 @@ func TestAgainst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stage.WriteVersion2Bands(ctx, st1, ix1); err != nil {
+	if err := index.WriteVersion2Bands(ctx, st1, ix1); err != nil {
 		t.Fatal(err)
 	}
 	againstOld, _ := run("second-against-version-2", w.Files[1:], out1)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -35,7 +34,7 @@ type CompactConfig struct {
 var ErrHasIndex = errors.New("holds an index already (pass --overwrite to replace it)")
 
 // CompactIndexes writes the indexes of a series of jobs as one index at
-// cfg.Out (see stage.Compact): a later job names it once in --against
+// cfg.Out (see index.Compact): a later job names it once in --against
 // instead of every earlier job, and query reads it as one.
 func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error) {
 	log := cfg.Log
@@ -90,7 +89,7 @@ func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error
 		name = fmt.Sprintf("c%016x", xxhash.Sum64String(strings.Join(names, "\x00")))
 	}
 	log.Info("compacting indexes", "out", st.Root(), "indexes", len(srcs), "job", name)
-	ix, err := stage.Compact(ctx, mounted(st, list), srcs, outs, name)
+	ix, err := index.Compact(ctx, mounted(st, list), srcs, outs, name)
 	if err != nil {
 		return nil, err
 	}

@@ -12,11 +12,11 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/report"
-	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
@@ -84,7 +84,7 @@ func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *j
 			return nil, fmt.Errorf("example pairs: %s: %w", name, err)
 		}
 		if info, ok := stored[c]; ok {
-			texts, ok, err := stage.StoredTexts(ctx, st, info, byChunk[c])
+			texts, ok, err := index.StoredTexts(ctx, st, info, byChunk[c])
 			if err != nil {
 				// Said, and read from the inputs instead.
 				log.Warn("an example pair's text could not be read from its text store", "file", info.Name, "err", err)

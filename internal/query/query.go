@@ -6,7 +6,7 @@
 // the indexed ones under the band keys they were written under. Its keys
 // are grouped by partition, and only those partitions' band files are
 // read, and of each only the footer and the band and key columns (the doc
-// column too when a key is there: stage.LookupBands). The documents found
+// column too when a key is there: index.LookupBands). The documents found
 // under a key are candidates; their signature records are read by slot
 // from their chunks' signature files and each pair is verified as the
 // verify stage does (sketch.Rule): by the exact Jaccard similarity of
@@ -32,7 +32,6 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
-	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 )
@@ -224,7 +223,7 @@ type source struct {
 }
 
 type openSig struct {
-	r    stage.RecordReader
+	r    index.RecordReader
 	name string
 	done func()
 }
@@ -289,7 +288,7 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 	// The documents' records (as a signature file would hold them) and
 	// their band keys, by partition.
 	probes := make([]sigfile.Record, len(docs))
-	byPart := map[int][]stage.BandKey{}
+	byPart := map[int][]index.BandKey{}
 	for i, d := range docs {
 		sk := src.sk.Sketch(d.Text)
 		if len(sk.Set) == 0 {
@@ -299,7 +298,7 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 		probes[i] = sigfile.Record{Sig: slices.Clone(sk.Sig), Shingles: slices.Clone(sk.SetBytes)}
 		for b, k := range sk.Keys {
 			part := bands.Partition(k, p.Partitions)
-			byPart[part] = append(byPart[part], stage.BandKey{Band: int32(b), Key: int64(k), Tag: int32(i)})
+			byPart[part] = append(byPart[part], index.BandKey{Band: int32(b), Key: int64(k), Tag: int32(i)})
 		}
 	}
 	if len(byPart) == 0 {
@@ -308,7 +307,7 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 	cands := map[candidate]struct{}{}
 	for _, part := range slices.Sorted(maps.Keys(byPart)) {
 		want := byPart[part]
-		slices.SortFunc(want, stage.CompareBandKeys)
+		slices.SortFunc(want, index.CompareBandKeys)
 		files, err := src.bandFiles(ctx, part)
 		if err != nil {
 			return err
@@ -366,9 +365,9 @@ type bandRef struct {
 // lookup looks the keys of want up in a band file: in its table, cached
 // or read into the cache (the partition's row groups of a file of
 // several), or without a cache in the columns it needs.
-func (src *source) lookup(ctx context.Context, cache *tableCache, f bandRef, want []stage.BandKey, hit func(int32, int64), st *Stats) error {
+func (src *source) lookup(ctx context.Context, cache *tableCache, f bandRef, want []index.BandKey, hit func(int32, int64), st *Stats) error {
 	if cache == nil {
-		n, err := stage.LookupBands(ctx, src.st, f.info, f.part, want, hit)
+		n, err := index.LookupBands(ctx, src.st, f.info, f.part, want, hit)
 		st.BandBytes += n
 		return err
 	}
@@ -379,10 +378,10 @@ func (src *source) lookup(ctx context.Context, cache *tableCache, f bandRef, wan
 	} else {
 		var err error
 		if f.part < 0 {
-			t, err = stage.ReadBandTable(ctx, src.st, f.info)
+			t, err = index.ReadBandTable(ctx, src.st, f.info)
 			st.BandBytes += f.info.Bytes
 		} else {
-			t, err = stage.ReadBandPartTable(ctx, src.st, f.info, f.part)
+			t, err = index.ReadBandPartTable(ctx, src.st, f.info, f.part)
 		}
 		if err != nil {
 			return err
@@ -425,7 +424,7 @@ func (src *source) bandFiles(ctx context.Context, part int) ([]bandRef, error) {
 		}
 		runs, ok := src.runs[e.Chunk]
 		if !ok {
-			if runs, err = stage.ReadBandRuns(ctx, src.st, *e.Runs); err != nil {
+			if runs, err = index.ReadBandRuns(ctx, src.st, *e.Runs); err != nil {
 				return nil, fmt.Errorf("index %s: chunk %d: %w", src.loc, e.Chunk, err)
 			}
 			src.runs[e.Chunk] = runs
@@ -455,7 +454,7 @@ func (src *source) record(ctx context.Context, ord int64) (sigfile.Record, error
 				break
 			}
 		}
-		r, done, err := stage.OpenRecords(ctx, src.st, info, src.ix.Params)
+		r, done, err := index.OpenRecords(ctx, src.st, info, src.ix.Params)
 		if err != nil {
 			return sigfile.Record{}, fmt.Errorf("index %s: %w", src.loc, err)
 		}

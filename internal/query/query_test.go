@@ -20,7 +20,6 @@ import (
 	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
-	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 )
@@ -502,7 +501,7 @@ func TestQueryLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stage.WriteVersion2Bands(ctx, st, ix); err != nil {
+	if err := index.WriteVersion2Bands(ctx, st, ix); err != nil {
 		t.Fatal(err)
 	}
 	if files, _ := filepath.Glob(filepath.Join(f.out, "bands", "parts-*")); len(files) > 0 {

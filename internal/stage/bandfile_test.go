@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/workfile"
@@ -34,7 +35,7 @@ func TestReadBandFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := readBandFile(ctx, st, info)
+	got, err := index.ReadBandFile(ctx, st, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestReadBandFile(t *testing.T) {
 			if err := os.WriteFile(path, tt.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := readBandFile(ctx, st, tt.info); !errors.Is(err, pqfile.ErrCorrupt) {
+			if _, err := index.ReadBandFile(ctx, st, tt.info); !errors.Is(err, pqfile.ErrCorrupt) {
 				t.Fatalf("err = %v, want ErrCorrupt", err)
 			}
 		})

@@ -19,11 +19,6 @@ import (
 // rejectOptions are the options of every rejects/ file.
 func rejectOptions() pqfile.Options { return pqfile.Options{} }
 
-// bandOptions are the options of every bands/ file.
-func bandOptions() pqfile.Options {
-	return pqfile.Options{SortedBy: []string{"band", "key", "doc"}, Raw: true}
-}
-
 // pairOptions are the options of every pairs/ file.
 func pairOptions() pqfile.Options {
 	return pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows, Dict: []string{"a_url", "b_url"}}

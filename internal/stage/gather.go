@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/workfile"
@@ -84,7 +85,7 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 	slices.Sort(docs)
 	docs = slices.Compact(docs)
 	res.Records = int64(len(docs))
-	sig, closeSig, err := openChunkFile(ctx, st, maps, chunk)
+	sig, closeSig, err := index.OpenChunkRecords(ctx, st, maps, chunk)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A gather task removes its chunk's signature file once its own
 		// file is committed: run again (its result was lost), it
@@ -99,7 +100,7 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 		return nil, err
 	}
 	defer closeSig()
-	scr, err := workfile.FillScratch("gather", sig.gatherSize(docs), func(scr *workfile.Scratch) error { return copyRecords(ctx, sig, docs, scr) })
+	scr, err := workfile.FillScratch("gather", sig.GatherSize(docs), func(scr *workfile.Scratch) error { return sig.CopyRecords(ctx, docs, scr) })
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 	if !removeSig {
 		return res, nil
 	}
-	if err := st.Remove(ctx, sig.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := st.Remove(ctx, sig.Name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	return res, nil
@@ -172,7 +173,7 @@ func gathered(ctx context.Context, st storage.Opener, chunk int, reqs []workfile
 		case r != reqs[i]:
 			return nil, corrupt(i, fmt.Sprintf("document %d for chunk %d, want %d for %d", r.Doc, r.Dest, reqs[i].Doc, reqs[i].Dest))
 		}
-		if err := checkGathered(raw); err != nil {
+		if err := index.CheckGathered(raw); err != nil {
 			return nil, corrupt(i, err.Error())
 		}
 		return raw, nil

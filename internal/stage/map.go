@@ -3,13 +3,11 @@ package stage
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/internal/fileinfo"
@@ -214,29 +212,6 @@ func (r *bandRuns) flush(ctx context.Context) error {
 
 // finish writes the last run.
 func (r *bandRuns) finish(ctx context.Context) error { return r.flush(ctx) }
-
-// ReadBandRuns reads the list of a chunk's later band runs (an index's
-// index.PartEntry.Runs), checked against what its writer recorded: the
-// files of its runs after the first, by partition.
-func ReadBandRuns(ctx context.Context, st storage.Opener, info fileinfo.Info) (map[int][]fileinfo.Info, error) {
-	data, err := storage.ReadFile(ctx, st, info.Name)
-	if err != nil {
-		return nil, err
-	}
-	if sum := xxhash.Sum64(data); sum != info.Checksum || int64(len(data)) != info.Bytes {
-		return nil, fmt.Errorf("%s: checksum %x (%d bytes), want %x (%d bytes): %w", info.Name, sum, len(data), info.Checksum, info.Bytes, workfile.ErrCorrupt)
-	}
-	var runs map[int][]fileinfo.Info
-	if err := json.Unmarshal(data, &runs); err != nil {
-		return nil, fmt.Errorf("%s: %w", info.Name, err)
-	}
-	for _, list := range runs {
-		for i := range list { // an earlier job's file names its runs in its own output
-			list[i].Name = storage.InMountOf(info.Name, list[i].Name)
-		}
-	}
-	return runs, nil
-}
 
 // pieceBytes is the size of a piece in its file (0 when it cannot be
 // known: a whole file that cannot be found).

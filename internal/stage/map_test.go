@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
@@ -187,7 +188,7 @@ func mapsEqual(a, b map[int]fileinfo.Info) bool {
 // empty slot.
 func readSigs(t *testing.T, st storage.Opener, info fileinfo.Info, p job.Params) []*sigfile.Record {
 	t.Helper()
-	r, done, err := OpenRecords(context.Background(), st, info, p)
+	r, done, err := index.OpenRecords(context.Background(), st, info, p)
 	if err != nil {
 		t.Fatal(err)
 	}

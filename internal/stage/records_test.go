@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/worktest"
@@ -73,18 +74,18 @@ func TestTextStoreSketchesAgain(t *testing.T) {
 				byDoc[b.Doc] = append(byDoc[b.Doc], b)
 			}
 
-			rr, done, err := OpenRecords(ctx, st, res.SigFile, p)
+			rr, done, err := index.OpenRecords(ctx, st, res.SigFile, p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer done()
-			cf, closeFile, err := openRecordFile(ctx, st, res.SigFile)
+			cf, closeFile, err := index.OpenRecordFile(ctx, st, res.SigFile)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer closeFile()
-			if rr.Len() != len(want) || cf.text == nil {
-				t.Fatalf("%d slots, %d documents read; text store: %v", rr.Len(), len(want), cf.text != nil)
+			if rr.Len() != len(want) || cf.Text() == nil {
+				t.Fatalf("%d slots, %d documents read; text store: %v", rr.Len(), len(want), cf.Text() != nil)
 			}
 			empty := 0
 			for i, w := range want {
@@ -107,7 +108,7 @@ func TestTextStoreSketchesAgain(t *testing.T) {
 				if !bytes.Equal(rec.Sig, w.Sig) || !bytes.Equal(rec.Shingles, wantSet) {
 					t.Fatalf("slot %d: the stored text sketches to another signature or set", i)
 				}
-				d, _, err := cf.text.Get(i)
+				d, _, err := cf.Text().Get(i)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -129,10 +130,10 @@ func TestTextStoreSketchesAgain(t *testing.T) {
 			if empty == len(want) || len(want) < 1000 {
 				t.Fatalf("%d documents, %d empty: the corpus tests nothing", len(want), empty)
 			}
-			if cf.text.Decoded() == 0 {
+			if cf.Text().Decoded() == 0 {
 				t.Fatal("no frame decoded")
 			}
-			t.Logf("%d documents, %d empty, %d frames decoded in order", len(want), empty, cf.text.Decoded())
+			t.Logf("%d documents, %d empty, %d frames decoded in order", len(want), empty, cf.Text().Decoded())
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -27,58 +28,23 @@ import (
 // candidates, and routed with the claims, by the chunk of their first
 // document, to the verify stage.
 func Reduce(ctx context.Context, st storage.FS, spec *job.Spec, part int, maps []job.MapResult) (*job.ReduceResult, error) {
-	lists, err := readPartFiles(ctx, st, part, maps)
+	lists, err := index.ReadPartFiles(ctx, st, part, maps)
 	if err != nil {
 		return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 	}
 	return reducePart(ctx, st, spec, part, lists, nil, nil)
 }
 
-// bandList is one sorted list of band records of a partition, named by
-// where it was read.
-type bandList struct {
-	name string
-	recs []records.BandRecord
-}
-
-// readPartFiles reads the band files of a partition in the layout before
-// band run files (version 2 indexes): each chunk's file in the partition
-// and its later runs.
-func readPartFiles(ctx context.Context, st storage.FS, part int, maps []job.MapResult) ([]bandList, error) {
-	var lists []bandList
-	for _, mr := range maps {
-		var files []fileinfo.Info
-		if mr.BandRuns != nil {
-			runs, err := ReadBandRuns(ctx, st, *mr.BandRuns)
-			if err != nil {
-				return nil, err
-			}
-			files = runs[part]
-		}
-		if info, ok := mr.BandFiles[part]; ok {
-			files = append([]fileinfo.Info{info}, files...)
-		}
-		for _, info := range files {
-			recs, err := readBandFile(ctx, st, info)
-			if err != nil {
-				return nil, err
-			}
-			lists = append(lists, bandList{name: info.Name, recs: recs})
-		}
-	}
-	return lists, nil
-}
-
 // reducePart reduces one partition from its sorted lists (see Reduce);
 // own, if not nil, is given each of the job's own records (not an earlier
 // job's) in order. It sorts in bufs' arrays, which it leaves for the next
 // partition (nil: its own).
-func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []bandList, own func(records.BandRecord), bufs *workfile.SortBufs) (*job.ReduceResult, error) {
+func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []index.BandList, own func(records.BandRecord), bufs *workfile.SortBufs) (*job.ReduceResult, error) {
 	start := time.Now()
 	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]fileinfo.Info{}, RequestFiles: map[int]fileinfo.Info{}}
 	m := &merger{}
 	for _, l := range lists {
-		if err := m.add(l.name, l.recs); err != nil {
+		if err := m.add(l.Name, l.Recs); err != nil {
 			return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -41,7 +42,7 @@ func TestReduceLayouts(t *testing.T) {
 				rec.FPLo = ^rec.FPHi // a 128-bit fingerprint, as version 2 wrote
 				old[i] = rec
 			}
-			info, err := pqfile.Write(ctx, oldSt, job.BandFile(part, c), old, bandOptions())
+			info, err := pqfile.Write(ctx, oldSt, job.BandFile(part, c), old, index.BandOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +107,7 @@ func TestReduceLayouts(t *testing.T) {
 		}
 	}
 	for part := range partitions {
-		recs, err := ReadBandPart(ctx, newSt, first.Bands, part)
+		recs, err := index.ReadBandPart(ctx, newSt, first.Bands, part)
 		if err != nil {
 			t.Fatal(err)
 		}

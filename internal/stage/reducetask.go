@@ -60,20 +60,13 @@ func planReduceTasks(maps []job.MapResult, partitions int) map[int]bandTaskInput
 	return tasks
 }
 
-// bandsOptions are the options of every bands/ file: zstd's fastest
-// level, 2% larger than its default (16.9 against 16.6 bytes a record on
-// the 100k corpus) in half the time.
-func bandsOptions() pqfile.Options {
-	return pqfile.Options{SortedBy: []string{"part", "band", "key", "doc"}, Fast: true}
-}
-
 // ReduceTask reduces partitions in.First to in.Last, one after another
 // (see Reduce), reading each partition's blocks of every band run file
 // (read at once: the task's partitions are contiguous in each) and, for a job matched against earlier ones (--against), their band
 // records of the partition. It writes the job's own records of its
 // partitions as one bands/ file, a row group per partition.
 func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskInput) (*job.ReduceTaskResult, error) {
-	earlier, err := loadEarlierBands(ctx, st, len(spec.Against))
+	earlier, err := index.LoadEarlierBands(ctx, st, len(spec.Against))
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +81,7 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskI
 		runs = append(runs, r)
 	}
 	name := job.ReduceBandFile(in.First, in.Last)
-	w, err := pqfile.NewWriter[records.Band](ctx, st, name, bandsOptions())
+	w, err := pqfile.NewWriter[records.Band](ctx, st, name, index.BandsOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +90,7 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskI
 	var own []records.Band
 	bufs := &workfile.SortBufs{}
 	for part := in.First; part <= in.Last; part++ {
-		lists, err := earlier.read(ctx, st, part)
+		lists, err := earlier.Read(ctx, st, part)
 		if err != nil {
 			return nil, fmt.Errorf("reduce partition %d: earlier job: %w", part, err)
 		}
@@ -106,7 +99,7 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskI
 			if err != nil {
 				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 			}
-			lists = append(lists, bandList{name: r.Name, recs: recs})
+			lists = append(lists, index.BandList{Name: r.Name, Recs: recs})
 		}
 		own = own[:0]
 		pr, err := reducePart(ctx, st, spec, part, lists, func(r records.BandRecord) {
@@ -127,61 +120,4 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in bandTaskI
 		return nil, err
 	}
 	return res, nil
-}
-
-// earlierBands reads the band records of the earlier jobs a job is
-// matched against, by partition, in either layout of their indexes.
-type earlierBands struct {
-	jobs []*index.Index
-}
-
-// loadEarlierBands reads the index descriptions of the n earlier jobs,
-// through their mounts.
-func loadEarlierBands(ctx context.Context, st storage.Opener, n int) (*earlierBands, error) {
-	e := &earlierBands{}
-	for i := range n {
-		var ix index.Index
-		if err := storage.ReadJSON(ctx, st, job.InMount(i, job.IndexFile), &ix); err != nil {
-			return nil, fmt.Errorf("earlier job %d (--against): %w", i, err)
-		}
-		e.jobs = append(e.jobs, &ix)
-	}
-	return e, nil
-}
-
-// read returns the earlier jobs' sorted lists of partition part.
-func (e *earlierBands) read(ctx context.Context, st storage.FS, part int) ([]bandList, error) {
-	var lists []bandList
-	for i, ix := range e.jobs {
-		if ix.BandsLayout != index.BandsLayoutTasks {
-			var in []bandInput
-			if err := storage.ReadJSON(ctx, st, job.InMount(i, job.TaskInputFile(job.InputsReduce, part)), &in); err != nil {
-				return nil, fmt.Errorf("earlier job %d (--against): %w", i, err)
-			}
-			for j := range in {
-				if in[j].File != nil {
-					in[j].File.Name = job.InMount(i, in[j].File.Name)
-				}
-				if in[j].Runs != nil {
-					in[j].Runs.Name = job.InMount(i, in[j].Runs.Name)
-				}
-			}
-			l, err := readPartFiles(ctx, st, part, mapResults(in, part))
-			if err != nil {
-				return nil, err
-			}
-			lists = append(lists, l...)
-			continue
-		}
-		for _, f := range index.BandFilesOf(ix.BandFiles, part) {
-			info := f.File
-			info.Name = job.InMount(i, info.Name)
-			recs, err := ReadBandPart(ctx, st, info, part)
-			if err != nil {
-				return nil, err
-			}
-			lists = append(lists, bandList{name: info.Name, recs: recs})
-		}
-	}
-	return lists, nil
 }

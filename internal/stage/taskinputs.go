@@ -10,7 +10,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/internal/fileinfo"
-	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -61,24 +60,6 @@ func readTaskInputs[T any](ctx context.Context, st storage.Opener, kind string, 
 		return nil, err
 	}
 	return list, nil
-}
-
-// bandInput is a chunk's entry in the list of a partition of a version 2
-// index: its band file in the partition and the side file of its later
-// runs.
-type bandInput = index.PartEntry
-
-// mapResults turns the entries of a partition of a version 2 index back
-// into the map results stage.Reduce reads.
-func mapResults(in []bandInput, part int) []job.MapResult {
-	out := make([]job.MapResult, len(in))
-	for i, b := range in {
-		out[i] = job.MapResult{Chunk: b.Chunk, BandRuns: b.Runs}
-		if b.File != nil {
-			out[i].BandFiles = map[int]fileinfo.Info{part: *b.File}
-		}
-	}
-	return out
 }
 
 // edgeInput is a chunk's entry for one partition: its edge range (for its

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
@@ -134,7 +135,7 @@ func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResu
 	docs = slices.Compact(docs)
 	// The chunks' ranges of docs, and the scratch's size from them.
 	type run struct {
-		f        *chunkFile
+		f        *index.RecordFile
 		lo, hi   int
 		closeRun func()
 	}
@@ -151,49 +152,23 @@ func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResu
 		for hi < len(docs) && job.ChunkOf(docs[hi]) == c {
 			hi++
 		}
-		f, done, err := openChunkFile(ctx, st, maps, c)
+		f, done, err := index.OpenChunkRecords(ctx, st, maps, c)
 		if err != nil {
 			return nil, err
 		}
 		runs = append(runs, run{f: f, lo: lo, hi: hi, closeRun: done})
-		size += f.gatherSize(docs[lo:hi])
+		size += f.GatherSize(docs[lo:hi])
 		lo = hi
 	}
 	return workfile.FillScratch("verify", size, func(scr *workfile.Scratch) error {
 		for _, r := range runs {
-			if err := copyRecords(ctx, r.f, docs[r.lo:r.hi], scr); err != nil {
+			if err := r.f.CopyRecords(ctx, docs[r.lo:r.hi], scr); err != nil {
 				return err
 			}
 			r.closeRun()
 		}
 		return nil
 	})
-}
-
-// copyRecords adds the gathered records of docs, sorted, all in the chunk
-// of f, to scr.
-func copyRecords(ctx context.Context, f *chunkFile, docs []int64, scr *workfile.Scratch) error {
-	var raw []byte
-	for i, doc := range docs {
-		if i%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		var ok bool
-		var err error
-		raw, ok, err = f.gatherRecord(raw[:0], int(uint32(doc)))
-		if err != nil {
-			return fmt.Errorf("document %d: %w", doc, err)
-		}
-		if !ok {
-			return fmt.Errorf("%s: document %d has no signature", f.name, doc)
-		}
-		if err := scr.Add(doc, raw); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // verify is Verify with windows of window documents, a cache of
@@ -562,7 +537,7 @@ func (g *gatheredRecords) get(ctx context.Context, doc int64) (sigfile.Record, e
 	if err != nil {
 		return sigfile.Record{}, err
 	}
-	rec, err := decodeGathered(raw, g.rs)
+	rec, err := index.DecodeGathered(raw, g.rs)
 	if err != nil {
 		return sigfile.Record{}, fmt.Errorf("gathered document %d: %w", doc, err)
 	}

@@ -1,4 +1,4 @@
-package stage
+package index
 
 import (
 	"cmp"
@@ -51,7 +51,7 @@ func (t *BandTable) Bytes() int64 {
 // recorded as every reader of band files does, and keeps its band, key
 // and doc columns.
 func ReadBandTable(ctx context.Context, st storage.Opener, info fileinfo.Info) (*BandTable, error) {
-	recs, err := readBandFile(ctx, st, info)
+	recs, err := ReadBandFile(ctx, st, info)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (t *BandTable) match(want []BandKey, fn func(row int, tag int32)) {
 // and the doc column only if some key is there (a file is sorted by
 // (band, key, doc) in one page per column, so that is the least it can
 // read). It returns the bytes read. With part >= 0 the file is a bands/
-// file of several partitions (index.BandFile) and only the row groups of
+// file of several partitions (BandFile) and only the row groups of
 // partition part are read.
 //
 // Unlike ReadBandTable it cannot check the whole file's checksum (it does
@@ -145,7 +145,7 @@ func LookupBands(ctx context.Context, st storage.Opener, info fileinfo.Info, par
 }
 
 // ReadBandPart reads the records of partition part from a bands/ file of
-// several partitions (index.BandFile): its row groups of the partition
+// several partitions (BandFile): its row groups of the partition
 // alone, checked as LookupBands checks. The fingerprint is the file's 64
 // bits (FPHi; FPLo is 0).
 func ReadBandPart(ctx context.Context, st storage.Opener, info fileinfo.Info, part int) ([]records.BandRecord, error) {

@@ -1,4 +1,4 @@
-package stage
+package index
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -18,13 +17,13 @@ import (
 // listed in index/parts/), and ix without its list of band files
 // (BandsLayout 0): what builds before BandsLayoutTasks wrote, for tests
 // of the readers of either layout. It removes the files it replaces.
-func WriteVersion2Bands(ctx context.Context, st storage.FS, ix *index.Index) error {
-	if ix.BandsLayout != index.BandsLayoutTasks {
-		return fmt.Errorf("%s: bands layout %d, not %d", job.IndexFile, ix.BandsLayout, index.BandsLayoutTasks)
+func WriteVersion2Bands(ctx context.Context, st storage.FS, ix *Index) error {
+	if ix.BandsLayout != BandsLayoutTasks {
+		return fmt.Errorf("%s: bands layout %d, not %d", job.IndexFile, ix.BandsLayout, BandsLayoutTasks)
 	}
 	for part := range ix.Params.Partitions {
 		byChunk := map[int][]records.BandRecord{}
-		for _, f := range index.BandFilesOf(ix.BandFiles, part) {
+		for _, f := range BandFilesOf(ix.BandFiles, part) {
 			recs, err := ReadBandPart(ctx, st, f.File, part)
 			if err != nil {
 				return err
@@ -33,13 +32,13 @@ func WriteVersion2Bands(ctx context.Context, st storage.FS, ix *index.Index) err
 				byChunk[job.ChunkOf(r.Doc)] = append(byChunk[job.ChunkOf(r.Doc)], r)
 			}
 		}
-		entries := []index.PartEntry{}
+		entries := []PartEntry{}
 		for _, c := range slices.Sorted(maps.Keys(byChunk)) {
-			info, err := pqfile.Write(ctx, st, job.BandFile(part, c), byChunk[c], bandOptions())
+			info, err := pqfile.Write(ctx, st, job.BandFile(part, c), byChunk[c], BandOptions())
 			if err != nil {
 				return err
 			}
-			entries = append(entries, index.PartEntry{Chunk: c, File: &info})
+			entries = append(entries, PartEntry{Chunk: c, File: &info})
 		}
 		if err := storage.WriteJSON(ctx, st, job.TaskInputFile(job.InputsReduce, part), entries, false); err != nil {
 			return err
@@ -47,7 +46,7 @@ func WriteVersion2Bands(ctx context.Context, st storage.FS, ix *index.Index) err
 	}
 	replaced := ix.BandFiles
 	ix.BandsLayout, ix.BandFiles = 0, nil
-	if err := index.Write(ctx, st, ix); err != nil {
+	if err := Write(ctx, st, ix); err != nil {
 		return err
 	}
 	for _, f := range replaced {

@@ -1,4 +1,4 @@
-package stage
+package index
 
 import (
 	"cmp"
@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/internal/fileinfo"
-	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sketch"
@@ -26,19 +25,19 @@ import (
 // index before version 3) is copied as it is, under the name it had;
 // the band records of every partition, read from every source in either
 // layout of bands/, are merged into bands/ files of about
-// reduceTaskBytes, a row group per partition, as a job's reduce tasks
+// compactFileBytes, a row group per partition, as a job's reduce tasks
 // write them. index.json, written last, names the job name, lists every
 // chunk and, as earlier jobs, those the sources were matched against
 // that are not among them, and the jobs it holds (Compacted: a source
 // that is itself compacted gives its own; outs[i] is srcs[i]'s location).
 // The caller checks that the sources are comparable (the same
 // parameters, chunks apart).
-func Compact(ctx context.Context, st storage.FS, srcs []*index.Index, outs []string, name string) (*index.Index, error) {
+func Compact(ctx context.Context, st storage.FS, srcs []*Index, outs []string, name string) (*Index, error) {
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("compact: no index")
 	}
-	out := &index.Index{Version: index.Version, Job: name, Params: srcs[0].Params, FirstChunk: srcs[0].FirstChunk,
-		BandsLayout: index.BandsLayoutTasks}
+	out := &Index{Version: Version, Job: name, Params: srcs[0].Params, FirstChunk: srcs[0].FirstChunk,
+		BandsLayout: BandsLayoutTasks}
 	in := map[string]bool{}
 	for _, ix := range srcs {
 		in[ix.Job] = true
@@ -86,13 +85,13 @@ func Compact(ctx context.Context, st storage.FS, srcs []*index.Index, outs []str
 		}
 		out.Model = fp
 	}
-	slices.SortFunc(out.Chunks, func(a, b index.Chunk) int { return cmp.Compare(a.Chunk, b.Chunk) })
+	slices.SortFunc(out.Chunks, func(a, b Chunk) int { return cmp.Compare(a.Chunk, b.Chunk) })
 	files, err := compactBands(ctx, st, srcs, out)
 	if err != nil {
 		return nil, err
 	}
 	out.BandFiles = files
-	if err := index.Write(ctx, st, out); err != nil {
+	if err := Write(ctx, st, out); err != nil {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
 	return out, nil
@@ -126,14 +125,14 @@ func copyMounted(ctx context.Context, st storage.FS, i int, info fileinfo.Info) 
 }
 
 // compactBands merges the sources' band records, partition by partition,
-// into files of about reduceTaskBytes (estimated at compactRecordBytes a
+// into files of about compactFileBytes (estimated at compactRecordBytes a
 // record).
-func compactBands(ctx context.Context, st storage.FS, srcs []*index.Index, out *index.Index) ([]index.BandFile, error) {
+func compactBands(ctx context.Context, st storage.FS, srcs []*Index, out *Index) ([]BandFile, error) {
 	parts := out.Params.Partitions
 	est := out.Docs * int64(out.Params.Bands) * compactRecordBytes
-	n := int(min(int64(parts), max(1, (est+reduceTaskBytes-1)/reduceTaskBytes)))
-	earlier := &earlierBands{jobs: srcs}
-	var files []index.BandFile
+	n := int(min(int64(parts), max(1, (est+compactFileBytes-1)/compactFileBytes)))
+	earlier := &EarlierBands{jobs: srcs}
+	var files []BandFile
 	for f := range n {
 		first, last := f*parts/n, (f+1)*parts/n-1
 		bf, err := compactRange(ctx, st, earlier, first, last)
@@ -145,26 +144,30 @@ func compactBands(ctx context.Context, st storage.FS, srcs []*index.Index, out *
 	return files, nil
 }
 
+// compactFileBytes is about the bytes of a compacted bands/ file: a
+// reduce task's band records (see the reduce stage's reduceTaskBytes).
+const compactFileBytes = 96 << 20
+
 // compactRecordBytes is about the bytes of a band record in bands/ (16.9
 // on the 100k corpus).
 const compactRecordBytes = 17
 
-func compactRange(ctx context.Context, st storage.FS, earlier *earlierBands, first, last int) (index.BandFile, error) {
+func compactRange(ctx context.Context, st storage.FS, earlier *EarlierBands, first, last int) (BandFile, error) {
 	name := job.ReduceBandFile(first, last)
-	w, err := pqfile.NewWriter[records.Band](ctx, st, name, bandsOptions())
+	w, err := pqfile.NewWriter[records.Band](ctx, st, name, BandsOptions())
 	if err != nil {
-		return index.BandFile{}, err
+		return BandFile{}, err
 	}
 	defer w.Abort()
 	var rows []records.Band
 	for part := first; part <= last; part++ {
-		lists, err := earlier.read(ctx, st, part)
+		lists, err := earlier.Read(ctx, st, part)
 		if err != nil {
-			return index.BandFile{}, fmt.Errorf("compact partition %d: %w", part, err)
+			return BandFile{}, fmt.Errorf("compact partition %d: %w", part, err)
 		}
 		rows = rows[:0]
 		for _, l := range lists {
-			for _, r := range l.recs {
+			for _, r := range l.Recs {
 				rows = append(rows, records.Band{Part: int32(part), Band: r.Band, Key: r.Key, Doc: r.Doc, FP: r.FPHi})
 			}
 		}
@@ -172,15 +175,15 @@ func compactRange(ctx context.Context, st storage.FS, earlier *earlierBands, fir
 			return cmp.Or(cmp.Compare(a.Band, b.Band), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Doc, b.Doc))
 		})
 		if err := w.Write(rows); err != nil {
-			return index.BandFile{}, err
+			return BandFile{}, err
 		}
 		if err := w.EndRowGroup(); err != nil {
-			return index.BandFile{}, err
+			return BandFile{}, err
 		}
 	}
 	info, err := w.Close()
 	if err != nil {
-		return index.BandFile{}, err
+		return BandFile{}, err
 	}
-	return index.BandFile{File: info, First: first, Last: last}, nil
+	return BandFile{File: info, First: first, Last: last}, nil
 }

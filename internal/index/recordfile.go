@@ -1,4 +1,4 @@
-package stage
+package index
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
+	"github.com/neardup/neardup/internal/workfile"
 )
 
 // RecordReader reads the verification records of a chunk's documents
@@ -33,15 +34,15 @@ type RecordReader interface {
 // store, told apart by their trailers) for random access, checking its
 // size and slot count against what its writer recorded. A text store's
 // documents are sketched with p, which must be the parameters of the job
-// that wrote it or comparable ones (index.Incomparable). The function
+// that wrote it or comparable ones (Incomparable). The function
 // returned closes it.
 func OpenRecords(ctx context.Context, st storage.Opener, info fileinfo.Info, p job.Params) (RecordReader, func(), error) {
-	c, done, err := openRecordFile(ctx, st, info)
+	c, done, err := OpenRecordFile(ctx, st, info)
 	if err != nil {
 		return nil, nil, err
 	}
 	if c.text == nil {
-		return &sigRecords{r: c.sig, name: c.name}, done, nil
+		return &sigRecords{r: c.sig, name: c.Name}, done, nil
 	}
 	rs, err := sketch.NewResketcher(p)
 	if err != nil {
@@ -53,13 +54,16 @@ func OpenRecords(ctx context.Context, st storage.Opener, info fileinfo.Info, p j
 
 // chunkFile is a chunk's record file, open for reading: a signature file
 // (sig) or a text store (text).
-type chunkFile struct {
-	name string
+type RecordFile struct {
+	Name string
 	sig  *sigfile.Reader
 	text *textstore.Reader
 }
 
-func (c *chunkFile) len() int {
+
+// Text is the file's text store; nil for a signature file.
+func (c *RecordFile) Text() *textstore.Reader { return c.text }
+func (c *RecordFile) Len() int {
 	if c.text != nil {
 		return c.text.Len()
 	}
@@ -72,10 +76,10 @@ const (
 	gatheredText = 'T' // then a document alone (textstore.DecodeRecord)
 )
 
-// gatherRecord appends to dst the record of a slot as the gather stage
+// GatherRecord appends to dst the record of a slot as the gather stage
 // sends it to verify: a signature file's record as it is, a text store's
 // document alone (verify sketches it); ok is false for an empty slot.
-func (c *chunkFile) gatherRecord(dst []byte, slot int) (raw []byte, ok bool, err error) {
+func (c *RecordFile) GatherRecord(dst []byte, slot int) (raw []byte, ok bool, err error) {
 	if c.text != nil {
 		d, ok, err := c.text.Get(slot)
 		if !ok || err != nil {
@@ -85,20 +89,20 @@ func (c *chunkFile) gatherRecord(dst []byte, slot int) (raw []byte, ok bool, err
 	}
 	b, ok, err := c.sig.Raw(slot)
 	if err != nil {
-		return dst, false, fmt.Errorf("%s: %w", c.name, err)
+		return dst, false, fmt.Errorf("%s: %w", c.Name, err)
 	}
 	if !ok {
 		return dst, false, nil
 	}
 	if _, err := sigfile.Decode(b); err != nil {
-		return dst, false, fmt.Errorf("%s: slot %d: %w", c.name, slot, err)
+		return dst, false, fmt.Errorf("%s: slot %d: %w", c.Name, slot, err)
 	}
 	return append(append(dst, gatheredSig), b...), true, nil
 }
 
-// gatherSize estimates the bytes of the gathered records of the slots of
+// GatherSize estimates the bytes of the gathered records of the slots of
 // docs.
-func (c *chunkFile) gatherSize(docs []int64) int64 {
+func (c *RecordFile) GatherSize(docs []int64) int64 {
 	if c.text != nil {
 		// S2 compresses text less than zstd: about twice the stored bytes.
 		return 2 * c.text.Bytes() / int64(max(1, c.text.Len())) * int64(len(docs))
@@ -110,15 +114,15 @@ func (c *chunkFile) gatherSize(docs []int64) int64 {
 	return size
 }
 
-// checkGathered checks a gathered record's checksum.
-func checkGathered(raw []byte) error {
-	_, err := decodeGathered(raw, nil)
+// CheckGathered checks a gathered record's checksum.
+func CheckGathered(raw []byte) error {
+	_, err := DecodeGathered(raw, nil)
 	return err
 }
 
-// decodeGathered decodes a gathered record, sketching a document with rs
+// DecodeGathered decodes a gathered record, sketching a document with rs
 // (with rs nil, it only checks the record).
-func decodeGathered(raw []byte, rs *sketch.Resketcher) (sigfile.Record, error) {
+func DecodeGathered(raw []byte, rs *sketch.Resketcher) (sigfile.Record, error) {
 	if len(raw) == 0 {
 		return sigfile.Record{}, fmt.Errorf("empty record: %w", sigfile.ErrCorrupt)
 	}
@@ -137,22 +141,22 @@ func decodeGathered(raw []byte, rs *sketch.Resketcher) (sigfile.Record, error) {
 
 // openChunkFile opens the record file of a chunk, checking it against
 // what its map task recorded.
-func openChunkFile(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, chunk int) (*chunkFile, func(), error) {
+func OpenChunkRecords(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, chunk int) (*RecordFile, func(), error) {
 	mr, ok := maps[chunk]
 	if !ok {
 		return nil, nil, fmt.Errorf("chunk %d has no map result", chunk)
 	}
-	return openRecordFile(ctx, st, mr.SigFile)
+	return OpenRecordFile(ctx, st, mr.SigFile)
 }
 
-// openRecordFile opens a record file, checking its size and slot count
+// OpenRecordFile opens a record file, checking its size and slot count
 // against what its writer recorded.
-func openRecordFile(ctx context.Context, st storage.Opener, info fileinfo.Info) (*chunkFile, func(), error) {
+func OpenRecordFile(ctx context.Context, st storage.Opener, info fileinfo.Info) (*RecordFile, func(), error) {
 	f, err := st.Open(ctx, info.Name)
 	if err != nil {
 		return nil, nil, err
 	}
-	fail := func(err error) (*chunkFile, func(), error) {
+	fail := func(err error) (*RecordFile, func(), error) {
 		f.Close()
 		return nil, nil, err
 	}
@@ -165,7 +169,7 @@ func openRecordFile(ctx context.Context, st storage.Opener, info fileinfo.Info) 
 			return fail(fmt.Errorf("%s: %w", info.Name, err))
 		}
 	}
-	c := &chunkFile{name: info.Name}
+	c := &RecordFile{Name: info.Name}
 	closeFile := func() { f.Close() }
 	switch {
 	case textstore.IsTextStore(tail[:]):
@@ -181,9 +185,9 @@ func openRecordFile(ctx context.Context, st storage.Opener, info fileinfo.Info) 
 		return fail(fmt.Errorf("%s: offset %d: neither a text store's trailer nor a signature file's (truncated or damaged?): %w",
 			info.Name, max(0, f.Size()-8), textstore.ErrCorrupt))
 	}
-	if int64(c.len()) != info.Rows {
+	if int64(c.Len()) != info.Rows {
 		closeFile()
-		return nil, nil, fmt.Errorf("%s has %d slots, want %d: %w", info.Name, c.len(), info.Rows, sigfile.ErrCorrupt)
+		return nil, nil, fmt.Errorf("%s has %d slots, want %d: %w", info.Name, c.Len(), info.Rows, sigfile.ErrCorrupt)
 	}
 	return c, sync.OnceFunc(closeFile), nil
 }
@@ -230,7 +234,7 @@ func (t *textRecords) Record(slot int) (sigfile.Record, bool, error) {
 // store (a signature file of an index of version 1 or 2) or is not there
 // (a job without an index removes its text stores once gathered).
 func StoredTexts(ctx context.Context, st storage.Opener, info fileinfo.Info, docs []int64) (texts map[int64]string, ok bool, err error) {
-	c, done, err := openRecordFile(ctx, st, info)
+	c, done, err := OpenRecordFile(ctx, st, info)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -253,4 +257,30 @@ func StoredTexts(ctx context.Context, st storage.Opener, info fileinfo.Info, doc
 		texts[d] = string(doc.Text)
 	}
 	return texts, true, nil
+}
+
+// CopyRecords adds the gathered records of docs, sorted, all in the chunk
+// of f, to scr.
+func (f *RecordFile) CopyRecords(ctx context.Context, docs []int64, scr *workfile.Scratch) error {
+	var raw []byte
+	for i, doc := range docs {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var ok bool
+		var err error
+		raw, ok, err = f.GatherRecord(raw[:0], int(uint32(doc)))
+		if err != nil {
+			return fmt.Errorf("document %d: %w", doc, err)
+		}
+		if !ok {
+			return fmt.Errorf("%s: document %d has no signature", f.Name, doc)
+		}
+		if err := scr.Add(doc, raw); err != nil {
+			return err
+		}
+	}
+	return nil
 }

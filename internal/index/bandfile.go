@@ -1,4 +1,4 @@
-package stage
+package index
 
 import (
 	"bytes"
@@ -16,11 +16,11 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
-// readBandFile reads a whole band file written by the map stage, checked
+// ReadBandFile reads a whole band file written by the map stage, checked
 // against what its writer recorded, column by column: a band file is read
 // by every reduce task of the job, and reading its five integer columns
 // directly is several times faster than reconstructing rows.
-func readBandFile(ctx context.Context, st storage.Opener, info fileinfo.Info) ([]records.BandRecord, error) {
+func ReadBandFile(ctx context.Context, st storage.Opener, info fileinfo.Info) ([]records.BandRecord, error) {
 	buf, err := storage.ReadFile(ctx, st, info.Name)
 	if err != nil {
 		return nil, err
