@@ -60,7 +60,6 @@ type RecordFile struct {
 	text *textstore.Reader
 }
 
-
 // Text is the file's text store; nil for a signature file.
 func (c *RecordFile) Text() *textstore.Reader { return c.text }
 func (c *RecordFile) Len() int {
