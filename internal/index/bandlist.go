@@ -147,7 +147,7 @@ func (e *EarlierBands) Read(ctx context.Context, st storage.FS, part int) ([]Ban
 type PartInput = PartEntry
 
 // mapResults turns the entries of a partition of a version 2 index back
-// into the map results stage.Reduce reads.
+// into the map results reduce.Reduce reads.
 func PartMapResults(in []PartInput, part int) []job.MapResult {
 	out := make([]job.MapResult, len(in))
 	for i, b := range in {

@@ -33,7 +33,7 @@ type MapResult struct {
 	// pieces planned for them.
 	ChangedFiles []string `json:"changed_files,omitempty"`
 	// RejectReasons counts the rejects by the kind of their reason (see
-	// stage.RejectKind).
+	// mapper.RejectKind).
 	RejectReasons map[string]int64 `json:"reject_reasons,omitempty"`
 	Shingles      int64            `json:"shingles"`
 	// Scripts counts the documents by their script

@@ -48,12 +48,17 @@ internal/job, internal/manifest, pkg/records < internal/kept;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
 
-# stages
-internal/index, internal/job, internal/manifest, internal/sketch, internal/workfile, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, internal/radix, pkg/minhash, pkg/records < internal/stage;
+# the stages: the contract and driver, each stage its own package (which
+# imports no other stage's), their sequence; and what their tests share
+internal/index, internal/job, internal/manifest, internal/sketch, internal/workfile, internal/sigfile, internal/textstore, internal/transient, internal/radix, pkg/minhash, pkg/records < internal/stage;
+internal/stage < internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify;
+internal/stage, internal/unionfind < internal/stage/cluster;
+internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify, internal/stage/cluster < internal/stages;
+internal/stage/reduce, internal/stage/gather, internal/worktest < internal/stagetest;
 internal/index < internal/query;
 
 # the control plane
-internal/faults, internal/index, internal/queue, internal/report, internal/stage < internal/pipeline;
+internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/pipeline;
 
 # the public API: package neardup, at the module root (only commands and
 # e2e may ever import it)
@@ -205,5 +210,38 @@ func TestPolicyParse(t *testing.T) {
 		if !slices.Equal(have, deps) {
 			t.Errorf("%s may import %v, want %v", p, have, deps)
 		}
+	}
+}
+
+// TestStagesApart checks that no stage's package imports another's: the
+// stages hand over through typed results in internal/stage and files, and
+// internal/stages alone knows them all.
+func TestStagesApart(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := os.ReadDir(filepath.Join(root, "internal", "stage"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range dirs {
+		if !d.IsDir() || d.Name() == "testdata" {
+			continue
+		}
+		pkg, err := build.ImportDir(filepath.Join(root, "internal", "stage", d.Name()), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for _, imp := range pkg.Imports {
+			if other, ok := strings.CutPrefix(imp, module+"/internal/stage/"); ok {
+				t.Errorf("internal/stage/%s imports internal/stage/%s: a stage may not import another stage's package", d.Name(), other)
+			}
+		}
+	}
+	if n < 5 {
+		t.Errorf("%d stage packages under internal/stage, want the five", n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/stages"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -58,7 +59,7 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest
 	}
 	c.prog.start(started, model)
 	defer c.prog.finish()
-	if err := stage.Drive(ctx, j, stage.Stages(c.spec.Params), c); err != nil {
+	if err := stage.Drive(ctx, j, stages.Of(c.spec.Params), c); err != nil {
 		return nil, err
 	}
 	c.prog.finish()
@@ -109,8 +110,8 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	// The index is complete once its description is written: before the
 	// manifest, so that a finished job always has it (unless --index=false).
 	if p.Index {
-		ix := index.New(c.spec, j.Maps)
-		ix.BandsLayout, ix.BandFiles = index.BandsLayoutTasks, j.BandFiles
+		ix := index.New(c.spec, j.Mapped.Own)
+		ix.BandsLayout, ix.BandFiles = index.BandsLayoutTasks, j.Reduced.BandFiles
 		model, err := sketch.ModelFingerprint(c.spec.Params)
 		if err != nil {
 			return nil, err
@@ -133,7 +134,7 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	}
 	t1 := time.Now()
 	stored := map[int]fileinfo.Info{}
-	for _, m := range slices.Concat(j.Earlier, j.Maps) {
+	for _, m := range slices.Concat(j.Earlier, j.Mapped.Own) {
 		stored[m.Chunk] = m.SigFile
 	}
 	if err := writePairsPage(ctx, c.fs, c.spec, c.plan, stored, man.ExamplePairs, c.log); err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/stages"
 )
 
 // etaModel estimates the time a job has left from what its stages showed
@@ -49,7 +49,7 @@ const mapStageName = "map"
 // job (ratiosFor).
 func newETAModel(p job.Params, inputBytes int64) etaModel {
 	var names []string
-	for _, s := range stage.Stages(p) {
+	for _, s := range stages.Of(p) {
 		names = append(names, s.Name)
 	}
 	return etaModel{stages: names, ratio: ratiosFor(p.Gather == job.GatherOn, inputBytes)}

@@ -21,7 +21,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/report"
-	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/stage/mapper"
 	"github.com/neardup/neardup/internal/storage"
 	rec "github.com/neardup/neardup/pkg/records"
 )
@@ -128,7 +128,7 @@ func TestExampleTexts(t *testing.T) {
 	all := map[int64]bool{}
 	stored := map[int]fileinfo.Info{} // each chunk's text store
 	for _, ch := range plan.Chunks {
-		mr, err := stage.Map(ctx, st, &job.Spec{Params: p}, ch)
+		mr, err := mapper.Map(ctx, st, &job.Spec{Params: p}, ch)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/stage/cluster"
 )
 
 // TaskObserver hears of the tasks a worker runs, for metrics. Stages are
@@ -17,7 +17,7 @@ type TaskObserver interface {
 	TaskEnded(stage string, d time.Duration, err error)
 	// Read: a finished map task read docs documents, inputBytes of input
 	// holding textBytes of text, and skipped records: rejects counts them
-	// by the kind of their reason (stage.RejectKind).
+	// by the kind of their reason (mapper.RejectKind).
 	Read(docs, inputBytes, textBytes int64, rejects map[string]int64)
 }
 
@@ -41,7 +41,7 @@ func (noObserver) Pending(string, int)                        {}
 // metricStage is the stage an observer hears for a task or stage name:
 // the cluster stage's steps are all "cluster".
 func metricStage(name string) string {
-	if strings.HasPrefix(name, stage.ClusterStepPrefix) {
+	if strings.HasPrefix(name, cluster.StepPrefix) {
 		return "cluster"
 	}
 	return name

@@ -1,6 +1,6 @@
 package pipeline
 
-// The names of the stages the tests refer to (see stage.Stages).
+// The names of the stages the tests refer to (see stages.Of).
 const (
 	StageMap    = "map"
 	StageReduce = "reduce"

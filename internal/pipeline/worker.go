@@ -14,6 +14,7 @@ import (
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/stages"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -104,7 +105,7 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 	if err := w.faults.Task(ctx, t.Stage, t.Index); err != nil {
 		return err
 	}
-	s, ok := stage.Lookup(t.Stage)
+	s, ok := stages.Lookup(t.Stage)
 	if !ok {
 		return queue.Permanent(fmt.Errorf("unknown stage %q", t.Stage))
 	}

@@ -3,10 +3,8 @@ package stage
 import (
 	"context"
 
-	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/pkg/records"
 )
 
 // A dataset whose tasks wrote no file (no record rejected, no pair
@@ -16,45 +14,22 @@ import (
 // chunk (and first partition) would give it, so a dataset has files of
 // one naming scheme only.
 
-// rejectOptions are the options of every rejects/ file.
-func rejectOptions() pqfile.Options { return pqfile.Options{} }
-
-// pairOptions are the options of every pairs/ file.
-func pairOptions() pqfile.Options {
-	return pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows, Dict: []string{"a_url", "b_url"}}
-}
-
-// CompleteMapOutputs gives rejects/ its empty file when no map task of
-// maps wrote one (see above). When some task did, it removes an empty
-// file an earlier run left there (before retried chunks brought rows),
-// unless that name is a file of this run's own task. (Every reduce task
-// writes its bands/ file, rows or none.)
-func CompleteMapOutputs(ctx context.Context, st storage.FS, maps []job.MapResult) error {
-	var rejects, ownReject bool
-	for _, m := range maps {
-		rejects = rejects || m.RejectFile != nil
-		if m.Chunk == 0 {
-			ownReject = m.RejectFile != nil
-		}
-	}
-	return completeDataset[records.RejectRecord](ctx, st, job.RejectFile(0), rejectOptions(), rejects, ownReject)
-}
 
 // completeDataset writes name, empty, when its dataset has no file
 // (written false); otherwise it removes name unless a task wrote it
 // (own).
-func completeDataset[T any](ctx context.Context, st storage.FS, name string, o pqfile.Options, written, own bool) error {
+func CompleteDataset[T any](ctx context.Context, st storage.FS, name string, o pqfile.Options, written, own bool) error {
 	switch {
 	case own:
 		return nil
 	case written:
 		return st.Remove(ctx, name)
 	}
-	return writeEmpty[T](ctx, st, name, o)
+	return WriteEmpty[T](ctx, st, name, o)
 }
 
 // writeEmpty writes name as a file of no rows of T.
-func writeEmpty[T any](ctx context.Context, st storage.Creator, name string, o pqfile.Options) error {
+func WriteEmpty[T any](ctx context.Context, st storage.Creator, name string, o pqfile.Options) error {
 	_, err := pqfile.Write[T](ctx, st, name, nil, o)
 	return err
 }

@@ -7,6 +7,8 @@ package worktest
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/bands"
+	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -110,4 +113,28 @@ func RandomBands(r *rand.Rand, chunk, docs, nbands, partitions int) [][]records.
 		slices.SortFunc(p, workfile.CompareBand)
 	}
 	return parts
+}
+
+// WholeChunk is a chunk of the files at paths, each whole.
+func WholeChunk(index int, paths ...string) job.Chunk {
+	c := job.Chunk{Index: index}
+	for _, p := range paths {
+		kind, _ := formats.DetectKind(p)
+		c.Pieces = append(c.Pieces, formats.Piece{Path: p, Kind: kind, Start: 0, End: -1, StartLine: 1})
+		if st, err := os.Stat(p); err == nil {
+			c.Bytes += st.Size()
+		}
+	}
+	return c
+}
+
+// WriteTemp writes data to a file name in a temporary directory of t and
+// returns its path.
+func WriteTemp(t testing.TB, name, data string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
