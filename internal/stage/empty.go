@@ -14,7 +14,6 @@ import (
 // chunk (and first partition) would give it, so a dataset has files of
 // one naming scheme only.
 
-
 // completeDataset writes name, empty, when its dataset has no file
 // (written false); otherwise it removes name unless a task wrote it
 // (own).
