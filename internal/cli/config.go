@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,10 +12,9 @@ import (
 	"time"
 
 	"github.com/peterbourgon/ff/v3"
-	"github.com/peterbourgon/ff/v3/fftoml"
-	"github.com/peterbourgon/ff/v3/ffyaml"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/neardup/neardup/internal/configfile"
 	"github.com/neardup/neardup/internal/queue"
 )
 
@@ -82,27 +80,100 @@ func loadSettings(fs *flag.FlagSet) (settings, error) {
 		return s, nil
 	}
 	s.file = cf.Value.String()
-	parser, err := configParser(s.file)
-	if err != nil {
-		return s, err
-	}
-	strict := func(r io.Reader, set func(name, value string) error) error {
-		return parser(r, func(name, value string) error {
-			if name == configFlag || name == "version" || fs.Lookup(name) == nil {
-				return &unknownKeyError{key: name, hint: closestFlag(fs, name)}
-			}
-			return set(name, value)
-		})
-	}
-	if err := ff.Parse(fs, []string{}, ff.WithConfigFile(s.file), ff.WithConfigFileParser(strict)); err != nil {
-		var uk *unknownKeyError
-		if errors.As(err, &uk) {
-			err = uk
-		}
+	if err := s.readFile(fs); err != nil {
 		return s, fmt.Errorf("--config %s: %w", s.file, err)
 	}
 	s.mark(fs, func(*flag.Flag) string { return "file " + s.file })
 	return s, nil
+}
+
+// readFile sets the flags of fs that neither the command line nor the
+// environment set from the config file s.file. Every key must name a
+// flag; a list is for a repeatable flag only; a value goes to the flag's
+// Set as the file wrote it (see package configfile), except that a text
+// flag refuses a TOML value that is not a string (its text would not be
+// the file's) and an integer flag a YAML number with a leading zero
+// (012: octal to YAML 1.1 and Go, decimal to YAML 1.2).
+func (s settings) readFile(fs *flag.FlagSet) error {
+	entries, err := configfile.Read(s.file)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		f := fs.Lookup(e.Key)
+		if e.Key == configFlag || e.Key == "version" || f == nil {
+			return &unknownKeyError{key: e.Key, line: e.Line, hint: closestFlag(fs, e.Key)}
+		}
+		kind := kindOf(f)
+		if e.List && kind != kindList {
+			return &configfile.Error{Line: e.Line, Key: e.Key, Msg: "a list for a flag that takes one value"}
+		}
+		for _, v := range e.Values {
+			if err := checkValue(kind, v); err != nil {
+				return &configfile.Error{Line: v.Line, Key: e.Key, Msg: err.Error()}
+			}
+		}
+		if s.from[e.Key] != "" {
+			continue // the command line or the environment wins
+		}
+		for _, v := range e.Values {
+			if err := fs.Set(e.Key, v.Text); err != nil {
+				return &configfile.Error{Line: v.Line, Key: e.Key, Msg: fmt.Sprintf("invalid value %q: %v", v.Text, err)}
+			}
+		}
+	}
+	return nil
+}
+
+// flagKind is what a flag's value is, for the values a config file may
+// give it.
+type flagKind int
+
+const (
+	kindText    flagKind = iota // a string, or a word of a set (--method)
+	kindInteger                 // int, int64, uint, uint64
+	kindOther                   // bool, float64, duration: parsed by the flag
+	kindList                    // repeatable: each value added
+)
+
+// kindOf returns the kind of f's value.
+func kindOf(f *flag.Flag) flagKind {
+	switch f.Value.(type) {
+	case *listFlag, *stringList:
+		return kindList
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return kindText
+	}
+	switch g.Get().(type) {
+	case int, int64, uint, uint64:
+		return kindInteger
+	case bool, float64, time.Duration:
+		return kindOther
+	}
+	return kindText
+}
+
+// checkValue refuses a value of a config file that a flag of kind would
+// take as another than the file wrote: a TOML number, boolean or date
+// for text (its text is TOML's reading of it, 0x1F as 31), and for an
+// integer a YAML number with a leading zero.
+func checkValue(kind flagKind, v configfile.Value) error {
+	switch {
+	case (kind == kindText || kind == kindList) && v.Type != "":
+		return fmt.Errorf("takes text, not a TOML %s: write it as a TOML string (in quotes)", v.Type)
+	case kind == kindInteger && v.Type == "" && leadingZero(v.Text):
+		return fmt.Errorf("%q is ambiguous (octal to YAML 1.1 and Go, decimal to YAML 1.2): write it without the leading zero, or 0o%s for octal", v.Text, strings.TrimLeft(strings.TrimLeft(v.Text, "+-"), "0"))
+	}
+	return nil
+}
+
+// leadingZero says s is an integer written with a leading zero: 012,
+// -012 (not 0, 0x1F or 0o12).
+func leadingZero(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	return len(s) > 1 && s[0] == '0' && s[1] >= '0' && s[1] <= '9'
 }
 
 // mark records, for each flag of fs set since the last mark, where from.
@@ -114,22 +185,14 @@ func (s settings) mark(fs *flag.FlagSet, from func(*flag.Flag) string) {
 	})
 }
 
-// configParser returns the parser of a config file, by its extension.
-func configParser(path string) (ff.ConfigFileParser, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".yaml", ".yml":
-		return ffyaml.Parser, nil
-	case ".toml":
-		return fftoml.Parser, nil
-	}
-	return nil, fmt.Errorf("--config %s: the file's extension says its format: .yaml, .yml or .toml", path)
+// unknownKeyError is a key of a config file that names no flag.
+type unknownKeyError struct {
+	key, hint string
+	line      int
 }
 
-// unknownKeyError is a key of a config file that names no flag.
-type unknownKeyError struct{ key, hint string }
-
 func (e *unknownKeyError) Error() string {
-	msg := fmt.Sprintf("unknown key %q: not a flag of this command", e.key)
+	msg := fmt.Sprintf("line %d: unknown key %q: not a flag of this command", e.line, e.key)
 	if e.hint != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", e.hint)
 	}

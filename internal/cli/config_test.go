@@ -225,3 +225,110 @@ func TestDocConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigValues reads each config file of testdata/config/values as
+// the job's --config and checks what its header says: "# want
+// NAME=VALUE" lines the flags' values after reading it, "# error TEXT" a
+// usage error naming the file that says TEXT. The files hold issue 31's
+// cases (YAML 1.1's octals, booleans and hex given to text flags, lists
+// given to single-value flags, the same in TOML) and more.
+func TestConfigValues(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "config", "values", "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no test files: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			clearEnv(t)
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantErr := map[string]string{}, ""
+			for _, line := range strings.Split(string(b), "\n") {
+				if kv, ok := strings.CutPrefix(line, "# want "); ok {
+					k, v, _ := strings.Cut(kv, "=")
+					want[k] = v
+				} else if e, ok := strings.CutPrefix(line, "# error "); ok {
+					wantErr = e
+				}
+			}
+			if (len(want) == 0) == (wantErr == "") {
+				t.Fatalf("%s says neither a value nor an error it wants (or both)", file)
+			}
+			fs, _ := setup(Coordinator()[0])
+			if _, err := parseInterleaved(fs, []string{"--config", file}); err != nil {
+				t.Fatal(err)
+			}
+			_, err = loadSettings(fs)
+			if wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), wantErr) || !strings.Contains(err.Error(), "--config "+file+": ") {
+					t.Fatalf("error %v, want one naming %s and saying %q", err, file, wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, v := range want {
+				if got := fs.Lookup(name).Value.String(); got != v {
+					t.Errorf("--%s = %q, want %q", name, got, v)
+				}
+			}
+		})
+	}
+}
+
+// TestConfigFileWins checks that a value the command line or the
+// environment set is not replaced by the file's, even when the file
+// gives a list for a repeatable flag, and that the file's values are
+// still checked.
+func TestConfigFileWins(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("NEARDUP_OUT", "from-env")
+	fs, _ := setup(Coordinator()[0])
+	if _, err := parseInterleaved(fs, []string{"--config", "testdata/config/values/typed.toml", "--against", "c", "--workers", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadSettings(fs); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"against": "c", "workers": "2", "out": "from-env", "threshold": "0.7"} {
+		if got := fs.Lookup(name).Value.String(); got != want {
+			t.Errorf("--%s = %q, want %q", name, got, want)
+		}
+	}
+	fs, _ = setup(Coordinator()[0])
+	if _, err := parseInterleaved(fs, []string{"--config", "testdata/config/values/out-list.yaml", "--out", "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadSettings(fs); err == nil || !strings.Contains(err.Error(), "a list for a flag") {
+		t.Errorf("a list for --out, which the command line set, is not refused: %v", err)
+	}
+}
+
+// TestConfigTooLarge gives --config a sparse file of 200 MiB: the error
+// names the file and the limit, and comes after reading at most the
+// limit (issue 31: a 182 MB file took 82 s and 1.6 GB before anything
+// happened).
+func TestConfigTooLarge(t *testing.T) {
+	clearEnv(t)
+	file := filepath.Join(t.TempDir(), "big.yaml")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(200 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var stdout, stderr bytes.Buffer
+	if code := Main("prog", []string{"--config", file, "in.jsonl"}, Coordinator(), &stdout, &stderr); code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	for _, w := range []string{"--config " + file, "1 MiB"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("stderr %q does not say %q", stderr.String(), w)
+		}
+	}
+}

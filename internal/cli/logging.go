@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/neardup/neardup/internal/configfile"
 )
 
 // logFlags are the logging flags of the commands that run jobs.
@@ -118,22 +120,16 @@ func fileValue(path, key string) (v string, ok bool) {
 	if path == "" {
 		return "", false
 	}
-	parser, err := configParser(path)
+	entries, err := configfile.Read(path)
 	if err != nil {
 		return "", false
 	}
-	r, err := os.Open(path)
-	if err != nil {
-		return "", false
-	}
-	defer r.Close()
-	_ = parser(r, func(name, value string) error {
-		if name == key {
-			v, ok = value, true
+	for _, e := range entries {
+		if e.Key == key && len(e.Values) == 1 {
+			return e.Values[0].Text, true
 		}
-		return nil
-	})
-	return v, ok
+	}
+	return "", false
 }
 
 // jsonUsageError says a usage error of the command named name as one JSON

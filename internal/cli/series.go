@@ -76,9 +76,12 @@ func (s *seriesFlags) resolve(ctx context.Context, cfg *pipeline.Config, log *sl
 		return fmt.Errorf("--series %s: %w", s.dir, err)
 	}
 	defer dir.Close()
-	members, err := series.Scan(ctx, dir)
+	members, ignored, err := series.Scan(ctx, dir)
 	if err != nil {
 		return err
+	}
+	for _, ig := range ignored {
+		log.Warn("series entry ignored", "series", s.dir, "entry", ig.Name, "reason", ig.Reason)
 	}
 	c, err := series.Pick(members, s.name)
 	if err != nil {
@@ -158,7 +161,7 @@ func seriesSetup(fs *flag.FlagSet) Prepare {
 			return nil, err
 		}
 		return func(ctx context.Context) int {
-			if err := listSeries(ctx, loc, *asJSON, out.Stdout); err != nil {
+			if err := listSeries(ctx, loc, *asJSON, out.Stdout, out.Stderr); err != nil {
 				fmt.Fprintln(out.Stderr, "coordinator series list:", err)
 				return 1
 			}
@@ -174,8 +177,9 @@ type listed struct {
 	Next string `json:"next"`
 }
 
-// listSeries prints the members of the series at loc, by name.
-func listSeries(ctx context.Context, loc string, asJSON bool, w io.Writer) error {
+// listSeries prints the members of the series at loc, by name, on w, and
+// a warning on warn for each entry of loc that is not a member.
+func listSeries(ctx context.Context, loc string, asJSON bool, w, warn io.Writer) error {
 	if !storage.IsURL(loc) {
 		if _, err := os.Stat(loc); err != nil {
 			return err
@@ -186,9 +190,12 @@ func listSeries(ctx context.Context, loc string, asJSON bool, w io.Writer) error
 		return err
 	}
 	defer dir.Close()
-	members, err := series.Scan(ctx, dir)
+	members, ignored, err := series.Scan(ctx, dir)
 	if err != nil {
 		return err
+	}
+	for _, ig := range ignored {
+		fmt.Fprintf(warn, "coordinator series list: warning: %s: %q ignored: %s\n", loc, ig.Name, ig.Reason)
 	}
 	next := map[string]string{}
 	c, pickErr := series.Pick(members, series.AfterEvery)

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +29,7 @@ func TestSeriesFlags(t *testing.T) {
 		{name: "with --out", flags: seriesFlags{"dedup", "w1"}, out: "o", err: "--series and --out"},
 		{name: "--name alone", flags: seriesFlags{"", "w1"}, err: "--name goes with --series"},
 		{name: "bad name", flags: seriesFlags{"dedup", "a/b"}, err: `member name "a/b"`},
+		{name: "a name series list ignores", flags: seriesFlags{"dedup", "_under"}, err: `member name "_under": a name starting with _ or . is not a member`},
 		{name: "bad scheme", flags: seriesFlags{"s4://b/x", "w1"}, err: "--series"},
 		{name: "a bucket's options stay at the end", flags: seriesFlags{"s3://b/dedup?endpoint=http://minio:9000&region=eu-west-1", "2026-W48"}, wantOut: "s3://b/dedup/2026-W48?endpoint=http://minio:9000&region=eu-west-1", wantJ: "2026-W48"},
 	}
@@ -43,5 +47,36 @@ func TestSeriesFlags(t *testing.T) {
 				t.Fatalf("out %q, job %q, err %v; want %q, %q", cfg.Out, cfg.Job, err, tt.wantOut, tt.wantJ)
 			}
 		})
+	}
+}
+
+// TestSeriesListWarns lists a series whose directory holds entries that
+// are not members: a directory named _under (which a job can no longer
+// be named), a symbolic link to a member kept elsewhere and a file; each
+// is warned about, with why, and the members are listed.
+func TestSeriesListWarns(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"2026-W01", "_under"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "2026-W02")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main("coordinator", []string{"series", "list", dir}, Coordinator(), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "2026-W01") {
+		t.Errorf("the member is not listed:\n%s", stdout.String())
+	}
+	for _, w := range []string{`"_under" ignored: a name starting with _ or .`, `"2026-W02" ignored: a symbolic link, not followed`, `"notes.txt" ignored: a file`} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("stderr does not say %q:\n%s", w, stderr.String())
+		}
 	}
 }

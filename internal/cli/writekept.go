@@ -6,8 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/neardup/neardup/internal/kept"
+	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -21,14 +24,14 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 	fs.StringVar(&o.Format, "format", kept.FormatAuto, "how JSONL and Parquet inputs are written: auto (each in its own format), jsonl (all as .jsonl.gz: a Parquet row as a JSON object of its columns) or parquet (all as .parquet: a JSONL document as columns id, url, text and json, its line unchanged)")
 	fs.BoolVar(&o.Annotate, "annotate", false, "write every document, with its cluster, cluster size, keep flag and best match, instead of the kept ones only")
 	fs.Int64Var(&o.ShardDocs, "shard-docs", 0, "start a new output file every N documents of an input file (0: one output file per input file)")
-	fs.BoolVar(&o.Overwrite, "overwrite", false, "empty a --dir that holds files first")
+	fs.BoolVar(&o.Overwrite, "overwrite", false, "replace the corpus in a --dir that holds one write-kept wrote (a --dir of other files is refused)")
+	var roots stringList
+	fs.Var(&roots, "data-root", "read the inputs the job's manifest names only if they lie under this directory or object-store prefix (repeatable; default: under the INPUTs)")
 	fs.BoolVar(&o.Fsync, "fsync", false, "flush each file to disk before renaming it")
 	var logs logFlags
 	logs.register(fs)
 	return func(args []string, out Streams) (Run, error) {
 		switch {
-		case len(args) > 0:
-			return nil, fmt.Errorf("no arguments, not %q", args)
 		case o.Job == "":
 			return nil, errors.New("--job is required")
 		case o.Dir == "":
@@ -37,12 +40,33 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 			return nil, fmt.Errorf("--format must be auto, jsonl or parquet, not %q", o.Format)
 		case o.ShardDocs < 0:
 			return nil, fmt.Errorf("--shard-docs must be 0 or more, not %d", o.ShardDocs)
+		case len(args) == 0 && len(roots) == 0:
+			return nil, errors.New("name the job's inputs as you gave them to the coordinator (write-kept --job OUT --dir DIR INPUT...), " +
+				"or the directories they lie under (--data-root DIR): write-kept reads only inputs under those, never a path the job's files alone name")
 		}
 		for _, loc := range []string{o.Job, o.Dir} {
 			if _, err := storage.ParseLocation(loc); err != nil {
 				return nil, err
 			}
 		}
+		inputs, err := expandPatterns(args)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range []struct {
+			what  string
+			paths []string
+		}{{"INPUT", inputs}, {"--data-root", roots}} {
+			if len(r.paths) == 0 {
+				continue
+			}
+			dr, err := pipeline.ResolveRoots(r.paths)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", r.what, err)
+			}
+			o.Roots = append(o.Roots, dr)
+		}
+		o.Inputs = inputs
 		log, err := logs.logger(out.Stderr)
 		if err != nil {
 			return nil, err
@@ -82,4 +106,26 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 			return code
 		}, nil
 	}
+}
+
+// expandPatterns replaces each glob among the INPUTs of write-kept by the
+// paths it matches, as the coordinator does; a pattern that matches
+// nothing is an error. Object-store URLs are prefixes, never patterns.
+func expandPatterns(args []string) ([]string, error) {
+	var paths []string
+	for _, a := range args {
+		if storage.IsURL(a) || !strings.ContainsAny(a, "*?[") {
+			paths = append(paths, a)
+			continue
+		}
+		m, err := filepath.Glob(a)
+		if err != nil {
+			return nil, fmt.Errorf("INPUT pattern %q: %w", a, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("INPUT pattern %q matches no file", a)
+		}
+		paths = append(paths, m...)
+	}
+	return paths, nil
 }

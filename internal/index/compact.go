@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/textstore"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -22,7 +24,12 @@ import (
 // query read it as they read any.
 //
 // Each chunk's documents file and text store (or signature file, of an
-// index before version 3) is copied as it is, under the name it had;
+// index before version 3) is copied as it is, under the name it had,
+// checked against its source index: its files must be the chunk's own
+// (by name, rows and the documents they hold) and the bytes copied those
+// whose size and checksum it recorded (a damaged source fails, naming
+// the file, and what was written is removed again: index.json is never
+// written);
 // the band records of every partition, read from every source in either
 // layout of bands/, are merged into bands/ files of about
 // compactFileBytes, a row group per partition, as a job's reduce tasks
@@ -32,10 +39,18 @@ import (
 // that is itself compacted gives its own; outs[i] is srcs[i]'s location).
 // The caller checks that the sources are comparable (the same
 // parameters, chunks apart).
-func Compact(ctx context.Context, st storage.FS, srcs []*Index, outs []string, name string) (*Index, error) {
+func Compact(ctx context.Context, st storage.FS, srcs []*Index, outs []string, name string) (_ *Index, err error) {
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("compact: no index")
 	}
+	// The files written, removed again if the compaction fails: a
+	// failed one leaves no index.json, and no copies either.
+	created := &[]string{}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, removeAll(context.WithoutCancel(ctx), st, *created))
+		}
+	}()
 	out := &Index{Version: Version, Job: name, Params: srcs[0].Params, FirstChunk: srcs[0].FirstChunk,
 		BandsLayout: BandsLayoutTasks}
 	in := map[string]bool{}
@@ -66,12 +81,24 @@ func Compact(ctx context.Context, st storage.FS, srcs []*Index, outs []string, n
 			}
 		}
 		for _, ch := range ix.Chunks {
+			if err := checkChunkNames(ix, ch); err != nil {
+				return nil, fmt.Errorf("compact: %s: %w", outs[i], err)
+			}
+		}
+	}
+	// Only now is anything written: a source whose index.json does not
+	// hold together fails before.
+	for i, ix := range srcs {
+		for _, ch := range ix.Chunks {
 			var err error
-			if ch.DocFile, err = copyMounted(ctx, st, i, ch.DocFile); err != nil {
+			if ch.DocFile, err = copyMounted(ctx, st, i, outs[i], ch.DocFile, created); err != nil {
 				return nil, err
 			}
-			if ch.SigFile, err = copyMounted(ctx, st, i, ch.SigFile); err != nil {
+			if ch.SigFile, err = copyMounted(ctx, st, i, outs[i], ch.SigFile, created); err != nil {
 				return nil, err
+			}
+			if err := checkChunkFiles(ctx, st, ch); err != nil {
+				return nil, fmt.Errorf("compact: %s: chunk %d: %w", outs[i], ch.Chunk, err)
 			}
 			out.Chunks = append(out.Chunks, ch)
 		}
@@ -86,7 +113,7 @@ func Compact(ctx context.Context, st storage.FS, srcs []*Index, outs []string, n
 		out.Model = fp
 	}
 	slices.SortFunc(out.Chunks, func(a, b Chunk) int { return cmp.Compare(a.Chunk, b.Chunk) })
-	files, err := compactBands(ctx, st, srcs, out)
+	files, err := compactBands(ctx, st, srcs, out, created)
 	if err != nil {
 		return nil, err
 	}
@@ -97,37 +124,130 @@ func Compact(ctx context.Context, st storage.FS, srcs []*Index, outs []string, n
 	return out, nil
 }
 
-// copyMounted copies the file info names in mount i to the same name in
-// st, and returns its description there.
-func copyMounted(ctx context.Context, st storage.FS, i int, info fileinfo.Info) (fileinfo.Info, error) {
+// copyMounted copies the file info names in mount i (the index at out)
+// to the same name in st, adding it to created, and returns its
+// description there. The bytes copied must be those info records (its
+// size and checksum): a damaged file is an error naming it, and its copy
+// is not committed.
+func copyMounted(ctx context.Context, st storage.FS, i int, out string, info fileinfo.Info, created *[]string) (fileinfo.Info, error) {
 	f, err := st.Open(ctx, job.InMount(i, info.Name))
 	if err != nil {
-		return fileinfo.Info{}, fmt.Errorf("compact: %w", err)
+		return fileinfo.Info{}, fmt.Errorf("compact: %s: %w", out, err)
 	}
 	defer f.Close()
-	size := info.Bytes
-	if size == 0 {
-		size = f.Size() - info.Offset
-	}
 	w, err := st.Create(ctx, info.Name)
 	if err != nil {
 		return fileinfo.Info{}, fmt.Errorf("compact: %w", err)
 	}
-	if _, err := io.Copy(w, io.NewSectionReader(f, info.Offset, size)); err != nil {
+	sum := fileinfo.NewSummer(w)
+	n, err := io.Copy(sum, io.NewSectionReader(f, info.Offset, info.Bytes))
+	if err != nil {
 		w.Abort()
-		return fileinfo.Info{}, fmt.Errorf("compact: copying %s: %w", info.Name, err)
+		return fileinfo.Info{}, fmt.Errorf("compact: copying %s/%s: %w", out, info.Name, err)
+	}
+	if got := sum.Info(info.Name, info.Rows); got.Checksum != info.Checksum || n != info.Bytes {
+		w.Abort()
+		where := ""
+		if info.Offset != 0 {
+			where = fmt.Sprintf(" (the range at offset %d)", info.Offset)
+		}
+		return fileinfo.Info{}, fmt.Errorf("compact: %s/%s%s: checksum %x (%d bytes), want %x (%d bytes) as its index records: %w",
+			out, info.Name, where, got.Checksum, n, info.Checksum, info.Bytes, pqfile.ErrCorrupt)
 	}
 	if err := w.Commit(); err != nil {
 		return fileinfo.Info{}, fmt.Errorf("compact: %s: %w", info.Name, err)
 	}
+	*created = append(*created, info.Name)
 	info.Offset = 0
 	return info, nil
+}
+
+// checkChunkNames checks that the files ch of the index ix names are
+// the chunk's own: its documents file and its text store (or, before
+// version 3, its signature file), each of its documents, by name. Two
+// chunks' entries swapped in index.json fail here.
+func checkChunkNames(ix *Index, ch Chunk) error {
+	sig := job.TextFile(ch.Chunk)
+	if ix.Version < 3 {
+		sig = fmt.Sprintf("%s/sigs/chunk-%06d.sig", job.IndexDir, ch.Chunk)
+	}
+	for _, f := range []struct {
+		info fileinfo.Info
+		want string
+	}{{ch.DocFile, job.DocFile(ch.Chunk)}, {ch.SigFile, sig}} {
+		if f.info.Name != f.want {
+			return fmt.Errorf("chunk %d names %s, not its own %s: %w", ch.Chunk, f.info.Name, f.want, pqfile.ErrCorrupt)
+		}
+		if f.info.Rows != ch.Docs {
+			return fmt.Errorf("chunk %d: %s of %d rows, not the chunk's %d documents: %w", ch.Chunk, f.info.Name, f.info.Rows, ch.Docs, pqfile.ErrCorrupt)
+		}
+	}
+	return nil
+}
+
+// docOrdinal is the column of a documents file that says whose its rows
+// are.
+type docOrdinal struct {
+	Doc int64 `parquet:"doc"`
+}
+
+// checkChunkFiles checks that the copies in st of ch's files hold ch's
+// documents: every row of its documents file is a document of chunk
+// ch.Chunk, in order, and its text store (version 3) has a slot for each.
+// Files of two chunks swapped on disk, their checksums in index.json
+// swapped too, fail here.
+func checkChunkFiles(ctx context.Context, st storage.Opener, ch Chunk) error {
+	var n int64
+	err := pqfile.Stream(ctx, st, ch.DocFile.Name, nil, 4096, func(rows []docOrdinal) error {
+		for _, r := range rows {
+			if r.Doc != job.Ordinal(ch.Chunk, int(n)) {
+				return fmt.Errorf("%s: row %d is document %d of chunk %d, not document %d of chunk %d: %w",
+					ch.DocFile.Name, n, uint32(r.Doc), job.ChunkOf(r.Doc), n, ch.Chunk, pqfile.ErrCorrupt)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n != ch.Docs {
+		return fmt.Errorf("%s: %d documents, want %d: %w", ch.DocFile.Name, n, ch.Docs, pqfile.ErrCorrupt)
+	}
+	if ch.SigFile.Name != job.TextFile(ch.Chunk) {
+		return nil // a signature file (index versions 1 and 2): checked by its checksum
+	}
+	f, err := st.Open(ctx, ch.SigFile.Name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := textstore.NewReader(f, f.Size(), ch.SigFile.Name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if int64(r.Len()) != ch.Docs {
+		return fmt.Errorf("%s: %d slots, want the chunk's %d documents: %w", ch.SigFile.Name, r.Len(), ch.Docs, pqfile.ErrCorrupt)
+	}
+	return nil
+}
+
+// removeAll removes the files names of st.
+func removeAll(ctx context.Context, st storage.FS, names []string) error {
+	var errs []error
+	for _, name := range names {
+		if err := st.Remove(ctx, name); err != nil {
+			errs = append(errs, fmt.Errorf("removing the copy %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // compactBands merges the sources' band records, partition by partition,
 // into files of about compactFileBytes (estimated at compactRecordBytes a
 // record).
-func compactBands(ctx context.Context, st storage.FS, srcs []*Index, out *Index) ([]BandFile, error) {
+func compactBands(ctx context.Context, st storage.FS, srcs []*Index, out *Index, created *[]string) ([]BandFile, error) {
 	parts := out.Params.Partitions
 	est := out.Docs * int64(out.Params.Bands) * compactRecordBytes
 	n := int(min(int64(parts), max(1, (est+compactFileBytes-1)/compactFileBytes)))
@@ -139,6 +259,7 @@ func compactBands(ctx context.Context, st storage.FS, srcs []*Index, out *Index)
 		if err != nil {
 			return nil, err
 		}
+		*created = append(*created, bf.File.Name)
 		files = append(files, bf)
 	}
 	return files, nil

@@ -6,11 +6,17 @@ import (
 
 // The names of a job's files, relative to the output directory.
 const (
-	WorkDir        = "_work"
-	SpecFile       = WorkDir + "/job.json"
-	PlanFile       = WorkDir + "/plan.json"
-	MapStageFile   = WorkDir + "/stage-map.json"
-	NATSDir        = WorkDir + "/nats"
+	WorkDir      = "_work"
+	SpecFile     = WorkDir + "/job.json"
+	PlanFile     = WorkDir + "/plan.json"
+	MapStageFile = WorkDir + "/stage-map.json"
+	NATSDir      = WorkDir + "/nats"
+	// WorkDoneFile, written just before SuccessFile (or PartialFile) when
+	// the work area is not kept, says the work area is to be removed once
+	// the job is finished, and what else goes with it: a later command
+	// that finds the job finished and this file removes them (a process
+	// stopped between the marker and the removal leaves them).
+	WorkDoneFile   = WorkDir + "/REMOVE-AFTER-SUCCESS"
 	SuccessFile    = "_SUCCESS"
 	PartialFile    = "_PARTIAL"      // a partial result accepted with --allow-partial
 	LockFile       = ".neardup.lock" // held by the running coordinator

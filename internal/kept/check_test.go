@@ -50,9 +50,34 @@ func runJob(t *testing.T, chunkBytes int64, inputs ...string) string {
 	return out
 }
 
-// writeCorpus writes the corpus of jobDir into a new directory.
+// ranWith returns the roots of the inputs of jobDir, a job the test ran
+// itself: its manifest names the inputs it was given.
+func ranWith(t *testing.T, jobDir string) []Roots {
+	t.Helper()
+	var paths []string
+	for _, in := range readManifestOf(t, jobDir).Inputs {
+		paths = append(paths, in.Path)
+	}
+	return rootsAt(t, paths...)
+}
+
+// rootsAt returns the roots at paths.
+func rootsAt(t *testing.T, paths ...string) []Roots {
+	t.Helper()
+	r, err := pipeline.ResolveRoots(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []Roots{r}
+}
+
+// writeCorpus writes the corpus of jobDir into a new directory, reading
+// the inputs the job was run with unless o.Roots says otherwise.
 func writeCorpus(t *testing.T, jobDir string, o Options) (string, *Summary) {
 	t.Helper()
+	if o.Roots == nil {
+		o.Roots = ranWith(t, jobDir)
+	}
 	o.Job = jobDir
 	o.Dir = filepath.Join(t.TempDir(), "kept")
 	sum, err := Write(context.Background(), o)
@@ -74,15 +99,7 @@ type jobFacts struct {
 
 func readJob(t *testing.T, dir string) *jobFacts {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, job.ManifestFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	man, err := manifest.Decode(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jf := &jobFacts{man: man, docs: map[string][]records.DocRecord{}, dups: map[int64]records.Duplicate{},
+	jf := &jobFacts{man: readManifestOf(t, dir), docs: map[string][]records.DocRecord{}, dups: map[int64]records.Duplicate{},
 		byDoc: map[int64]records.DocRecord{}, inputs: map[string]job.Input{}}
 	for _, in := range jf.man.Inputs {
 		jf.inputs[in.Path] = in

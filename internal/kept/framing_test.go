@@ -89,6 +89,12 @@ func TestBrokenFraming(t *testing.T) {
 // readCountsOf reads the counts of a job's manifest.
 func readCountsOf(t *testing.T, jobDir string) manifest.Counts {
 	t.Helper()
+	return readManifestOf(t, jobDir).Counts
+}
+
+// readManifestOf reads a job's manifest.
+func readManifestOf(t *testing.T, jobDir string) *manifest.Manifest {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(jobDir, job.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
@@ -97,5 +103,5 @@ func readCountsOf(t *testing.T, jobDir string) manifest.Counts {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return man.Counts
+	return man
 }

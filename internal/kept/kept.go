@@ -68,7 +68,17 @@ type Options struct {
 	// ShardDocs starts a new output file every ShardDocs documents of an
 	// input file; 0 writes one output file per input file.
 	ShardDocs int64
-	// Overwrite empties a Dir that holds files first.
+	// Roots bound what Write reads: every input the job's manifest names
+	// must lie under every one of them (Write refuses to run with none).
+	// Its manifest is the job directory's word, which whoever ran its
+	// tasks could have written; the roots are the operator's.
+	Roots []Roots
+	// Inputs are the job's inputs as the operator names them (files,
+	// directories, object-store prefixes); Dir may not be, lie under or
+	// hold any of them, nor the job or an input its manifest names.
+	Inputs []string
+	// Overwrite replaces the corpus in a Dir that holds one write-kept
+	// wrote (MarkerFile); a Dir holding other files is refused.
 	Overwrite bool
 	// Fsync flushes each file to disk before renaming it.
 	Fsync bool
@@ -116,9 +126,11 @@ type FileSummary struct {
 }
 
 // Write writes the corpus of the job o.Job into o.Dir and returns its
-// summary. It refuses a job that is not finished (ErrNotFinished) and an
-// output directory that holds files (ErrNotEmpty) unless o.Overwrite.
-// The summary (kept.json) and then _SUCCESS are written last.
+// summary. It refuses a job that is not finished (ErrNotFinished), an
+// input of the manifest outside o.Roots, an o.Dir that is, lies under or
+// holds the job or an input, and an output directory that holds files
+// (ErrNotEmpty) unless o.Overwrite and they are write-kept's own. The
+// summary (kept.json) and then _SUCCESS are written last.
 func Write(ctx context.Context, o Options) (*Summary, error) {
 	if o.Format == "" {
 		o.Format = FormatAuto
@@ -149,10 +161,23 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkInputs(o.Job, man.Inputs, o.Roots); err != nil {
+		return nil, err
+	}
+	places := []place{{"the job", o.Job}}
+	for i, in := range man.Inputs {
+		places = append(places, place{fmt.Sprintf("input %d of the job", i), in.Path})
+	}
+	for _, in := range o.Inputs {
+		places = append(places, place{"an INPUT", in})
+	}
+	if err := checkPlacement(o.Dir, places); err != nil {
+		return nil, err
+	}
 	if man.Status != manifest.StatusComplete {
 		o.Log.Warn("the job is partial: the inputs of its failed map tasks have no documents in docs/ and are copied whole", "status", man.Status)
 	}
-	dst, err := openOutput(ctx, o, src)
+	dst, err := openOutput(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -227,47 +252,54 @@ func finish(ctx context.Context, dst storage.Creator, sum *Summary) error {
 	return storage.WriteFile(ctx, dst, SuccessFile, nil)
 }
 
-// openOutput opens o.Dir, which must be empty, or is emptied with
-// o.Overwrite; it is never the job's directory or another job's.
-func openOutput(ctx context.Context, o Options, src *storage.Dir) (*storage.Dir, error) {
+// openOutput opens o.Dir, which must be empty or, with o.Overwrite, hold
+// a corpus write-kept wrote (checkOwn), which it empties; then it marks
+// the directory as write-kept's (MarkerFile).
+func openOutput(ctx context.Context, o Options) (*storage.Dir, error) {
 	dst, err := storage.Open(ctx, o.Dir)
 	if err != nil {
 		return nil, err
 	}
-	if dst.Root() == src.Root() {
-		dst.Close()
-		return nil, fmt.Errorf("%s: the corpus cannot be written into the job's own directory", o.Dir)
-	}
-	names, err := dst.List(ctx, "")
-	if err != nil {
+	if err := emptyOwn(ctx, o, dst); err != nil {
 		dst.Close()
 		return nil, err
 	}
-	if len(names) == 0 {
-		return dst, nil
-	}
-	if !o.Overwrite {
-		dst.Close()
-		return nil, fmt.Errorf("%s: %w (%d files; pass --overwrite to replace them)", o.Dir, ErrNotEmpty, len(names))
-	}
-	for _, n := range names {
-		if path.Base(n) == job.ManifestFile {
-			dst.Close()
-			return nil, fmt.Errorf("%s: holds a job (%s); not overwriting it", o.Dir, n)
-		}
-	}
-	// The marker goes first: a corpus half replaced is never complete.
-	if err := dst.Remove(ctx, SuccessFile); err != nil {
+	if err := storage.WriteJSON(ctx, dst, MarkerFile, struct {
+		Job string `json:"job"`
+	}{o.Job}, false); err != nil {
 		dst.Close()
 		return nil, err
-	}
-	for _, n := range names {
-		if err := dst.Remove(ctx, n); err != nil {
-			dst.Close()
-			return nil, err
-		}
 	}
 	return dst, nil
+}
+
+// emptyOwn empties dst when it holds write-kept's files and o.Overwrite;
+// any other file is left where it is and refused.
+func emptyOwn(ctx context.Context, o Options, dst *storage.Dir) error {
+	names, err := dst.List(ctx, "")
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	if !o.Overwrite {
+		return fmt.Errorf("%s: %w (%d files; pass --overwrite to replace a corpus write-kept wrote)", o.Dir, ErrNotEmpty, len(names))
+	}
+	if err := checkOwn(o.Dir, names); err != nil {
+		return err
+	}
+	// The marker of completion goes first: a corpus half replaced is
+	// never complete. The marker of write-kept's stays.
+	if err := dst.Remove(ctx, SuccessFile); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n == MarkerFile {
+			continue
+		}
+		if err := dst.Remove(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writer holds what every input file is written with.
@@ -293,6 +325,9 @@ func (w *writer) file(ctx context.Context, i int, in job.Input, members bool) (*
 		return nil, err
 	}
 	defer file.Close()
+	if err := checkOpened(file, in.Path, w.o.Roots); err != nil {
+		return nil, err
+	}
 	if file.Size() != in.Size {
 		return nil, fmt.Errorf("%s: %d bytes, but %d when the job read it: the file has changed", in.Path, file.Size(), in.Size)
 	}

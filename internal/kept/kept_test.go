@@ -364,6 +364,7 @@ func TestWriteChecks(t *testing.T) {
 		return dir
 	}
 	ctx := context.Background()
+	roots := ranWith(t, jobDir)
 	tests := []struct {
 		name   string
 		change func(t *testing.T, dir string)
@@ -422,24 +423,23 @@ func TestWriteChecks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := clone(t)
 			tt.change(t, dir)
-			_, err := Write(ctx, Options{Job: dir, Dir: filepath.Join(t.TempDir(), "kept")})
+			_, err := Write(ctx, Options{Job: dir, Dir: filepath.Join(t.TempDir(), "kept"), Roots: roots})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Write: %v, want an error saying %q", err, tt.want)
 			}
 		})
 	}
-	t.Run("a directory that holds files", func(t *testing.T) {
-		out := t.TempDir()
-		os.WriteFile(filepath.Join(out, "x"), nil, 0o644)
-		_, err := Write(ctx, Options{Job: jobDir, Dir: out})
+	t.Run("a directory that holds a corpus", func(t *testing.T) {
+		out, _ := writeCorpus(t, jobDir, Options{ShardDocs: 1})
+		_, err := Write(ctx, Options{Job: jobDir, Dir: out, Roots: roots})
 		if !errors.Is(err, ErrNotEmpty) {
 			t.Fatalf("Write into a directory that holds files: %v, want ErrNotEmpty", err)
 		}
-		if _, err := Write(ctx, Options{Job: jobDir, Dir: out, Overwrite: true}); err != nil {
+		if _, err := Write(ctx, Options{Job: jobDir, Dir: out, Roots: roots, Overwrite: true}); err != nil {
 			t.Fatalf("with Overwrite: %v", err)
 		}
-		if _, err := os.Stat(filepath.Join(out, "x")); !os.IsNotExist(err) {
-			t.Errorf("Overwrite left the file that was there: %v", err)
+		if shard, err := filepath.Glob(filepath.Join(out, "*-00001.*")); err != nil || len(shard) != 0 {
+			t.Errorf("Overwrite left the shards of the corpus that was there: %v %v", shard, err)
 		}
 		if err := checkKept(t, jobDir, out); err != nil {
 			t.Fatal(err)
@@ -447,7 +447,7 @@ func TestWriteChecks(t *testing.T) {
 	})
 	t.Run("a directory that holds a job", func(t *testing.T) {
 		parent := filepath.Dir(clone(t))
-		_, err := Write(ctx, Options{Job: jobDir, Dir: parent, Overwrite: true})
+		_, err := Write(ctx, Options{Job: jobDir, Dir: parent, Roots: roots, Overwrite: true})
 		if err == nil || !strings.Contains(err.Error(), "holds a job") {
 			t.Fatalf("Write over a directory that holds a job: %v", err)
 		}
@@ -466,7 +466,7 @@ func TestWriteChecks(t *testing.T) {
 			}
 			return storage.OpenFile(ctx, path)
 		}
-		_, err := Write(ctx, Options{Job: jobDir, Dir: out, Open: open})
+		_, err := Write(ctx, Options{Job: jobDir, Dir: out, Roots: roots, Open: open})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Write: %v, want context.Canceled", err)
 		}
@@ -477,7 +477,7 @@ func TestWriteChecks(t *testing.T) {
 		}
 	})
 	t.Run("the job's own directory", func(t *testing.T) {
-		if _, err := Write(ctx, Options{Job: jobDir, Dir: jobDir, Overwrite: true}); err == nil {
+		if _, err := Write(ctx, Options{Job: jobDir, Dir: jobDir, Roots: roots, Overwrite: true}); err == nil {
 			t.Fatal("Write into the job's directory succeeded")
 		}
 	})

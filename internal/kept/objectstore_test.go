@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/s3test"
@@ -14,29 +15,44 @@ import (
 
 // TestObjectStorage reads a job from an S3 bucket (a test server on
 // loopback) and writes its corpus into the bucket: the objects are the
-// files a local job and directory get, byte for byte.
+// files a local job and directory get, byte for byte. A corpus is not
+// written into the job's prefix, under it or around it.
 func TestObjectStorage(t *testing.T) {
 	jobDir := runJob(t, 32<<20, "../../testdata/sample/sample.warc.gz", "../../testdata/sample/broken.jsonl")
 	local, _ := writeCorpus(t, jobDir, Options{Annotate: true})
 	s3test.Start(t, "crawl").PutDir(t, jobDir, "crawl", "job")
 	ctx := context.Background()
-	if _, err := Write(ctx, Options{Job: "s3://crawl/job", Dir: "s3://crawl/kept", Annotate: true}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := storage.Open(ctx, "s3://crawl/kept")
+	st, err := storage.Open(ctx, "s3://crawl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := st.List(ctx, "")
-	if err != nil {
+	list := func(prefix string) []string {
+		names, err := st.List(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	before := list("job")
+	for _, dir := range []string{"s3://crawl/job", "s3://crawl/job/docs", "s3://crawl/job/index/", "s3://crawl", "s3://crawl/?region=elsewhere"} {
+		_, err := Write(ctx, Options{Job: "s3://crawl/job", Dir: dir, Roots: ranWith(t, jobDir), Overwrite: true})
+		if err == nil || !strings.Contains(err.Error(), "the job") {
+			t.Errorf("Write into %s: %v, want a refusal naming the job", dir, err)
+		}
+	}
+	if after := list("job"); !slices.Equal(after, before) {
+		t.Fatalf("refused writes changed the job: %v, was %v", after, before)
+	}
+	if _, err := Write(ctx, Options{Job: "s3://crawl/job", Dir: "s3://crawl/kept", Annotate: true, Roots: ranWith(t, jobDir)}); err != nil {
 		t.Fatal(err)
 	}
+	got := list("kept")
 	var want []string
 	filepath.WalkDir(local, func(p string, e os.DirEntry, err error) error {
 		if err == nil && !e.IsDir() {
 			rel, _ := filepath.Rel(local, p)
-			want = append(want, filepath.ToSlash(rel))
+			want = append(want, "kept/"+filepath.ToSlash(rel))
 		}
 		return err
 	})
@@ -44,10 +60,10 @@ func TestObjectStorage(t *testing.T) {
 		t.Fatalf("the bucket holds %v, the local directory %v", got, want)
 	}
 	for _, name := range want {
-		if name == SummaryFile {
-			continue // names the job's location
+		if name == "kept/"+SummaryFile || name == "kept/"+MarkerFile {
+			continue // name the job's location
 		}
-		a, _ := os.ReadFile(filepath.Join(local, filepath.FromSlash(name)))
+		a, _ := os.ReadFile(filepath.Join(local, filepath.FromSlash(strings.TrimPrefix(name, "kept/"))))
 		b, err := storage.ReadFile(ctx, st, name)
 		if err != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s: the object differs from the local file (%v)", name, err)

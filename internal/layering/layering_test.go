@@ -25,7 +25,7 @@ NONE < internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pk
        internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/storage, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
        internal/metrics/metricstest, internal/benchtext, internal/corpus,
-       internal/s3test, internal/golden, e2e;
+       internal/s3test, internal/golden, internal/configfile, e2e;
 
 # kernels
 pkg/minhash < pkg/bands;
@@ -66,7 +66,7 @@ internal/pipeline, internal/query < .;
 
 # tools and commands
 internal/corpus, internal/reference, internal/pipeline < internal/accuracy;
-internal/kept, internal/metrics, internal/procstat, internal/query, internal/pipeline, internal/series < internal/cli;
+internal/configfile, internal/kept, internal/metrics, internal/procstat, internal/query, internal/pipeline, internal/series < internal/cli;
 internal/cli < cmd/coordinator, cmd/worker;
 internal/accuracy < cmd/accuracy;
 internal/corpus < cmd/gencorpus;

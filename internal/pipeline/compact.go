@@ -35,7 +35,10 @@ var ErrHasIndex = errors.New("holds an index already (pass --overwrite to replac
 
 // CompactIndexes writes the indexes of a series of jobs as one index at
 // cfg.Out (see index.Compact): a later job names it once in --against
-// instead of every earlier job, and query reads it as one.
+// instead of every earlier job, and query reads it as one. Every file
+// copied is checked against its source's index; a compaction that fails
+// leaves no index at cfg.Out (with Overwrite, the one it replaces is
+// gone too, its index.json removed before anything is written).
 func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error) {
 	log := cfg.Log
 	if log == nil {
@@ -54,9 +57,12 @@ func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error
 		return nil, fmt.Errorf("%s: %w", st.Root(), err)
 	}
 	defer unlock()
-	if _, err := index.Load(ctx, st); err == nil && !cfg.Overwrite {
+	_, err = index.Load(ctx, st)
+	replacing := !errors.Is(err, index.ErrNoIndex) && !errors.Is(err, fs.ErrNotExist)
+	switch {
+	case err == nil && !cfg.Overwrite:
 		return nil, fmt.Errorf("%s %w", st.Root(), ErrHasIndex)
-	} else if err != nil && !errors.Is(err, index.ErrNoIndex) && !errors.Is(err, fs.ErrNotExist) && !cfg.Overwrite {
+	case err != nil && replacing && !cfg.Overwrite:
 		return nil, fmt.Errorf("%s: %w", st.Root(), err)
 	}
 	first, err := storage.Open(ctx, cfg.Indexes[0])
@@ -88,9 +94,21 @@ func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error
 		sort.Strings(names)
 		name = fmt.Sprintf("c%016x", xxhash.Sum64String(strings.Join(names, "\x00")))
 	}
+	if replacing {
+		// The index replaced is no index from here on: a compaction that
+		// fails after overwriting some of its files must not leave it
+		// described as complete.
+		if err := st.Remove(ctx, job.IndexFile); err != nil {
+			return nil, fmt.Errorf("%s: removing the index replaced: %w", st.Root(), err)
+		}
+		log.Info("the index at out is replaced: its index.json removed", "out", st.Root())
+	}
 	log.Info("compacting indexes", "out", st.Root(), "indexes", len(srcs), "job", name)
 	ix, err := index.Compact(ctx, mounted(st, list), srcs, outs, name)
 	if err != nil {
+		if replacing {
+			return nil, fmt.Errorf("%w (the index %s held is removed: --overwrite)", err, st.Root())
+		}
 		return nil, err
 	}
 	log.Info("index compacted", "out", st.Root(), "job", ix.Job, "docs", ix.Docs, "chunks", len(ix.Chunks), "band_files", len(ix.BandFiles))

@@ -142,6 +142,11 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	}
 	c.log.Info("example pairs written", "file", report.PairsFile, "pairs", len(man.ExamplePairs),
 		"page_seconds", time.Since(t1).Seconds())
+	if man.Status == manifest.StatusComplete || c.cfg.AllowPartial {
+		if err := markWorkDone(ctx, c.st, c.cfg, c.spec.Params); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case man.Status == manifest.StatusComplete:
 		if err := storage.WriteFile(ctx, c.st, job.SuccessFile, nil); err != nil {

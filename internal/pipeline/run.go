@@ -87,6 +87,10 @@ type Config struct {
 	// wholeClusterEdges, if set, replaces the bound of the edges of a job
 	// whose cluster stage runs as one task (stage.Job.WholeEdges; tests).
 	wholeClusterEdges int64
+	// stopAfterMarker makes Run return once the job's marker (_SUCCESS
+	// or _PARTIAL) is written, before the work area is removed, as a
+	// process killed there would stop (tests).
+	stopAfterMarker bool
 }
 
 // ErrJobBusy is returned when another coordinator is running the job: it
@@ -124,7 +128,7 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 	for _, sk := range skipped {
 		log.Warn("input file skipped", "path", sk.Path, "reason", sk.Reason)
 	}
-	st, unlock, err := openOutput(ctx, cfg)
+	st, unlock, err := openOutput(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -205,30 +209,30 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		return man, nil
 	}
 	if !cfg.KeepWork {
+		if cfg.stopAfterMarker {
+			return man, errStoppedAfterMarker
+		}
 		if err := q.DeleteState(context.WithoutCancel(ctx), jobName); err != nil {
 			log.Warn("could not delete the job's state bucket", "err", err)
 		}
 		stopWorkers()
 		stopWatching()
 		stop()
-		if err := st.Remove(context.WithoutCancel(ctx), job.WorkDir); err != nil {
+		// What goes is listed in the work area (job.WorkDoneFile,
+		// written before _SUCCESS): the index of a job without one, the
+		// embedded store of an object-store job (in the user's cache),
+		// then the work area. A run stopped before the end leaves them
+		// to the next command (openOutput).
+		if _, err := removeDoneWork(context.WithoutCancel(ctx), st); err != nil {
 			log.Warn("could not remove the work area", "err", err)
-		}
-		if cfg.NATSURL == "" && cfg.NATSStore == "" && !st.Local() {
-			// The embedded store of an object-store job is in the
-			// user's cache, not in the work area: it goes too.
-			if err := os.RemoveAll(natsStore(cfg, st)); err != nil {
-				log.Warn("could not remove the embedded NATS store", "err", err)
-			}
-		}
-		if !params.Index {
-			if err := st.Remove(context.WithoutCancel(ctx), job.IndexDir); err != nil {
-				log.Warn("could not remove the index", "err", err)
-			}
 		}
 	}
 	return man, nil
 }
+
+// errStoppedAfterMarker is what Run returns when Config.stopAfterMarker
+// stopped it (tests).
+var errStoppedAfterMarker = errors.New("stopped after the job's marker, before removing its work area (test)")
 
 // workerURL is the NATS URL outside workers connect to, without its
 // password: --nats, or the embedded server's with --listen; "" when only
@@ -345,8 +349,9 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 
 // openOutput opens the output directory, takes its lock (one coordinator
 // per output, released by the system if this process dies), refuses a
-// complete job, and clears the outputs under --overwrite.
-func openOutput(ctx context.Context, cfg Config) (*storage.Dir, func(), error) {
+// complete job (removing the work area a run stopped after finishing it
+// left), and clears the outputs under --overwrite.
+func openOutput(ctx context.Context, cfg Config, log *slog.Logger) (*storage.Dir, func(), error) {
 	st, err := storage.Open(ctx, cfg.Out)
 	if err != nil {
 		return nil, nil, err
@@ -360,7 +365,9 @@ func openOutput(ctx context.Context, cfg Config) (*storage.Dir, func(), error) {
 		return nil, nil, err
 	}
 	for _, marker := range []string{job.SuccessFile, job.PartialFile} {
-		if _, err := st.Open(ctx, marker); err == nil && !cfg.Overwrite {
+		if f, err := st.Open(ctx, marker); err == nil && !cfg.Overwrite {
+			f.Close()
+			cleanStaleWork(ctx, st, log)
 			unlock()
 			return nil, nil, fmt.Errorf("%s (%s): %w", st.Root(), marker, ErrComplete)
 		}

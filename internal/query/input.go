@@ -2,6 +2,7 @@ package query
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,11 @@ const Stdin = "-"
 // maxLineBytes bounds a line of text input (as formats' default bound on
 // a document).
 const maxLineBytes = 16 << 20
+
+// jsonlLineBytes bounds a line of JSONL input: room for a text of
+// maxLineBytes with escapes, and the other fields (formats' bound on a
+// line, with MaxDocBytes maxLineBytes).
+const jsonlLineBytes = 2*maxLineBytes + 64<<10
 
 // ReadDocs reads the documents of path (Stdin: stdin) in format and
 // passes them to fn in batches of at most batch documents, in input
@@ -188,17 +194,70 @@ func trimEOL(b []byte) []byte {
 }
 
 // readJSONL reads JSONL with package formats (decompressed by the path's
-// name), from br.
+// name), from br. A line of an uncompressed input longer than
+// jsonlLineBytes is an error once that many bytes of it are read:
+// formats skips such a line to its end before rejecting it, which on a
+// stream that never ends a line (/dev/zero) would read for ever. (A
+// compressed input's lines are those of its decompressed bytes, which
+// formats alone sees: there the skip ends with the input.)
 func readJSONL(ctx context.Context, path, name string, br *bufio.Reader, add func(Doc) error) error {
 	piece := formats.Piece{Path: path, Kind: formats.KindJSONL, Start: 0, End: -1, StartLine: 1}
-	open := func(context.Context, string) (formats.File, error) { return &seqFile{r: br}, nil }
+	var src io.Reader = br
+	bound := &lineBound{r: br, limit: jsonlLineBytes, line: 1}
+	if path == Stdin || !formats.Compressed(path) {
+		src = bound
+	}
+	open := func(context.Context, string) (formats.File, error) { return &seqFile{r: src}, nil }
 	emit := func(d formats.Doc) error {
 		return add(Doc{ID: d.ID, Text: append([]byte(nil), d.Text...)})
 	}
 	reject := func(r formats.Reject) error {
 		return fmt.Errorf("%s: line %d (offset %d): %s", name, r.Line, r.Offset, r.Reason)
 	}
-	return formats.Read(ctx, piece, formats.Options{Open: open, MaxDocBytes: maxLineBytes}, emit, reject)
+	err := formats.Read(ctx, piece, formats.Options{Open: open, MaxDocBytes: maxLineBytes}, emit, reject)
+	if bound.tooLong {
+		return fmt.Errorf("%s: line %d (offset %d): longer than %d bytes", name, bound.line, bound.start, bound.limit)
+	}
+	return err
+}
+
+// errLineBound is what lineBound reads once a line is too long.
+var errLineBound = errors.New("line too long")
+
+// lineBound passes a stream through until a line of it runs longer than
+// limit bytes, then fails (errLineBound), recording the line's number and
+// offset.
+type lineBound struct {
+	r       io.Reader
+	limit   int64
+	off     int64 // offset of the next byte
+	start   int64 // offset of the line being read
+	line    int64 // its number
+	tooLong bool
+}
+
+func (b *lineBound) Read(p []byte) (int, error) {
+	if b.tooLong {
+		return 0, errLineBound
+	}
+	n, err := b.r.Read(p)
+	for i := 0; i < n; {
+		j := bytes.IndexByte(p[i:n], '\n')
+		if j < 0 {
+			break
+		}
+		if b.off+int64(i+j)-b.start > b.limit {
+			break // the line ended past the limit
+		}
+		b.start, b.line = b.off+int64(i+j+1), b.line+1
+		i += j + 1
+	}
+	b.off += int64(n)
+	if b.off-b.start > b.limit {
+		b.tooLong = true
+		return n, errLineBound
+	}
+	return n, err
 }
 
 // seqFile is a stream read as a formats.File of unknown size: read from

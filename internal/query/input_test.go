@@ -2,11 +2,13 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReadDocs reads JSONL and text, from files and standard input, in
@@ -75,6 +77,65 @@ func TestReadDocs(t *testing.T) {
 			}
 			if texts["a"] != "" && texts["a"] != "one two" {
 				t.Errorf("document a read as %q", texts["a"])
+			}
+		})
+	}
+}
+
+// endless is a stream without end: its bytes (zeros, as /dev/zero's,
+// after head) never make a line end.
+type endless struct{ head *strings.Reader }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.head.Len() > 0 {
+		return e.head.Read(p)
+	}
+	clear(p)
+	return len(p), nil
+}
+
+// TestReadDocsEndless reads a stream that never ends a line, as JSONL
+// and as text, from standard input and from /dev/zero: each is an error
+// naming the input, the line and its offset, within the bound on a line,
+// not a read that spins for ever (issue 31: --format jsonl on /dev/zero
+// used a core until killed).
+func TestReadDocsEndless(t *testing.T) {
+	first := "{\"id\":\"a\",\"text\":\"x\"}\n"
+	tests := []struct {
+		name, path, head, format string
+		wantErr                  string
+	}{
+		{"jsonl", Stdin, "", FormatJSONL, fmt.Sprintf("standard input: line 1 (offset 0): longer than %d bytes", jsonlLineBytes)},
+		{"jsonl after a document", Stdin, first, FormatJSONL, fmt.Sprintf("standard input: line 2 (offset %d): longer than %d bytes", len(first), jsonlLineBytes)},
+		{"jsonl sniffed", Stdin, "{", FormatAuto, "standard input: line 1 (offset 0): longer than"},
+		{"text", Stdin, first, FormatText, fmt.Sprintf("standard input: line 2 (offset %d): longer than %d bytes", len(first), maxLineBytes)},
+		{"jsonl /dev/zero", "/dev/zero", "", FormatJSONL, "/dev/zero: line 1 (offset 0): longer than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := os.Stat(tt.path); tt.path != Stdin && err != nil {
+				t.Skip(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			var docs []string
+			go func() {
+				done <- ReadDocs(ctx, tt.path, &endless{strings.NewReader(tt.head)}, tt.format, 1, func(d []Doc) error {
+					docs = append(docs, d[0].ID)
+					return nil
+				})
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want an error saying %q", err, tt.wantErr)
+				}
+				if tt.head == first && !reflect.DeepEqual(docs, []string{"a"}) && tt.format == FormatJSONL {
+					t.Errorf("documents %q before the endless line, want [a]", docs)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("still reading an endless line after 20 s")
 			}
 		})
 	}

@@ -11,7 +11,9 @@
 //	DIR/2026-W47-compact/    an index written by `coordinator index compact` (index/ only)
 //	DIR/2026-W48/            the next member
 //
-// Directories whose names start with "_" or "." are not members.
+// Directories whose names start with "_" or "." are not members, nor are
+// files and symbolic links (not followed); Scan reports each such entry,
+// and CheckName refuses a new member's name starting with "_".
 package series
 
 import (
@@ -91,7 +93,8 @@ func Location(dir, name string) (string, error) {
 }
 
 // CheckName refuses a member name that cannot be a job name (letters,
-// digits, - and _; it names the member's directory too).
+// digits, - and _; it names the member's directory too), or that Scan
+// would not list: one starting with _ (a series' own entries).
 func CheckName(name string) error {
 	ok := name != "" && len(name) <= 64
 	for _, r := range name {
@@ -102,34 +105,65 @@ func CheckName(name string) error {
 	if !ok {
 		return fmt.Errorf("member name %q: use letters, digits, - and _ (at most 64)", name)
 	}
+	if reason := notMember(storage.Entry{Name: name, Kind: storage.KindDir}); reason != "" {
+		return fmt.Errorf("member name %q: %s, so a member of that name would be listed by no later member nor by series list", name, reason)
+	}
 	return nil
 }
 
+// Ignored is an entry of a series' directory that is not a member, and
+// why.
+type Ignored struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// notMember says why the entry e of a series' directory is not a member,
+// "" if it is one. Members are the directories whose names start with
+// neither _ nor .; a symbolic link is not followed (a member is a
+// directory of the series itself, not a path elsewhere that a link may
+// later point away from).
+func notMember(e storage.Entry) string {
+	switch {
+	case e.Kind == storage.KindSymlink:
+		return "a symbolic link, not followed: a member is a directory of the series itself (move the directory here, or give its path to --against)"
+	case e.Kind != storage.KindDir:
+		return "a file, not a directory: members are directories"
+	case strings.HasPrefix(e.Name, "_") || strings.HasPrefix(e.Name, "."):
+		return "a name starting with _ or . is not a member"
+	}
+	return ""
+}
+
 // Scan lists the members of the series at dir (a local directory or an
-// object-store prefix), sorted by name, each with its state. A missing
+// object-store prefix), sorted by name, each with its state, and the
+// entries of dir that are not members, each with why. A missing
 // directory has none.
-func Scan(ctx context.Context, dir *storage.Dir) ([]Member, error) {
-	names, err := dir.ListDirs(ctx, "")
+func Scan(ctx context.Context, dir *storage.Dir) ([]Member, []Ignored, error) {
+	entries, err := dir.ListEntries(ctx, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []Member
-	for _, name := range names {
-		if strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") {
+	var ignored []Ignored
+	for _, e := range entries {
+		if reason := notMember(e); reason != "" {
+			ignored = append(ignored, Ignored{e.Name, reason})
 			continue
 		}
+		name := e.Name
 		m, err := Read(ctx, sub{dir, name})
 		if err != nil {
-			return nil, fmt.Errorf("series %s: member %s: %w", dir.Root(), name, err)
+			return nil, nil, fmt.Errorf("series %s: member %s: %w", dir.Root(), name, err)
 		}
 		if m.Out, err = Location(dir.Root(), name); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		m.Name = name
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return out, ignored, nil
 }
 
 // sub is the files of one member: the series' under the member's name.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -144,7 +145,14 @@ func TestScan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		testScan(t, d, func(name string) string { return d.Root() + "/" + name })
+		// A symbolic link to a member is not followed, and said.
+		if err := os.Symlink(t.TempDir(), d.Path("2026-W00")); err != nil {
+			t.Fatal(err)
+		}
+		ignored := testScan(t, d, func(name string) string { return d.Root() + "/" + name })
+		if want := "2026-W00 a symbolic link"; len(ignored) != 1 || !strings.HasPrefix(ignored[0], want) {
+			t.Errorf("ignored %q, want %q alone", ignored, want)
+		}
 	})
 	t.Run("s3", func(t *testing.T) {
 		s3test.Start(t, "bucket")
@@ -155,13 +163,14 @@ func TestScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		testScan(t, d, func(name string) string { return "s3://bucket/crawl-dedup/" + name + "?region=us-east-1" })
+		_ = testScan(t, d, func(name string) string { return "s3://bucket/crawl-dedup/" + name + "?region=us-east-1" })
 	})
 }
 
 // testScan writes the members into d and checks what Scan reads, each
-// member's location being out(its name).
-func testScan(t *testing.T, d *storage.Dir, out func(name string) string) {
+// member's location being out(its name), and that it reports the entries
+// it ignores; it returns those it did not expect ("name reason").
+func testScan(t *testing.T, d *storage.Dir, out func(name string) string) []string {
 	ctx := context.Background()
 	put := func(name string, v any) {
 		t.Helper()
@@ -218,9 +227,24 @@ func testScan(t *testing.T, d *storage.Dir, out func(name string) string) {
 	put("notes/readme.txt", nil)
 	put("top.txt", nil)
 
-	got, err := Scan(ctx, d)
+	got, ignored, err := Scan(ctx, d)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var others []string
+	wantIgnored := map[string]string{".hidden": "starting with _ or .", "_tmp": "starting with _ or .", "top.txt": "a file, not a directory"}
+	for _, ig := range ignored {
+		if w, ok := wantIgnored[ig.Name]; ok {
+			if !strings.Contains(ig.Reason, w) {
+				t.Errorf("%s ignored because %q, want %q", ig.Name, ig.Reason, w)
+			}
+			delete(wantIgnored, ig.Name)
+			continue
+		}
+		others = append(others, ig.Name+" "+ig.Reason)
+	}
+	for name := range wantIgnored {
+		t.Errorf("%s ignored silently", name)
 	}
 	var lines []string
 	for _, m := range got {
@@ -251,6 +275,7 @@ func testScan(t *testing.T, d *storage.Dir, out func(name string) string) {
 	if n := names(c.Earlier); !reflect.DeepEqual(n, []string{"2026-W02-compact"}) {
 		t.Errorf("2026-W07 is matched against %q, want the compacted member only", n)
 	}
+	return others
 }
 
 // TestResumed reads the earlier jobs an unfinished member started with.
@@ -279,7 +304,7 @@ func TestCheckName(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		ok   bool
-	}{{"2026-W48", true}, {"2026-11-25", true}, {"week_1", true}, {"", false}, {"a/b", false}, {"2026.11", false}, {strings.Repeat("x", 65), false}} {
+	}{{"2026-W48", true}, {"2026-11-25", true}, {"week_1", true}, {"", false}, {"a/b", false}, {"_under", false}, {"-dash", true}, {"2026.11", false}, {strings.Repeat("x", 65), false}} {
 		if err := CheckName(tt.name); (err == nil) != tt.ok {
 			t.Errorf("CheckName(%q) = %v, want ok %v", tt.name, err, tt.ok)
 		}
