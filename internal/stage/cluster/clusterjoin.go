@@ -3,7 +3,6 @@ package cluster
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/workfile"
@@ -32,98 +30,6 @@ import (
 //     (lookupRow).
 //
 // Neither holds more than one partition's documents.
-
-// compRow is one row the nodes step sends to the components step: a
-// document of the component Label, a member of one of its exact groups,
-// or one of its verified pairs of representatives.
-type compRow struct {
-	Label  int64
-	Kind   int32
-	A      int64 // the document; the group's representative; the pair's first
-	B      int64 // the member; the pair's second
-	ID     string
-	URL    string
-	Tokens int32
-}
-
-func appendCompRow(b []byte, r compRow) []byte {
-	for _, v := range []int64{r.Label, int64(r.Kind), r.A, r.B, int64(r.Tokens)} {
-		b = binary.AppendVarint(b, v)
-	}
-	return workfile.AppendString(workfile.AppendString(b, r.ID), r.URL)
-}
-
-func decodeCompRow(b []byte) (compRow, int) {
-	d := workfile.DecodeRow(b)
-	r := compRow{Label: d.Int(), Kind: int32(d.Int()), A: d.Int(), B: d.Int(), Tokens: int32(d.Int())}
-	r.ID, r.URL = d.String(), d.String()
-	return r, d.Used()
-}
-
-// The kinds of compRow, in the order a component's rows are sorted.
-const (
-	rowDoc int32 = iota
-	rowMember
-	rowPair
-)
-
-// compareCompRows orders rows by (label, kind, a, b). It compares a field
-// only when those before are equal (cmp.Or would compare them all): it
-// sorts every row of the components step.
-func compareCompRows(x, y compRow) int {
-	switch {
-	case x.Label != y.Label:
-		return cmp.Compare(x.Label, y.Label)
-	case x.Kind != y.Kind:
-		return cmp.Compare(x.Kind, y.Kind)
-	case x.A != y.A:
-		return cmp.Compare(x.A, y.A)
-	}
-	return cmp.Compare(x.B, y.B)
-}
-
-// lookupRow is what the output task of verify chunk Chunk needs to expand
-// its pairs: the bounded cluster and kept document of a document
-// (lookupKept: a pair's first document or a group's representative), or
-// a member of the exact group of a pair's second document when that
-// group is in another chunk's file (lookupMember).
-type lookupRow struct {
-	Chunk   int32
-	Kind    int32
-	Node    int64
-	Cluster int64  // lookupKept
-	Doc     int64  // the kept document; the member
-	ID, URL string // the member's id and url
-}
-
-func appendLookupRow(b []byte, r lookupRow) []byte {
-	for _, v := range []int64{int64(r.Chunk), int64(r.Kind), r.Node, r.Cluster, r.Doc} {
-		b = binary.AppendVarint(b, v)
-	}
-	return workfile.AppendString(workfile.AppendString(b, r.ID), r.URL)
-}
-
-func decodeLookupRow(b []byte) (lookupRow, int) {
-	d := workfile.DecodeRow(b)
-	r := lookupRow{Chunk: int32(d.Int()), Kind: int32(d.Int()), Node: d.Int(), Cluster: d.Int(), Doc: d.Int()}
-	r.ID, r.URL = d.String(), d.String()
-	return r, d.Used()
-}
-
-// The kinds of lookupRow.
-const (
-	lookupKept int32 = iota
-	lookupMember
-)
-
-// docInfo is what the cluster stage reads of a records.DocRecord: only
-// these columns are decoded.
-type docInfo struct {
-	Doc    int64  `parquet:"doc"`
-	ID     string `parquet:"id"`
-	URL    string `parquet:"url"`
-	Tokens int32  `parquet:"tokens"`
-}
 
 // nodesResult is what a task of the nodes step reports.
 type nodesResult struct {
@@ -416,129 +322,4 @@ func componentsTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clust
 // goes to: its verify chunk's.
 func lookupDest(parts int) func(lookupRow) int {
 	return func(r lookupRow) int { return int(r.Chunk) % parts }
-}
-
-// taken is what takeComponents makes of some components: their share of
-// the statistics, their rows of clusters.parquet by (cluster, doc) and of
-// duplicates.parquet by doc, and their lookup rows, by destination
-// partition (see lookupDest), chunk, kind, node and doc, without repeats.
-type taken struct {
-	res      *componentsResult
-	clusters []records.ClusterRecord
-	dups     []records.Duplicate
-	lookups  []lookupRow
-}
-
-// takeComponents takes each component of rows (sorted by compareCompRows)
-// whole: it chooses the kept document, counts the complete pairs and
-// makes the component's rows of the outputs and its lookups for parts
-// output partitions.
-func takeComponents(ctx context.Context, spec *job.Spec, rows []compRow, parts int) (*taken, error) {
-	res := &componentsResult{Stats: stage.ClusterStats{SizeHist: make([]int64, stage.SizeBins), Top: []manifest.ClusterSummary{}}}
-	var clusters []records.ClusterRecord
-	var dups []records.Duplicate
-	var lookups []lookupRow
-	for lo := 0; lo < len(rows); {
-		c := component{label: rows[lo].Label}
-		hi := lo
-		for ; hi < len(rows) && rows[hi].Label == c.label; hi++ {
-			switch r := rows[hi]; r.Kind {
-			case rowDoc:
-				c.docs = append(c.docs, r)
-			case rowMember:
-				c.members = append(c.members, r)
-			default:
-				c.pairs = append(c.pairs, r)
-			}
-		}
-		lo = hi
-		if len(c.docs) < 2 || c.docs[0].A != c.label {
-			return nil, fmt.Errorf("clusters: component %d has %d documents, the first %v", c.label, len(c.docs), c.docs[:min(len(c.docs), 1)])
-		}
-
-		// Documents of earlier jobs (--against) come first and are never
-		// dropped: a cluster holding any keeps one of them.
-		earlier := 0
-		for earlier < len(c.docs) && spec.Earlier(c.docs[earlier].A) {
-			earlier++
-		}
-		groups := c.groups()
-		if earlier == len(c.docs) {
-			// Joined by the exact groups of earlier jobs only: their
-			// cluster, not this job's. Its lookups still serve the
-			// expansion, which lists none of its pairs.
-			lookups = c.lookups(lookups, groups, false, c.label)
-			continue
-		}
-		keepable := c.docs
-		if earlier > 0 {
-			keepable = c.docs[:earlier]
-		}
-		k := chooseKept(keepable, spec.Params.Keep)
-		kept := c.docs[k]
-		size := int32(len(c.docs))
-		for i, d := range c.docs {
-			clusters = append(clusters, records.ClusterRecord{Doc: d.A, ID: d.ID, Cluster: c.label, ClusterSize: size, Keep: i == k || i < earlier})
-			if i != k && i >= earlier {
-				dups = append(dups, records.Duplicate{Doc: d.A, ID: d.ID, URL: d.URL, Cluster: c.label, KeptDoc: kept.A, KeptID: kept.ID})
-			}
-		}
-		cs := &res.Stats
-		cs.Clusters++
-		cs.Clustered += int64(size)
-		cs.Duplicates += int64(size) - int64(max(earlier, 1))
-		cs.Largest = max(cs.Largest, int64(size))
-		cs.SizeHist[stage.SizeBin(int64(size))]++
-		cs.Top = insertTop(cs.Top, summary(c.label, c.docs, k))
-
-		total := c.completePairs(groups)
-		cs.CompletePairs += total
-		bounded := total > spec.Params.MaxClusterPairs
-		if bounded {
-			cs.BoundedClusters++
-			res.BoundedPairs += total
-			cs.Bounded = insertBounded(cs.Bounded, manifest.BoundedCluster{Cluster: c.label, Size: int64(size), KeptID: kept.ID, Pairs: total})
-		}
-		lookups = c.lookups(lookups, groups, bounded, kept.A)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-
-	slices.SortFunc(dups, func(a, b records.Duplicate) int { return cmp.Compare(a.Doc, b.Doc) })
-	dest := lookupDest(parts)
-	slices.SortFunc(lookups, func(x, y lookupRow) int {
-		return cmp.Or(cmp.Compare(dest(x), dest(y)), cmp.Compare(x.Chunk, y.Chunk), cmp.Compare(x.Kind, y.Kind),
-			cmp.Compare(x.Node, y.Node), cmp.Compare(x.Doc, y.Doc))
-	})
-	return &taken{res: res, clusters: clusters, dups: dups, lookups: slices.Compact(lookups)}, nil
-}
-
-// summary describes a component for the manifest's largest clusters.
-func summary(label int64, docs []compRow, kept int) manifest.ClusterSummary {
-	s := manifest.ClusterSummary{Cluster: label, Size: len(docs), KeptID: docs[kept].ID, KeptURL: docs[kept].URL}
-	for _, d := range docs[:min(len(docs), 5)] {
-		s.Members = append(s.Members, d.ID)
-	}
-	return s
-}
-
-// insertTop keeps the topClusters largest clusters, largest first, ties
-// by cluster id.
-func insertTop(list []manifest.ClusterSummary, s manifest.ClusterSummary) []manifest.ClusterSummary {
-	list = append(list, s)
-	slices.SortFunc(list, func(x, y manifest.ClusterSummary) int {
-		return cmp.Or(cmp.Compare(y.Size, x.Size), cmp.Compare(x.Cluster, y.Cluster))
-	})
-	return list[:min(len(list), stage.TopClusters)]
-}
-
-// insertBounded keeps the topClusters bounded clusters with the most
-// pairs, ties by cluster id.
-func insertBounded(list []manifest.BoundedCluster, b manifest.BoundedCluster) []manifest.BoundedCluster {
-	list = append(list, b)
-	slices.SortFunc(list, func(x, y manifest.BoundedCluster) int {
-		return cmp.Or(cmp.Compare(y.Pairs, x.Pairs), cmp.Compare(x.Cluster, y.Cluster))
-	})
-	return list[:min(len(list), stage.TopClusters)]
 }
