@@ -95,9 +95,9 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in TaskInput
 			return nil, fmt.Errorf("reduce partition %d: earlier job: %w", part, err)
 		}
 		for _, r := range runs {
-			recs, err := r.Part(part)
+			recs, err := r.Part(part) // its errors name the partition
 			if err != nil {
-				return nil, fmt.Errorf("reduce partition %d: %w", part, err)
+				return nil, err
 			}
 			lists = append(lists, index.BandList{Name: r.Name, Recs: recs})
 		}

@@ -64,7 +64,11 @@ func (e *sigEntry) dropped() bool { return len(e.set) != e.n }
 // are written to the work area; the cluster stage expands them into
 // pairs/.
 func Verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduces []job.ReduceResult, src SigSource) (*job.VerifyResult, error) {
-	return verify(ctx, st, spec, chunk, reduces, src, verifyWindowDocs, verifyCacheBytes, newBitSets)
+	r, err := verify(ctx, st, spec, chunk, reduces, src, verifyWindowDocs, verifyCacheBytes, newBitSets)
+	if err != nil {
+		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+	}
+	return r, nil
 }
 
 // SigSource tells a verify task where the signatures of its documents
@@ -188,17 +192,17 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	}
 	merged, err := workfile.MergeEdges(ctx, st, infos)
 	if err != nil {
-		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+		return nil, err
 	}
 	defer merged.Close()
 
 	bnd, err := sketch.NewBanding(p)
 	if err != nil {
-		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+		return nil, err
 	}
 	sigs, closeSigs, err := src.open(ctx, st, p, chunk, infos)
 	if err != nil {
-		return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+		return nil, err
 	}
 	defer closeSigs()
 	// The edges come in (a, b) order, and so go the pairs and group
@@ -233,7 +237,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 	for len(srcs) < runtime.GOMAXPROCS(0) {
 		s, err := sigs.fork()
 		if err != nil {
-			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+			return nil, err
 		}
 		srcs = append(srcs, s)
 	}
@@ -245,7 +249,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		var e records.Candidate
 		e, more, err = merged.Next()
 		if err != nil {
-			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+			return nil, err
 		}
 		if more && seen && e.A == last.A && e.B == last.B {
 			continue // the same pair from another partition (or band)
@@ -259,7 +263,7 @@ func verify(ctx context.Context, st storage.FS, spec *job.Spec, chunk int, reduc
 		// The block is full (or the edges are over): judge it.
 		pairs, members, err := jb.judgeBlock(ctx, edges, heads)
 		if err != nil {
-			return nil, fmt.Errorf("verify chunk %d: %w", chunk, err)
+			return nil, err
 		}
 		if err := pairFile.WritePairs(ctx, pairs); err != nil {
 			return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/stage/mapper"
 	"github.com/neardup/neardup/internal/stagetest"
 	"github.com/neardup/neardup/internal/storage"
@@ -216,16 +217,6 @@ func TestVerifyEdges(t *testing.T) {
 // files are errors, not fewer pairs, with the gather stage off and on.
 func TestVerifyMissingInputs(t *testing.T) {
 	ctx := context.Background()
-	damage := func(t *testing.T, st *storage.Dir, name string) {
-		t.Helper()
-		info, err := os.Stat(st.Path(name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(st.Path(name), make([]byte, info.Size()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	tests := []struct {
 		name    string
 		gathers []job.Gather // the modes the case applies to
@@ -713,5 +704,44 @@ func TestDroppedClaims(t *testing.T) {
 		if src.loads[doc] != 2 {
 			t.Errorf("document %d loaded %d times, want 2", doc, src.loads[doc])
 		}
+	}
+}
+
+// TestVerifyTaskError runs a verify task as a worker does, through the
+// stage's Run, on a damaged edge file: its error names the chunk once
+// ("verify chunk 0: verify chunk 0:" was printed before).
+func TestVerifyTaskError(t *testing.T) {
+	ctx := context.Background()
+	st := worktest.NewStore(t)
+	p := worktest.Resolved(t, func(p *job.Params) { p.Gather = job.GatherOff })
+	byChunk := mapVerifyDocs(t, st, p)
+	rr := edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1})
+	damage(t, st, rr.EdgeFiles[0].Name)
+	if err := stage.WriteTaskInputs(ctx, st, job.InputsEdges, stage.EdgeInputs([]job.ReduceResult{rr})); err != nil {
+		t.Fatal(err)
+	}
+	list := slices.Collect(maps.Values(byChunk))
+	if err := storage.WriteJSON(ctx, st, job.MapStageFile, list, true); err != nil {
+		t.Fatal(err)
+	}
+	env := &stage.Env{Spec: &job.Spec{Params: p}, FS: st, Cache: &stage.Files{St: st}}
+	_, err := Stage().Run(ctx, env, stage.Task{Stage: "verify", Index: 0})
+	if !errors.Is(err, workfile.ErrCorrupt) {
+		t.Fatalf("err = %v, want a corrupt edge file", err)
+	}
+	if n := strings.Count(err.Error(), "verify chunk 0:"); n != 1 {
+		t.Errorf("%q names the chunk %d times, want once", err, n)
+	}
+}
+
+// damage overwrites the file name with zeros.
+func damage(t *testing.T, st *storage.Dir, name string) {
+	t.Helper()
+	info, err := os.Stat(st.Path(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(st.Path(name), make([]byte, info.Size()), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

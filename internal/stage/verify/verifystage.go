@@ -34,11 +34,7 @@ func Stage() stage.Stage {
 			} else if src.Maps, err = e.Cache.Maps(ctx); err != nil {
 				return nil, err
 			}
-			r, err := Verify(ctx, e.FS, e.Spec, t.Index, stage.ReduceResults(in, t.Index), src)
-			if err != nil {
-				return nil, fmt.Errorf("verify chunk %d: %w", t.Index, err)
-			}
-			return r, nil
+			return Verify(ctx, e.FS, e.Spec, t.Index, stage.ReduceResults(in, t.Index), src)
 		},
 		Done: func(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
 			list, err := stage.DecodeResults[job.VerifyResult](out)
