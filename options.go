@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // Method is how documents are sketched and compared.
@@ -54,6 +56,10 @@ const (
 	FormatParquet InputFormat = "parquet" // string id and text columns
 	FormatText    InputFormat = "text"    // one document a file, its path the id
 )
+
+// DefaultDiskFullTimeout is how long a job waits for a full disk unless
+// Options.DiskFullTimeout says otherwise.
+const DefaultDiskFullTimeout = pipeline.DefaultDiskFullTimeout
 
 // Options describe a job for Run. Out and Inputs are required; every other
 // field's zero value means the default the coordinator command uses (its
@@ -112,8 +118,8 @@ type Options struct {
 	NATSURL string
 	// DiskFullTimeout bounds how long the job waits while the disk of the
 	// output (or of the embedded server's store) is full before it fails
-	// naming the disk: 0 is pipeline.DefaultDiskFullTimeout, as for the
-	// command; a negative value waits for ever.
+	// naming the disk: 0 is DefaultDiskFullTimeout, as for the command; a
+	// negative value waits for ever.
 	DiskFullTimeout time.Duration
 	// Overwrite replaces a complete job, or an unfinished one with other
 	// options, in Out.

@@ -134,7 +134,9 @@ func openComplete(ctx context.Context, out string) (*storage.Dir, error) {
 		return nil, fmt.Errorf("neardup: %w", err)
 	}
 	if l.Local() { // storage.Open would create it
-		if _, err := os.Stat(l.Path); err != nil {
+		if _, err := os.Stat(l.Path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: it does not exist (%w)", ErrNotComplete, out, err)
+		} else if err != nil {
 			return nil, fmt.Errorf("neardup: %w", err)
 		}
 	}

@@ -108,8 +108,8 @@ func TestNotComplete(t *testing.T) {
 	}
 	t.Run("missing", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "nothing")
-		if err := firstErr(neardup.Clusters(ctx, out)); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("error %v, want one wrapping fs.ErrNotExist", err)
+		if err := firstErr(neardup.Clusters(ctx, out)); !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, neardup.ErrNotComplete) {
+			t.Errorf("error %v, want one wrapping ErrNotComplete and fs.ErrNotExist", err)
 		}
 		if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("reading created the output: %v", err)

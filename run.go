@@ -19,7 +19,7 @@ var (
 	ErrComplete = errors.New("neardup: the output already holds a complete job (set Options.Overwrite to replace it)")
 	// ErrJobBusy is an output or a job that another coordinator is
 	// running.
-	ErrJobBusy = pipeline.ErrJobBusy
+	ErrJobBusy = errors.New("neardup: another coordinator is running this job")
 	// ErrNotComplete is an output that holds no complete job: unfinished,
 	// partial or none at all.
 	ErrNotComplete = errors.New("neardup: the output is not a complete job")
@@ -99,8 +99,24 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if errors.Is(err, pipeline.ErrComplete) {
 		return nil, fmt.Errorf("%w: %s", ErrComplete, cfg.Out)
 	}
+	if errors.Is(err, pipeline.ErrJobBusy) {
+		return nil, &busyError{out: cfg.Out, err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("neardup: job into %s: %w", cfg.Out, err)
 	}
 	return result(cfg.Out, m), nil
 }
+
+// busyError is a job another coordinator runs: it is ErrJobBusy, and says
+// what the control plane found.
+type busyError struct {
+	out string
+	err error
+}
+
+func (e *busyError) Error() string { return fmt.Sprintf("neardup: job into %s: %v", e.out, e.err) }
+
+func (e *busyError) Is(target error) bool { return target == ErrJobBusy }
+
+func (e *busyError) Unwrap() error { return e.err }
