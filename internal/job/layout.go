@@ -55,6 +55,11 @@ func ReduceBandFile(first, last int) string {
 func DocFile(chunk int) string    { return fmt.Sprintf("%s/chunk-%06d.parquet", DocsDir, chunk) }
 func RejectFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", RejectsDir, chunk) }
 
+// PlannedRejectFile lists the files found under the inputs at planning
+// that are not regular files (Skipped.Rejected): named pipes, sockets,
+// devices. Its rows have chunk -1 and offset -1.
+const PlannedRejectFile = RejectsDir + "/planned.parquet"
+
 // TextFile names a chunk's text store (package textstore): its
 // documents' ids, urls and texts, from which verify and query sketch them
 // again. Indexes before version 3 held signature files instead

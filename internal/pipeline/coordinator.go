@@ -78,6 +78,9 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	if w := simhashRecallWarning(p); w != "" {
 		warnings = append(warnings, w)
 	}
+	if w := notRegularWarning(man.SkippedInputs); w != "" {
+		warnings = append(warnings, w)
+	}
 	warnings = append(warnings, lossWarnings(man.Counts, man.ChangedInputs)...)
 	for _, w := range warnings {
 		c.log.Warn(w)

@@ -122,6 +122,10 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 	defer closeEarlier(cc.earlier)
 	params, skipped := cc.params, cc.skipped
 	for _, sk := range skipped {
+		if sk.Rejected {
+			log.Warn("input file rejected: not read, listed in rejects/", "path", sk.Path, "reason", sk.Reason)
+			continue
+		}
 		log.Warn("input file skipped", "path", sk.Path, "reason", sk.Reason)
 	}
 	st, unlock, err := openOutput(ctx, cfg)

@@ -107,6 +107,26 @@ func scriptWarnings(man *manifest.Manifest, p job.Params) []string {
 	return out
 }
 
+// notRegularWarning names the files under the inputs that planning found
+// not to be regular files (the first few), "" when there are none.
+func notRegularWarning(skipped []job.Skipped) string {
+	var names []string
+	for _, sk := range skipped {
+		if sk.Rejected {
+			names = append(names, sk.Path+" ("+sk.Reason+")")
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	list := strings.Join(names[:min(len(names), 3)], ", ")
+	if len(names) > 3 {
+		list += ", …"
+	}
+	return fmt.Sprintf("%d files under the inputs are not regular files (named pipes, sockets or devices): they were not read, "+
+		"and are listed in %s and skipped_inputs: %s", len(names), job.PlannedRejectFile, list)
+}
+
 // lossWarnings say what input was not read, or not as planned: files or
 // pieces not read to their end, damaged ranges skipped (with the rows
 // known lost), files changed since planning (the first few named).

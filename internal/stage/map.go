@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/localfile"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
@@ -143,12 +144,19 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 				return nil, fmt.Errorf("chunk %d: reading %s: %w", chunk.Index, piece.Path, err)
 			}
 			// The rest of the piece is unreadable: keep what was read, and
-			// record the loss unless the reader already did.
+			// record the loss unless the reader already did. A file that
+			// is no longer a regular file (a FIFO or a device put in its
+			// place since planning) was not opened: the reason says what
+			// it is.
 			res.UnreadFiles++
-			res.UnreadBytes += pieceBytes(piece)
+			res.UnreadBytes += pieceBytes(ctx, piece)
 			if len(rejects) == before {
+				reason := "unreadable: " + err.Error()
+				if nr := (*localfile.NotRegularError)(nil); errors.As(err, &nr) {
+					reason = nr.Reason()
+				}
 				rejects = append(rejects, records.RejectRecord{
-					Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: "unreadable: " + err.Error(),
+					Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: reason,
 				})
 			}
 		}
@@ -250,8 +258,6 @@ func ReadBandRuns(ctx context.Context, st storage.Opener, info pqfile.Info) (map
 	return runs, nil
 }
 
-// pieceBytes is the size of a piece in its file (0 when it cannot be
-// known: a whole file that cannot be found).
 // changed tells whether the file of a piece has another size or
 // modification time than when it was planned. A file that cannot be
 // looked at now is left to its reader, which says why.
@@ -274,13 +280,19 @@ func changed(ctx context.Context, p formats.Piece) bool {
 	return size != p.FileSize || !mod.IsZero() && !mod.Equal(planned)
 }
 
-func pieceBytes(p formats.Piece) int64 {
-	if p.End >= 0 {
+// pieceBytes is the size of a piece in its file: to its planned end, or
+// for a piece to the end of its file, the file's size when planned, else
+// now (a stat, which works where reading does not); 0 when it cannot be
+// known (a file that cannot be found and was planned without its size).
+func pieceBytes(ctx context.Context, p formats.Piece) int64 {
+	switch {
+	case p.End >= 0:
 		return p.End - p.Start
+	case p.FileSize > 0:
+		return max(p.FileSize-p.Start, 0) // as planned: what was to be read
 	}
-	if f, err := storage.OpenFile(context.Background(), p.Path); err == nil {
-		defer f.Close()
-		return f.Size() - p.Start
+	if size, _, err := storage.StatFile(ctx, p.Path); err == nil {
+		return max(size-p.Start, 0)
 	}
 	return 0
 }
