@@ -44,6 +44,10 @@ type Skipped struct {
 	// rejects/ as well (PlannedRejectFile), so that a complete job has
 	// read or listed as rejected everything under its inputs.
 	Rejected bool `json:"rejected,omitempty"`
+	// Dir marks a directory (or an object-store prefix) passed over
+	// whole: the job's own output, or an earlier job's (see
+	// InputOptions.Exclude).
+	Dir bool `json:"dir,omitempty"`
 }
 
 // InputOptions tell ExpandInputs how to recognise input files.
@@ -54,6 +58,11 @@ type InputOptions struct {
 	// Strict makes a file of no known kind under a directory, prefix or
 	// pattern an error instead of a skipped file.
 	Strict bool
+	// Exclude names directories (local paths, or object-store URLs taken
+	// as prefixes) whose files are not inputs, with why: the job's output
+	// and its embedded NATS store. Directories holding a job's output are
+	// passed over too, named or not (jobOutputMarker).
+	Exclude map[string]string
 }
 
 // Chunk is the unit of a map task: a list of pieces of input files.
@@ -93,6 +102,11 @@ type Plan struct {
 // An object-store URL (s3://bucket/prefix, gs://, azblob://) names an
 // object or, as a directory does, every object under the prefix, filtered
 // the same way.
+//
+// The directories of o.Exclude (the job's output) and every directory
+// that holds a neardup job's output are passed over whole, each listed as
+// skipped (Dir), wherever they are: a directory named or a pattern's
+// match too.
 func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, []Skipped, error) {
 	if o.Format == "" {
 		o.Format = formats.KindAuto
@@ -102,6 +116,7 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 		skipped []Skipped
 	)
 	seen, skippedSeen := map[string]bool{}, map[string]bool{}
+	excluded := newExclusions(o.Exclude)
 	// add adds the file at path of the given size and modification
 	// time (size -1: unknown, stat it).
 	skip := func(sk Skipped) {
@@ -173,6 +188,10 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 				}
 				explicit := len(objs) == 1 && objs[0].URL == l.String()
 				for _, obj := range objs {
+					if why, prefix := excluded.object(l, obj.URL); why != "" {
+						skip(Skipped{Path: prefix, Reason: why, Dir: true})
+						continue
+					}
 					if err := add(obj.URL, obj.Size, obj.ModTime, explicit); err != nil {
 						return nil, nil, err
 					}
@@ -218,6 +237,12 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 					}
 					return nil
 				}
+				if e.IsDir() {
+					if why := excluded.dir(p); why != "" {
+						skip(Skipped{Path: p, Reason: why, Dir: true})
+						return filepath.SkipDir
+					}
+				}
 				if !e.IsDir() {
 					files = append(files, p)
 				}
@@ -235,7 +260,11 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 		}
 	}
 	if len(out) == 0 {
-		return nil, nil, fmt.Errorf("no input files of a supported kind in %v (%d skipped)", args, len(skipped))
+		why := ""
+		if len(skipped) > 0 {
+			why = fmt.Sprintf(": the first, %s: %s", skipped[0].Path, skipped[0].Reason)
+		}
+		return nil, nil, fmt.Errorf("no input files of a supported kind in %v (%d skipped%s)", args, len(skipped), why)
 	}
 	return out, skipped, nil
 }

@@ -177,3 +177,41 @@ func TestInputsNotRegular(t *testing.T) {
 		t.Errorf("warnings %q", m.Warnings)
 	}
 }
+
+// TestOutputInsideInput runs a job whose output directory lies inside its
+// input directory, then the same command again with --overwrite: the
+// rerun does not read the first run's output (its Parquet files were
+// planned as inputs, then deleted, and listed as unreadable rejects) but
+// passes the directory over, saying so, and reads what the first run
+// read.
+func TestOutputInsideInput(t *testing.T) {
+	in, _ := genCorpus(t, 200, 3, 2)
+	out := filepath.Join(in, "out")
+	cfg := testConfig(t, in, out, 1)
+	first, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Overwrite = true
+	var logs bytes.Buffer
+	cfg.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	again, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Counts.Rejected != first.Counts.Rejected || again.Counts.UnreadFiles != 0 || again.Counts.Docs != first.Counts.Docs ||
+		len(again.Inputs) != len(first.Inputs) {
+		t.Errorf("rerun: %d docs, %d rejects, %d unread files, %d inputs; the first run: %d, %d, 0, %d",
+			again.Counts.Docs, again.Counts.Rejected, again.Counts.UnreadFiles, len(again.Inputs), first.Counts.Docs, first.Counts.Rejected, len(first.Inputs))
+	}
+	want := job.Skipped{Path: out, Reason: "the job's output directory (--out): not an input", Dir: true}
+	if !slices.Contains(again.SkippedInputs, want) {
+		t.Errorf("skipped inputs %+v, want %+v among them", again.SkippedInputs, want)
+	}
+	if !strings.Contains(logs.String(), `level=WARN msg="input directory passed over: its files are not read" path=`+out) {
+		t.Errorf("no WARN line for the output directory in\n%s", logs.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, job.SuccessFile)); err != nil {
+		t.Error("the rerun did not complete")
+	}
+}
