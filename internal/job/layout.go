@@ -43,8 +43,16 @@ func BandRunWorkFile(chunk, run int) string {
 	return fmt.Sprintf("%s/chunk-%06d-run%04d.bnd", BandRunsDir, chunk, run)
 }
 
-// BandRunsDir holds the band run files (BandRunWorkFile).
+// BandRunsDir holds the band run files (BandRunWorkFile) and the id run
+// files (IDRunWorkFile).
 const BandRunsDir = WorkDir + "/bandruns"
+
+// IDRunWorkFile holds run r of a chunk's id records, in the format of a
+// band run file: a hash of each document's id, by partition, from which
+// the reduce tasks count the documents that share an id.
+func IDRunWorkFile(chunk, run int) string {
+	return fmt.Sprintf("%s/chunk-%06d-run%04d.ids", BandRunsDir, chunk, run)
+}
 
 // ReduceBandFile holds the band records of partitions first to last,
 // written by one reduce task (layout 3): a row group per partition.
