@@ -153,6 +153,11 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 			case o.Strict:
 				return fmt.Errorf("input %s is not read (--strict): %w", path, err)
 			}
+			if nr := (*localfile.NotRegularError)(nil); errors.As(err, &nr) {
+				// Swapped for a FIFO or a device since it was looked at.
+				skip(Skipped{Path: path, Reason: nr.Reason(), Rejected: true})
+				return nil
+			}
 			skip(Skipped{Path: path, Reason: skipReason(path, err)})
 			return nil
 		}
