@@ -11,7 +11,9 @@ import (
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/transient"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // reduceStage groups the band records: one task per range of partitions
@@ -51,6 +53,7 @@ func reduceStage() Stage {
 				return err
 			}
 			foldReduces(j.Manifest, list)
+			foldDuplicateIDs(ctx, j, tasks)
 			if err := writeTaskInputs(ctx, j.Out, job.InputsEdges, edgeInputs(list)); err != nil {
 				return err
 			}
@@ -83,6 +86,43 @@ func foldReduces(m *manifest.Manifest, list []job.ReduceResult) {
 		m.Counts.NotCompared += r.PairsNotCompared
 		for _, b := range r.Bounded {
 			m.BoundedBuckets = job.InsertBounded(m.BoundedBuckets, b)
+		}
+	}
+}
+
+// foldDuplicateIDs adds the documents the reduce tasks found sharing an
+// id with another to the manifest, and the ids of a few, read from their
+// docs/ files (where one cannot be read, the job says so and goes on
+// without it: an example is not worth failing the job).
+func foldDuplicateIDs(ctx context.Context, j *Job, tasks []job.ReduceTaskResult) {
+	var docs []int64
+	for _, t := range tasks {
+		j.Manifest.Counts.DuplicateIDs += t.DuplicateIDs
+		docs = append(docs, t.DuplicateIDDocs...)
+	}
+	slices.Sort(docs)
+	docs = docs[:min(len(docs), duplicateIDExamples)]
+	byChunk := map[int][]int64{}
+	for _, d := range docs {
+		byChunk[job.ChunkOf(d)] = append(byChunk[job.ChunkOf(d)], d)
+	}
+	ids := map[int64]string{}
+	for _, c := range slices.Sorted(maps.Keys(byChunk)) {
+		err := pqfile.Stream(ctx, j.Out, job.DocFile(c), nil, 4096, func(rows []records.DocRecord) error {
+			for _, r := range rows {
+				if slices.Contains(byChunk[c], r.Doc) {
+					ids[r.Doc] = r.ID
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			j.Log.Warn("the ids of documents that share one could not be read", "file", job.DocFile(c), "err", err)
+		}
+	}
+	for _, d := range docs {
+		if id, ok := ids[d]; ok {
+			j.Manifest.DuplicateIDExamples = append(j.Manifest.DuplicateIDExamples, id)
 		}
 	}
 }
