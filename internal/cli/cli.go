@@ -55,8 +55,9 @@ type Streams struct {
 // exit status: 2 for a usage error, said in one line on stderr. Flags may
 // come before or after the other arguments ("--" ends the flags); a flag
 // not on the command line is taken from its environment variable
-// (EnvPrefix), then from the config file --config names. SIGINT and SIGTERM cancel the context the command runs
-// with.
+// (EnvPrefix), then from the config file --config names. SIGINT and
+// SIGTERM cancel the context the command runs with; a second one, or the
+// command still running stopGrace after the first, ends the process.
 func Main(prog string, args []string, cmds []Command, stdout, stderr io.Writer) int {
 	cmd, rest := pick(cmds, args)
 	name := prog
@@ -115,9 +116,10 @@ func Main(prog string, args []string, cmds []Command, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageErr(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return run(ctx)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	return interruptible(run, sigs, stopGrace, stderr, name, os.Exit)
 }
 
 // CheckArgs parses args as Main would for cmds, flags only (not the

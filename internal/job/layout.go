@@ -49,8 +49,16 @@ func BandRunWorkFile(chunk, run int) string {
 	return fmt.Sprintf("%s/chunk-%06d-run%04d.bnd", BandRunsDir, chunk, run)
 }
 
-// BandRunsDir holds the band run files (BandRunWorkFile).
+// BandRunsDir holds the band run files (BandRunWorkFile) and the id run
+// files (IDRunWorkFile).
 const BandRunsDir = WorkDir + "/bandruns"
+
+// IDRunWorkFile holds run r of a chunk's id records, in the format of a
+// band run file: a hash of each document's id, by partition, from which
+// the reduce tasks count the documents that share an id.
+func IDRunWorkFile(chunk, run int) string {
+	return fmt.Sprintf("%s/chunk-%06d-run%04d.ids", BandRunsDir, chunk, run)
+}
 
 // ReduceBandFile holds the band records of partitions first to last,
 // written by one reduce task (layout 3): a row group per partition.
@@ -60,6 +68,11 @@ func ReduceBandFile(first, last int) string {
 
 func DocFile(chunk int) string    { return fmt.Sprintf("%s/chunk-%06d.parquet", DocsDir, chunk) }
 func RejectFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", RejectsDir, chunk) }
+
+// PlannedRejectFile lists the files found under the inputs at planning
+// that are not regular files (Skipped.Rejected): named pipes, sockets,
+// devices. Its rows have chunk -1 and offset -1.
+const PlannedRejectFile = RejectsDir + "/planned.parquet"
 
 // TextFile names a chunk's text store (package textstore): its
 // documents' ids, urls and texts, from which verify and query sketch them

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neardup/neardup/internal/localfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
 )
@@ -38,6 +39,15 @@ func (in Input) compressed() bool { return formats.IsCompressed(in.Path, in.Comp
 type Skipped struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// Rejected marks a file that is not a regular file (a named pipe, a
+	// socket, a device, or a link to one): not an input, and listed in
+	// rejects/ as well (PlannedRejectFile), so that a complete job has
+	// read or listed as rejected everything under its inputs.
+	Rejected bool `json:"rejected,omitempty"`
+	// Dir marks a directory (or an object-store prefix) passed over
+	// whole: the job's own output, or an earlier job's (see
+	// InputOptions.Exclude).
+	Dir bool `json:"dir,omitempty"`
 }
 
 // InputOptions tell ExpandInputs how to recognise input files.
@@ -48,6 +58,11 @@ type InputOptions struct {
 	// Strict makes a file of no known kind under a directory, prefix or
 	// pattern an error instead of a skipped file.
 	Strict bool
+	// Exclude names directories (local paths, or object-store URLs taken
+	// as prefixes) whose files are not inputs, with why: the job's output
+	// and its embedded NATS store. Directories holding a job's output are
+	// passed over too, named or not (jobOutputMarker).
+	Exclude map[string]string
 }
 
 // Chunk is the unit of a map task: a list of pieces of input files.
@@ -79,9 +94,19 @@ type Plan struct {
 // passed over, as are such names among a pattern's matches; a file named
 // directly must be of a known kind.
 //
+// Only regular files are inputs (a symbolic link counts by its target):
+// a named pipe, a socket or a device is never opened; named directly it
+// is an error, found under a directory or pattern it is skipped with
+// Rejected set (an error with o.Strict).
+//
 // An object-store URL (s3://bucket/prefix, gs://, azblob://) names an
 // object or, as a directory does, every object under the prefix, filtered
 // the same way.
+//
+// The directories of o.Exclude (the job's output) and every directory
+// that holds a neardup job's output are passed over whole, each listed as
+// skipped (Dir), wherever they are: a directory named or a pattern's
+// match too.
 func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, []Skipped, error) {
 	if o.Format == "" {
 		o.Format = formats.KindAuto
@@ -91,11 +116,32 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 		skipped []Skipped
 	)
 	seen, skippedSeen := map[string]bool{}, map[string]bool{}
+	excluded := newExclusions(o.Exclude)
 	// add adds the file at path of the given size and modification
 	// time (size -1: unknown, stat it).
+	skip := func(sk Skipped) {
+		if !skippedSeen[sk.Path] {
+			skippedSeen[sk.Path] = true
+			skipped = append(skipped, sk)
+		}
+	}
 	add := func(path string, size int64, mod time.Time, explicit bool) error {
 		if seen[path] {
 			return nil
+		}
+		if !storage.IsURL(path) {
+			// Before anything opens it: a FIFO's open waits for a
+			// writer, a device reads for ever.
+			sk, err := irregular(path, explicit)
+			switch {
+			case err != nil:
+				return err
+			case sk != nil && sk.Rejected && o.Strict:
+				return fmt.Errorf("input %s is not read (--strict): %s", path, sk.Reason)
+			case sk != nil:
+				skip(*sk)
+				return nil
+			}
 		}
 		f, err := formats.Detect(ctx, OpenInput, path, o.Format)
 		if err != nil {
@@ -107,10 +153,12 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 			case o.Strict:
 				return fmt.Errorf("input %s is not read (--strict): %w", path, err)
 			}
-			if !skippedSeen[path] {
-				skippedSeen[path] = true
-				skipped = append(skipped, Skipped{Path: path, Reason: skipReason(path, err)})
+			if nr := (*localfile.NotRegularError)(nil); errors.As(err, &nr) {
+				// Swapped for a FIFO or a device since it was looked at.
+				skip(Skipped{Path: path, Reason: nr.Reason(), Rejected: true})
+				return nil
 			}
+			skip(Skipped{Path: path, Reason: skipReason(path, err)})
 			return nil
 		}
 		if size < 0 {
@@ -145,6 +193,10 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 				}
 				explicit := len(objs) == 1 && objs[0].URL == l.String()
 				for _, obj := range objs {
+					if why, prefix := excluded.object(l, obj.URL); why != "" {
+						skip(Skipped{Path: prefix, Reason: why, Dir: true})
+						continue
+					}
 					if err := add(obj.URL, obj.Size, obj.ModTime, explicit); err != nil {
 						return nil, nil, err
 					}
@@ -190,6 +242,12 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 					}
 					return nil
 				}
+				if e.IsDir() {
+					if why := excluded.dir(p); why != "" {
+						skip(Skipped{Path: p, Reason: why, Dir: true})
+						return filepath.SkipDir
+					}
+				}
 				if !e.IsDir() {
 					files = append(files, p)
 				}
@@ -207,9 +265,35 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 		}
 	}
 	if len(out) == 0 {
-		return nil, nil, fmt.Errorf("no input files of a supported kind in %v (%d skipped)", args, len(skipped))
+		why := ""
+		if len(skipped) > 0 {
+			why = fmt.Sprintf(": the first, %s: %s", skipped[0].Path, skipped[0].Reason)
+		}
+		return nil, nil, fmt.Errorf("no input files of a supported kind in %v (%d skipped%s)", args, len(skipped), why)
 	}
 	return out, skipped, nil
+}
+
+// irregular looks at the local file at path, following symbolic links: a
+// regular file (or one that cannot be looked at, which its reader
+// reports) gives nil and nil. Any other is no input: named directly, an
+// error naming it and its type; found under a directory or pattern, a
+// Skipped (Rejected for a named pipe, a socket or a device, which is
+// listed in rejects/; a link to a directory, which a walk does not
+// follow, is only skipped).
+func irregular(path string, explicit bool) (*Skipped, error) {
+	_, err := localfile.Stat(path)
+	var nr *localfile.NotRegularError
+	if !errors.As(err, &nr) {
+		return nil, nil
+	}
+	if explicit {
+		return nil, fmt.Errorf("input %w: neardup reads regular files only", err)
+	}
+	if nr.Type == "directory" {
+		return &Skipped{Path: path, Reason: "a symbolic link to a directory, not followed"}, nil
+	}
+	return &Skipped{Path: path, Reason: nr.Reason(), Rejected: true}, nil
 }
 
 // skipReason is why a file found under an input is skipped: the reason
@@ -354,7 +438,8 @@ func MakePlan(ctx context.Context, inputs []Input, chunkBytes int64) (Plan, erro
 			// failing, lists it as a reject (as for a file that becomes
 			// unreadable after planning).
 			flush()
-			cur.Pieces = []formats.Piece{{Path: in.Path, Kind: in.Kind, End: -1, StartLine: 1, Compression: in.Compression}}
+			cur.Pieces = []formats.Piece{{Path: in.Path, Kind: in.Kind, End: -1, StartLine: 1, Compression: in.Compression,
+				FileSize: in.Size, FileMTime: in.ModTime}}
 			cur.Bytes, cur.Text = in.Size, in.Size
 			flush()
 			continue

@@ -56,7 +56,11 @@ type MapResult struct {
 	// per run, each holding every partition's records: what the map
 	// stage writes now, instead of BandFiles and BandRuns.
 	BandRunFiles []fileinfo.Info `json:"band_run_files,omitempty"`
-	Seconds      float64         `json:"seconds"`
+	// IDRunFiles are the chunk's id run files (IDRunWorkFile): its
+	// documents' ids, hashed, for the reduce tasks to count those that
+	// share one.
+	IDRunFiles []fileinfo.Info `json:"id_run_files,omitempty"`
+	Seconds    float64         `json:"seconds"`
 }
 
 // ReduceResult is what a reduce task reports.
@@ -91,6 +95,11 @@ type ReduceTaskResult struct {
 	Last  int            `json:"last"`
 	Parts []ReduceResult `json:"parts"`
 	Bands fileinfo.Info  `json:"bands"`
+	// DuplicateIDs counts the documents of its partitions' ids that
+	// share their id with an earlier document (by ordinal) of the job;
+	// DuplicateIDDocs names a few of them, the first of their ids.
+	DuplicateIDs    int64   `json:"duplicate_ids,omitempty"`
+	DuplicateIDDocs []int64 `json:"duplicate_id_docs,omitempty"`
 }
 
 // GatherResult is what a gather task reports: it read its chunk's

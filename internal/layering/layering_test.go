@@ -21,11 +21,14 @@ import (
 // public API at the module root (".", package neardup) and the command
 // line. A new package must be placed here.
 const policy = `
-NONE < internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, pkg/formats,
-       internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/storage, internal/transient,
+NONE < internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, internal/localfile,
+       internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
        internal/metrics/metricstest, internal/benchtext, internal/corpus,
        internal/s3test, internal/golden, internal/configfile, e2e;
+
+# reading local files: only regular ones, never blocking on a FIFO
+internal/localfile < pkg/formats, internal/storage;
 
 # kernels
 pkg/minhash < pkg/bands;

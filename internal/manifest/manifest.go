@@ -41,7 +41,9 @@ type Manifest struct {
 	// changed between planning and reading, sorted.
 	ChangedInputs []string `json:"changed_inputs,omitempty"`
 	// SkippedInputs are the files under input directories, prefixes or
-	// patterns that were not read because their kind is unknown.
+	// patterns that were not read: of no known kind, or not regular files
+	// (rejected, and listed in rejects/ too), and the directories passed
+	// over whole (dir: the job's output, an earlier job's).
 	SkippedInputs []job.Skipped `json:"skipped_inputs"`
 	Chunks        int           `json:"chunks"`
 	Counts        Counts        `json:"counts"`
@@ -76,6 +78,9 @@ type Manifest struct {
 	Scripts []job.ScriptSummary `json:"scripts"`
 	// Warnings name what a person should look at before dropping documents.
 	Warnings []string `json:"warnings"`
+	// DuplicateIDExamples are a few ids that several documents of the
+	// job have (Counts.DuplicateIDs counts those documents).
+	DuplicateIDExamples []string `json:"duplicate_id_examples,omitempty"`
 	// ExamplePairs are the few pairs the report shows side by side
 	// (report-pairs.html), chosen from the pairs listed by an
 	// ExampleChooser as pairs/ is written.
@@ -156,6 +161,9 @@ type Counts struct {
 	NearDups       int64 `json:"near_duplicates"`
 	LargestCluster int64 `json:"largest_cluster"`
 	FailedChunks   int64 `json:"failed_chunks"`
+	// DuplicateIDs counts the documents whose id an earlier document of
+	// the job (by ordinal) has too: documents minus distinct ids.
+	DuplicateIDs int64 `json:"duplicate_ids"`
 }
 
 // StageTiming is how long a stage took.

@@ -52,27 +52,29 @@ func full() *Manifest {
 		Curve:         &CurveSummary{ApproxThreshold: 0.7, Steepest: 0.69, PAtThreshold: 0.94, PAtThreshold05: 0.99},
 		Inputs:        []job.Input{{Path: "/in/a.jsonl", Kind: "jsonl", Size: 10, ModTime: 5}},
 		ChangedInputs: []string{"/in/a.jsonl"},
-		SkippedInputs: []job.Skipped{{Path: "/in/b.csv", Reason: "unknown kind"}},
-		Chunks:        2,
+		SkippedInputs: []job.Skipped{{Path: "/in/b.csv", Reason: "unknown kind"}, {Path: "/in/pipe", Reason: "not a regular file: named pipe (FIFO)", Rejected: true},
+			{Path: "/in/out", Reason: "the job's output directory (--out): not an input", Dir: true}},
+		Chunks: 2,
 		Counts: Counts{InputBytes: 1, TextBytes: 2, Docs: 3, Rejected: 4, UnreadFiles: 5, UnreadBytes: 6, DamagedRanges: 7,
 			DamagedBytes: 8, DamagedRows: 9, ChangedFiles: 10, Empty: 11, Thin: 12, Shingles: 13, BandRecords: 14, BandGroups: 15,
 			MaxBandGroup: 16, CandidateRows: 17, Candidates: 18, Gathered: 19, UniquePairs: 20, Prefiltered: 21, ExactChecked: 22,
 			SigPassed: 23, SigPassedExact: 24, Verified: 25, ExactGroups: 26, ExactDups: 27, Pairs: 28, PairsAgainst: 29,
 			BoundedBuckets: 30, NotCompared: 31, BoundedClust: 32, NotListed: 33, Clusters: 34, ClusteredDocs: 35, Duplicates: 36,
-			NearDups: 37, LargestCluster: 38, FailedChunks: 39},
-		Stages:           []StageTiming{{Name: "map", Tasks: 2, Failed: 1, Seconds: 1.25}},
-		Failures:         []Failure{{Stage: "map", Index: 1, Attempts: 4, Error: "boom"}},
-		RejectReasons:    []ReasonCount{{Reason: "invalid JSON", Count: 4}},
-		VerifiedHist:     []int64{1, 2},
-		RejectedHist:     []int64{3, 4},
-		ClusterSizeHist:  []int64{5},
-		SimilarityEdges:  []float64{0, 0.5, 1},
-		ClusterSizeEdges: []*int64{&size, nil},
-		LargestClusters:  []ClusterSummary{{Cluster: 1, Size: 3, KeptID: "a", KeptURL: "https://a.example", Members: []string{"a", "b"}}},
-		BoundedBuckets:   []job.BoundedBucket{{Band: 1, Key: 2, Docs: 3, Representatives: 4, Hubs: 5, FirstDoc: 6}},
-		BoundedClusters:  []BoundedCluster{{Cluster: 1, Size: 3, KeptID: "a", Pairs: 3, Listed: 2, NotListed: 1}},
-		Scripts:          []job.ScriptSummary{{Script: "Latin", Covered: true, Docs: 3, Thin: 1, MedianShingles: 40}},
-		Warnings:         []string{"look"},
+			NearDups: 37, LargestCluster: 38, FailedChunks: 39, DuplicateIDs: 40},
+		Stages:              []StageTiming{{Name: "map", Tasks: 2, Failed: 1, Seconds: 1.25}},
+		Failures:            []Failure{{Stage: "map", Index: 1, Attempts: 4, Error: "boom"}},
+		RejectReasons:       []ReasonCount{{Reason: "invalid JSON", Count: 4}},
+		VerifiedHist:        []int64{1, 2},
+		RejectedHist:        []int64{3, 4},
+		ClusterSizeHist:     []int64{5},
+		SimilarityEdges:     []float64{0, 0.5, 1},
+		ClusterSizeEdges:    []*int64{&size, nil},
+		LargestClusters:     []ClusterSummary{{Cluster: 1, Size: 3, KeptID: "a", KeptURL: "https://a.example", Members: []string{"a", "b"}}},
+		BoundedBuckets:      []job.BoundedBucket{{Band: 1, Key: 2, Docs: 3, Representatives: 4, Hubs: 5, FirstDoc: 6}},
+		BoundedClusters:     []BoundedCluster{{Cluster: 1, Size: 3, KeptID: "a", Pairs: 3, Listed: 2, NotListed: 1}},
+		Scripts:             []job.ScriptSummary{{Script: "Latin", Covered: true, Docs: 3, Thin: 1, MedianShingles: 40}},
+		Warnings:            []string{"look"},
+		DuplicateIDExamples: []string{"a"},
 		ExamplePairs: []Example{{A: 1, B: 2, AID: "a", BID: "b", Similarity: 0.9, Estimate: 0.875, Method: "exact",
 			Hamming: &hamming, BandsCollided: 3, FirstBand: 1, Why: "near the threshold"}},
 	}
@@ -111,7 +113,10 @@ func TestDecode(t *testing.T) {
 		"band_groups", "max_band_group", "candidate_rows", "candidates", "signatures_gathered", "candidate_pairs_checked",
 		"prefiltered", "exact_checked", "signature_passed", "signature_passed_exact", "verified_pairs", "exact_groups",
 		"exact_duplicates", "pairs", "pairs_against", "bounded_buckets", "pairs_not_compared", "bounded_clusters",
-		"pairs_not_listed", "clusters", "clustered_docs", "duplicates", "near_duplicates", "largest_cluster", "failed_chunks"}
+		"pairs_not_listed", "clusters", "clustered_docs", "duplicates", "near_duplicates", "largest_cluster", "failed_chunks",
+		"duplicate_ids"}
+	// Written before duplicate_ids.
+	ungroupedCounts := sampleCounts[:len(sampleCounts)-1]
 	oldCounts := []string{"input_bytes", "text_bytes", "docs", "rejected", "empty", "shingles", "band_records",
 		"band_groups", "max_band_group", "candidates", "candidate_pairs_checked", "signature_passed",
 		"signature_passed_exact", "verified_pairs", "clusters", "clustered_docs", "duplicates", "largest_cluster", "failed_chunks"}
@@ -128,7 +133,7 @@ func TestDecode(t *testing.T) {
 		{"sample.json", true, StatusComplete, "scripts", 2601, 18, 2, 5, sampleCounts},
 		// The manifest of the same job before the parameters were grouped:
 		// the same keys and values, params in another order.
-		{"sample-ungrouped.json", false, StatusComplete, "scripts", 2601, 18, 2, 5, sampleCounts},
+		{"sample-ungrouped.json", false, StatusComplete, "scripts", 2601, 18, 2, 5, ungroupedCounts},
 		// Without status, tokenizer, gather, index, input_format, mtime,
 		// skipped_inputs, the bin edges, bounded lists, scripts, example
 		// pairs and the counts added since.
@@ -261,8 +266,8 @@ func TestCountList(t *testing.T) {
 			}
 		})
 	}
-	if len(inMemory) != 39 || inMemory[0] != (Count{"input_bytes", "1"}) || inMemory[38] != (Count{"failed_chunks", "39"}) {
-		t.Errorf("Encode wrote counts %v, want the 39 of full() in order", inMemory)
+	if len(inMemory) != 40 || inMemory[0] != (Count{"input_bytes", "1"}) || inMemory[39] != (Count{"duplicate_ids", "40"}) {
+		t.Errorf("Encode wrote counts %v, want the 40 of full() in order", inMemory)
 	}
 }
 

@@ -80,6 +80,11 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	if w := simhashRecallWarning(p); w != "" {
 		warnings = append(warnings, w)
 	}
+	for _, w := range []string{notRegularWarning(man.SkippedInputs), duplicateIDWarning(man.Counts.DuplicateIDs, man.DuplicateIDExamples)} {
+		if w != "" {
+			warnings = append(warnings, w)
+		}
+	}
 	warnings = append(warnings, lossWarnings(man.Counts, man.ChangedInputs)...)
 	for _, w := range warnings {
 		c.log.Warn(w)

@@ -17,7 +17,23 @@ import (
 // with roots refuses a task whose paths lie outside all of them. No roots
 // means every path is allowed.
 type DataRoots struct {
-	roots []string // absolute, symlinks resolved
+	roots []string // absolute, symlinks resolved; or object-store URLs
+	// local holds the local roots, so that a path is judged by a lookup
+	// of each of its parents, not by a comparison with every root: an
+	// embedded worker's roots are every input file of its job.
+	local map[string]bool
+}
+
+// add adds a root: a resolved local path, or an object-store URL.
+func (r *DataRoots) add(root string, object bool) {
+	r.roots = append(r.roots, root)
+	if object {
+		return
+	}
+	if r.local == nil {
+		r.local = map[string]bool{}
+	}
+	r.local[root] = true
 }
 
 // ResolveRoots returns the roots at paths, each made absolute with its
@@ -33,7 +49,7 @@ func ResolveRoots(paths []string) (DataRoots, error) {
 		if l, ok, err := objectLocation(p); err != nil {
 			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
 		} else if ok {
-			r.roots = append(r.roots, l.String())
+			r.add(l.String(), true)
 			continue
 		}
 		abs, err := filepath.Abs(p)
@@ -44,7 +60,7 @@ func ResolveRoots(paths []string) (DataRoots, error) {
 		if err != nil {
 			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
 		}
-		r.roots = append(r.roots, real)
+		r.add(real, false)
 	}
 	return r, nil
 }
@@ -60,14 +76,14 @@ func jobDataRoots(paths []string) (DataRoots, error) {
 		if l, ok, err := objectLocation(p); err != nil {
 			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
 		} else if ok {
-			r.roots = append(r.roots, l.String())
+			r.add(l.String(), true)
 			continue
 		}
 		real, err := resolveOrParent(p)
 		if err != nil {
 			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
 		}
-		r.roots = append(r.roots, real)
+		r.add(real, false)
 	}
 	return r, nil
 }
@@ -91,8 +107,14 @@ func resolveOrParent(path string) (string, error) {
 // Empty tells whether there are no roots, so that every path is allowed.
 func (r DataRoots) Empty() bool { return len(r.roots) == 0 }
 
-// String lists the roots.
-func (r DataRoots) String() string { return strings.Join(r.roots, ", ") }
+// String lists the roots: the first few of many, and how many.
+func (r DataRoots) String() string {
+	const shown = 8
+	if len(r.roots) <= shown {
+		return strings.Join(r.roots, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(r.roots[:shown], ", "), len(r.roots)-shown)
+}
 
 // Check returns an error naming path and the roots when path, with ".."
 // and symbolic links resolved, lies outside every root. A path that does
@@ -105,7 +127,7 @@ func (r DataRoots) Check(path string) error {
 		return fmt.Errorf("path %s: %w", path, err)
 	} else if ok {
 		for _, root := range r.roots {
-			if rl, isObj, _ := objectLocation(root); isObj && objectWithin(rl, l) {
+			if rl, isObj, _ := objectLocation(root); isObj && rl.Holds(l) {
 				return nil
 			}
 		}
@@ -115,15 +137,32 @@ func (r DataRoots) Check(path string) error {
 	if err != nil {
 		return fmt.Errorf("path %s: %w", path, err)
 	}
-	for _, root := range r.roots {
-		if storage.Within(root, real) {
-			return nil
-		}
+	if ok, _ := r.covers(real); ok {
+		return nil
 	}
 	if real != path {
 		return fmt.Errorf("path %s (%s) is outside the worker's data roots (%s)", path, real, r)
 	}
 	return fmt.Errorf("path %s is outside the worker's data roots (%s)", path, r)
+}
+
+// covers tells whether real, an absolute path with its links resolved
+// (clean), is a local root or lies under one, as storage.Within would
+// tell for some root, and how many roots or paths it compared: it looks
+// real and each of its parents up among the roots, one lookup a path
+// element, whatever the number of roots.
+func (r DataRoots) covers(real string) (ok bool, compared int) {
+	for p := real; ; {
+		compared++
+		if r.local[p] {
+			return true, compared
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return false, compared
+		}
+		p = parent
+	}
 }
 
 // resolvePath makes path absolute and resolves its symbolic links and
@@ -171,14 +210,4 @@ func objectLocation(path string) (storage.Location, bool, error) {
 		return storage.Location{}, false, err
 	}
 	return l, !l.Local(), nil
-}
-
-// objectWithin tells whether l lies under root: the same store, bucket and
-// options, and a key under root's key by whole elements (keys are cleaned
-// when parsed, so ".." cannot climb out).
-func objectWithin(root, l storage.Location) bool {
-	if root.Scheme != l.Scheme || root.Bucket != l.Bucket || root.Query != l.Query {
-		return false
-	}
-	return root.Key == "" || l.Key == root.Key || strings.HasPrefix(l.Key, root.Key+"/")
 }

@@ -178,3 +178,67 @@ func TestWorkerRefusesForgedJob(t *testing.T) {
 		t.Errorf("the worker wrote into %s: %v", inside, ents)
 	}
 }
+
+// TestDataRootsManyFiles gives an embedded worker's roots as a job of
+// many small files makes them (the output and every input file) and
+// checks that a path is judged by a few comparisons, one a path element
+// at most, not one per root: 50,000 files took 72% of a 233-second job
+// in these comparisons. Files among them, paths under the output, and
+// paths outside all of them are judged as before.
+func TestDataRootsManyFiles(t *testing.T) {
+	base := t.TempDir()
+	out, in := filepath.Join(base, "out"), filepath.Join(base, "in")
+	const files = 5000
+	paths := []string{out}
+	for _, d := range []string{out, in} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range files {
+		p := filepath.Join(in, fmt.Sprintf("%05d.txt", i))
+		if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	if err := os.WriteFile(filepath.Join(in, "other.txt"), []byte("not an input\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	roots, err := jobDataRoots(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := func(p string) string {
+		r, err := resolvePath(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// At most one comparison a path element (and one for the root).
+	limit := strings.Count(real(in), string(filepath.Separator)) + 3
+	tests := []struct {
+		name string
+		path string
+		ok   bool
+	}{
+		{"the first input", paths[1], true},
+		{"the last input", paths[files], true},
+		{"a file under the output", filepath.Join(out, "pairs", "chunk-000000.parquet"), true},
+		{"a file beside the inputs", filepath.Join(in, "other.txt"), false},
+		{"the inputs' directory", in, false},
+		{"a path elsewhere", filepath.Join(base, "private", "secret.jsonl"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := roots.Check(tt.path); (err == nil) != tt.ok {
+				t.Errorf("Check(%s): %v, want allowed %v", tt.path, err, tt.ok)
+			}
+			ok, compared := roots.covers(real(tt.path))
+			if ok != tt.ok || compared > limit {
+				t.Errorf("covers(%s) = %v after %d comparisons; want %v after at most %d", tt.path, ok, compared, tt.ok, limit)
+			}
+		})
+	}
+}

@@ -126,6 +126,14 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 	defer closeEarlier(cc.earlier)
 	params, skipped := cc.params, cc.skipped
 	for _, sk := range skipped {
+		switch {
+		case sk.Rejected:
+			log.Warn("input file rejected: not read, listed in rejects/", "path", sk.Path, "reason", sk.Reason)
+			continue
+		case sk.Dir:
+			log.Warn("input directory passed over: its files are not read", "path", sk.Path, "reason", sk.Reason)
+			continue
+		}
 		log.Warn("input file skipped", "path", sk.Path, "reason", sk.Reason)
 	}
 	st, unlock, err := openOutput(ctx, cfg, log)
@@ -324,7 +332,7 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 		return fail(err)
 	}
 	c.derived.Against, c.derived.FirstChunk = againstList(earlier)
-	inputs, skipped, err := job.ExpandInputs(ctx, cfg.Inputs, job.InputOptions{Format: params.InputKind(), Strict: params.Strict})
+	inputs, skipped, err := job.ExpandInputs(ctx, cfg.Inputs, job.InputOptions{Format: params.InputKind(), Strict: params.Strict, Exclude: cfg.notInputs()})
 	if err != nil {
 		return fail(err)
 	}
@@ -345,6 +353,22 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 	}
 	c.params, c.inputs, c.skipped = params, inputs, skipped
 	return c, nil
+}
+
+// notInputs are the directories whose files are never inputs, wherever
+// an input directory holds them, with why: the job's output (its work
+// area in it), the embedded server's store, the earlier jobs' outputs.
+// (Any other directory holding a job's output is found by its marker
+// files: see job.ExpandInputs.)
+func (cfg Config) notInputs() map[string]string {
+	ex := map[string]string{cfg.Out: "the job's output directory (--out)"}
+	if cfg.NATSStore != "" {
+		ex[cfg.NATSStore] = "the embedded NATS server's store (--nats-store)"
+	}
+	for _, a := range cfg.Against {
+		ex[a] = "an earlier job's output (--against)"
+	}
+	return ex
 }
 
 // openOutput opens the output directory, takes its lock (one coordinator

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/neardup/neardup/internal/job"
@@ -105,6 +106,45 @@ func scriptWarnings(man *manifest.Manifest, p job.Params) []string {
 			unspaced, 100*share(unspaced), strings.Join(names, ", ")))
 	}
 	return out
+}
+
+// duplicateIDWarning says that documents of the job share ids, naming a
+// few; "" when none do.
+func duplicateIDWarning(n int64, examples []string) string {
+	if n == 0 {
+		return ""
+	}
+	quoted := make([]string, len(examples))
+	for i, id := range examples {
+		quoted[i] = strconv.Quote(id)
+	}
+	such := ""
+	if len(quoted) > 0 {
+		such = " (such as " + strings.Join(quoted, ", ") + ")"
+	}
+	return fmt.Sprintf("%d documents have the id of another document of the job%s (counts.duplicate_ids): "+
+		"a join of the outputs with a corpus on id (SEMI JOIN … USING (id)) matches each of them more than once; doc, the ordinal, is unique",
+		n, such)
+}
+
+// notRegularWarning names the files under the inputs that planning found
+// not to be regular files (the first few), "" when there are none.
+func notRegularWarning(skipped []job.Skipped) string {
+	var names []string
+	for _, sk := range skipped {
+		if sk.Rejected {
+			names = append(names, sk.Path+" ("+sk.Reason+")")
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	list := strings.Join(names[:min(len(names), 3)], ", ")
+	if len(names) > 3 {
+		list += ", …"
+	}
+	return fmt.Sprintf("%d files under the inputs are not regular files (named pipes, sockets or devices): they were not read, "+
+		"and are listed in %s and skipped_inputs: %s", len(names), job.PlannedRejectFile, list)
 }
 
 // lossWarnings say what input was not read, or not as planned: files or

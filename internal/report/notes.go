@@ -77,6 +77,8 @@ func countNote(name string) string {
 		return "documents in the largest cluster"
 	case "failed_chunks":
 		return "map tasks that failed: their documents are missing"
+	case "duplicate_ids":
+		return "documents whose id another document of the job has too (documents minus distinct ids): a join on id matches them more than once"
 	}
 	return ""
 }

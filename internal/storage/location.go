@@ -143,3 +143,13 @@ func leftOut(scheme string) string {
 	}
 	return ""
 }
+
+// Holds tells whether the object-store location l is root or lies under
+// it: the same store, bucket and options, and a key under root's by whole
+// elements (keys are cleaned when parsed, so ".." cannot climb out).
+func (root Location) Holds(l Location) bool {
+	if root.Scheme != l.Scheme || root.Bucket != l.Bucket || root.Query != l.Query {
+		return false
+	}
+	return root.Key == "" || l.Key == root.Key || strings.HasPrefix(l.Key, root.Key+"/")
+}

@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/neardup/neardup/internal/localfile"
 )
 
 // ErrBadName marks a file name that would leave its store: an absolute
@@ -72,14 +75,19 @@ func rootedErr(root, name string, err error) error {
 // rooted).
 func openUnder(root, name string) (File, error) {
 	var f *os.File
+	var st fs.FileInfo
 	err := rooted(root, name, func(r *os.Root, name string) (err error) {
-		f, err = r.Open(name)
+		// Non-blocking, and checked through the descriptor: a FIFO put in
+		// a store's place is refused, never waited on.
+		if f, err = r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			st, err = localfile.Opened(f)
+		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return sized(f)
+	return localFile{File: f, size: st.Size()}, nil
 }
 
 // escapes tells whether name, with the symbolic links under root resolved

@@ -21,6 +21,8 @@ import (
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/neardup/neardup/internal/localfile"
 )
 
 // TempMarker is part of the name of every file being written; readers and
@@ -184,20 +186,12 @@ func (d *Dir) Open(ctx context.Context, name string) (File, error) {
 	return f, nil
 }
 
-// openLocal opens a local file; its errors name the path.
+// openLocal opens a local input file; its errors name the path. Only a
+// regular file opens: a named pipe, a socket or a device (or a link to
+// one) gives an error wrapping localfile.ErrNotRegular, without blocking.
 func openLocal(path string) (File, error) {
-	f, err := os.Open(path)
+	f, st, err := localfile.Open(path)
 	if err != nil {
-		return nil, err
-	}
-	return sized(f)
-}
-
-// sized is an open local file with its size.
-func sized(f *os.File) (File, error) {
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	return localFile{File: f, size: st.Size()}, nil

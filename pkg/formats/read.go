@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"unicode/utf8"
+
+	"github.com/neardup/neardup/internal/localfile"
 )
 
 // Doc is one document read from an input.
@@ -75,16 +77,13 @@ type File interface {
 // OpenFunc opens an input file by path or URL.
 type OpenFunc func(ctx context.Context, path string) (File, error)
 
-// openLocal opens a local file.
+// openLocal opens a local file, a regular one only: a named pipe, a
+// socket or a device (or a link to one) is refused without blocking, with
+// an error naming it and its type.
 func openLocal(_ context.Context, path string) (File, error) {
-	f, err := os.Open(path)
+	f, st, err := localfile.Open(path)
 	if err != nil {
-		return nil, err // *PathError names the file
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
+		return nil, err // names the file
 	}
 	return localFile{File: f, size: st.Size()}, nil
 }

@@ -42,7 +42,7 @@ func TestCompleteMapOutputs(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := CompleteMapOutputs(ctx, st, tc.maps); err != nil {
+			if err := CompleteMapOutputs(ctx, st, tc.maps, false); err != nil {
 				t.Fatal(err)
 			}
 			checkRows[records.RejectRecord](t, st, rejects, tc.after)

@@ -8,10 +8,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/localfile"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
@@ -52,7 +54,8 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 		return nil, err
 	}
 	defer docs.Abort()
-	runs := &bandRuns{st: st, chunk: chunk.Index, parts: make([][]records.BandRecord, p.Partitions), res: res}
+	runs := &bandRuns{st: st, chunk: chunk.Index, parts: make([][]records.BandRecord, p.Partitions),
+		ids: make([][]records.BandRecord, p.Partitions), res: res}
 	var (
 		ndocs   int
 		row     [1]records.DocRecord // the document being written
@@ -65,6 +68,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			}
 			ord := job.Ordinal(chunk.Index, ndocs)
 			ndocs++
+			runs.addID(d.ID, ord)
 			skt := sk.Sketch(d.Text)
 			set, tokens := skt.Set, skt.Tokens
 			row[0] = records.DocRecord{
@@ -129,12 +133,19 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 				return nil, fmt.Errorf("chunk %d: reading %s: %w", chunk.Index, piece.Path, err)
 			}
 			// The rest of the piece is unreadable: keep what was read, and
-			// record the loss unless the reader already did.
+			// record the loss unless the reader already did. A file that
+			// is no longer a regular file (a FIFO or a device put in its
+			// place since planning) was not opened: the reason says what
+			// it is.
 			res.UnreadFiles++
-			res.UnreadBytes += pieceBytes(piece)
+			res.UnreadBytes += pieceBytes(ctx, piece)
 			if len(rejects) == before {
+				reason := "unreadable: " + err.Error()
+				if nr := (*localfile.NotRegularError)(nil); errors.As(err, &nr) {
+					reason = nr.Reason()
+				}
 				rejects = append(rejects, records.RejectRecord{
-					Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: "unreadable: " + err.Error(),
+					Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: reason,
 				})
 			}
 		}
@@ -175,39 +186,86 @@ const docGroupRows = 1 << 16
 // bandRuns holds a chunk's band records until about ChunkBytes of text
 // (at most job.RunText) has been read, then writes them, sorted, as a
 // run: one band run file holding every partition (job.BandRunWorkFile).
+// With them go the documents' id records (see idRecord), to an id run
+// file (job.IDRunWorkFile).
 type bandRuns struct {
 	st    storage.Creator
 	chunk int
 	parts [][]records.BandRecord
+	ids   [][]records.BandRecord // by partition, as parts
 	res   *job.MapResult
 	run   int
+	idRun int
 	text  int64 // of the documents in parts
 	// scratch is the sort's (sortBandRecords).
 	scratch []records.BandRecord
 }
 
-// flush writes the records held as the next run.
+// idSeed seeds the second hash of a document's id (idRecord).
+const idSeed = 0x6e64_6964 // "ndid"
+
+// addID holds the id record of document ord, whose id is id.
+func (r *bandRuns) addID(id string, ord int64) {
+	rec := idRecord(id, ord)
+	part := bands.Partition(uint64(rec.Key), len(r.ids))
+	r.ids[part] = append(r.ids[part], rec)
+}
+
+// idRecord is a document's id as a band record of band 0: its key a
+// 64-bit hash of the id (which partitions it), its FPHi another, seeded
+// otherwise. A reduce task counts the documents of its partitions whose
+// two hashes equal those of another: documents of one id (see
+// countDuplicateIDs); only this pass holds every document's id, in
+// memory bounded by a run's.
+func idRecord(id string, ord int64) records.BandRecord {
+	var d xxhash.Digest
+	d.ResetWithSeed(idSeed)
+	d.WriteString(id)
+	return records.BandRecord{Key: int64(xxhash.Sum64String(id)), Doc: ord, FPHi: int64(d.Sum64())}
+}
+
+// flush writes the records held as the next run, then the id records
+// as the next id run.
 func (r *bandRuns) flush(ctx context.Context) error {
 	r.text = 0
+	info, err := r.writeRun(ctx, r.parts, job.BandRunWorkFile(r.chunk, r.run))
+	if err != nil {
+		return err
+	}
+	if info != nil {
+		r.res.BandRunFiles = append(r.res.BandRunFiles, *info)
+		r.res.BandRecords += info.Rows
+		r.run++
+	}
+	if info, err = r.writeRun(ctx, r.ids, job.IDRunWorkFile(r.chunk, r.idRun)); err != nil {
+		return err
+	}
+	if info != nil {
+		r.res.IDRunFiles = append(r.res.IDRunFiles, *info)
+		r.idRun++
+	}
+	return nil
+}
+
+// writeRun sorts the records of parts, by partition, writes them to the
+// run file name and empties parts; nil when it held none.
+func (r *bandRuns) writeRun(ctx context.Context, parts [][]records.BandRecord, name string) (*fileinfo.Info, error) {
 	n := 0
-	for _, recs := range r.parts {
+	for _, recs := range parts {
 		r.scratch = workfile.SortBandRecords(recs, r.scratch)
 		n += len(recs)
 	}
 	if n == 0 {
-		return nil
+		return nil, nil
 	}
-	info, err := workfile.WriteBandRun(ctx, r.st, job.BandRunWorkFile(r.chunk, r.run), r.chunk, r.parts)
+	info, err := workfile.WriteBandRun(ctx, r.st, name, r.chunk, parts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r.res.BandRunFiles = append(r.res.BandRunFiles, info)
-	r.res.BandRecords += info.Rows
-	for part := range r.parts {
-		r.parts[part] = r.parts[part][:0]
+	for part := range parts {
+		parts[part] = parts[part][:0]
 	}
-	r.run++
-	return nil
+	return &info, nil
 }
 
 // finish writes the last run.
@@ -237,13 +295,19 @@ func changed(ctx context.Context, p formats.Piece) bool {
 	return size != p.FileSize || !mod.IsZero() && !mod.Equal(planned)
 }
 
-func pieceBytes(p formats.Piece) int64 {
-	if p.End >= 0 {
+// pieceBytes is the size of a piece in its file: to its planned end, or
+// for a piece to the end of its file, the file's size when planned, else
+// now (a stat, which works where reading does not); 0 when it cannot be
+// known (a file that cannot be found and was planned without its size).
+func pieceBytes(ctx context.Context, p formats.Piece) int64 {
+	switch {
+	case p.End >= 0:
 		return p.End - p.Start
+	case p.FileSize > 0:
+		return max(p.FileSize-p.Start, 0) // as planned: what was to be read
 	}
-	if f, err := storage.OpenFile(context.Background(), p.Path); err == nil {
-		defer f.Close()
-		return f.Size() - p.Start
+	if size, _, err := storage.StatFile(ctx, p.Path); err == nil {
+		return max(size-p.Start, 0)
 	}
 	return 0
 }

@@ -8,7 +8,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
@@ -19,6 +21,7 @@ import (
 	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/internal/worktest"
 	"github.com/neardup/neardup/pkg/bands"
+	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -296,4 +299,98 @@ func readRunFiles(t *testing.T, st storage.Opener, res *job.MapResult, partition
 		}
 	}
 	return out
+}
+
+// TestMapInputChangedType plans a chunk of one 55-byte file, then changes
+// the file before its map task: swapped for a named pipe, for a link to
+// /dev/zero (a device that reads for ever), removed, or a directory in
+// its place already when the job was planned (a file that could not be
+// read then, as a file without read permission). The task never opens the
+// pipe or the device: it lists the file in rejects/ with a reason naming
+// what it is, and counts the file's planned 55 bytes as unread.
+func TestMapInputChangedType(t *testing.T) {
+	line := `{"id":"x","text":"a b c d e f g h i j k l m n o p qq"}` + "\n"
+	if len(line) != 55 {
+		t.Fatalf("the line is %d bytes", len(line))
+	}
+	tests := []struct {
+		name   string
+		before func(path string) error // before planning
+		after  func(path string) error // after planning
+		reason string                  // the reject's reason starts with it
+	}{
+		{"swapped for a FIFO", nil, func(p string) error {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			return syscall.Mkfifo(p, 0o644)
+		}, "not a regular file: named pipe (FIFO)"},
+		{"swapped for a link to /dev/zero", nil, func(p string) error {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			return os.Symlink("/dev/zero", p)
+		}, "not a regular file: character device"},
+		{"removed", nil, os.Remove, "unreadable"},
+		{"unreadable when planned", func(p string) error {
+			// Its size taken, then a directory in its place: planning
+			// cannot read it, as it could not read a file it has no
+			// permission for.
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			return os.Mkdir(p, 0o755)
+		}, nil, "not a regular file: directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := worktest.WriteTemp(t, "in.jsonl", line)
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := job.Input{Path: path, Kind: formats.KindJSONL, Size: st.Size(), ModTime: st.ModTime().UnixNano()}
+			if tt.before != nil {
+				if err := tt.before(path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			plan, err := job.MakePlan(ctx, []job.Input{in}, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.after != nil {
+				if err := tt.after(path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			store := worktest.NewStore(t)
+			type result struct {
+				res *job.MapResult
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				res, err := Map(ctx, store, &job.Spec{Params: worktest.Resolved(t, func(*job.Params) {})}, plan.Chunks[0])
+				done <- result{res, err}
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the map task blocked")
+			}
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.res.Docs != 0 || r.res.Rejected != 1 || r.res.UnreadFiles != 1 || r.res.UnreadBytes != 55 {
+				t.Fatalf("result %+v, want 1 reject, 1 unread file of 55 bytes", r.res)
+			}
+			rejects, err := pqfile.Read[records.RejectRecord](ctx, store, r.res.RejectFile.Name, r.res.RejectFile)
+			if err != nil || len(rejects) != 1 || rejects[0].File != path || rejects[0].Offset != -1 || !strings.HasPrefix(rejects[0].Reason, tt.reason) {
+				t.Fatalf("rejects %+v (%v), want one for %s at offset -1 whose reason starts %q", rejects, err, path, tt.reason)
+			}
+		})
+	}
 }

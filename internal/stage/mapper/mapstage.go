@@ -69,11 +69,17 @@ func Stage() stage.Stage {
 				return err
 			}
 			foldMaps(j.Manifest, list, len(out.Failures))
+			foldPlanned(j.Manifest, j.Plan.Skipped)
 			if len(list) == 0 && len(j.Plan.Chunks) > 0 {
 				return fmt.Errorf("every map task failed; the first: %s", out.Failures[0].Error)
 			}
-			// A dataset no map task wrote a file of still holds its schema.
-			if err := CompleteMapOutputs(ctx, j.Out, list); err != nil {
+			// What planning rejected is listed in rejects/ too; a dataset
+			// no map task wrote a file of still holds its schema.
+			planned, err := WritePlannedRejects(ctx, j.Out, j.Plan)
+			if err != nil {
+				return err
+			}
+			if err := CompleteMapOutputs(ctx, j.Out, list, planned); err != nil {
 				return err
 			}
 			// The reduce stage plans its tasks from the band run files;
@@ -88,6 +94,35 @@ func Stage() stage.Stage {
 			return storage.WriteJSON(ctx, j.Out, job.MapStageFile, all, true)
 		},
 	}
+}
+
+// foldPlanned adds the files planning rejected (not regular files, see
+// job.Skipped) to the manifest's rejects, by the kind of their reason.
+func foldPlanned(m *manifest.Manifest, skipped []job.Skipped) {
+	reasons := map[string]int64{}
+	for _, sk := range skipped {
+		if sk.Rejected {
+			m.Counts.Rejected++
+			reasons[RejectKind(sk.Reason)]++
+		}
+	}
+	addReasons(m, reasons)
+}
+
+// addReasons adds rejects counted by kind to the manifest's, most
+// frequent first.
+func addReasons(m *manifest.Manifest, reasons map[string]int64) {
+	for kind, n := range reasons {
+		i := slices.IndexFunc(m.RejectReasons, func(r manifest.ReasonCount) bool { return r.Reason == kind })
+		if i < 0 {
+			m.RejectReasons = append(m.RejectReasons, manifest.ReasonCount{Reason: kind})
+			i = len(m.RejectReasons) - 1
+		}
+		m.RejectReasons[i].Count += n
+	}
+	slices.SortFunc(m.RejectReasons, func(x, y manifest.ReasonCount) int {
+		return cmp.Or(cmp.Compare(y.Count, x.Count), strings.Compare(x.Reason, y.Reason))
+	})
 }
 
 // foldMaps adds what the map tasks read to the manifest.
@@ -124,12 +159,7 @@ func foldMaps(m *manifest.Manifest, list []job.MapResult, failed int) {
 	}
 	m.ChangedInputs = slices.Sorted(maps.Keys(changed))
 	m.Counts.ChangedFiles = int64(len(changed))
-	for kind, n := range reasons {
-		m.RejectReasons = append(m.RejectReasons, manifest.ReasonCount{Reason: kind, Count: n})
-	}
-	slices.SortFunc(m.RejectReasons, func(x, y manifest.ReasonCount) int {
-		return cmp.Or(cmp.Compare(y.Count, x.Count), strings.Compare(x.Reason, y.Reason))
-	})
+	addReasons(m, reasons)
 	m.Scripts = job.SummariseScripts(scripts)
 	m.Counts.FailedChunks = int64(failed)
 }

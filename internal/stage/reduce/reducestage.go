@@ -7,7 +7,9 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/pkg/records"
 
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
@@ -15,9 +17,10 @@ import (
 )
 
 // Stage returns the reduce stage, which groups the band records: one
-// task per range of partitions (PlanTasks), writing for each partition the candidate edges of
-// each chunk and the signature requests of its documents (see Reduce),
-// and one bands/ file of its partitions' records (see ReduceTask).
+// task per range of partitions (PlanTasks), writing for each partition
+// the candidate edges of each chunk and the signature requests of its
+// documents (see Reduce), and one bands/ file of its partitions' records
+// (see ReduceTask).
 func Stage() stage.Stage {
 	return stage.Stage{
 		Name: "reduce",
@@ -59,6 +62,7 @@ func Stage() stage.Stage {
 				return err
 			}
 			foldReduces(j.Manifest, list)
+			foldDuplicateIDs(ctx, j, tasks)
 			if err := stage.WriteTaskInputs(ctx, j.Out, job.InputsEdges, stage.EdgeInputs(list)); err != nil {
 				return err
 			}
@@ -91,6 +95,43 @@ func foldReduces(m *manifest.Manifest, list []job.ReduceResult) {
 		m.Counts.NotCompared += r.PairsNotCompared
 		for _, b := range r.Bounded {
 			m.BoundedBuckets = job.InsertBounded(m.BoundedBuckets, b)
+		}
+	}
+}
+
+// foldDuplicateIDs adds the documents the reduce tasks found sharing an
+// id with another to the manifest, and the ids of a few, read from their
+// docs/ files (where one cannot be read, the job says so and goes on
+// without it: an example is not worth failing the job).
+func foldDuplicateIDs(ctx context.Context, j *stage.Job, tasks []job.ReduceTaskResult) {
+	var docs []int64
+	for _, t := range tasks {
+		j.Manifest.Counts.DuplicateIDs += t.DuplicateIDs
+		docs = append(docs, t.DuplicateIDDocs...)
+	}
+	slices.Sort(docs)
+	docs = docs[:min(len(docs), duplicateIDExamples)]
+	byChunk := map[int][]int64{}
+	for _, d := range docs {
+		byChunk[job.ChunkOf(d)] = append(byChunk[job.ChunkOf(d)], d)
+	}
+	ids := map[int64]string{}
+	for _, c := range slices.Sorted(maps.Keys(byChunk)) {
+		err := pqfile.Stream(ctx, j.Out, job.DocFile(c), nil, 4096, func(rows []records.DocRecord) error {
+			for _, r := range rows {
+				if slices.Contains(byChunk[c], r.Doc) {
+					ids[r.Doc] = r.ID
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			j.Log.Warn("the ids of documents that share one could not be read", "file", job.DocFile(c), "err", err)
+		}
+	}
+	for _, d := range docs {
+		if id, ok := ids[d]; ok {
+			j.Manifest.DuplicateIDExamples = append(j.Manifest.DuplicateIDExamples, id)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package reduce
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
@@ -21,12 +22,15 @@ const reduceTaskBytes = 96 << 20
 // partitions, so that two cores share a small job's reduce.
 const minReduceTasks = 2
 
-// bandTaskInput is a reduce task's input: its partitions, First to Last,
+// TaskInput is a reduce task's input: its partitions, First to Last,
 // and the job's band run files, each holding every partition.
 type TaskInput struct {
 	First int           `json:"first"`
 	Last  int           `json:"last"`
 	Runs  []bandRunFile `json:"runs"`
+	// IDs are the job's id run files (job.IDRunWorkFile), in which the
+	// task counts the documents that share an id.
+	IDs []bandRunFile `json:"ids,omitempty"`
 }
 
 // bandRunFile is one band run file of a chunk.
@@ -40,12 +44,15 @@ type bandRunFile struct {
 // minReduceTasks, at most one a partition), by contiguous ranges of
 // partitions: hashing spreads records evenly over them.
 func PlanTasks(maps []job.MapResult, partitions int) map[int]TaskInput {
-	var runs []bandRunFile
+	var runs, ids []bandRunFile
 	var total int64
 	for _, m := range maps {
 		for _, f := range m.BandRunFiles {
 			runs = append(runs, bandRunFile{Chunk: m.Chunk, File: f})
 			total += f.Bytes
+		}
+		for _, f := range m.IDRunFiles {
+			ids = append(ids, bandRunFile{Chunk: m.Chunk, File: f})
 		}
 	}
 	if runs == nil {
@@ -55,7 +62,7 @@ func PlanTasks(maps []job.MapResult, partitions int) map[int]TaskInput {
 	n = min(max(n, minReduceTasks), partitions)
 	tasks := make(map[int]TaskInput, n)
 	for t := range n {
-		tasks[t] = TaskInput{First: t * partitions / n, Last: (t+1)*partitions/n - 1, Runs: runs}
+		tasks[t] = TaskInput{First: t * partitions / n, Last: (t+1)*partitions/n - 1, Runs: runs, IDs: ids}
 	}
 	return tasks
 }
@@ -72,13 +79,13 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in TaskInput
 	}
 	// The task's blocks of every run file, one ranged read each: about
 	// reduceTaskBytes in all.
-	runs := make([]*workfile.BandRunReader, 0, len(in.Runs))
-	for _, rf := range in.Runs {
-		r, err := workfile.LoadBandRun(ctx, st, rf.File, rf.Chunk, in.First, in.Last)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, r)
+	runs, err := loadBandRuns(ctx, st, in.Runs, in.First, in.Last)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := loadBandRuns(ctx, st, in.IDs, in.First, in.Last)
+	if err != nil {
+		return nil, err
 	}
 	name := job.ReduceBandFile(in.First, in.Last)
 	w, err := pqfile.NewWriter[records.Band](ctx, st, name, index.BandsOptions())
@@ -115,9 +122,74 @@ func ReduceTask(ctx context.Context, st storage.FS, spec *job.Spec, in TaskInput
 			return nil, err
 		}
 		res.Parts = append(res.Parts, *pr)
+		if err := countDuplicateIDs(ids, part, res); err != nil {
+			return nil, err
+		}
 	}
 	if res.Bands, err = w.Close(); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// loadBandRuns loads the blocks of partitions first to last of band run
+// files (or id run files).
+func loadBandRuns(ctx context.Context, st storage.Opener, files []bandRunFile, first, last int) ([]*workfile.BandRunReader, error) {
+	runs := make([]*workfile.BandRunReader, 0, len(files))
+	for _, rf := range files {
+		r, err := workfile.LoadBandRun(ctx, st, rf.File, rf.Chunk, first, last)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// duplicateIDExamples is how many documents sharing an id a reduce task
+// names.
+const duplicateIDExamples = 3
+
+// countDuplicateIDs counts, in partition part of the id runs, the
+// documents whose id records (idRecord: both hashes) equal an earlier
+// document's, and names the first document of the first few such ids.
+func countDuplicateIDs(ids []*workfile.BandRunReader, part int, res *job.ReduceTaskResult) error {
+	m := &merger{}
+	for _, r := range ids {
+		recs, err := r.Part(part)
+		if err != nil {
+			return err // it names the partition
+		}
+		m.add(r.Name, recs)
+	}
+	// The records of one key, by document: mostly one, or the documents
+	// of one id; two ids whose first hashes collide differ by the second.
+	var group []records.BandRecord
+	count := func() {
+		for i, r := range group {
+			j := slices.IndexFunc(group[:i], func(e records.BandRecord) bool { return e.FPHi == r.FPHi })
+			if j < 0 {
+				continue
+			}
+			res.DuplicateIDs++
+			if d := group[j].Doc; !slices.Contains(res.DuplicateIDDocs, d) && len(res.DuplicateIDDocs) < duplicateIDExamples {
+				res.DuplicateIDDocs = append(res.DuplicateIDDocs, d)
+			}
+		}
+	}
+	for {
+		rec, ok, err := m.next()
+		if err != nil {
+			return fmt.Errorf("reduce partition %d: id runs: %w", part, err)
+		}
+		if !ok {
+			count()
+			return nil
+		}
+		if len(group) > 0 && rec.Key != group[0].Key {
+			count()
+			group = group[:0]
+		}
+		group = append(group, rec)
+	}
 }
