@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/query"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/storage"
@@ -67,7 +67,7 @@ func optionsError(err error) error {
 }
 
 // config is the pipeline's configuration of the job o describes.
-func (o Options) config() (pipeline.Config, error) {
+func (o Options) config() (control.Config, error) {
 	var errs []error
 	locations := func(field string, locs []string) {
 		for _, l := range locs {
@@ -89,11 +89,11 @@ func (o Options) config() (pipeline.Config, error) {
 		errs = append(errs, fmt.Errorf("Options.Workers must not be negative, not %d", o.Workers))
 	}
 	if len(errs) > 0 {
-		return pipeline.Config{}, fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+		return control.Config{}, fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
 	p, err := o.params()
 	if err != nil {
-		return pipeline.Config{}, err
+		return control.Config{}, err
 	}
 	workers := o.Workers
 	if workers == 0 {
@@ -104,11 +104,11 @@ func (o Options) config() (pipeline.Config, error) {
 	diskFull := o.DiskFullTimeout
 	switch {
 	case diskFull == 0:
-		diskFull = pipeline.DefaultDiskFullTimeout
+		diskFull = control.DefaultDiskFullTimeout
 	case diskFull < 0:
 		diskFull = 0 // the pipeline's "wait"
 	}
-	return pipeline.Config{
+	return control.Config{
 		Out: location(o.Out), Inputs: o.Inputs, Against: o.Against, Params: p,
 		NATSURL: o.NATSURL, Conn: conn, Workers: workers, Queue: queue.DefaultConfig(),
 		Overwrite: o.Overwrite, Log: o.Log, Progress: o.Progress, DiskFullTimeout: diskFull,
@@ -126,7 +126,7 @@ func location(s string) string {
 }
 
 // result describes the finished job whose manifest is m, written to out.
-func result(out string, m *pipeline.Manifest) *Result {
+func result(out string, m *control.Manifest) *Result {
 	c := m.Counts
 	return &Result{
 		Out: out, Job: m.Job, Status: Status(m.Status), Duration: time.Duration(m.Seconds * float64(time.Second)),

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/control"
 )
 
 // TestSentinelErrors checks that every error a caller tells apart with
@@ -18,9 +18,9 @@ func TestSentinelErrors(t *testing.T) {
 			t.Errorf("%q: want the prefix neardup:", err)
 		}
 	}
-	inner := fmt.Errorf("%w (it took the lease first)", pipeline.ErrJobBusy)
+	inner := fmt.Errorf("%w (it took the lease first)", control.ErrJobBusy)
 	err := error(&busyError{out: "out/x", err: inner})
-	if !errors.Is(err, ErrJobBusy) || !errors.Is(err, pipeline.ErrJobBusy) {
+	if !errors.Is(err, ErrJobBusy) || !errors.Is(err, control.ErrJobBusy) {
 		t.Errorf("%v: not ErrJobBusy", err)
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, "neardup: job into out/x: ") || !strings.Contains(msg, "took the lease first") {

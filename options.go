@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/control"
 )
 
 // Method is how documents are sketched and compared.
@@ -59,7 +59,7 @@ const (
 
 // DefaultDiskFullTimeout is how long a job waits for a full disk unless
 // Options.DiskFullTimeout says otherwise.
-const DefaultDiskFullTimeout = pipeline.DefaultDiskFullTimeout
+const DefaultDiskFullTimeout = control.DefaultDiskFullTimeout
 
 // Options describe a job for Run. Out and Inputs are required; every other
 // field's zero value means the default the coordinator command uses (its

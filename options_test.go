@@ -10,7 +10,7 @@ import (
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/control"
 )
 
 // TestParams checks the job parameters of Options: the zero value is the
@@ -125,7 +125,7 @@ func TestConfig(t *testing.T) {
 	// The disk-full timeout: the command's default unless set; negative
 	// waits (0 for the pipeline).
 	for _, tt := range []struct{ set, want time.Duration }{
-		{0, pipeline.DefaultDiskFullTimeout}, {5 * time.Second, 5 * time.Second}, {-1, 0},
+		{0, control.DefaultDiskFullTimeout}, {5 * time.Second, 5 * time.Second}, {-1, 0},
 	} {
 		cfg, err := Options{Inputs: []string{"in"}, Out: "out", DiskFullTimeout: tt.set}.config()
 		if err != nil || cfg.DiskFullTimeout != tt.want {

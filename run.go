@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/control"
 )
 
 // Errors a caller may tell apart with errors.Is.
@@ -95,11 +95,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := pipeline.Run(ctx, cfg)
-	if errors.Is(err, pipeline.ErrComplete) {
+	m, err := control.Run(ctx, cfg)
+	if errors.Is(err, control.ErrComplete) {
 		return nil, fmt.Errorf("%w: %s", ErrComplete, cfg.Out)
 	}
-	if errors.Is(err, pipeline.ErrJobBusy) {
+	if errors.Is(err, control.ErrJobBusy) {
 		return nil, &busyError{out: cfg.Out, err: err}
 	}
 	if err != nil {

@@ -61,15 +61,15 @@ internal/stage/reduce, internal/stage/gather, internal/worktest < internal/stage
 internal/index < internal/query;
 
 # the control plane
-internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/pipeline;
+internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
 
 # the public API: package neardup, at the module root (only commands and
 # e2e may ever import it)
-internal/pipeline, internal/query < .;
+internal/control, internal/query < .;
 
 # tools and commands
-internal/corpus, internal/reference, internal/pipeline < internal/accuracy;
-internal/configfile, internal/kept, internal/metrics, internal/procstat, internal/query, internal/pipeline, internal/series < internal/cli;
+internal/corpus, internal/reference, internal/control < internal/accuracy;
+internal/configfile, internal/kept, internal/metrics, internal/procstat, internal/query, internal/control, internal/series < internal/cli;
 internal/cli < cmd/coordinator, cmd/worker;
 internal/accuracy < cmd/accuracy;
 internal/corpus < cmd/gencorpus;

@@ -17,7 +17,7 @@ import (
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/internal/storage"
@@ -56,7 +56,7 @@ func runJob(t testing.TB, n int, seed uint64, set func(*job.Params)) fixture {
 	qc := queue.DefaultConfig()
 	qc.AckWait = 5 * time.Second
 	out := filepath.Join(t.TempDir(), "out")
-	man, err := pipeline.Run(context.Background(), pipeline.Config{Out: out, Inputs: w.Files, Params: p, Workers: 2, Queue: qc})
+	man, err := control.Run(context.Background(), control.Config{Out: out, Inputs: w.Files, Params: p, Workers: 2, Queue: qc})
 	if err != nil {
 		t.Fatal(err)
 	}
