@@ -18,10 +18,10 @@ import (
 // NONE lists the packages that import no other of neardup's. The layers
 // run from the kernels (tokens, sketches, bands) through records and
 // formats, the job's vocabulary, the stages and the control plane, to the
-// public API at the module root (".", package neardup) and the command
+// public API (pkg/pipeline; the module root "." is a package doc) and the command
 // line. A new package must be placed here.
 const policy = `
-NONE < internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, internal/localfile,
+NONE < ., internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, internal/localfile,
        internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
        internal/metrics/metricstest, internal/benchtext, internal/corpus,
@@ -63,9 +63,9 @@ internal/index < internal/query;
 # the control plane
 internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
 
-# the public API: package neardup, at the module root (only commands and
-# e2e may ever import it)
-internal/control, internal/query < .;
+# the public API: package pipeline (only commands and e2e may ever import
+# it); the module root is its package doc alone
+internal/control, internal/query < pkg/pipeline;
 
 # tools and commands
 internal/corpus, internal/reference, internal/control < internal/accuracy;

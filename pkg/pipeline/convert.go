@@ -1,4 +1,4 @@
-package neardup
+package pipeline
 
 // The conversions between the public types and the internal ones, in one
 // file: a change of the internal types is met here.

@@ -1,4 +1,4 @@
-package neardup_test
+package pipeline_test
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/neardup/neardup"
+	"github.com/neardup/neardup/pkg/pipeline"
 )
 
 // Run a job on the bundled sample (2,601 documents in JSONL, WET and WARC
@@ -24,8 +24,8 @@ func ExampleRun() {
 	}
 	defer os.RemoveAll(dir)
 
-	res, err := neardup.Run(ctx, neardup.Options{
-		Inputs:  []string{"testdata/sample"},
+	res, err := pipeline.Run(ctx, pipeline.Options{
+		Inputs:  []string{"../../testdata/sample"},
 		Out:     filepath.Join(dir, "out"),
 		Workers: 2,
 	})
@@ -38,7 +38,7 @@ func ExampleRun() {
 	fmt.Println("pairs:", c.Pairs, "clusters:", c.Clusters, "to drop:", c.Duplicates)
 
 	exact := 0
-	for p, err := range neardup.Pairs(ctx, res.Out) {
+	for p, err := range pipeline.Pairs(ctx, res.Out) {
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func ExampleRun() {
 	fmt.Println("pairs of identical shingle sets:", exact)
 
 	n := 0
-	for d, err := range neardup.Duplicates(ctx, res.Out) {
+	for d, err := range pipeline.Duplicates(ctx, res.Out) {
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -78,17 +78,17 @@ func ExampleOpenIndex() {
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "out")
-	if _, err := neardup.Run(ctx, neardup.Options{Inputs: []string{"testdata/sample"}, Out: out, Workers: 2}); err != nil {
+	if _, err := pipeline.Run(ctx, pipeline.Options{Inputs: []string{"../../testdata/sample"}, Out: out, Workers: 2}); err != nil {
 		log.Fatal(err)
 	}
 
-	ix, err := neardup.OpenIndex(ctx, neardup.IndexOptions{}, out)
+	ix, err := pipeline.OpenIndex(ctx, pipeline.IndexOptions{}, out)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer ix.Close()
 	text := sampleText("doc-0000019")
-	res, err := ix.Query(ctx, []neardup.Doc{
+	res, err := ix.Query(ctx, []pipeline.Doc{
 		{ID: "edited", Text: strings.Replace(text, " the ", " a ", 3)},
 		{ID: "unrelated", Text: "a sentence found in no document of the sample, not even close"},
 	})
@@ -111,7 +111,7 @@ func ExampleOpenIndex() {
 
 // sampleText returns the text of a document of the sample's JSONL file.
 func sampleText(id string) string {
-	f, err := os.Open("testdata/sample/sample.jsonl.gz")
+	f, err := os.Open("../../testdata/sample/sample.jsonl.gz")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package neardup
+package pipeline
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package neardup_test
+package pipeline_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/neardup/neardup"
+	"github.com/neardup/neardup/pkg/pipeline"
 )
 
 // TestOutputs runs a job on the sample and checks that each dataset read
@@ -21,7 +21,7 @@ import (
 func TestOutputs(t *testing.T) {
 	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "out")
-	res, err := neardup.Run(ctx, neardup.Options{Inputs: []string{"testdata/sample"}, Out: out, Workers: 2})
+	res, err := pipeline.Run(ctx, pipeline.Options{Inputs: []string{"../../testdata/sample"}, Out: out, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,38 +29,38 @@ func TestOutputs(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 
-	pairs := collect(t, neardup.Pairs(ctx, out))
-	if want := readParquet[neardup.Pair](t, out, "pairs/*.parquet"); !reflect.DeepEqual(pairs, want) {
+	pairs := collect(t, pipeline.Pairs(ctx, out))
+	if want := readParquet[pipeline.Pair](t, out, "pairs/*.parquet"); !reflect.DeepEqual(pairs, want) {
 		t.Errorf("Pairs gave %d pairs, pairs/ holds %d, or they differ", len(pairs), len(want))
 	}
 	if int64(len(pairs)) != res.Counts.Pairs || len(pairs) == 0 {
 		t.Errorf("%d pairs, the result counts %d", len(pairs), res.Counts.Pairs)
 	}
-	dups := collect(t, neardup.Duplicates(ctx, out))
-	if want := readParquet[neardup.Duplicate](t, out, "duplicates.parquet"); !reflect.DeepEqual(dups, want) || int64(len(dups)) != res.Counts.Duplicates {
+	dups := collect(t, pipeline.Duplicates(ctx, out))
+	if want := readParquet[pipeline.Duplicate](t, out, "duplicates.parquet"); !reflect.DeepEqual(dups, want) || int64(len(dups)) != res.Counts.Duplicates {
 		t.Errorf("Duplicates gave %d rows, duplicates.parquet holds %d, the result counts %d", len(dups), len(want), res.Counts.Duplicates)
 	}
-	clusters := collect(t, neardup.Clusters(ctx, out))
-	if want := readParquet[neardup.Cluster](t, out, "clusters.parquet"); !reflect.DeepEqual(clusters, want) {
+	clusters := collect(t, pipeline.Clusters(ctx, out))
+	if want := readParquet[pipeline.Cluster](t, out, "clusters.parquet"); !reflect.DeepEqual(clusters, want) {
 		t.Errorf("Clusters gave %d rows, clusters.parquet holds %d", len(clusters), len(want))
 	}
-	rejects := collect(t, neardup.Rejects(ctx, out))
-	if want := readParquet[neardup.Reject](t, out, "rejects/*.parquet"); !reflect.DeepEqual(rejects, want) || int64(len(rejects)) != res.Counts.Rejected {
+	rejects := collect(t, pipeline.Rejects(ctx, out))
+	if want := readParquet[pipeline.Reject](t, out, "rejects/*.parquet"); !reflect.DeepEqual(rejects, want) || int64(len(rejects)) != res.Counts.Rejected {
 		t.Errorf("Rejects gave %d rows, rejects/ holds %d, the result counts %d", len(rejects), len(want), res.Counts.Rejected)
 	}
-	for range neardup.Pairs(ctx, out) {
+	for range pipeline.Pairs(ctx, out) {
 		break // stopping early is fine
 	}
 
-	_, err = neardup.Run(ctx, neardup.Options{Inputs: []string{"testdata/sample"}, Out: out, Workers: 1})
-	if !errors.Is(err, neardup.ErrComplete) {
+	_, err = pipeline.Run(ctx, pipeline.Options{Inputs: []string{"../../testdata/sample"}, Out: out, Workers: 1})
+	if !errors.Is(err, pipeline.ErrComplete) {
 		t.Errorf("a second run into a complete output: %v, want ErrComplete", err)
 	}
 
 	if err := os.Remove(filepath.Join(out, "_SUCCESS")); err != nil {
 		t.Fatal(err)
 	}
-	if err := firstErr(neardup.Pairs(ctx, out)); !errors.Is(err, neardup.ErrNotComplete) || !strings.Contains(err.Error(), "not finished") {
+	if err := firstErr(pipeline.Pairs(ctx, out)); !errors.Is(err, pipeline.ErrNotComplete) || !strings.Contains(err.Error(), "not finished") {
 		t.Errorf("pairs of an output without _SUCCESS: %v, want ErrNotComplete saying it is not finished", err)
 	}
 }
@@ -92,12 +92,12 @@ func TestNotComplete(t *testing.T) {
 				}
 			}
 			n := 0
-			for d, err := range neardup.Duplicates(ctx, out) {
+			for d, err := range pipeline.Duplicates(ctx, out) {
 				n++
 				if err == nil {
 					t.Fatalf("row %+v, want an error", d)
 				}
-				if !errors.Is(err, neardup.ErrNotComplete) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), out) {
+				if !errors.Is(err, pipeline.ErrNotComplete) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), out) {
 					t.Errorf("error %q, want ErrNotComplete naming %s and saying %q", err, out, tt.want)
 				}
 			}
@@ -108,7 +108,7 @@ func TestNotComplete(t *testing.T) {
 	}
 	t.Run("missing", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "nothing")
-		if err := firstErr(neardup.Clusters(ctx, out)); !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, neardup.ErrNotComplete) {
+		if err := firstErr(pipeline.Clusters(ctx, out)); !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, pipeline.ErrNotComplete) {
 			t.Errorf("error %v, want one wrapping ErrNotComplete and fs.ErrNotExist", err)
 		}
 		if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
