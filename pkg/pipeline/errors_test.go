@@ -27,3 +27,11 @@ func TestSentinelErrors(t *testing.T) {
 		t.Errorf("%q: want the output and the control plane's reason", msg)
 	}
 }
+
+// TestDefaults checks the defaults the API states as its own against the
+// control plane's.
+func TestDefaults(t *testing.T) {
+	if DefaultDiskFullTimeout != control.DefaultDiskFullTimeout {
+		t.Errorf("DefaultDiskFullTimeout %v, the control plane's %v", DefaultDiskFullTimeout, control.DefaultDiskFullTimeout)
+	}
+}

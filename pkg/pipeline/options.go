@@ -4,8 +4,6 @@ import (
 	"io"
 	"log/slog"
 	"time"
-
-	"github.com/neardup/neardup/internal/control"
 )
 
 // Method is how documents are sketched and compared.
@@ -59,7 +57,7 @@ const (
 
 // DefaultDiskFullTimeout is how long a job waits for a full disk unless
 // Options.DiskFullTimeout says otherwise.
-const DefaultDiskFullTimeout = control.DefaultDiskFullTimeout
+const DefaultDiskFullTimeout = time.Minute
 
 // Options describe a job for Run. Out and Inputs are required; every other
 // field's zero value means the default the coordinator command uses (its
