@@ -10,14 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/report"
-	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 )
 
@@ -83,11 +82,6 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 			}
 			if len(args) == 0 {
 				return nil, errors.New("no INPUT given")
-			}
-			for _, loc := range append([]string{cfg.Out}, args...) {
-				if _, err := storage.ParseLocation(loc); err != nil {
-					return nil, err
-				}
 			}
 			log, err := proc.logs.logger(out.Stderr)
 			if err != nil {

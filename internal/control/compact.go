@@ -47,7 +47,20 @@ func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error
 	if len(cfg.Indexes) == 0 {
 		return nil, errors.New("no index to compact")
 	}
-	st, err := storage.Open(ctx, cfg.Out)
+	out, err := storage.ParseLocation(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	out = out.Abs()
+	var locs []storage.Location
+	for _, s := range cfg.Indexes {
+		l, err := storage.ParseLocation(s)
+		if err != nil {
+			return nil, err
+		}
+		locs = append(locs, l.Abs())
+	}
+	st, err := storage.OpenLocation(ctx, out)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +78,7 @@ func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error
 	case err != nil && replacing && !cfg.Overwrite:
 		return nil, fmt.Errorf("%s: %w", st.Root(), err)
 	}
-	first, err := storage.Open(ctx, cfg.Indexes[0])
+	first, err := storage.OpenLocation(ctx, locs[0])
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +90,7 @@ func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error
 	p := ix0.Params
 	// The checks of --against: the same parameters and document model,
 	// no job twice, chunks numbered apart.
-	list, err := openEarlier(ctx, cfg.Out, cfg.Indexes, &p, true, true, log)
+	list, err := openEarlier(ctx, out, locs, &p, true, true, log)
 	if err != nil {
 		return nil, err
 	}

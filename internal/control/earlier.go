@@ -25,18 +25,18 @@ type earlierJob struct {
 // refused, naming it. Their chunk ranges must not overlap: each job of a
 // series is matched against all earlier ones, and numbers its chunks
 // after theirs.
-func openEarlier(ctx context.Context, own string, locs []string, p *job.Params, explicitBands, explicitParts bool, log *slog.Logger) ([]earlierJob, error) {
+func openEarlier(ctx context.Context, own storage.Location, locs []storage.Location, p *job.Params, explicitBands, explicitParts bool, log *slog.Logger) ([]earlierJob, error) {
 	var out []earlierJob
 	fail := func(err error) ([]earlierJob, error) {
 		closeEarlier(out)
 		return nil, err
 	}
-	for _, loc := range locs {
-		loc = storage.AbsLocation(loc)
-		if loc == storage.AbsLocation(own) {
+	for _, l := range locs {
+		loc := l.String()
+		if loc == own.String() {
 			return fail(fmt.Errorf("--against %s is the job's own --out", loc))
 		}
-		d, err := storage.Open(ctx, loc)
+		d, err := storage.OpenLocation(ctx, l)
 		if err != nil {
 			return fail(fmt.Errorf("--against %s: %w", loc, err))
 		}

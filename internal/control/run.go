@@ -136,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		}
 		log.Warn("input file skipped", "path", sk.Path, "reason", sk.Reason)
 	}
-	st, unlock, err := openOutput(ctx, cfg, log)
+	st, unlock, err := openOutput(ctx, cfg, cc.out, log)
 	if err != nil {
 		return nil, err
 	}
@@ -287,21 +287,58 @@ func (cfg Config) progressEvents(log *slog.Logger) *slog.Logger {
 }
 
 // Check reports the errors of cfg that show without reading the inputs,
-// opening the output or reaching a server: a bad parameter, no workers, a
-// bad job name. Run checks them first.
+// opening the output or reaching a server: a bad parameter or location,
+// no workers, a bad job name. Run checks them first.
 func (cfg Config) Check() error {
+	_, err := cfg.check()
+	return err
+}
+
+// locations are a job's locations, parsed once (Config.check): the
+// output and the earlier jobs' outputs, local ones made absolute.
+type locations struct {
+	out     storage.Location
+	against []storage.Location
+}
+
+// check checks cfg (see Check) and returns its locations, parsed.
+func (cfg Config) check() (locations, error) {
+	var locs locations
 	if cfg.NATSURL == "" && cfg.Workers < 1 && cfg.Listen == "" {
-		return errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
+		return locs, errors.New("no workers: an embedded job needs --workers >= 1, or --listen for outside workers")
 	}
 	if cfg.Job != "" && !validJob(cfg.Job) {
-		return fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
+		return locs, fmt.Errorf("job name %q: use letters, digits, - and _", cfg.Job)
+	}
+	if cfg.Out == "" {
+		return locs, errors.New("no output location (--out)")
+	}
+	out, err := storage.ParseLocation(cfg.Out)
+	if err != nil {
+		return locs, fmt.Errorf("--out: %w", err)
+	}
+	locs.out = out.Abs()
+	for _, a := range cfg.Against {
+		l, err := storage.ParseLocation(a)
+		if err != nil {
+			return locs, fmt.Errorf("--against: %w", err)
+		}
+		locs.against = append(locs.against, l.Abs())
+	}
+	for _, in := range cfg.Inputs {
+		if storage.IsURL(in) {
+			if _, err := storage.ParseLocation(in); err != nil {
+				return locs, fmt.Errorf("input: %w", err)
+			}
+		}
 	}
 	params := cfg.Params // Resolve fills in the plan: not cfg's business here
-	return params.Resolve()
+	return locs, params.Resolve()
 }
 
 // checked is a configuration checked and resolved by checkConfig.
 type checked struct {
+	locations
 	params  job.Params
 	derived job.Derived // of the earlier jobs
 	inputs  []job.Input // absolute paths
@@ -314,16 +351,17 @@ type checked struct {
 // the earlier jobs to match against, and checks the rest of the
 // configuration.
 func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, error) {
-	if err := cfg.Check(); err != nil {
+	locs, err := cfg.check()
+	if err != nil {
 		return nil, err
 	}
 	params := cfg.Params
 	auto := params.Partitions == 0
-	earlier, err := openEarlier(ctx, cfg.Out, cfg.Against, &params, params.Bands != 0 || params.Rows != 0, !auto, log)
+	earlier, err := openEarlier(ctx, locs.out, locs.against, &params, params.Bands != 0 || params.Rows != 0, !auto, log)
 	if err != nil {
 		return nil, err
 	}
-	c := &checked{earlier: earlier}
+	c := &checked{locations: locs, earlier: earlier}
 	fail := func(err error) (*checked, error) {
 		closeEarlier(earlier)
 		return nil, err
@@ -332,7 +370,7 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 		return fail(err)
 	}
 	c.derived.Against, c.derived.FirstChunk = againstList(earlier)
-	inputs, skipped, err := job.ExpandInputs(ctx, cfg.Inputs, job.InputOptions{Format: params.InputKind(), Strict: params.Strict, Exclude: cfg.notInputs()})
+	inputs, skipped, err := job.ExpandInputs(ctx, cfg.Inputs, job.InputOptions{Format: params.InputKind(), Strict: params.Strict, Exclude: cfg.notInputs(locs)})
 	if err != nil {
 		return fail(err)
 	}
@@ -343,7 +381,7 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 		params.ChunkBytes = job.AutoChunkBytes(inputs)
 	}
 	if params.Gather == job.GatherAuto {
-		params.Gather = job.AutoGather(inputs, storage.IsURL(cfg.Out))
+		params.Gather = job.AutoGather(inputs, !locs.out.Local())
 	}
 	for i := range inputs {
 		inputs[i].Path = storage.AbsLocation(inputs[i].Path)
@@ -360,13 +398,13 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 // area in it), the embedded server's store, the earlier jobs' outputs.
 // (Any other directory holding a job's output is found by its marker
 // files: see job.ExpandInputs.)
-func (cfg Config) notInputs() map[string]string {
-	ex := map[string]string{cfg.Out: "the job's output directory (--out)"}
+func (cfg Config) notInputs(locs locations) map[string]string {
+	ex := map[string]string{locs.out.String(): "the job's output directory (--out)"}
 	if cfg.NATSStore != "" {
 		ex[cfg.NATSStore] = "the embedded NATS server's store (--nats-store)"
 	}
-	for _, a := range cfg.Against {
-		ex[a] = "an earlier job's output (--against)"
+	for _, a := range locs.against {
+		ex[a.String()] = "an earlier job's output (--against)"
 	}
 	return ex
 }
@@ -375,8 +413,8 @@ func (cfg Config) notInputs() map[string]string {
 // per output, released by the system if this process dies), refuses a
 // complete job (removing the work area a run stopped after finishing it
 // left), and clears the outputs under --overwrite.
-func openOutput(ctx context.Context, cfg Config, log *slog.Logger) (*storage.Dir, func(), error) {
-	st, err := storage.Open(ctx, cfg.Out)
+func openOutput(ctx context.Context, cfg Config, out storage.Location, log *slog.Logger) (*storage.Dir, func(), error) {
+	st, err := storage.OpenLocation(ctx, out)
 	if err != nil {
 		return nil, nil, err
 	}
