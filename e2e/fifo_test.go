@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/pkg/pipeline"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/pkg/pipeline"
 )
 
 // fifoJob writes a small corpus with a named pipe among its files (which

@@ -32,9 +32,9 @@ import (
 	"syscall"
 
 	"github.com/neardup/neardup/internal/accuracy"
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/control"
 )
 
 func main() {

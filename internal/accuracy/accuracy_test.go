@@ -5,9 +5,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/control"
 )
 
 // TestAccuracy runs the job on a 3,500-document accuracy corpus with a

@@ -14,10 +14,10 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -84,9 +84,9 @@ type CorpusSummary struct {
 
 // Run is one job and its accuracy.
 type Run struct {
-	Method job.Method      `json:"method"`
+	Method job.Method     `json:"method"`
 	Params control.Params `json:"params"` // as resolved by the job
-	Out    string          `json:"out,omitempty"`
+	Out    string         `json:"out,omitempty"`
 	// Seconds is the wall time of control.Run.
 	Seconds float64         `json:"seconds"`
 	Counts  manifest.Counts `json:"counts"`

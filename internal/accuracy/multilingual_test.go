@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/pkg/records"
 )
 

@@ -9,8 +9,8 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
 )

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/storage"
 )
 

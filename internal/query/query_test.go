@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/internal/storage"

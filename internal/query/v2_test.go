@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/formats"
 )

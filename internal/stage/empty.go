@@ -32,4 +32,3 @@ func WriteEmpty[T any](ctx context.Context, st storage.Creator, name string, o p
 	_, err := pqfile.Write[T](ctx, st, name, nil, o)
 	return err
 }
-

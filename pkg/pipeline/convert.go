@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/query"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/storage"

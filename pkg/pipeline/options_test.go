@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/control"
 )
 
 // TestParams checks the job parameters of Options: the zero value is the

@@ -48,4 +48,3 @@ func WritePlannedRejects(ctx context.Context, st storage.Creator, plan *job.Plan
 	_, err := pqfile.Write(ctx, st, job.PlannedRejectFile, rows, rejectOptions())
 	return err == nil, err
 }
-
