@@ -26,6 +26,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -236,9 +237,9 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 func workerURL(cfg Config, srv *queue.Embedded) string {
 	switch {
 	case cfg.NATSURL != "":
-		return queue.RedactURL(cfg.NATSURL)
+		return redact.URL(cfg.NATSURL)
 	case srv != nil && cfg.Listen != "":
-		return reachableURL(queue.RedactURL(srv.URL()), os.Hostname)
+		return reachableURL(redact.URL(srv.URL()), os.Hostname)
 	}
 	return ""
 }
@@ -547,7 +548,7 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 		return nil, nil, nil, nil, err
 	}
 	if cfg.Listen != "" {
-		log.Info("embedded NATS server listening", "url", queue.RedactURL(srv.URL()))
+		log.Info("embedded NATS server listening", "url", redact.URL(srv.URL()))
 	}
 	open = func(name string) (*queue.Queue, error) { return srv.Open(ctx, name, cfg.Queue) }
 	if q, err = open("neardup-coordinator"); err != nil {
