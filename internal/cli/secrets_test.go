@@ -105,3 +105,45 @@ func TestMalformedNATSURLAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestLocationSecrets runs every command that takes an object-store
+// location with one whose URL carries a password, for each of
+// redacttest.Hostile: each refuses it (exit 1 or 2), and no stdout or
+// stderr line shows the password.
+func TestLocationSecrets(t *testing.T) {
+	clearEnv(t)
+	input := filepath.Join("..", "..", "testdata", "sample", "broken.jsonl")
+	dir := t.TempDir()
+	for _, h := range redacttest.Hostile() {
+		loc := "s3://" + h.Text + "@bucket/x"
+		tests := []struct {
+			prog string
+			cmds []Command
+			args []string
+		}{
+			{"coordinator", Coordinator(), []string{"--out", loc, input}},
+			{"coordinator", Coordinator(), []string{"--out", filepath.Join(dir, "o"), "--quiet", loc}},
+			{"coordinator", Coordinator(), []string{"--out", filepath.Join(dir, "o"), "--quiet", "--against", loc, input}},
+			{"coordinator", Coordinator(), []string{"--series", loc, "--quiet", input}},
+			{"coordinator", Coordinator(), []string{"write-kept", "--job", loc, "--dir", filepath.Join(dir, "k")}},
+			{"coordinator", Coordinator(), []string{"query", "--index", loc, input}},
+			{"coordinator", Coordinator(), []string{"index", "compact", "--out", loc, dir}},
+			{"coordinator", Coordinator(), []string{"index", "compact", "--out", filepath.Join(dir, "ix"), loc}},
+			{"coordinator", Coordinator(), []string{"series", "list", loc}},
+			{"worker", Worker(), []string{"--nats", "nats://127.0.0.1:1", "--data-root", loc}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.prog+" "+strings.Join(tt.args, " "), func(t *testing.T) {
+				var stdout, stderr bytes.Buffer
+				got := Main(tt.prog, tt.args, tt.cmds, &stdout, &stderr)
+				out := stdout.String() + stderr.String()
+				if s := redacttest.Shown(out); s != "" {
+					t.Errorf("the output shows %q of the password:\n%s", s, out)
+				}
+				if got != 1 && got != 2 {
+					t.Errorf("exit %d, want 1 or 2:\n%s", got, out)
+				}
+			})
+		}
+	}
+}

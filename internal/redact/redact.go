@@ -17,16 +17,21 @@ const Mask = "xxxxx"
 // URL returns s, one URL or several separated by commas (a list of NATS
 // servers), with the secret of each hidden: user:password@ becomes
 // user:xxxxx@, and a user part without a password (a token) xxxxx@. A
-// string without "@" holds no user part and is returned as it is. When s
+// string without "@" holds no user part and is returned as it is, but for
+// the host of a URL that does not parse (scheme://user:pass, a URL cut at
+// a comma in its password, reads as a host and a port). When s
 // cannot be read as URLs each with its user part before its host (a
 // password holding "/", "#", "?", "%", "," or a space, say, not
 // percent-encoded), everything from its first scheme:// to its last "@"
 // is hidden: more than the secret, but never less.
 func URL(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
-	}
 	parts := strings.Split(s, ",")
+	if !strings.Contains(s, "@") {
+		for i, p := range parts {
+			parts[i] = hideHost(p)
+		}
+		return strings.Join(parts, ",")
+	}
 	for i, p := range parts {
 		r, ok := redactOne(p)
 		if !ok || i > 0 && split(parts[i-1], p) {
@@ -75,6 +80,32 @@ func redactOne(s string) (string, bool) {
 		user = name + ":" + Mask
 	}
 	return s[:start] + user + rest[at:], true
+}
+
+// hideHost returns the URL s with its host hidden when it does not parse
+// and its host ends in a port that is not a number: a URL cut at a comma
+// in its password (scheme://user:pass) reads so. Other strings are kept.
+func hideHost(s string) string {
+	start := authorityStart(s)
+	if start == len(s)-len(strings.TrimLeft(s, " ")) {
+		return s
+	}
+	if _, err := url.Parse(strings.TrimSpace(s)); err == nil {
+		return s
+	}
+	end := len(s)
+	if i := strings.IndexAny(s[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	if i := strings.LastIndex(s[start:end], ":"); i < 0 || digits(s[start+i+1:end]) {
+		return s // no user:pass, the port a number: not the secret's piece
+	}
+	return s[:start] + Mask + s[end:]
+}
+
+// digits tells whether s is made of decimal digits only.
+func digits(s string) bool {
+	return strings.Trim(s, "0123456789") == ""
 }
 
 // hideAll hides everything of s from after its first scheme:// (or its
