@@ -45,7 +45,9 @@ type Config struct {
 	NATSStore string
 	// DiskFullTimeout bounds how long the job waits while the disk of the
 	// output or of the embedded store is full before it fails, naming the
-	// disk; 0 does not watch.
+	// disk, and how long it waits while an outside NATS server answers
+	// but does not store the job's state, before it fails naming the
+	// server and JetStream's error; 0 does not watch.
 	DiskFullTimeout time.Duration
 	// freeSpace reads a disk's free bytes (tests replace it).
 	freeSpace func(string) (uint64, error)
@@ -162,6 +164,8 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		if srv != nil {
 			disks = append(disks, natsStore(cfg, st))
 			watchers.Go(func() { watchJetStream(watchCtx, srv, lease.Unrefreshed, cfg.DiskFullTimeout, log, stopRun) })
+		} else {
+			watchers.Go(func() { watchStore(watchCtx, state, lease, cfg.DiskFullTimeout, log, stopRun) })
 		}
 		free := cfg.freeSpace
 		if free == nil {
@@ -583,7 +587,8 @@ func natsStore(cfg Config, st *storage.Dir) string {
 // failure is the reason to give for a run that failed with err. Tasks
 // fail when another coordinator took the job (they belong to an epoch
 // that is over), and the run's context is cancelled, with its cause, when
-// the lease is lost or a disk stays full: those causes are the reason,
+// the lease is lost, a disk stays full or the NATS server's store does
+// not write: those causes are the reason,
 // whichever was seen first. The lease goroutine may find the lease lost
 // while the lease is being confirmed here, cancelling the confirmation,
 // so the cause is read after it.
@@ -596,7 +601,7 @@ func failure(ctx context.Context, err error, lease confirmer) error {
 			return cerr
 		}
 	}
-	if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) || errors.Is(cause, ErrDiskFull) {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) || errors.Is(cause, ErrDiskFull) || errors.Is(cause, queue.ErrStoreFailed) {
 		return cause
 	}
 	if ctx.Err() != nil {
