@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -35,11 +36,11 @@ func openEarlier(ctx context.Context, own string, locs []string, p *job.Params, 
 	for _, loc := range locs {
 		loc = storage.AbsLocation(loc)
 		if loc == storage.AbsLocation(own) {
-			return fail(fmt.Errorf("--against %s is the job's own --out", loc))
+			return fail(fmt.Errorf("--against %s is the job's own --out", redact.URL(loc)))
 		}
 		d, err := storage.Open(ctx, loc)
 		if err != nil {
-			return fail(fmt.Errorf("--against %s: %w", loc, err))
+			return fail(fmt.Errorf("--against %s: %w", redact.URL(loc), err))
 		}
 		out = append(out, earlierJob{loc: loc, dir: d})
 		ix, err := index.Load(ctx, d)
@@ -47,7 +48,7 @@ func openEarlier(ctx context.Context, own string, locs []string, p *job.Params, 
 			err = stage.CheckModel(ix)
 		}
 		if err != nil {
-			return fail(fmt.Errorf("--against %s: %w", loc, err))
+			return fail(fmt.Errorf("--against %s: %w", redact.URL(loc), err))
 		}
 		out[len(out)-1].index = ix
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -44,7 +45,9 @@ type Config struct {
 	NATSStore string
 	// DiskFullTimeout bounds how long the job waits while the disk of the
 	// output or of the embedded store is full before it fails, naming the
-	// disk; 0 does not watch.
+	// disk, and how long it waits while an outside NATS server answers
+	// but does not store the job's state, before it fails naming the
+	// server and JetStream's error; 0 does not watch.
 	DiskFullTimeout time.Duration
 	// freeSpace reads a disk's free bytes (tests replace it).
 	freeSpace func(string) (uint64, error)
@@ -173,6 +176,8 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		if srv != nil {
 			disks = append(disks, natsStore(cfg, st))
 			watchers.Go(func() { watchJetStream(watchCtx, srv, lease.Unrefreshed, cfg.DiskFullTimeout, log, stopRun) })
+		} else {
+			watchers.Go(func() { watchStore(watchCtx, state, lease, cfg.DiskFullTimeout, log, stopRun) })
 		}
 		free := cfg.freeSpace
 		if free == nil {
@@ -248,9 +253,9 @@ var errStoppedAfterMarker = errors.New("stopped after the job's marker, before r
 func workerURL(cfg Config, srv *queue.Embedded) string {
 	switch {
 	case cfg.NATSURL != "":
-		return queue.RedactURL(cfg.NATSURL)
+		return redact.URL(cfg.NATSURL)
 	case srv != nil && cfg.Listen != "":
-		return reachableURL(queue.RedactURL(srv.URL()), os.Hostname)
+		return reachableURL(redact.URL(srv.URL()), os.Hostname)
 	}
 	return ""
 }
@@ -578,7 +583,7 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 		return nil, nil, nil, nil, err
 	}
 	if cfg.Listen != "" {
-		log.Info("embedded NATS server listening", "url", queue.RedactURL(srv.URL()))
+		log.Info("embedded NATS server listening", "url", redact.URL(srv.URL()))
 	}
 	open = func(name string) (*queue.Queue, error) { return srv.Open(ctx, name, cfg.Queue) }
 	if q, err = open("neardup-coordinator"); err != nil {
@@ -613,7 +618,8 @@ func natsStore(cfg Config, st *storage.Dir) string {
 // failure is the reason to give for a run that failed with err. Tasks
 // fail when another coordinator took the job (they belong to an epoch
 // that is over), and the run's context is cancelled, with its cause, when
-// the lease is lost or a disk stays full: those causes are the reason,
+// the lease is lost, a disk stays full or the NATS server's store does
+// not write: those causes are the reason,
 // whichever was seen first. The lease goroutine may find the lease lost
 // while the lease is being confirmed here, cancelling the confirmation,
 // so the cause is read after it.
@@ -626,7 +632,7 @@ func failure(ctx context.Context, err error, lease confirmer) error {
 			return cerr
 		}
 	}
-	if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) || errors.Is(cause, ErrDiskFull) {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) || errors.Is(cause, ErrDiskFull) || errors.Is(cause, queue.ErrStoreFailed) {
 		return cause
 	}
 	if ctx.Err() != nil {
