@@ -16,6 +16,7 @@ import (
 
 	"github.com/neardup/neardup/internal/configfile"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/redact"
 )
 
 // configFlag names the config file of every command.
@@ -253,7 +254,7 @@ func printSettings(w io.Writer, name string, fs *flag.FlagSet, s settings) error
 		} else {
 			from = "from " + from
 		}
-		v, redacted := redact(f)
+		v, redacted := redactValue(f)
 		if redacted {
 			from += ", redacted"
 		}
@@ -281,12 +282,12 @@ func padRight(s string, n int) string {
 	return s + strings.Repeat(" ", n-len(s))
 }
 
-// redact returns the value of f to print: the flag's typed value, with a
+// redactValue returns the value of f to print: the flag's typed value, with a
 // secret replaced. A URL's password or token (--nats
 // nats://user:pass@host) is a secret, and so is the value of a flag
 // named for one (a word of its name is password, secret or token); a
 // credentials file's path is not.
-func redact(f *flag.Flag) (any, bool) {
+func redactValue(f *flag.Flag) (any, bool) {
 	v := typedValue(f)
 	for _, w := range strings.Split(f.Name, "-") {
 		if (w == "password" || w == "secret" || w == "token") && f.Value.String() != "" {
@@ -295,12 +296,12 @@ func redact(f *flag.Flag) (any, bool) {
 	}
 	switch v := v.(type) {
 	case string:
-		r := queue.RedactURL(v)
+		r := redact.URL(v)
 		return r, r != v
 	case []string:
 		rs, redacted := make([]string, len(v)), false
 		for i, e := range v {
-			rs[i] = queue.RedactURL(e)
+			rs[i] = redact.URL(e)
 			redacted = redacted || rs[i] != e
 		}
 		return rs, redacted

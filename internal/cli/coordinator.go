@@ -57,7 +57,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode; 0 with --listen: outside workers only)")
 		fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
 		fs.StringVar(&cfg.NATSStore, "nats-store", "", "embedded mode: the NATS server's store directory (default <out>/_work/nats); put it on another disk than --out if that one may fill up")
-		fs.DurationVar(&cfg.DiskFullTimeout, "disk-full-timeout", control.DefaultDiskFullTimeout, "fail the job, naming the disk, when the disk of --out (or of the embedded store) stays full this long (0: wait)")
+		fs.DurationVar(&cfg.DiskFullTimeout, "disk-full-timeout", control.DefaultDiskFullTimeout, "fail the job, naming the disk, when the disk of --out (or of the embedded store) stays full this long, or naming the server when the --nats server answers but does not store the job's state this long (0: wait)")
 		fs.DurationVar(&cfg.NoWorkerWarning, "no-worker-warning", control.DefaultNoWorkerWarning, "warn when a stage's tasks wait this long with no worker taking any, naming the NATS URL workers should connect to, and again every as long (0: never)")
 		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
 		fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")

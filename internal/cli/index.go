@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/redact"
 )
 
 // indexSetup registers the flags of `coordinator index compact` and
@@ -46,7 +47,7 @@ func indexSetup(fs *flag.FlagSet) Prepare {
 				Docs      int64  `json:"docs"`
 				Chunks    int    `json:"chunks"`
 				BandFiles int    `json:"band_files"`
-			}{Status: "complete", Out: cfg.Out}
+			}{Status: "complete", Out: redact.URL(cfg.Out)}
 			if err != nil {
 				log.Error("index compact failed", "err", err)
 				result.Status, result.ExitCode, result.Error = "failed", 1, err.Error()

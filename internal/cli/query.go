@@ -14,6 +14,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/query"
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -54,7 +55,7 @@ func querySetup(fs *flag.FlagSet) Prepare {
 		}
 		for _, loc := range indexes {
 			if _, err := storage.ParseLocation(loc); err != nil {
-				return nil, fmt.Errorf("--index %s: %w", loc, err)
+				return nil, fmt.Errorf("--index %s: %w", redact.URL(loc), err)
 			}
 		}
 		log, err := logs.logger(out.Stderr)

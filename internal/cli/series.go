@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/series"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -73,7 +74,7 @@ func (s *seriesFlags) resolve(ctx context.Context, cfg *control.Config, log *slo
 	}
 	dir, err := storage.Open(ctx, s.dir)
 	if err != nil {
-		return fmt.Errorf("--series %s: %w", s.dir, err)
+		return fmt.Errorf("--series %s: %w", redact.URL(s.dir), err)
 	}
 	defer dir.Close()
 	members, ignored, err := series.Scan(ctx, dir)

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/redact"
 )
 
 // summary is the one JSON object a coordinator's job writes on stdout when
@@ -32,7 +33,7 @@ type summary struct {
 // newSummary describes a job that ended with exit status code and either
 // its manifest or its error.
 func newSummary(out string, code int, man *manifest.Manifest, err error) summary {
-	s := summary{ExitCode: code, Out: out}
+	s := summary{ExitCode: code, Out: redact.URL(out)}
 	if man != nil {
 		s.Status, s.Job, s.Seconds, s.Chunks, s.Failed = man.Status, man.Job, man.Seconds, man.Chunks, len(man.Failures)
 		s.Counts = &man.Counts

@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/redact"
 )
 
 // Worker returns the worker's command and its config command.
@@ -82,7 +83,7 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 				w.Observe(m)
 				m.WatchQueue(q.Pending)
 			}
-			log.Info("worker ready", "nats", queue.RedactURL(conn.URL), "slots", *slots, "data_roots", dr.String())
+			log.Info("worker ready", "nats", redact.URL(conn.URL), "slots", *slots, "data_roots", dr.String())
 			if err := w.Run(ctx); err != nil {
 				log.Error("worker stopped", "err", err)
 				return 1

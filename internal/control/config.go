@@ -28,7 +28,9 @@ type Config struct {
 	NATSStore string
 	// DiskFullTimeout bounds how long the job waits while the disk of the
 	// output or of the embedded store is full before it fails, naming the
-	// disk; 0 does not watch.
+	// disk, and how long it waits while an outside NATS server answers
+	// but does not store the job's state, before it fails naming the
+	// server and JetStream's error; 0 does not watch.
 	DiskFullTimeout time.Duration
 	// freeSpace reads a disk's free bytes (tests replace it).
 	freeSpace func(string) (uint64, error)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -47,18 +48,18 @@ func ResolveRoots(paths []string) (DataRoots, error) {
 	var r DataRoots
 	for _, p := range paths {
 		if l, ok, err := objectLocation(p); err != nil {
-			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
+			return DataRoots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		} else if ok {
 			r.add(l.String(), true)
 			continue
 		}
 		abs, err := filepath.Abs(p)
 		if err != nil {
-			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
+			return DataRoots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		}
 		real, err := filepath.EvalSymlinks(abs)
 		if err != nil {
-			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
+			return DataRoots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		}
 		r.add(real, false)
 	}
@@ -74,14 +75,14 @@ func jobDataRoots(paths []string) (DataRoots, error) {
 	var r DataRoots
 	for _, p := range paths {
 		if l, ok, err := objectLocation(p); err != nil {
-			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
+			return DataRoots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		} else if ok {
 			r.add(l.String(), true)
 			continue
 		}
 		real, err := resolveOrParent(p)
 		if err != nil {
-			return DataRoots{}, fmt.Errorf("data root %s: %w", p, err)
+			return DataRoots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		}
 		r.add(real, false)
 	}

@@ -120,3 +120,55 @@ func watchJetStream(ctx context.Context, srv jetStreamRecoverer, unrefreshed fun
 		}
 	}
 }
+
+// storeProber is what watchStore needs of the job's state on an outside
+// NATS server (queue.State).
+type storeProber interface {
+	StoreFault(ctx context.Context, failed string, werr error) error
+}
+
+// leaseHealth is what watchStore needs of the job's lease (queue.Held).
+type leaseHealth interface {
+	Unrefreshed() time.Duration
+	RefreshError() error
+}
+
+// watchStore checks every second, until ctx ends, how long the job's
+// lease could not be refreshed: with an outside server, when that has
+// lasted failFor, it asks whether the server is to blame (StoreFault). A
+// server that answers while its store does not write (a full disk: it
+// answers no write, and the job would wait for ever; its limits reached:
+// it refuses them) stops the run with an error naming the server and
+// JetStream's error; one that does not answer is waited for, as a
+// restarting server is, and said once. failFor 0 does not watch.
+func watchStore(ctx context.Context, st storeProber, lease leaseHealth, failFor time.Duration, log *slog.Logger, stop func(error)) {
+	if failFor <= 0 {
+		return
+	}
+	t := time.NewTicker(min(time.Second, failFor/2))
+	defer t.Stop()
+	said := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			d := lease.Unrefreshed()
+			if d < failFor {
+				said = false
+				continue
+			}
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := st.StoreFault(pctx, "for "+d.Round(100*time.Millisecond).String(), lease.RefreshError())
+			cancel()
+			if err != nil {
+				stop(err)
+				return
+			}
+			if !said && ctx.Err() == nil {
+				log.Warn("the job's state could not be written, and the NATS server does not answer: waiting for it", "for", d.Round(time.Second))
+				said = true
+			}
+		}
+	}
+}

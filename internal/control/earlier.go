@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -34,11 +35,11 @@ func openEarlier(ctx context.Context, own storage.Location, locs []storage.Locat
 	for _, l := range locs {
 		loc := l.String()
 		if loc == own.String() {
-			return fail(fmt.Errorf("--against %s is the job's own --out", loc))
+			return fail(fmt.Errorf("--against %s is the job's own --out", redact.URL(loc)))
 		}
 		d, err := storage.OpenLocation(ctx, l)
 		if err != nil {
-			return fail(fmt.Errorf("--against %s: %w", loc, err))
+			return fail(fmt.Errorf("--against %s: %w", redact.URL(loc), err))
 		}
 		out = append(out, earlierJob{loc: loc, dir: d})
 		ix, err := index.Load(ctx, d)
@@ -46,7 +47,7 @@ func openEarlier(ctx context.Context, own storage.Location, locs []storage.Locat
 			err = index.CheckModel(ix)
 		}
 		if err != nil {
-			return fail(fmt.Errorf("--against %s: %w", loc, err))
+			return fail(fmt.Errorf("--against %s: %w", redact.URL(loc), err))
 		}
 		out[len(out)-1].index = ix
 	}

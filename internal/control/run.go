@@ -16,6 +16,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -100,6 +101,8 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		if srv != nil {
 			disks = append(disks, natsStore(cfg, st))
 			watchers.Go(func() { watchJetStream(watchCtx, srv, lease.Unrefreshed, cfg.DiskFullTimeout, log, stopRun) })
+		} else {
+			watchers.Go(func() { watchStore(watchCtx, state, lease, cfg.DiskFullTimeout, log, stopRun) })
 		}
 		free := cfg.freeSpace
 		if free == nil {
@@ -175,9 +178,9 @@ var errStoppedAfterMarker = errors.New("stopped after the job's marker, before r
 func workerURL(cfg Config, srv *queue.Embedded) string {
 	switch {
 	case cfg.NATSURL != "":
-		return queue.RedactURL(cfg.NATSURL)
+		return redact.URL(cfg.NATSURL)
 	case srv != nil && cfg.Listen != "":
-		return reachableURL(queue.RedactURL(srv.URL()), os.Hostname)
+		return reachableURL(redact.URL(srv.URL()), os.Hostname)
 	}
 	return ""
 }

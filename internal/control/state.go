@@ -14,6 +14,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -35,7 +36,7 @@ func connect(ctx context.Context, cfg Config, st *storage.Dir, log *slog.Logger)
 		return nil, nil, nil, nil, err
 	}
 	if cfg.Listen != "" {
-		log.Info("embedded NATS server listening", "url", queue.RedactURL(srv.URL()))
+		log.Info("embedded NATS server listening", "url", redact.URL(srv.URL()))
 	}
 	open = func(name string) (*queue.Queue, error) { return srv.Open(ctx, name, cfg.Queue) }
 	if q, err = open("neardup-coordinator"); err != nil {
@@ -70,7 +71,8 @@ func natsStore(cfg Config, st *storage.Dir) string {
 // failure is the reason to give for a run that failed with err. Tasks
 // fail when another coordinator took the job (they belong to an epoch
 // that is over), and the run's context is cancelled, with its cause, when
-// the lease is lost or a disk stays full: those causes are the reason,
+// the lease is lost, a disk stays full or the NATS server's store does
+// not write: those causes are the reason,
 // whichever was seen first. The lease goroutine may find the lease lost
 // while the lease is being confirmed here, cancelling the confirmation,
 // so the cause is read after it.
@@ -83,7 +85,7 @@ func failure(ctx context.Context, err error, lease confirmer) error {
 			return cerr
 		}
 	}
-	if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) || errors.Is(cause, ErrDiskFull) {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrJobBusy) || errors.Is(cause, ErrDiskFull) || errors.Is(cause, queue.ErrStoreFailed) {
 		return cause
 	}
 	if ctx.Err() != nil {

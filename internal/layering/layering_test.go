@@ -22,9 +22,9 @@ import (
 // line. A new package must be placed here.
 const policy = `
 NONE < ., internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, internal/localfile,
-       internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/transient,
+       internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/redact, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
-       internal/metrics/metricstest, internal/benchtext, internal/corpus,
+       internal/metrics/metricstest, internal/redact/redacttest, internal/benchtext, internal/corpus,
        internal/s3test, internal/golden, internal/configfile, e2e;
 
 # reading local files: only regular ones, never blocking on a FIFO
@@ -35,8 +35,9 @@ pkg/minhash < pkg/bands;
 pkg/shingle < internal/reference;
 
 # files, records and the task queue
+internal/redact < internal/storage;
 internal/buildinfo, internal/fileinfo, internal/storage < internal/pqfile;
-internal/transient < internal/queue;
+internal/redact, internal/transient < internal/queue;
 internal/storage < internal/faults;
 
 # the job's vocabulary, its document model and verdict, its manifest, and

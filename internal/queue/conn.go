@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/neardup/neardup/internal/redact"
 )
 
 // Environment variables that give the defaults of --nats and --nats-creds.
@@ -70,6 +73,11 @@ func (c *ConnConfig) RegisterFlags(fs *flag.FlagSet, urlUsage string, getenv fun
 // a certificate without its key or with a key that is not its own, a
 // negative timeout. It does not connect.
 func (c ConnConfig) Check() error {
+	if c.URL != "" {
+		if _, err := parseServers(c.URL); err != nil {
+			return err
+		}
+	}
 	if c.ConnectTimeout < 0 {
 		return fmt.Errorf("--connect-timeout %v: must not be negative", c.ConnectTimeout)
 	}
@@ -135,10 +143,15 @@ func dial(ctx context.Context, c ConnConfig, name string, log *slog.Logger) (*na
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	url := RedactURL(c.URL)
+	server := redact.URL(c.URL)
+	// A URL that cannot be parsed never will be: no retry, and an error
+	// that does not quote it (nats.go's would, password and all).
+	if _, err := parseServers(c.URL); err != nil {
+		return nil, fmt.Errorf("queue: connect: %w", err)
+	}
 	opts, err := c.options()
 	if err != nil {
-		return nil, fmt.Errorf("queue: connect to %s: %w", url, err)
+		return nil, fmt.Errorf("queue: connect to %s: %w", server, err)
 	}
 	attemptTimeout := min(5*time.Second, max(c.ConnectTimeout, time.Second))
 	dialer := &recordingDialer{d: net.Dialer{Timeout: attemptTimeout}}
@@ -150,14 +163,14 @@ func dial(ctx context.Context, c ConnConfig, name string, log *slog.Logger) (*na
 		nats.ReconnectWait(500*time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
-				log.Warn("NATS connection lost; reconnecting", "nats", url, "err", err)
+				log.Warn("NATS connection lost; reconnecting", "nats", server, "err", err)
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log.Info("NATS connection restored", "nats", RedactURL(nc.ConnectedUrl()))
+			log.Info("NATS connection restored", "nats", redact.URL(nc.ConnectedUrl()))
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			log.Error("NATS error", "nats", url, "err", err)
+			log.Error("NATS error", "nats", server, "err", err)
 		}),
 	)
 	if c.ConnectTimeout > 0 {
@@ -178,12 +191,12 @@ func dial(ctx context.Context, c ConnConfig, name string, log *slog.Logger) (*na
 				err = fmt.Errorf("%w: %w", err, derr)
 			}
 		}
-		err = fmt.Errorf("queue: connect to %s: %w", url, err)
+		err = fmt.Errorf("queue: connect to %s: %w", server, err)
 		if !retryable(err) {
 			return nil, err
 		}
 		if time.Since(lastLog) >= waitLogEvery {
-			log.Info("waiting for the NATS server", "nats", url, "waited", time.Since(started).Round(time.Second), "err", err)
+			log.Info("waiting for the NATS server", "nats", server, "waited", time.Since(started).Round(time.Second), "err", err)
 			lastLog = time.Now()
 		}
 		select {
@@ -247,37 +260,44 @@ func retryable(err error) bool {
 	return true
 }
 
-// RedactURL returns url (or several, separated by commas) with the
-// password of user:password@ replaced by xxxxx and a token (a user part
-// without a password) replaced by xxxxx, so that it can be logged.
-func RedactURL(url string) string {
-	parts := strings.Split(url, ",")
+// parseServers parses a list of NATS server URLs, separated by commas,
+// as nats.go reads it: each URL trimmed, nats:// when it names no scheme.
+// Its error names --nats, the list redacted and what is wrong, and quotes
+// no part of a password: a password must be percent-encoded, and one that
+// is not (a "/", "#", "?", "%", "," or space in it) is never printed.
+func parseServers(list string) ([]*url.URL, error) {
+	parts := strings.Split(list, ",")
+	var urls []*url.URL
 	for i, p := range parts {
-		parts[i] = redactOne(p)
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		// A piece of a URL cut at a comma in its password: the first
+		// has no "@", the second no scheme.
+		piece := len(parts) > 1 && (!strings.Contains(p, "@") || !strings.Contains(p, "://"))
+		if !strings.Contains(p, "://") {
+			p = "nats://" + p
+		}
+		which := fmt.Sprintf("--nats %s", redact.URL(list))
+		if len(parts) > 1 {
+			which += fmt.Sprintf(": server %d of %d", i+1, len(parts))
+		}
+		u, err := url.Parse(p)
+		switch {
+		case err != nil:
+			why := redact.Problem(p, err)
+			if piece {
+				why += ` (a comma separates servers: write a comma in a password as %2C)`
+			}
+			return nil, fmt.Errorf("%s: %s", which, why)
+		case u.Host == "":
+			return nil, fmt.Errorf("%s: no host", which)
+		}
+		urls = append(urls, u)
 	}
-	return strings.Join(parts, ",")
-}
-
-func redactOne(u string) string {
-	rest := u
-	prefix := ""
-	if i := strings.Index(rest, "://"); i >= 0 {
-		prefix, rest = rest[:i+3], rest[i+3:]
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("--nats %q: no server URL", list)
 	}
-	host := rest
-	tail := ""
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		host, tail = rest[:i], rest[i:]
-	}
-	at := strings.LastIndex(host, "@")
-	if at < 0 {
-		return u
-	}
-	user, hostport := host[:at], host[at+1:]
-	if i := strings.Index(user, ":"); i >= 0 {
-		user = user[:i] + ":xxxxx"
-	} else {
-		user = "xxxxx"
-	}
-	return prefix + user + "@" + hostport + tail
+	return urls, nil
 }

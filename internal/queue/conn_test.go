@@ -13,35 +13,10 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-)
 
-// TestRedactURL checks that passwords and tokens are hidden and the rest
-// of each URL is kept.
-func TestRedactURL(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
-		{"nats://alice:s3cret@nats.internal:4222", "nats://alice:xxxxx@nats.internal:4222"},
-		{"nats://s3cr3t-token@nats.internal:4222", "nats://xxxxx@nats.internal:4222"},
-		{"tls://u:p%40ss@h:4222/path?x=1", "tls://u:xxxxx@h:4222/path?x=1"},
-		{"nats://a:pw1@h1:4222,nats://tok@h2:4222,nats://h3:4222", "nats://a:xxxxx@h1:4222,nats://xxxxx@h2:4222,nats://h3:4222"},
-		{"u:p@h:4222", "u:xxxxx@h:4222"},
-		{"nats://u:p@ss@h:4222", "nats://u:xxxxx@h:4222"},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got := RedactURL(tt.in)
-			if got != tt.want {
-				t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-			for _, secret := range []string{"s3cret", "s3cr3t", "pw1", "p%40ss", ":p@"} {
-				if strings.Contains(got, secret) {
-					t.Errorf("%q still holds %q", got, secret)
-				}
-			}
-		})
-	}
-}
+	"github.com/neardup/neardup/internal/redact"
+	"github.com/neardup/neardup/internal/redact/redacttest"
+)
 
 // TestConnCheck checks the usage errors found before connecting.
 func TestConnCheck(t *testing.T) {
@@ -65,6 +40,11 @@ func TestConnCheck(t *testing.T) {
 		{"cert without key", ConnConfig{TLSCert: file}, "go together"},
 		{"creds and nkey", ConnConfig{Creds: file, NKey: file}, "one of them"},
 		{"negative timeout", ConnConfig{ConnectTimeout: -time.Second}, "negative"},
+		{"a bad escape", ConnConfig{URL: "nats://u:p%zz@h:4222"}, `--nats nats://xxxxx@h:4222: its user or password holds a "%" not followed by two hex digits`},
+		{"a / in the password", ConnConfig{URL: "nats://u:p/q@h:4222"}, `--nats nats://xxxxx@h:4222: its user or password holds "/", "?" or "#"`},
+		{"a comma in the password", ConnConfig{URL: "nats://u:p,q@h:4222"}, "server 1 of 2: its port is not a number (a comma separates servers: write a comma in a password as %2C)"},
+		{"no host", ConnConfig{URL: "nats://u:p@"}, "--nats nats://u:xxxxx@: no host"},
+		{"a list", ConnConfig{URL: "nats://h1:4222, nats://u:p@h2:4222,h3"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +101,44 @@ func TestConnectRefused(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error shows the password: %v", err)
+	}
+}
+
+// TestConnectHostilePasswords connects to a port nothing listens on, and
+// to a list of two such ports, with URLs whose password holds each of
+// redacttest.Hostile: the error never shows the password, and a URL that
+// cannot be parsed fails at once, not after ConnectTimeout.
+func TestConnectHostilePasswords(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	for _, h := range redacttest.Hostile() {
+		for _, url := range []string{"nats://" + h.Text + "@" + addr, "nats://127.0.0.1:1," + h.Text + "@" + addr} {
+			t.Run(url, func(t *testing.T) {
+				timeout, within := 300*time.Millisecond, 10*time.Second
+				if h.Malformed {
+					timeout, within = time.Minute, 2*time.Second
+				}
+				start := time.Now()
+				_, err := Connect(context.Background(), ConnConfig{URL: url, ConnectTimeout: timeout}, "test", DefaultConfig(), nil)
+				took := time.Since(start)
+				if err == nil {
+					t.Fatal("connected to nothing")
+				}
+				if s := redacttest.Shown(err.Error()); s != "" {
+					t.Errorf("the error shows %q of the password: %v", s, err)
+				}
+				if took > within {
+					t.Errorf("took %v, want at most %v (ConnectTimeout %v)", took.Round(time.Millisecond), within, timeout)
+				}
+				if h.Malformed && !strings.Contains(err.Error(), "--nats") {
+					t.Errorf("the error does not name --nats: %v", err)
+				}
+			})
+		}
 	}
 }
 
@@ -242,7 +260,7 @@ func TestConnectURLList(t *testing.T) {
 	if err == nil {
 		t.Fatal("connected to nothing")
 	}
-	for _, want := range []string{RedactURL(down1), RedactURL(down2), "connection refused"} {
+	for _, want := range []string{redact.URL(down1), redact.URL(down2), "connection refused"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not say %q: %v", want, err)
 		}

@@ -95,9 +95,11 @@ type Held struct {
 	kv     jetstream.KeyValue
 	holder []byte
 	gone   atomic.Bool // lost: another coordinator's now
-	// failing is when refreshes began to fail (Unix nanoseconds), 0
-	// while they succeed.
+	// failing is when the first of the refreshes that fail began (Unix
+	// nanoseconds), 0 while they succeed.
 	failing atomic.Int64
+	mu      sync.Mutex
+	lastErr error // of the last refresh
 	release func()
 }
 
@@ -109,6 +111,27 @@ func (h *Held) Unrefreshed() time.Duration {
 		return time.Since(time.Unix(0, t))
 	}
 	return 0
+}
+
+// RefreshError is the error of the last refresh of the lease, nil when it
+// succeeded.
+func (h *Held) RefreshError() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lastErr
+}
+
+// refreshed records the outcome of a refresh that began at began: err nil
+// when it succeeded.
+func (h *Held) refreshed(err error, began time.Time) {
+	h.mu.Lock()
+	h.lastErr = err
+	h.mu.Unlock()
+	if err == nil {
+		h.failing.Store(0)
+		return
+	}
+	h.failing.CompareAndSwap(0, began.UnixNano())
 }
 
 // Release stops refreshing the lease and deletes it, unless it was lost.
@@ -142,10 +165,44 @@ func (h *Held) Confirm(ctx context.Context) error {
 	}
 }
 
+// afterFailedWrite reads the lease again after writing holder over
+// revision was (0: creating it) failed with werr, whose outcome may be
+// unknown (a timeout: the write may have happened, its reply lost). It
+// returns the revision when the lease is holder's (this coordinator's
+// own write happened); an error wrapping ErrJobBusy only when another
+// coordinator's lease is there, written since (naming its holder; why
+// says how), or the server refused the write as one on an older revision;
+// and otherwise an error saying that the lease could not be written,
+// naming the server and JetStream's error when the server answers
+// (StoreFault).
+func (s *State) afterFailedWrite(ctx context.Context, holder []byte, was uint64, werr error, why string) (uint64, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseRefresh)
+	defer cancel()
+	e, err := s.kv.Get(rctx, LeaseKey)
+	switch {
+	case err == nil && bytes.Equal(e.Value(), holder):
+		return e.Revision(), nil
+	case err == nil && e.Revision() != was:
+		var other Lease
+		json.Unmarshal(e.Value(), &other)
+		return 0, fmt.Errorf("%w (%s: %s writing %s)", ErrJobBusy, why, other.Holder, other.Out)
+	case errors.Is(werr, jetstream.ErrKeyExists) || errors.Is(werr, jetstream.ErrKeyRevisionMismatch):
+		// The server refused the write: the lease changed meanwhile
+		// (deleted with the job's state, say, when not read again).
+		return 0, fmt.Errorf("%w (%s): %v", ErrJobBusy, why, werr)
+	}
+	if ferr := s.StoreFault(rctx, "when taking the coordinator lease", werr); ferr != nil {
+		return 0, ferr
+	}
+	return 0, fmt.Errorf("taking the coordinator lease: %w", werr)
+}
+
 // TakeLease makes l the job's coordinator until it is released.
 // The caller holds the lock of its output directory, so a lease naming the
 // same directory belongs to a coordinator that is gone: it is taken over
-// at once, whatever its age.
+// at once, whatever its age. A write of the lease that fails is not taken
+// for another coordinator's: the lease is read again (afterFailedWrite),
+// and only another holder's lease, written since, is ErrJobBusy.
 //
 // The lease is refreshed every leaseRefresh. When a refresh fails (the
 // server was away, or the reply to a refresh that did happen was lost),
@@ -162,8 +219,8 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		rev, err = kv.Create(ctx, LeaseKey, holder)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return nil, fmt.Errorf("%w (it started at the same moment)", ErrJobBusy)
+		if err != nil {
+			rev, err = s.afterFailedWrite(ctx, holder, 0, err, "it started at the same moment")
 		}
 	case err != nil:
 		return nil, fmt.Errorf("reading the coordinator lease: %w", err)
@@ -175,11 +232,11 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 		}
 		rev, err = kv.Update(ctx, LeaseKey, holder, e.Revision())
 		if err != nil {
-			return nil, fmt.Errorf("%w (it took the lease first): %v", ErrJobBusy, err)
+			rev, err = s.afterFailedWrite(ctx, holder, e.Revision(), err, "it took the lease first")
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("taking the coordinator lease: %w", err)
+		return nil, err
 	}
 	h := &Held{kv: kv, holder: holder}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -193,6 +250,7 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 			case <-lctx.Done():
 				return
 			case <-t.C:
+				began := time.Now()
 				uctx, ucancel := context.WithTimeout(lctx, leaseRefresh)
 				// Read before writing: a revision is a position in the
 				// bucket's stream, and a bucket deleted and made again by
@@ -200,16 +258,18 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 				// on an old revision alone could overwrite that
 				// coordinator's lease.
 				e, gerr := kv.Get(uctx, LeaseKey)
+				var werr error // the update's
 				if gerr == nil && bytes.Equal(e.Value(), holder) {
 					r, err := kv.Update(uctx, LeaseKey, holder, rev)
 					if err == nil {
 						rev = r
-						h.failing.Store(0)
+						h.refreshed(nil, began)
 						ucancel()
 						continue
 					}
 					// The write failed: read again, to tell a lost reply
 					// from a lease taken meanwhile.
+					werr = err
 					e, gerr = kv.Get(uctx, LeaseKey)
 					if gerr != nil {
 						gerr = fmt.Errorf("%w (after the update failed: %v)", gerr, err)
@@ -217,11 +277,16 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 				}
 				ucancel()
 				switch {
-				case gerr == nil && bytes.Equal(e.Value(), holder):
+				case gerr == nil && bytes.Equal(e.Value(), holder) && e.Revision() != rev:
 					// Still ours: a refresh happened whose reply was lost.
 					rev = e.Revision()
-					h.failing.Store(0)
+					h.refreshed(nil, began)
 					log.Info("coordinator lease renewed after a lost refresh", "revision", rev)
+				case gerr == nil && bytes.Equal(e.Value(), holder):
+					// Still ours, as it was: the refresh was not stored
+					// (JetStream refused it: its limits, say).
+					h.refreshed(werr, began)
+					log.Warn("could not refresh the coordinator lease", "err", werr)
 				case gerr == nil:
 					h.gone.Store(true)
 					lost(takenErr(e.Value(), " while this one could not refresh it"))
@@ -231,7 +296,7 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 					lost(goneErr(" while this one could not refresh its lease"))
 					return
 				default:
-					h.failing.CompareAndSwap(0, time.Now().UnixNano())
+					h.refreshed(gerr, began)
 					log.Warn("could not refresh the coordinator lease", "err", gerr)
 				}
 			}
@@ -243,7 +308,14 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 		if h.gone.Load() {
 			return // another coordinator's now: not ours to delete
 		}
-		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// While refreshes fail the delete most likely fails too: it gets
+		// a second, not to hold up a job stopping because of that. (The
+		// lease left is stale: the next run of this output takes it over.)
+		wait := 5 * time.Second
+		if h.failing.Load() != 0 {
+			wait = time.Second
+		}
+		dctx, dcancel := context.WithTimeout(context.Background(), wait)
 		defer dcancel()
 		kv.Delete(dctx, LeaseKey, jetstream.LastRevision(rev))
 	})

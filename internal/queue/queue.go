@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/transient"
 )
 
@@ -151,7 +152,7 @@ func Connect(ctx context.Context, c ConnConfig, name string, cfg Config, log *sl
 	q, err := open(ctx, nc, cfg)
 	if err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("queue: on %s: %w", RedactURL(c.URL), err)
+		return nil, fmt.Errorf("queue: on %s: %w", redact.URL(c.URL), err)
 	}
 	return q, nil
 }

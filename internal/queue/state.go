@@ -23,6 +23,11 @@ var (
 // matching [-/_=.a-zA-Z0-9]+.
 type State struct {
 	kv jetstream.KeyValue
+	// What StoreFault asks the server: the connection, JetStream, and
+	// the bucket's configuration as State set it.
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	cfg jetstream.KeyValueConfig
 }
 
 // State opens (creating if needed) the state of job.
@@ -30,17 +35,18 @@ func (q *Queue) State(ctx context.Context, job string) (*State, error) {
 	bucket := "neardup-" + job
 	what := "state bucket " + bucket
 	var kv jetstream.KeyValue
+	cfg := jetstream.KeyValueConfig{
+		Bucket:   bucket,
+		Storage:  jetstream.FileStorage,
+		Replicas: q.cfg.replicas(),
+	}
 	err := Retry(ctx, func(ctx context.Context) error {
 		// A bucket is the stream KV_<bucket>.
 		if err := q.sameReplicas(ctx, "KV_"+bucket, what); err != nil {
 			return err
 		}
 		var err error
-		kv, err = q.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:   bucket,
-			Storage:  jetstream.FileStorage,
-			Replicas: q.cfg.replicas(),
-		})
+		kv, err = q.js.CreateOrUpdateKeyValue(ctx, cfg)
 		if err != nil {
 			return createErr(what, q.cfg, err)
 		}
@@ -49,7 +55,7 @@ func (q *Queue) State(ctx context.Context, job string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queue: state of job %s: %w", job, err)
 	}
-	return &State{kv: kv}, nil
+	return &State{kv: kv, nc: q.nc, js: q.js, cfg: cfg}, nil
 }
 
 // DeleteState removes the state of job.

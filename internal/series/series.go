@@ -29,6 +29,7 @@ import (
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -87,7 +88,7 @@ type Member struct {
 func Location(dir, name string) (string, error) {
 	l, err := storage.ParseLocation(dir)
 	if err != nil {
-		return "", fmt.Errorf("series %s: %w", dir, err)
+		return "", fmt.Errorf("series %s: %w", redact.URL(dir), err)
 	}
 	return l.Join(name).String(), nil
 }

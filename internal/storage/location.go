@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/neardup/neardup/internal/redact"
 )
 
 // ErrScheme is returned for a location that looks like a URL (scheme://)
@@ -45,31 +47,66 @@ func IsURL(s string) bool {
 
 // ParseLocation parses a local path, a file:// URL or an s3://, gs:// or
 // azblob:// URL. Any other scheme:// gives an error wrapping ErrScheme.
+//
+// A URL's user part (user:password@, a token@), here or in a URL among
+// its options (?endpoint=http://key:secret@host), is refused: the stores'
+// credentials come from their SDKs' usual places, never from a location,
+// which neardup prints. Errors show the location with such secrets hidden.
 func ParseLocation(s string) (Location, error) {
 	if !IsURL(s) {
 		return Location{Path: s}, nil
 	}
-	u, err := url.Parse(s)
+	shown := redact.URL(s)
+	u, err := redact.ParseURL(s)
 	if err != nil {
-		return Location{}, fmt.Errorf("location %s: %w", s, err)
+		return Location{}, fmt.Errorf("location: %w", err)
+	}
+	if hasUser(u) {
+		return Location{}, fmt.Errorf("location %s: %w", shown, ErrCredentials)
 	}
 	scheme := strings.ToLower(u.Scheme)
 	switch {
 	case scheme == "file":
 		if u.Host != "" && u.Host != "localhost" {
-			return Location{}, fmt.Errorf("location %s: a file:// URL names a path on this machine (file:///path)", s)
+			return Location{}, fmt.Errorf("location %s: a file:// URL names a path on this machine (file:///path)", shown)
 		}
 		return Location{Path: u.Path}, nil
 	case blobSchemes[scheme]:
 		if u.Host == "" {
-			return Location{}, fmt.Errorf("location %s: no bucket", s)
+			return Location{}, fmt.Errorf("location %s: no bucket", shown)
 		}
 		if tag := leftOut(scheme); tag != "" {
-			return Location{}, fmt.Errorf("location %s: %w", s, &LeftOutError{Scheme: scheme, Tag: tag})
+			return Location{}, fmt.Errorf("location %s: %w", shown, &LeftOutError{Scheme: scheme, Tag: tag})
 		}
 		return Location{Scheme: scheme, Bucket: u.Host, Key: strings.Trim(path.Clean("/"+u.Path), "/"), Query: u.RawQuery}, nil
 	}
-	return Location{}, fmt.Errorf("location %s: %w %q (known: s3, gs, azblob, file, or a local path)", s, ErrScheme, u.Scheme)
+	return Location{}, fmt.Errorf("location %s: %w %q (known: s3, gs, azblob, file, or a local path)", shown, ErrScheme, u.Scheme)
+}
+
+// ErrCredentials is the error of a location URL that carries a user or
+// password.
+var ErrCredentials = errors.New("credentials do not go in a location (a user or password, there or in an option's URL): " +
+	"give them to the store's SDK (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_KEY..., or its credentials file)")
+
+// hasUser tells whether u, or a URL among its query's values, has a user
+// part. A query or fragment that holds an "@" where no URL can be read
+// counts as one.
+func hasUser(u *url.URL) bool {
+	if u.User != nil || strings.Contains(u.Fragment, "@") {
+		return true
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil && strings.Contains(u.RawQuery, "@") {
+		return true
+	}
+	for _, vs := range q {
+		for _, v := range vs {
+			if o, err := url.Parse(v); err == nil && o.User != nil || err != nil && strings.Contains(v, "@") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Local reports whether l is a local path.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/redact/redacttest"
 	"github.com/neardup/neardup/internal/s3test"
 )
 
@@ -193,6 +194,32 @@ func TestParseLocation(t *testing.T) {
 		}
 		if err != nil || got != tt.want {
 			t.Errorf("ParseLocation(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// TestLocationCredentials checks that a location URL carrying a user or
+// password, in its own user part or in an option's URL, is refused, and
+// that no error shows the secret, whatever it holds (parsed or not).
+func TestLocationCredentials(t *testing.T) {
+	for _, h := range redacttest.Hostile() {
+		for _, loc := range []string{
+			"s3://" + h.Text + "@bucket/out",
+			"gs://" + h.Text + "@bucket/out",
+			"s3://bucket/out?endpoint=http://" + h.Text + "@minio:9000",
+			"file://" + h.Text + "@/data/out",
+		} {
+			_, err := ParseLocation(loc)
+			if err == nil {
+				t.Errorf("ParseLocation(%q) took the credentials", loc)
+				continue
+			}
+			if s := redacttest.Shown(err.Error()); s != "" {
+				t.Errorf("ParseLocation(%q): the error shows %q of the secret: %v", loc, s, err)
+			}
+			if !h.Malformed && !errors.Is(err, ErrCredentials) {
+				t.Errorf("ParseLocation(%q) = %v, want %v", loc, err, ErrCredentials)
+			}
 		}
 	}
 }
