@@ -17,23 +17,10 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
-// A band run file holds one run of one chunk's band records, for every
-// partition, in the work area (job.BandRunWorkFile): the map task writes
-// one per run instead of one file per partition, and each reduce task
-// reads, by ranged reads, the blocks of its partitions.
-//
-//	magic "NDBRUN1\n"
-//	blocks, one per partition with records, ascending: its records sorted
-//	  by (band, key, doc), each as uvarint(band - previous band), the key
-//	  as uvarint(key - previous key) (the previous key is math.MinInt64 at
-//	  the start of a band), uvarint(the document's index in the chunk) and
-//	  the 64-bit fingerprint, little-endian
-//	footer: uvarint(entries), then per block uvarint(part, offset, bytes,
-//	  records) and its xxhash, 8 bytes
-//	trailer: footer offset, footer xxhash (8 bytes each, little-endian),
-//	  magic
-//
-// About 19 bytes a record against 36.5 for a BandRecord in Parquet.
+// bandRunMagic begins and ends a band run file (its layout is in the
+// package doc): the map task writes one file a run instead of one a
+// partition, and each reduce task reads the blocks of its partitions by
+// ranged reads.
 const bandRunMagic = "NDBRUN1\n"
 
 // bandRunTrailer is the size of the trailer.
@@ -48,7 +35,7 @@ type bandBlock struct {
 }
 
 // WriteBandRun writes the records of one run of a chunk, by partition
-// (each sorted by compareBand), to name.
+// (each sorted by CompareBand), to name.
 func WriteBandRun(ctx context.Context, st storage.Creator, name string, chunk int, parts [][]records.BandRecord) (fileinfo.Info, error) {
 	w, err := st.Create(ctx, name)
 	if err != nil {
@@ -288,6 +275,8 @@ func decodeBandBlock(buf []byte, chunk int, n int64, bad func(at int) error) ([]
 	return recs, nil
 }
 
+// CompareBand orders band records by (band, key, doc): the order of a
+// band run's blocks and of the reduce stage's merge.
 func CompareBand(a, b records.BandRecord) int {
 	if c := cmp.Compare(a.Band, b.Band); c != 0 {
 		return c

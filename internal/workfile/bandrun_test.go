@@ -150,5 +150,3 @@ func TestBandRunDamage(t *testing.T) {
 		})
 	}
 }
-
-// reduceMaps runs the reduce tasks of map results as the reduce stage

@@ -34,6 +34,8 @@ type GatheredReader struct {
 	pos  int64 // the bytes read: the end of the last record
 }
 
+// NewGatheredReader reads the records of r, refusing a record longer than
+// max bytes before it allocates for it.
 func NewGatheredReader(r io.Reader, max int64) *GatheredReader {
 	return &GatheredReader{br: bufio.NewReaderSize(r, 1<<20), max: max}
 }
@@ -62,7 +64,7 @@ func (g *GatheredReader) Next() (r Request, raw []byte, ok bool, err error) {
 // GroupRanges lays out the records of reqs, grouped by verify chunk, as a
 // gather file named name: raw gives request i's signature record, emit (if
 // not nil) takes each encoded record in file order. It returns each verify
-// chunk's range: offset, size, record count and xxhash, as copyRange
+// chunk's range: offset, size, record count and xxhash, as ReadGathered
 // checks them.
 func GroupRanges(ctx context.Context, name string, reqs []Request, raw func(i int) ([]byte, error), emit func(rec []byte) error) (map[int]fileinfo.Info, error) {
 	ranges := map[int]fileinfo.Info{}

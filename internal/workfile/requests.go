@@ -19,6 +19,7 @@ type Request struct {
 	Dest int32
 }
 
+// requestRecord is the size of a request in a request file.
 const requestRecord = 12
 
 func appendRequest(buf []byte, r Request) []byte {
@@ -33,6 +34,8 @@ func decodeRequest(b []byte) (Request, int) {
 	return Request{Doc: int64(binary.LittleEndian.Uint64(b)), Dest: int32(binary.LittleEndian.Uint32(b[8:]))}, requestRecord
 }
 
+// CompareRequest orders requests by (verify chunk, document), the order
+// of a request file's runs.
 func CompareRequest(x, y Request) int {
 	if c := cmp.Compare(x.Dest, y.Dest); c != 0 {
 		return c

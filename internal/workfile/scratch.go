@@ -39,7 +39,7 @@ const scratchMemory = 8 << 20
 // by document, with an index of 16 bytes per record in memory. Up to
 // scratchMemory bytes of records it is held in memory; beyond, it is a
 // file in the temporary directory ($TMPDIR), the task's own, removed when
-// the task ends. A scratch of references (addRef) holds no records: they
+// the task ends. A scratch of references (AddRef) holds no records: they
 // stay in its files, which it closes when removed.
 type Scratch struct {
 	mem  []byte   // the records, when held in memory
@@ -148,6 +148,7 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 	return b, nil
 }
 
+// Remove closes the scratch's files and removes its temporary file.
 func (s *Scratch) Remove() {
 	for _, f := range s.files {
 		f.Close()

@@ -19,50 +19,9 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
-// A verified file carries a verify task's verified pairs (records.Pair,
-// job.VerifiedFile) or its confirmed exact-group members
-// (records.ExactMember, job.MembersFile) to the cluster stage, inside the
-// work area. Each row names two documents, sorted by (first, second): a
-// pair's a and b, a member's group and doc. A document's id and url, which
-// repeat in each of its rows (a page of a template family is in hundreds
-// of pairs), are stored once, in the file's table of documents: the steps
-// that read only the rows' documents decode no string, and the expansion
-// decodes rows without parquet-go.
-//
-//	magic "NDVPAIR1" (pairs) or "NDVMEMB1" (members)
-//	blocks of at most verifiedBlockRows rows, each:
-//	  header: the xxhash of the rest of the block, the payload's size and
-//	    its rows (8, 4 and 4 bytes, little-endian)
-//	  payload: uvarint(size of ends), ends, values
-//	    ends: per row, the indexes in the table of its two documents, i
-//	      and j, as varint(i - the previous row's i, 0 for a block's
-//	      first) and varint(j - i)
-//	    values: for members, nothing; for pairs, the block's kinds (a
-//	      method and whether hamming is null: uvarint(kinds), then each
-//	      as appendString(method) and a byte, 1 if not null) and
-//	      estimates (uvarint(estimates), then each one's bits, 8 bytes),
-//	      then per row: a byte holding how many leading bytes of the
-//	      similarity's bits follow (low 4 bits; the others are 0) and the
-//	      kind's index (high 4; 15: uvarint(index) follows), those bytes,
-//	      most significant first, uvarint(the estimate's index),
-//	      uvarint(hamming) if not null, uvarint(bands_collided) and
-//	      uvarint(first_band)
-//	table: the documents, by index (in the order of their first use):
-//	  docs: their ordinals, each as varint(its high 32 bits - the
-//	    previous one's) and uvarint(its low 32 bits)
-//	  strings: a zstd frame of their ids, then their urls (appendString)
-//	trailer (64 bytes, little-endian): the table's offset, documents, size
-//	  of docs, size of the strings decoded and stored, rows, the xxhash of
-//	  the table and the trailer before it, magic
-//
-// The file's size is checked against what its writer recorded, the table
-// against its checksum when opened, each block before any of its rows is
-// used, and the whole file against the checksum its writer recorded once
-// the last block is read (a foreign file of the same size and rows fails
-// there, after its rows were handed out, as pqfile's readers fail). A
-// pair takes about 12 bytes on the templated corpus at 0.5
-// (Parquet with zstd and dictionaries: 21), 57 on the 100k benchmark
-// corpus (59), where few pairs share a document.
+// VerifiedPairsMagic and VerifiedMembersMagic begin and end a verified
+// file of pairs and of group members (their layout is in the package
+// doc): the reader of one kind refuses the other.
 const (
 	VerifiedPairsMagic   = "NDVPAIR1"
 	VerifiedMembersMagic = "NDVMEMB1"
@@ -116,10 +75,12 @@ type VerifiedWriter struct {
 	blk   verifiedBlock
 }
 
+// NewPairsWriter returns a writer of a verified file of pairs.
 func NewPairsWriter(st storage.Creator, name string) *VerifiedWriter {
 	return &VerifiedWriter{st: st, name: name, magic: VerifiedPairsMagic, index: map[int64]int{}}
 }
 
+// NewMembersWriter returns a writer of a verified file of group members.
 func NewMembersWriter(st storage.Creator, name string) *VerifiedWriter {
 	return &VerifiedWriter{st: st, name: name, magic: VerifiedMembersMagic, index: map[int64]int{}}
 }
@@ -855,6 +816,8 @@ func ReadVerifiedMembers(ctx context.Context, st storage.Opener, info *fileinfo.
 	})
 }
 
+// ComparePair orders pairs by (a, b), the order of a verified file's rows
+// and of a pairs/ file.
 func ComparePair(a, b records.Pair) int {
 	if c := cmp.Compare(a.A, b.A); c != 0 {
 		return c
