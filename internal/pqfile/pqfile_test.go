@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -218,6 +219,35 @@ func TestDict(t *testing.T) {
 			if got := slices.Contains(c.MetaData.Encoding, format.RLEDictionary); got != tt.want[col] {
 				t.Errorf("Dict %q: column %s dictionary-encoded %v, want %v (%v)", tt.dict, col, got, tt.want[col], c.MetaData.Encoding)
 			}
+		}
+	}
+}
+
+// TestParquetPanic reads a file on which parquet-go panics (its page
+// index out of range; found by workfile's FuzzLegacyVerified), described
+// as if its writer had written it so that it passes the checks: it fails
+// as corrupt, with and without a description.
+func TestParquetPanic(t *testing.T) {
+	ctx := context.Background()
+	data, err := os.ReadFile("testdata/page-index-panic.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.WriteFile(ctx, d, "p.parquet", data); err != nil {
+		t.Fatal(err)
+	}
+	type pair struct {
+		A int64 `parquet:"a"`
+		B int64 `parquet:"b"`
+	}
+	info := &fileinfo.Info{Name: "p.parquet", Rows: 95, Bytes: int64(len(data)), Checksum: xxhash.Sum64(data)}
+	for _, want := range []*fileinfo.Info{info, nil} {
+		if _, err := Read[pair](ctx, d, "p.parquet", want); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("described %v: got %v, want ErrCorrupt", want != nil, err)
 		}
 	}
 }
