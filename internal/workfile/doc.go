@@ -15,7 +15,7 @@
 // that wraps [ErrCorrupt] and names the file and where in it (an offset,
 // a range, a row); a reader never panics on one, and never allocates for
 // a count it read before checking the count against the bytes that must
-// hold it.
+// hold it. The fuzz tests (fuzz_test.go) check this for every reader.
 //
 // The layouts below use this notation: u32, u64, i32 and i64 are fixed
 // width, little-endian; uvarint and varint are encoding/binary's (varint
@@ -55,14 +55,15 @@
 //
 // Checked when read: the file's size is the Info's; the trailer's magic;
 // the footer lies between the magic and the trailer and matches its
-// xxhash; the block count is at most the footer's bytes; the blocks
-// follow each other from the magic to the footer, by partition strictly
-// ascending, and hold Info.Rows records in all. A block, when its
-// partition is asked for, matches its xxhash, holds no more records than
-// bytes, and decodes to exactly its records and bytes (a band below
-// 2^31, an index below 2^32). The records' order is checked by their
-// reader (the reduce stage's merge), not here. About 19 bytes a record,
-// against 36.5 for a records.BandRecord in Parquet.
+// xxhash; the blocks its count claims fit in it (12 bytes an entry at
+// least); the blocks follow each other from the magic to the footer, by
+// partition strictly ascending, and hold Info.Rows records in all. A
+// block, when its partition is asked for, matches its xxhash, claims no
+// more records than fit in it (11 bytes a record at least), and decodes
+// to exactly its records and bytes (each band step below 2^31, each
+// index below 2^32). The records' order is checked by their reader (the
+// reduce stage's merge), not here. About 19 bytes a record, against 36.5
+// for a records.BandRecord in Parquet.
 //
 // # Edge files
 //
@@ -127,7 +128,10 @@
 // record is for the chunk reading it; documents strictly ascending; the
 // range holds Info.Rows records and matches its xxhash (checked at its
 // end: a range that fails leaves nothing to read). A signature record's
-// own checks are its reader's.
+// own checks are its reader's. The ranges' sizes, as their writers
+// recorded them, size the Scratch before the ranges are checked against
+// their files: at most 8 MiB is allocated for it (beyond, it is a
+// temporary file).
 //
 // # Verified pairs (NDVPAIR1) and members (NDVMEMB1)
 //
@@ -178,8 +182,9 @@
 // trailer, fills it exactly and matches its xxhash; the trailer's rows
 // are Info.Rows; the strings decoded are at least 2 bytes a document and
 // at most 32,768 times their stored size; when a reader uses them
-// ([ReadVerifiedEnds] does not), they decode to exactly that size and 2
-// strings a document;
+// ([ReadVerifiedEnds] does not), they decode into a buffer of that size
+// (a frame that claims more fails before anything is allocated for it),
+// to exactly that size and 2 strings a document;
 // each block, before any of its rows is used, lies before the table,
 // matches its xxhash, has rows, does not take the file past Info.Rows,
 // and decodes exactly: indexes inside the table, rows in (first,
@@ -201,5 +206,8 @@
 // whose name ends in .parquet as such (package pqfile), rather than fail
 // the job for a format it did not choose. Checked when read as pqfile
 // checks a file: its size and xxhash before it is opened, its rows at its
-// end; a file that fails wraps pqfile.ErrCorrupt, not ErrCorrupt.
+// end; a file that fails those wraps pqfile.ErrCorrupt, not ErrCorrupt.
+// One that passes them but is not a Parquet file parquet-go reads fails
+// with parquet-go's error, or, where parquet-go panics on it, with one
+// wrapping pqfile.ErrCorrupt.
 package workfile

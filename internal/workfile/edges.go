@@ -53,7 +53,7 @@ func decodeEdge(b []byte) (records.Candidate, int) {
 
 // ReadEdges appends the edges of one chunk's range to dst.
 func ReadEdges(ctx context.Context, st storage.Opener, info fileinfo.Info, dst []records.Candidate) ([]records.Candidate, error) {
-	if info.Bytes != edgeRecord*info.Rows {
+	if !holdsRecords(info, edgeRecord) {
 		return nil, fmt.Errorf("%s: range %d+%d does not hold %d rows: %w", info.Name, info.Offset, info.Bytes, info.Rows, ErrCorrupt)
 	}
 	return ReadRun(ctx, st, info, decodeEdge, dst)
@@ -133,11 +133,11 @@ func ReadRun[T any](ctx context.Context, st storage.Opener, info fileinfo.Info, 
 		return nil, err
 	}
 	defer f.Close()
-	if info.Offset < 0 || info.Bytes < 0 || info.Offset+info.Bytes > f.Size() {
+	if !inFile(info, f.Size()) {
 		return nil, fmt.Errorf("%s: range %d+%d of %d rows does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, info.Rows, f.Size(), ErrCorrupt)
 	}
 	buf := make([]byte, info.Bytes)
-	if _, err := f.ReadAt(buf, info.Offset); err != nil {
+	if err := readAt(f, buf, info.Offset); err != nil {
 		return nil, fmt.Errorf("%s: %w", info.Name, err)
 	}
 	if sum := xxhash.Sum64(buf); sum != info.Checksum {
@@ -228,7 +228,7 @@ func openEdges(ctx context.Context, st storage.Opener, info fileinfo.Info) (*edg
 	if err != nil {
 		return nil, err
 	}
-	if info.Offset < 0 || info.Bytes < 0 || info.Offset+info.Bytes > f.Size() || info.Bytes != edgeRecord*info.Rows {
+	if !inFile(info, f.Size()) || !holdsRecords(info, edgeRecord) {
 		f.Close()
 		return nil, fmt.Errorf("%s: range %d+%d of %d rows does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, info.Rows, f.Size(), ErrCorrupt)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
@@ -109,11 +110,14 @@ func GroupRanges(ctx context.Context, name string, reqs []Request, raw func(i in
 func ReadGathered(ctx context.Context, st storage.Opener, chunk int, gathers []job.GatherResult) (*Scratch, error) {
 	list := slices.Clone(gathers)
 	slices.SortFunc(list, func(x, y job.GatherResult) int { return cmp.Compare(x.Chunk, y.Chunk) })
-	var size int64
+	var size int64 // an upper bound: with the records' headers
 	var ranges int
 	for _, g := range list {
 		if info, has := g.Ranges[chunk]; has {
-			size += info.Bytes // an upper bound: with the records' headers
+			if info.Offset < 0 || info.Bytes < 0 {
+				return nil, fmt.Errorf("%s: range %d+%d: %w", info.Name, info.Offset, info.Bytes, ErrCorrupt)
+			}
+			size += min(info.Bytes, math.MaxInt64-size)
 			ranges++
 		}
 	}
@@ -186,7 +190,7 @@ func copyRange(ctx context.Context, st storage.Opener, chunk int, info fileinfo.
 		}
 		defer f.Close()
 	}
-	if info.Offset < 0 || info.Bytes < 0 || info.Offset+info.Bytes > f.Size() {
+	if !inFile(info, f.Size()) {
 		return fmt.Errorf("%s: range %d+%d does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, f.Size(), ErrCorrupt)
 	}
 	sum := xxhash.New()

@@ -55,7 +55,7 @@ func WriteRequests(ctx context.Context, st storage.Creator, name string, edges [
 
 // ReadRequests appends the requests of one range of a request file to dst.
 func ReadRequests(ctx context.Context, st storage.Opener, info fileinfo.Info, dst []Request) ([]Request, error) {
-	if info.Bytes != requestRecord*info.Rows {
+	if !holdsRecords(info, requestRecord) {
 		return nil, fmt.Errorf("%s: range %d+%d does not hold %d rows: %w", info.Name, info.Offset, info.Bytes, info.Rows, ErrCorrupt)
 	}
 	return ReadRun(ctx, st, info, decodeRequest, dst)

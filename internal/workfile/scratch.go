@@ -132,7 +132,7 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 	if s.files != nil {
 		r := s.refs[i]
 		b := make([]byte, r.n)
-		if _, err := s.files[r.file].ReadAt(b, s.offs[i]); err != nil {
+		if err := readAt(s.files[r.file], b, s.offs[i]); err != nil {
 			return nil, fmt.Errorf("reading the record of document %d at %d: %w", doc, s.offs[i], err)
 		}
 		return b, nil
@@ -142,7 +142,7 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 		return s.mem[lo:hi:hi], nil
 	}
 	b := make([]byte, hi-lo)
-	if _, err := s.f.ReadAt(b, lo); err != nil {
+	if err := readAt(s.f, b, lo); err != nil {
 		return nil, fmt.Errorf("scratch file %s: %w", s.f.Name(), err)
 	}
 	return b, nil

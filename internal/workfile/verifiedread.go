@@ -74,11 +74,11 @@ func (r *verifiedReader) readTable(info *fileinfo.Info, magic string) error {
 	}
 	head := make([]byte, len(magic))
 	tr := make([]byte, verifiedTrailer)
-	if _, err := r.f.ReadAt(head, 0); err != nil {
+	if err := readAt(r.f, head, 0); err != nil {
 		return fmt.Errorf("verified file %s at offset 0: %w", r.name, err)
 	}
 	trAt := size - verifiedTrailer
-	if _, err := r.f.ReadAt(tr, trAt); err != nil {
+	if err := readAt(r.f, tr, trAt); err != nil {
 		return fmt.Errorf("verified file %s at offset %d: %w", r.name, trAt, err)
 	}
 	if string(head) != magic || string(tr[8*7:]) != magic {
@@ -89,7 +89,7 @@ func (r *verifiedReader) readTable(info *fileinfo.Info, magic string) error {
 		return r.corrupt(trAt, "a table at offset %d", tableAt)
 	}
 	table := make([]byte, size-tableAt)
-	if _, err := r.f.ReadAt(table, tableAt); err != nil {
+	if err := readAt(r.f, table, tableAt); err != nil {
 		return fmt.Errorf("verified file %s at offset %d: %w", r.name, tableAt, err)
 	}
 	if xxhash.Sum64(table[:len(table)-16]) != binary.LittleEndian.Uint64(tr[8*6:]) {
@@ -134,12 +134,16 @@ func (r *verifiedReader) readTable(info *fileinfo.Info, magic string) error {
 func (r *verifiedReader) strings() (ids, urls []string, err error) {
 	// The table, read and checked when the file was opened, holds them.
 	stored := r.table[r.strsAt-r.end:][:r.strsStored]
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(uint64(r.strsRaw)+preallocStrings))
+	// The strings decode into a buffer of their recorded size, which
+	// readTable bounded by their stored size: a frame that claims more
+	// fails before anything is allocated for it.
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(uint64(r.strsRaw)+stringsWindowMargin), zstd.WithDecodeAllCapLimit(true))
 	if err != nil {
 		return nil, nil, err
 	}
 	defer dec.Close()
-	raw, err := dec.DecodeAll(stored, make([]byte, 0, min(r.strsRaw, preallocStrings)))
+	raw, err := dec.DecodeAll(stored, make([]byte, 0, r.strsRaw))
 	if err != nil || int64(len(raw)) != r.strsRaw {
 		// The table's checksum passed: the writer's bytes do not decode.
 		return nil, nil, r.corrupt(r.strsAt, "the strings do not decode to %d bytes: %v", r.strsRaw, err)

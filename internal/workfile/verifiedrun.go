@@ -35,11 +35,11 @@ const verifiedBlockRows = 1 << 16
 // strings claim more is corrupt, before anything is allocated for them.
 const maxZstdRatio = 1 << 15
 
-// preallocStrings bounds what a reader allocates for a table's strings
-// before decoding them (more grows as they decode), and what their
-// decoding may take beyond their recorded size (the decoder counts its
-// window in it: the writer's is at most 8 MiB).
-const preallocStrings = 64 << 20
+// stringsWindowMargin is what the decoder of a table's strings may take
+// beyond their recorded size: it counts the frame's window in it (the
+// writer's is at most 8 MiB, declared even for a few bytes of strings).
+// What it allocates for them is their recorded size.
+const stringsWindowMargin = 64 << 20
 
 // docRef is a document a verified row names.
 type docRef struct {
