@@ -5,6 +5,7 @@ package pqfile
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -272,6 +273,10 @@ func openFile(ctx context.Context, s storage.Opener, name string, want *fileinfo
 				name, sum, n, want.Checksum, want.Bytes, ErrCorrupt)
 		}
 	}
+	if err := checkFooter(f); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("pqfile: open %s: %w: %w", name, err, ErrCorrupt)
+	}
 	var pf *parquet.File
 	err = guard(func() (err error) {
 		pf, err = parquet.OpenFile(f, f.Size())
@@ -302,6 +307,24 @@ func (r *Reader[T]) Read(buf []T) (int, error) {
 		return n, fmt.Errorf("pqfile: read %s: %w", r.name, err)
 	}
 	return n, nil
+}
+
+// checkFooter checks that the footer's length, in a Parquet file's last 8
+// bytes, fits in the file: parquet-go allocates what it claims before it
+// reads it (up to 4 GiB for a file of a few bytes).
+func checkFooter(f storage.File) error {
+	size := f.Size()
+	if size < 12 { // the magic, the footer's length, the magic
+		return fmt.Errorf("%d bytes, too short for a Parquet file", size)
+	}
+	var tail [8]byte
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	if footer := int64(binary.LittleEndian.Uint32(tail[:])); footer > size-12 {
+		return fmt.Errorf("a footer of %d bytes in %d", footer, size)
+	}
+	return nil
 }
 
 // guard returns what call returns, or an error wrapping ErrCorrupt if

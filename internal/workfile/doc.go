@@ -15,7 +15,8 @@
 // that wraps [ErrCorrupt] and names the file and where in it (an offset,
 // a range, a row); a reader never panics on one, and never allocates for
 // a count it read before checking the count against the bytes that must
-// hold it. The fuzz tests (fuzz_test.go) check this for every reader.
+// hold it (but for the earlier Parquet files' pages, below). The fuzz
+// tests (fuzz_test.go) check this for every reader.
 //
 // The layouts below use this notation: u32, u64, i32 and i64 are fixed
 // width, little-endian; uvarint and varint are encoding/binary's (varint
@@ -208,6 +209,9 @@
 // checks a file: its size and xxhash before it is opened, its rows at its
 // end; a file that fails those wraps pqfile.ErrCorrupt, not ErrCorrupt.
 // One that passes them but is not a Parquet file parquet-go reads fails
-// with parquet-go's error, or, where parquet-go panics on it, with one
-// wrapping pqfile.ErrCorrupt.
+// with parquet-go's error, or, where parquet-go panics on it or its
+// footer's length does not fit in it, with one wrapping pqfile.ErrCorrupt.
+// What reading one allocates is parquet-go's, bounded by the file's size
+// for its footer only: a page header's claimed sizes are allocated before
+// the page is read (a forged file of 3 KB took 1.3 GB).
 package workfile

@@ -567,7 +567,9 @@ func FuzzVerifiedMembers(f *testing.F) {
 
 // FuzzLegacyVerified reads an earlier build's Parquet verified file of
 // pairs, described as its writer would describe it: it reads as rows or
-// fails, as pqfile.ErrCorrupt or as parquet-go's error, without a panic.
+// fails, as pqfile.ErrCorrupt or as parquet-go's error, without a panic
+// (it found two: a panic in parquet-go's page index, and a footer length
+// of gigabytes allocated before it was read, whose input is kept).
 func FuzzLegacyVerified(f *testing.F) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(5, 6))
@@ -582,12 +584,14 @@ func FuzzLegacyVerified(f *testing.F) {
 		st := newMemFS()
 		st.put("v.parquet", data)
 		info := &fileinfo.Info{Name: "v.parquet", Bytes: int64(len(data)), Rows: rows, Checksum: xxhash.Sum64(data)}
+		// No bound on what it allocates: parquet-go allocates what a page
+		// header claims before it reads the page (a forged file of 3 KB
+		// took 1.3 GB); pqfile bounds the footer only.
 		var n int64
 		err := ReadVerifiedPairs(ctx, st, info, func(p []records.Pair) error { n += int64(len(p)); return nil })
 		if err == nil && n != rows {
 			t.Fatalf("%d rows read, want %d", n, rows)
 		}
-		err = ReadVerifiedEnds(ctx, st, info, VerifiedPairsMagic, func(a, b int64) error { return nil })
-		_ = err
+		ReadVerifiedEnds(ctx, st, info, VerifiedPairsMagic, func(a, b int64) error { return nil })
 	})
 }
