@@ -5,6 +5,7 @@ package pqfile
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -272,7 +273,15 @@ func openFile(ctx context.Context, s storage.Opener, name string, want *fileinfo
 				name, sum, n, want.Checksum, want.Bytes, ErrCorrupt)
 		}
 	}
-	pf, err := parquet.OpenFile(f, f.Size())
+	if err := checkFooter(f); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("pqfile: open %s: %w: %w", name, err, ErrCorrupt)
+	}
+	var pf *parquet.File
+	err = guard(func() (err error) {
+		pf, err = parquet.OpenFile(f, f.Size())
+		return err
+	})
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("pqfile: open %s: %w", name, err)
@@ -282,7 +291,11 @@ func openFile(ctx context.Context, s storage.Opener, name string, want *fileinfo
 
 // Read fills buf with the next rows; it returns io.EOF after the last row.
 func (r *Reader[T]) Read(buf []T) (int, error) {
-	n, err := r.r.Read(buf)
+	var n int
+	err := guard(func() (err error) {
+		n, err = r.r.Read(buf)
+		return err
+	})
 	r.total += int64(n)
 	if errors.Is(err, io.EOF) {
 		if r.want != nil && r.total != r.want.Rows {
@@ -294,6 +307,37 @@ func (r *Reader[T]) Read(buf []T) (int, error) {
 		return n, fmt.Errorf("pqfile: read %s: %w", r.name, err)
 	}
 	return n, nil
+}
+
+// checkFooter checks that the footer's length, in a Parquet file's last 8
+// bytes, fits in the file: parquet-go allocates what it claims before it
+// reads it (up to 4 GiB for a file of a few bytes).
+func checkFooter(f storage.File) error {
+	size := f.Size()
+	if size < 12 { // the magic, the footer's length, the magic
+		return fmt.Errorf("%d bytes, too short for a Parquet file", size)
+	}
+	var tail [8]byte
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	if footer := int64(binary.LittleEndian.Uint32(tail[:])); footer > size-12 {
+		return fmt.Errorf("a footer of %d bytes in %d", footer, size)
+	}
+	return nil
+}
+
+// guard returns what call returns, or an error wrapping ErrCorrupt if
+// parquet-go panics in it: it may on bytes it did not write that pass the
+// checks of a forged description (workfile's fuzz tests found one in its
+// page index), and a damaged file must fail its reader, not its process.
+func guard(call func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("parquet-go failed on it: %v: %w", p, ErrCorrupt)
+		}
+	}()
+	return call()
 }
 
 // Close releases the file.

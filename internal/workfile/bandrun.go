@@ -17,27 +17,23 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
-// A band run file holds one run of one chunk's band records, for every
-// partition, in the work area (job.BandRunWorkFile): the map task writes
-// one per run instead of one file per partition, and each reduce task
-// reads, by ranged reads, the blocks of its partitions.
-//
-//	magic "NDBRUN1\n"
-//	blocks, one per partition with records, ascending: its records sorted
-//	  by (band, key, doc), each as uvarint(band - previous band), the key
-//	  as uvarint(key - previous key) (the previous key is math.MinInt64 at
-//	  the start of a band), uvarint(the document's index in the chunk) and
-//	  the 64-bit fingerprint, little-endian
-//	footer: uvarint(entries), then per block uvarint(part, offset, bytes,
-//	  records) and its xxhash, 8 bytes
-//	trailer: footer offset, footer xxhash (8 bytes each, little-endian),
-//	  magic
-//
-// About 19 bytes a record against 36.5 for a BandRecord in Parquet.
+// bandRunMagic begins and ends a band run file (its layout is in the
+// package doc): the map task writes one file a run instead of one a
+// partition, and each reduce task reads the blocks of its partitions by
+// ranged reads.
 const bandRunMagic = "NDBRUN1\n"
 
 // bandRunTrailer is the size of the trailer.
 const bandRunTrailer = 16 + len(bandRunMagic)
+
+// minBandBlockEntry and minBandRecord are the fewest bytes a block's
+// entry in the footer (four uvarints and a checksum) and a record (three
+// uvarints and a fingerprint) take: a count of more than fit in their
+// bytes is corrupt, refused before anything is allocated for it.
+const (
+	minBandBlockEntry = 4 + 8
+	minBandRecord     = 3 + 8
+)
 
 // bandBlock locates one partition's block in a band run file.
 type bandBlock struct {
@@ -48,7 +44,7 @@ type bandBlock struct {
 }
 
 // WriteBandRun writes the records of one run of a chunk, by partition
-// (each sorted by compareBand), to name.
+// (each sorted by CompareBand), to name.
 func WriteBandRun(ctx context.Context, st storage.Creator, name string, chunk int, parts [][]records.BandRecord) (fileinfo.Info, error) {
 	w, err := st.Create(ctx, name)
 	if err != nil {
@@ -144,6 +140,7 @@ func LoadBandRun(ctx context.Context, st storage.Opener, info fileinfo.Info, chu
 	}
 	lo := sort.Search(len(blocks), func(i int) bool { return blocks[i].part >= first })
 	hi := sort.Search(len(blocks), func(i int) bool { return blocks[i].part > last })
+	hi = max(hi, lo) // none when last < first
 	r := &BandRunReader{Name: info.Name, chunk: chunk, blocks: blocks[lo:hi]}
 	if len(r.blocks) == 0 {
 		return r, nil
@@ -151,7 +148,7 @@ func LoadBandRun(ctx context.Context, st storage.Opener, info fileinfo.Info, chu
 	r.base = r.blocks[0].offset
 	end := r.blocks[len(r.blocks)-1].offset + r.blocks[len(r.blocks)-1].bytes
 	r.data = make([]byte, end-r.base)
-	if _, err := f.ReadAt(r.data, r.base); err != nil {
+	if err := readAt(f, r.data, r.base); err != nil {
 		return nil, fmt.Errorf("band run file %s at offset %d: %w", info.Name, r.base, err)
 	}
 	return r, nil
@@ -171,7 +168,7 @@ func readBandRunFooter(f storage.File, info fileinfo.Info) ([]bandBlock, error) 
 		return nil, corrupt(0, "too short for a band run file")
 	}
 	trailer := make([]byte, bandRunTrailer)
-	if _, err := f.ReadAt(trailer, end); err != nil {
+	if err := readAt(f, trailer, end); err != nil {
 		return nil, fmt.Errorf("band run file %s at offset %d: %w", info.Name, end, err)
 	}
 	if string(trailer[16:]) != bandRunMagic {
@@ -182,7 +179,7 @@ func readBandRunFooter(f storage.File, info fileinfo.Info) ([]bandBlock, error) 
 		return nil, corrupt(end, "footer offset %d outside the file", footOff)
 	}
 	foot := make([]byte, end-footOff)
-	if _, err := f.ReadAt(foot, footOff); err != nil {
+	if err := readAt(f, foot, footOff); err != nil {
 		return nil, fmt.Errorf("band run file %s at offset %d: %w", info.Name, footOff, err)
 	}
 	if xxhash.Sum64(foot) != binary.LittleEndian.Uint64(trailer[8:]) {
@@ -198,7 +195,7 @@ func readBandRunFooter(f storage.File, info fileinfo.Info) ([]bandBlock, error) 
 		return int64(v), true
 	}
 	count, ok := next()
-	if !ok || count > int64(len(foot)) {
+	if !ok || count > int64(len(p))/minBandBlockEntry {
 		return nil, corrupt(footOff, "bad block count")
 	}
 	blocks := make([]bandBlock, 0, count)
@@ -250,7 +247,7 @@ func (r *BandRunReader) Part(part int) ([]records.BandRecord, error) {
 // decodeBandBlock decodes n records of one block; bad names the error of
 // a record at byte at of the block.
 func decodeBandBlock(buf []byte, chunk int, n int64, bad func(at int) error) ([]records.BandRecord, error) {
-	if n > int64(len(buf)) { // a record is at least 11 bytes
+	if n > int64(len(buf))/minBandRecord {
 		return nil, bad(0)
 	}
 	recs := make([]records.BandRecord, 0, n)
@@ -288,6 +285,8 @@ func decodeBandBlock(buf []byte, chunk int, n int64, bad func(at int) error) ([]
 	return recs, nil
 }
 
+// CompareBand orders band records by (band, key, doc): the order of a
+// band run's blocks and of the reduce stage's merge.
 func CompareBand(a, b records.BandRecord) int {
 	if c := cmp.Compare(a.Band, b.Band); c != 0 {
 		return c

@@ -1,7 +1,9 @@
 package workfile
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/pkg/records"
@@ -151,4 +154,50 @@ func TestBandRunDamage(t *testing.T) {
 	}
 }
 
-// reduceMaps runs the reduce tasks of map results as the reduce stage
+// TestBandRunCounts reads band run files whose footer, checksums right,
+// claims as many blocks, or a block as many records, as it has bytes: a
+// block's entry takes 12 bytes at least and a record 11, so the reader
+// refuses them as corrupt before allocating for them (40 bytes each).
+func TestBandRunCounts(t *testing.T) {
+	ctx := context.Background()
+	const n = 1 << 20
+	seal := func(blocks, foot []byte) []byte {
+		data := append([]byte(bandRunMagic), blocks...)
+		footOff := len(data)
+		data = append(data, foot...)
+		data = binary.LittleEndian.AppendUint64(data, uint64(footOff))
+		data = binary.LittleEndian.AppendUint64(data, xxhash.Sum64(foot))
+		return append(data, bandRunMagic...)
+	}
+	// A footer of n bytes claiming n blocks.
+	manyBlocks := seal(nil, append(binary.AppendUvarint(nil, n), bytes.Repeat([]byte{1}, n)...))
+	// One block of n bytes claiming n records.
+	block := bytes.Repeat([]byte{1}, n)
+	var foot []byte
+	for _, v := range []uint64{1, 0, uint64(len(bandRunMagic)), n, n} {
+		foot = binary.AppendUvarint(foot, v)
+	}
+	manyRecords := seal(block, binary.LittleEndian.AppendUint64(foot, xxhash.Sum64(block)))
+	for _, tt := range []struct {
+		name string
+		data []byte
+		rows int64
+	}{
+		{"blocks", manyBlocks, 0},
+		{"records", manyRecords, n},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := newMemFS()
+			st.put("run.bnd", tt.data)
+			checkAlloc(t, len(tt.data), 4, fuzzAllocSlack, func() {
+				r, err := LoadBandRun(ctx, st, fileinfo.Info{Name: "run.bnd", Bytes: int64(len(tt.data)), Rows: tt.rows}, 0, 0, math.MaxInt)
+				if err == nil {
+					_, err = r.Part(0)
+				}
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("got %v, want ErrCorrupt", err)
+				}
+			})
+		})
+	}
+}

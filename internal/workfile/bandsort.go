@@ -7,7 +7,7 @@ import (
 )
 
 // SortBandRecords sorts the band records of one partition of a map run
-// into compareBand's order (band, key, doc), using scratch (grown as
+// into CompareBand's order (band, key, doc), using scratch (grown as
 // needed, and returned for the next call). Map appends a partition's
 // records in document order, so a stable sort by (band, key) is that
 // order: a least-significant-byte-first radix sort over the key's eight

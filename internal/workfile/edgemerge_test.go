@@ -103,15 +103,20 @@ func TestMergeEdges(t *testing.T) {
 	}
 }
 
-// countMerged returns the number of edges mergeEdges gives of infos.
+// countMerged returns the number of edges MergeEdges gives of infos.
 func countMerged(tb testing.TB, st storage.FS, infos []fileinfo.Info) int {
 	m, err := MergeEdges(context.Background(), st, infos)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer m.Close()
+	return countEdges(tb, m.Next)
+}
+
+// countEdges returns the number of edges next gives.
+func countEdges(tb testing.TB, next func() (records.Candidate, bool, error)) int {
 	for n := 0; ; n++ {
-		_, more, err := m.Next()
+		_, more, err := next()
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -151,23 +156,59 @@ func TestEdgeKey(t *testing.T) {
 // head returns the first edges of s.
 func head(s []records.Candidate) []records.Candidate { return s[:min(len(s), 8)] }
 
+// edgeSource is an edge range as a Source of the generic Merge, to
+// compare it with EdgeMerger.
+type edgeSource struct{ s *edgeStream }
+
+func (e edgeSource) Next() (records.Candidate, bool, error) {
+	ok, err := e.s.next()
+	return e.s.cur, ok, err
+}
+
+// countMergedGeneric returns the number of edges the generic Merge gives
+// of infos, read as MergeEdges reads them.
+func countMergedGeneric(tb testing.TB, st storage.FS, infos []fileinfo.Info) int {
+	var srcs []Source[records.Candidate]
+	for _, info := range infos {
+		s, err := openEdges(context.Background(), st, info)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		defer s.f.Close()
+		srcs = append(srcs, edgeSource{s})
+	}
+	m, err := NewMerge(CompareEdge, srcs...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return countEdges(tb, m.Next)
+}
+
 // BenchmarkMergeEdges times the merge of a verify task's edges from 32
 // partitions (40,000 pairs in about 7 each, as the templated corpus at
-// 0.5 has them), reporting the time an edge.
+// 0.5 has them), reporting the time an edge: by EdgeMerger, and by the
+// generic Merge over the same streams (merger=generic), which is what
+// keeps EdgeMerger (see its doc).
 func BenchmarkMergeEdges(b *testing.B) {
-	for _, parts := range []int{32, 4} {
-		b.Run(fmt.Sprintf("partitions=%d", parts), func(b *testing.B) {
-			st, err := storage.NewDir(b.TempDir())
-			if err != nil {
-				b.Fatal(err)
-			}
-			streams := partitionEdges(rand.New(rand.NewPCG(1, 2)), parts, 40000, 5000, min(7, parts))
-			infos := writeStreams(b, st, streams)
-			n := 0
-			for b.Loop() {
-				n = countMerged(b, st, infos)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/edge")
-		})
+	for _, merger := range []string{"edge", "generic"} {
+		count := countMerged
+		if merger == "generic" {
+			count = countMergedGeneric
+		}
+		for _, parts := range []int{32, 4} {
+			b.Run(fmt.Sprintf("merger=%s/partitions=%d", merger, parts), func(b *testing.B) {
+				st, err := storage.NewDir(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				streams := partitionEdges(rand.New(rand.NewPCG(1, 2)), parts, 40000, 5000, min(7, parts))
+				infos := writeStreams(b, st, streams)
+				n := 0
+				for b.Loop() {
+					n = count(b, st, infos)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/edge")
+			})
+		}
 	}
 }

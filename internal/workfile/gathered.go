@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
@@ -34,6 +35,8 @@ type GatheredReader struct {
 	pos  int64 // the bytes read: the end of the last record
 }
 
+// NewGatheredReader reads the records of r, refusing a record longer than
+// max bytes before it allocates for it.
 func NewGatheredReader(r io.Reader, max int64) *GatheredReader {
 	return &GatheredReader{br: bufio.NewReaderSize(r, 1<<20), max: max}
 }
@@ -62,7 +65,7 @@ func (g *GatheredReader) Next() (r Request, raw []byte, ok bool, err error) {
 // GroupRanges lays out the records of reqs, grouped by verify chunk, as a
 // gather file named name: raw gives request i's signature record, emit (if
 // not nil) takes each encoded record in file order. It returns each verify
-// chunk's range: offset, size, record count and xxhash, as copyRange
+// chunk's range: offset, size, record count and xxhash, as ReadGathered
 // checks them.
 func GroupRanges(ctx context.Context, name string, reqs []Request, raw func(i int) ([]byte, error), emit func(rec []byte) error) (map[int]fileinfo.Info, error) {
 	ranges := map[int]fileinfo.Info{}
@@ -107,11 +110,14 @@ func GroupRanges(ctx context.Context, name string, reqs []Request, raw func(i in
 func ReadGathered(ctx context.Context, st storage.Opener, chunk int, gathers []job.GatherResult) (*Scratch, error) {
 	list := slices.Clone(gathers)
 	slices.SortFunc(list, func(x, y job.GatherResult) int { return cmp.Compare(x.Chunk, y.Chunk) })
-	var size int64
+	var size int64 // an upper bound: with the records' headers
 	var ranges int
 	for _, g := range list {
 		if info, has := g.Ranges[chunk]; has {
-			size += info.Bytes // an upper bound: with the records' headers
+			if info.Offset < 0 || info.Bytes < 0 {
+				return nil, fmt.Errorf("%s: range %d+%d: %w", info.Name, info.Offset, info.Bytes, ErrCorrupt)
+			}
+			size += min(info.Bytes, math.MaxInt64-size)
 			ranges++
 		}
 	}
@@ -184,7 +190,7 @@ func copyRange(ctx context.Context, st storage.Opener, chunk int, info fileinfo.
 		}
 		defer f.Close()
 	}
-	if info.Offset < 0 || info.Bytes < 0 || info.Offset+info.Bytes > f.Size() {
+	if !inFile(info, f.Size()) {
 		return fmt.Errorf("%s: range %d+%d does not fit its %d bytes: %w", info.Name, info.Offset, info.Bytes, f.Size(), ErrCorrupt)
 	}
 	sum := xxhash.New()

@@ -19,6 +19,7 @@ type Request struct {
 	Dest int32
 }
 
+// requestRecord is the size of a request in a request file.
 const requestRecord = 12
 
 func appendRequest(buf []byte, r Request) []byte {
@@ -33,6 +34,8 @@ func decodeRequest(b []byte) (Request, int) {
 	return Request{Doc: int64(binary.LittleEndian.Uint64(b)), Dest: int32(binary.LittleEndian.Uint32(b[8:]))}, requestRecord
 }
 
+// CompareRequest orders requests by (verify chunk, document), the order
+// of a request file's runs.
 func CompareRequest(x, y Request) int {
 	if c := cmp.Compare(x.Dest, y.Dest); c != 0 {
 		return c
@@ -52,7 +55,7 @@ func WriteRequests(ctx context.Context, st storage.Creator, name string, edges [
 
 // ReadRequests appends the requests of one range of a request file to dst.
 func ReadRequests(ctx context.Context, st storage.Opener, info fileinfo.Info, dst []Request) ([]Request, error) {
-	if info.Bytes != requestRecord*info.Rows {
+	if !holdsRecords(info, requestRecord) {
 		return nil, fmt.Errorf("%s: range %d+%d does not hold %d rows: %w", info.Name, info.Offset, info.Bytes, info.Rows, ErrCorrupt)
 	}
 	return ReadRun(ctx, st, info, decodeRequest, dst)

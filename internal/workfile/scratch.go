@@ -39,7 +39,7 @@ const scratchMemory = 8 << 20
 // by document, with an index of 16 bytes per record in memory. Up to
 // scratchMemory bytes of records it is held in memory; beyond, it is a
 // file in the temporary directory ($TMPDIR), the task's own, removed when
-// the task ends. A scratch of references (addRef) holds no records: they
+// the task ends. A scratch of references (AddRef) holds no records: they
 // stay in its files, which it closes when removed.
 type Scratch struct {
 	mem  []byte   // the records, when held in memory
@@ -132,7 +132,7 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 	if s.files != nil {
 		r := s.refs[i]
 		b := make([]byte, r.n)
-		if _, err := s.files[r.file].ReadAt(b, s.offs[i]); err != nil {
+		if err := readAt(s.files[r.file], b, s.offs[i]); err != nil {
 			return nil, fmt.Errorf("reading the record of document %d at %d: %w", doc, s.offs[i], err)
 		}
 		return b, nil
@@ -142,12 +142,13 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 		return s.mem[lo:hi:hi], nil
 	}
 	b := make([]byte, hi-lo)
-	if _, err := s.f.ReadAt(b, lo); err != nil {
+	if err := readAt(s.f, b, lo); err != nil {
 		return nil, fmt.Errorf("scratch file %s: %w", s.f.Name(), err)
 	}
 	return b, nil
 }
 
+// Remove closes the scratch's files and removes its temporary file.
 func (s *Scratch) Remove() {
 	for _, f := range s.files {
 		f.Close()

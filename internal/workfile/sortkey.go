@@ -70,7 +70,7 @@ func (c ordinalCode) unpack(k uint64) int64 {
 // SortBufs are the arrays a reduce task compacts its partitions' edges
 // in, kept from one partition to the next rather than grown and cleared
 // again for each: a partition's edges and their keys take tens of
-// megabytes on a large job. The zero value is ready; a nil *sortBufs
+// megabytes on a large job. The zero value is ready; a nil *SortBufs
 // allocates for each call.
 type SortBufs struct {
 	Edges     []records.Candidate

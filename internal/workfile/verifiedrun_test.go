@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
@@ -452,4 +453,43 @@ func TestVerifiedUnsorted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestVerifiedStringsClaim reads a verified file whose table, checksums
+// right, holds a zstd frame of 60 MiB in place of its strings, whose
+// recorded size is a few bytes: it is corrupt, refused without
+// allocating for the frame's content.
+func TestVerifiedStringsClaim(t *testing.T) {
+	ctx := context.Background()
+	st := newMemFS()
+	w := NewPairsWriter(st, "v")
+	if err := w.WritePairs(ctx, []records.Pair{{A: 1, B: 2, AID: "a", BID: "b", Method: "exact"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	data := st.get("v")
+	tr := data[len(data)-verifiedTrailer:]
+	tableAt, docBytes := binary.LittleEndian.Uint64(tr), binary.LittleEndian.Uint64(tr[16:])
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := enc.EncodeAll(make([]byte, 60<<20), nil)
+	enc.Close()
+	forged := slices.Clone(data[:tableAt+docBytes])
+	forged = append(forged, frame...)
+	trailer := slices.Clone(tr[:8*6])
+	binary.LittleEndian.PutUint64(trailer[8*4:], uint64(len(frame)))
+	forged = append(forged, trailer...)
+	forged = binary.LittleEndian.AppendUint64(forged, xxhash.Sum64(forged[tableAt:]))
+	forged = append(forged, VerifiedPairsMagic...)
+	st.put("v", forged)
+	info := &fileinfo.Info{Name: "v", Bytes: int64(len(forged)), Rows: 1, Checksum: xxhash.Sum64(forged)}
+	checkAlloc(t, len(forged), 64, fuzzAllocSlack, func() {
+		if _, err := readPairsFile(ctx, st, info); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("got %v, want ErrCorrupt", err)
+		}
+	})
 }

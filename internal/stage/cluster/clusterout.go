@@ -1,7 +1,7 @@
 package cluster
 
 import (
-	"container/heap"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -44,13 +45,13 @@ func outputTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSt
 	n := len(s.Verifies)
 	switch i - n {
 	case 0:
-		rows, err := mergeRuns(ctx, st, s.Clusters, job.ClustersFile, outputFile("cluster", "doc"), func(x, y records.ClusterRecord) bool {
-			return x.Cluster < y.Cluster || x.Cluster == y.Cluster && x.Doc < y.Doc
+		rows, err := mergeRuns(ctx, st, s.Clusters, job.ClustersFile, outputFile("cluster", "doc"), func(x, y records.ClusterRecord) int {
+			return cmp.Or(cmp.Compare(x.Cluster, y.Cluster), cmp.Compare(x.Doc, y.Doc))
 		})
 		return &outputResult{Rows: rows}, err
 	case 1:
-		rows, err := mergeRuns(ctx, st, s.Duplicates, job.DuplicatesFile, outputFile("doc"), func(x, y records.Duplicate) bool {
-			return x.Doc < y.Doc
+		rows, err := mergeRuns(ctx, st, s.Duplicates, job.DuplicatesFile, outputFile("doc"), func(x, y records.Duplicate) int {
+			return cmp.Compare(x.Doc, y.Doc)
 		})
 		return &outputResult{Rows: rows}, err
 	case 2:
@@ -187,14 +188,14 @@ func outputFile(cols ...string) pqfile.Options {
 // passes of mergeFanIn runs into intermediate runs.
 const mergeFanIn = 8
 
-// mergeRuns writes the rows of sorted runs to name in the order less
+// mergeRuns writes the rows of sorted runs to name in the order compare
 // gives (see mergeInto), and returns the rows written.
-func mergeRuns[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info, name string, o pqfile.Options, less func(x, y T) bool) (int64, error) {
+func mergeRuns[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info, name string, o pqfile.Options, compare func(x, y T) int) (int64, error) {
 	w, err := pqfile.NewWriter[T](ctx, st, name, o)
 	if err != nil {
 		return 0, err
 	}
-	if _, err := mergeInto(ctx, st, runs, name, o.RowGroupRows, less, w.Write); err != nil {
+	if _, err := mergeInto(ctx, st, runs, name, o.RowGroupRows, compare, w.Write); err != nil {
 		w.Abort()
 		return 0, err
 	}
@@ -202,13 +203,13 @@ func mergeRuns[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info,
 	return info.Rows, err
 }
 
-// mergeInto calls emit with the rows of sorted runs in the order less
+// mergeInto calls emit with the rows of sorted runs in the order compare
 // gives, a batch at a time, holding a batch of at most mergeFanIn runs
 // at a time, and returns the rows emitted. With more runs, it merges
 // them in passes through intermediate runs in the work area (named after
 // name, the file the rows are for, of row groups of groupRows), removed
 // after.
-func mergeInto[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info, name string, groupRows int, less func(x, y T) bool, emit func([]T) error) (int64, error) {
+func mergeInto[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info, name string, groupRows int, compare func(x, y T) int, emit func([]T) error) (int64, error) {
 	runs = slices.DeleteFunc(slices.Clone(runs), func(r *fileinfo.Info) bool { return r == nil })
 	var temps []string
 	defer func() {
@@ -221,7 +222,7 @@ func mergeInto[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info,
 		for i := 0; i < len(runs); i += mergeFanIn {
 			tmp := job.ClusterTaskFile("merge", pass, fmt.Sprintf("%s-%05d.parquet", strings.ReplaceAll(name, "/", "-"), i/mergeFanIn))
 			temps = append(temps, tmp)
-			info, err := mergeTo(ctx, st, runs[i:min(i+mergeFanIn, len(runs))], tmp, pqfile.Options{Raw: true, RowGroupRows: groupRows}, less)
+			info, err := mergeTo(ctx, st, runs[i:min(i+mergeFanIn, len(runs))], tmp, pqfile.Options{Raw: true, RowGroupRows: groupRows}, compare)
 			if err != nil {
 				return 0, err
 			}
@@ -229,7 +230,7 @@ func mergeInto[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info,
 		}
 		runs = next
 	}
-	rows, err := merge(ctx, st, runs, less, emit)
+	rows, err := merge(ctx, st, runs, compare, emit)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", name, err)
 	}
@@ -237,25 +238,26 @@ func mergeInto[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info,
 }
 
 // mergeTo merges runs, at most mergeFanIn, into the file name.
-func mergeTo[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info, name string, o pqfile.Options, less func(x, y T) bool) (fileinfo.Info, error) {
+func mergeTo[T any](ctx context.Context, st storage.FS, runs []*fileinfo.Info, name string, o pqfile.Options, compare func(x, y T) int) (fileinfo.Info, error) {
 	w, err := pqfile.NewWriter[T](ctx, st, name, o)
 	if err != nil {
 		return fileinfo.Info{}, err
 	}
-	if _, err := merge(ctx, st, runs, less, w.Write); err != nil {
+	if _, err := merge(ctx, st, runs, compare, w.Write); err != nil {
 		w.Abort()
 		return fileinfo.Info{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return w.Close()
 }
 
-// merge calls emit with the rows of sorted runs in the order less gives,
+// merge calls emit with the rows of sorted runs in the order compare gives,
 // a batch at a time.
-func merge[T any](ctx context.Context, st storage.Opener, runs []*fileinfo.Info, less func(x, y T) bool, emit func([]T) error) (int64, error) {
-	h := &mergeHeap[T]{less: less}
+func merge[T any](ctx context.Context, st storage.Opener, runs []*fileinfo.Info, compare func(x, y T) int, emit func([]T) error) (int64, error) {
+	var srcs []workfile.Source[T]
+	var readers []*pqfile.Reader[T]
 	defer func() {
-		for _, c := range h.cursors {
-			c.r.Close()
+		for _, r := range readers {
+			r.Close()
 		}
 	}()
 	for _, info := range runs {
@@ -266,28 +268,25 @@ func merge[T any](ctx context.Context, st storage.Opener, runs []*fileinfo.Info,
 		if err != nil {
 			return 0, err
 		}
-		c := &mergeCursor[T]{r: r, buf: make([]T, 1024)}
-		h.cursors = append(h.cursors, c)
-		if ok, err := c.next(); err != nil {
-			return 0, err
-		} else if ok {
-			h.live = append(h.live, c)
-		}
+		readers = append(readers, r)
+		srcs = append(srcs, &runSource[T]{r: r, buf: make([]T, 1024)})
 	}
-	heap.Init(h)
+	m, err := workfile.NewMerge(compare, srcs...)
+	if err != nil {
+		return 0, err
+	}
 	out := make([]T, 0, 4096)
 	var rows int64
-	for h.Len() > 0 {
-		c := h.live[0]
-		out = append(out, c.buf[c.i])
-		rows++
-		if ok, err := c.advance(); err != nil {
+	for {
+		row, ok, err := m.Next()
+		if err != nil {
 			return 0, err
-		} else if ok {
-			heap.Fix(h, 0)
-		} else {
-			heap.Pop(h)
 		}
+		if !ok {
+			break
+		}
+		out = append(out, row)
+		rows++
 		if len(out) == cap(out) {
 			if err := ctx.Err(); err != nil {
 				return 0, err
@@ -306,56 +305,32 @@ func merge[T any](ctx context.Context, st storage.Opener, runs []*fileinfo.Info,
 	return rows, nil
 }
 
-// mergeCursor is one run of a merge: its current batch, and the position
+// runSource is one run of a merge: its current batch, and the position
 // of its next row in it.
-type mergeCursor[T any] struct {
+type runSource[T any] struct {
 	r    *pqfile.Reader[T]
 	buf  []T
 	i, n int
 }
 
-// next reads the run's next batch; it reports false at the run's end.
-func (c *mergeCursor[T]) next() (bool, error) {
-	for {
-		n, err := c.r.Read(c.buf[:cap(c.buf)])
+// Next returns the run's next row, reading its next batch when the
+// current one is used up.
+func (c *runSource[T]) Next() (T, bool, error) {
+	for c.i == c.n {
+		n, err := c.r.Read(c.buf)
 		c.i, c.n = 0, n
 		if n > 0 {
-			return true, nil
+			break
 		}
 		if errors.Is(err, io.EOF) {
-			return false, nil
+			var zero T
+			return zero, false, nil
 		}
 		if err != nil {
-			return false, err
+			var zero T
+			return zero, false, err
 		}
 	}
-}
-
-// advance moves past the current row; it reports false at the run's end.
-func (c *mergeCursor[T]) advance() (bool, error) {
 	c.i++
-	if c.i < c.n {
-		return true, nil
-	}
-	return c.next()
-}
-
-// mergeHeap orders the runs that have rows left by their current row.
-type mergeHeap[T any] struct {
-	cursors []*mergeCursor[T] // every run, to close
-	live    []*mergeCursor[T]
-	less    func(x, y T) bool
-}
-
-func (h *mergeHeap[T]) Len() int { return len(h.live) }
-func (h *mergeHeap[T]) Less(i, j int) bool {
-	a, b := h.live[i], h.live[j]
-	return h.less(a.buf[a.i], b.buf[b.i])
-}
-func (h *mergeHeap[T]) Swap(i, j int) { h.live[i], h.live[j] = h.live[j], h.live[i] }
-func (h *mergeHeap[T]) Push(x any)    { h.live = append(h.live, x.(*mergeCursor[T])) }
-func (h *mergeHeap[T]) Pop() any {
-	c := h.live[len(h.live)-1]
-	h.live = h.live[:len(h.live)-1]
-	return c
+	return c.buf[c.i-1], true, nil
 }

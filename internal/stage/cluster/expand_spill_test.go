@@ -237,23 +237,36 @@ func TestPairSinkAbortRemovesRuns(t *testing.T) {
 }
 
 // TestMergeRunsFanIn merges numbers of sorted runs below, at and above
-// mergeFanIn (so in one, two and three passes): the output holds every
-// row in order, byte-identical to a merge of the same rows written at
+// mergeFanIn (so in one, two and three passes), of distinct keys and of
+// few keys (many ties): the output holds every row in order, rows of
+// equal keys in the order of their runs (as a stable sort of the runs one
+// after the other has them), byte-identical to those rows written at
 // once, and no intermediate run is left in the work area.
 func TestMergeRunsFanIn(t *testing.T) {
 	ctx := context.Background()
-	for _, n := range []int{0, 1, mergeFanIn, mergeFanIn + 1, 3 * mergeFanIn, mergeFanIn*mergeFanIn + 5} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
+	compare := func(x, y records.Duplicate) int { return cmp.Compare(x.Doc, y.Doc) }
+	for _, tt := range []struct {
+		n    int
+		keys int64
+	}{
+		{0, 1 << 40}, {1, 1 << 40}, {mergeFanIn, 1 << 40}, {mergeFanIn + 1, 1 << 40}, {3 * mergeFanIn, 1 << 40}, {mergeFanIn*mergeFanIn + 5, 1 << 40},
+		{mergeFanIn + 1, 3}, {3 * mergeFanIn, 8}, {mergeFanIn*mergeFanIn + 5, 20},
+	} {
+		n := tt.n
+		t.Run(fmt.Sprintf("%d runs of %d keys", n, tt.keys), func(t *testing.T) {
 			st := worktest.NewStore(t)
-			rng := rand.New(rand.NewPCG(uint64(n), 1))
+			rng := rand.New(rand.NewPCG(uint64(n), uint64(tt.keys)))
 			var all []records.Duplicate
 			var runs []*fileinfo.Info
 			for i := range n {
 				run := make([]records.Duplicate, rng.IntN(50))
 				for j := range run {
-					run[j] = records.Duplicate{Doc: rng.Int64N(1 << 40), ID: fmt.Sprint(i, "/", j)}
+					run[j].Doc = rng.Int64N(tt.keys)
 				}
-				slices.SortFunc(run, func(x, y records.Duplicate) int { return cmp.Compare(x.Doc, y.Doc) })
+				slices.SortFunc(run, compare)
+				for j := range run {
+					run[j].ID = fmt.Sprint(i, "/", j)
+				}
 				all = append(all, run...)
 				info, err := pqfile.Write(ctx, st, fmt.Sprintf("runs/%03d.parquet", i), run, pqfile.Options{Raw: true})
 				if err != nil {
@@ -264,15 +277,9 @@ func TestMergeRunsFanIn(t *testing.T) {
 					runs = append(runs, nil) // a task without rows
 				}
 			}
-			less := func(x, y records.Duplicate) bool { return x.Doc < y.Doc || x.Doc == y.Doc && x.ID < y.ID }
-			slices.SortFunc(all, func(x, y records.Duplicate) int {
-				if less(x, y) {
-					return -1
-				}
-				return 1
-			})
+			slices.SortStableFunc(all, compare)
 			o := outputFile("doc")
-			rows, err := mergeRuns(ctx, st, runs, "merged.parquet", o, less)
+			rows, err := mergeRuns(ctx, st, runs, "merged.parquet", o, compare)
 			if err != nil {
 				t.Fatal(err)
 			}

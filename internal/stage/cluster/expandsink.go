@@ -184,7 +184,7 @@ func (s *pairSink) mergeRuns() error {
 		infos[i] = &s.runs[i]
 	}
 	defer s.removeRuns()
-	_, err := mergeInto(s.ctx, s.st, infos, job.PairFile(s.chunk), pairsGroupRows, func(x, y records.Pair) bool { return workfile.ComparePair(x, y) < 0 },
+	_, err := mergeInto(s.ctx, s.st, infos, job.PairFile(s.chunk), pairsGroupRows, workfile.ComparePair,
 		func(rows []records.Pair) error {
 			for _, p := range rows {
 				if err := s.put(p); err != nil {

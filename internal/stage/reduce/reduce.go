@@ -2,7 +2,6 @@ package reduce
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"fmt"
 	"slices"
@@ -42,11 +41,13 @@ func Reduce(ctx context.Context, st storage.FS, spec *job.Spec, part int, maps [
 func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []index.BandList, own func(records.BandRecord), bufs *workfile.SortBufs) (*job.ReduceResult, error) {
 	start := time.Now()
 	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]fileinfo.Info{}, RequestFiles: map[int]fileinfo.Info{}}
-	m := &merger{}
-	for _, l := range lists {
-		if err := m.add(l.Name, l.Recs); err != nil {
-			return nil, fmt.Errorf("reduce partition %d: %w", part, err)
-		}
+	srcs := make([]workfile.Source[records.BandRecord], len(lists))
+	for i, l := range lists {
+		srcs[i] = &bandList{name: l.Name, recs: l.Recs}
+	}
+	m, err := workfile.NewMerge(workfile.CompareBand, srcs...)
+	if err != nil {
+		return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 	}
 	firstOwn := job.Ordinal(spec.FirstChunk, 0)
 	if bufs == nil {
@@ -60,7 +61,7 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 				return nil, err
 			}
 		}
-		rec, ok, err := m.next()
+		rec, ok, err := m.Next()
 		if err != nil {
 			return nil, fmt.Errorf("reduce partition %d: %w", part, err)
 		}
@@ -215,63 +216,23 @@ func mergeEdgeLists(x, y []records.Candidate) []records.Candidate {
 	return x
 }
 
-// cursor walks one band file's records.
-type cursor struct {
+// bandList is one sorted band list of a partition, a source of its merge.
+type bandList struct {
 	name string
 	recs []records.BandRecord
 	pos  int
 }
 
-// merger is a k-way merge of sorted band files.
-type merger struct {
-	h     cursorHeap
-	last  records.BandRecord
-	first bool
-}
-
-// add adds one file's records; they must be sorted, which next checks.
-func (m *merger) add(name string, recs []records.BandRecord) error {
-	if len(recs) > 0 {
-		heap.Push(&m.h, &cursor{name: name, recs: recs})
-	}
-	return nil
-}
-
-// next returns the smallest remaining record. It checks that the records
-// come in order, so an unsorted file is an error, not a wrong result.
-func (m *merger) next() (records.BandRecord, bool, error) {
-	if len(m.h) == 0 {
+// Next returns the list's next record. It checks that the records come in
+// order, so an unsorted file is an error, not a wrong result.
+func (l *bandList) Next() (records.BandRecord, bool, error) {
+	if l.pos == len(l.recs) {
 		return records.BandRecord{}, false, nil
 	}
-	c := m.h[0]
-	rec := c.recs[c.pos]
-	c.pos++
-	if c.pos < len(c.recs) {
-		if workfile.CompareBand(c.recs[c.pos], rec) < 0 {
-			return rec, false, fmt.Errorf("%s: band file not sorted at record %+v", c.name, c.recs[c.pos])
-		}
-		heap.Fix(&m.h, 0)
-	} else {
-		heap.Pop(&m.h)
+	rec := l.recs[l.pos]
+	if l.pos > 0 && workfile.CompareBand(rec, l.recs[l.pos-1]) < 0 {
+		return records.BandRecord{}, false, fmt.Errorf("%s: band file not sorted at record %+v", l.name, rec)
 	}
-	if m.first && workfile.CompareBand(rec, m.last) < 0 {
-		return rec, false, fmt.Errorf("band records out of order: %+v after %+v", rec, m.last)
-	}
-	m.last, m.first = rec, true
+	l.pos++
 	return rec, true, nil
-}
-
-type cursorHeap []*cursor
-
-func (h cursorHeap) Len() int { return len(h) }
-func (h cursorHeap) Less(i, j int) bool {
-	return workfile.CompareBand(h[i].recs[h[i].pos], h[j].recs[h[j].pos]) < 0
-}
-func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }
-func (h *cursorHeap) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return c
 }

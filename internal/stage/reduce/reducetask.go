@@ -154,13 +154,17 @@ const duplicateIDExamples = 3
 // documents whose id records (idRecord: both hashes) equal an earlier
 // document's, and names the first document of the first few such ids.
 func countDuplicateIDs(ids []*workfile.BandRunReader, part int, res *job.ReduceTaskResult) error {
-	m := &merger{}
+	srcs := make([]workfile.Source[records.BandRecord], 0, len(ids))
 	for _, r := range ids {
 		recs, err := r.Part(part)
 		if err != nil {
 			return err // it names the partition
 		}
-		m.add(r.Name, recs)
+		srcs = append(srcs, &bandList{name: r.Name, recs: recs})
+	}
+	m, err := workfile.NewMerge(workfile.CompareBand, srcs...)
+	if err != nil {
+		return fmt.Errorf("reduce partition %d: id runs: %w", part, err)
 	}
 	// The records of one key, by document: mostly one, or the documents
 	// of one id; two ids whose first hashes collide differ by the second.
@@ -178,7 +182,7 @@ func countDuplicateIDs(ids []*workfile.BandRunReader, part int, res *job.ReduceT
 		}
 	}
 	for {
-		rec, ok, err := m.next()
+		rec, ok, err := m.Next()
 		if err != nil {
 			return fmt.Errorf("reduce partition %d: id runs: %w", part, err)
 		}
