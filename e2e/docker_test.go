@@ -142,7 +142,7 @@ func TestDockerBuildContext(t *testing.T) {
 		{"go.sum", true},
 		{"cmd/gencorpus/main.go", true},
 		{"internal/corpus/prose/kjv-selections.txt", true},
-		{"internal/pipeline/run.go", true},
+		{"internal/control/run.go", true},
 	} {
 		if got := !excluded(t, pm, tc.path); got != tc.in {
 			t.Errorf("%s: in the build context = %v, want %v", tc.path, got, tc.in)

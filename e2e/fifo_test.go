@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup"
 	"github.com/neardup/neardup/internal/queue"
+	"github.com/neardup/neardup/pkg/pipeline"
 )
 
 // fifoJob writes a small corpus with a named pipe among its files (which
@@ -87,7 +87,7 @@ func TestFIFOInput(t *testing.T) {
 		t.Fatal("no _SUCCESS")
 	}
 	got := map[string]string{}
-	for r, err := range neardup.Rejects(context.Background(), out) {
+	for r, err := range pipeline.Rejects(context.Background(), out) {
 		if err != nil {
 			t.Fatal(err)
 		}

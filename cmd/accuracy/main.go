@@ -32,9 +32,9 @@ import (
 	"syscall"
 
 	"github.com/neardup/neardup/internal/accuracy"
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pipeline"
 )
 
 func main() {
@@ -42,7 +42,7 @@ func main() {
 }
 
 func run(args []string) int {
-	p := pipeline.DefaultParams()
+	p := control.DefaultParams()
 	fs := flag.NewFlagSet("accuracy", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: accuracy [flags]\n\nflags:\n")

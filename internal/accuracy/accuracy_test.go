@@ -5,9 +5,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pipeline"
 )
 
 // TestAccuracy runs the job on a 3,500-document accuracy corpus with a
@@ -23,7 +23,7 @@ func TestAccuracy(t *testing.T) {
 		Corpus:     cfg,
 		Thresholds: []float64{0.8, 0.5},
 		Methods:    []job.Method{job.MethodMinHash},
-		Params:     pipeline.DefaultParams(),
+		Params:     control.DefaultParams(),
 		Workers:    2,
 	})
 	if err != nil {

@@ -4,7 +4,7 @@
 // their copies, graded near copies, exact copies, a template family),
 // computes every pair of documents with Jaccard similarity of at least 0.5
 // (or the lowest threshold) exactly, runs the job in-process
-// (pipeline.Run, embedded NATS) once per method and threshold, and
+// (control.Run, embedded NATS) once per method and threshold, and
 // compares pairs/ and clusters.parquet with the truth: precision, and
 // recall per similarity bin, for pairs as listed and pairs joined in one
 // cluster, split by document length and by family.

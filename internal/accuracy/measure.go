@@ -14,10 +14,10 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -44,7 +44,7 @@ type Options struct {
 	Methods    []job.Method
 	// Params are the job's parameters, except Method and Threshold, which
 	// each run sets.
-	Params pipeline.Params
+	Params control.Params
 	// Workers is the number of in-process workers of each job.
 	Workers int
 	// Command is recorded in the report.
@@ -84,10 +84,10 @@ type CorpusSummary struct {
 
 // Run is one job and its accuracy.
 type Run struct {
-	Method job.Method      `json:"method"`
-	Params pipeline.Params `json:"params"` // as resolved by the job
-	Out    string          `json:"out,omitempty"`
-	// Seconds is the wall time of pipeline.Run.
+	Method job.Method     `json:"method"`
+	Params control.Params `json:"params"` // as resolved by the job
+	Out    string         `json:"out,omitempty"`
+	// Seconds is the wall time of control.Run.
 	Seconds float64         `json:"seconds"`
 	Counts  manifest.Counts `json:"counts"`
 	Result  *Result         `json:"result"`
@@ -263,10 +263,10 @@ func (o Options) run(ctx context.Context, inputs []string, out string, method jo
 	if jobLog == nil {
 		jobLog = slog.New(slog.DiscardHandler)
 	}
-	cfg := pipeline.Config{Out: out, Inputs: inputs, Params: p, Workers: o.Workers,
+	cfg := control.Config{Out: out, Inputs: inputs, Params: p, Workers: o.Workers,
 		Queue: queue.DefaultConfig(), Log: jobLog, Overwrite: true}
 	start := time.Now()
-	man, err := pipeline.Run(ctx, cfg)
+	man, err := control.Run(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

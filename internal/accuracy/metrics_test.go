@@ -9,10 +9,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -207,7 +207,7 @@ func TestReportGolden(t *testing.T) {
 	rep.Corpus.TruePairs = all.Bins
 	for _, m := range []job.Method{job.MethodMinHash, job.MethodSimHash} {
 		for _, th := range []float64{0.8, 0.5} {
-			p := pipeline.DefaultParams()
+			p := control.DefaultParams()
 			p.Method, p.Threshold = m, th
 			if err := p.Resolve(); err != nil {
 				t.Fatal(err)

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/pkg/records"
 )
 
@@ -28,7 +28,7 @@ func TestMultilingual(t *testing.T) {
 	rep, err := MeasureMultilingual(context.Background(), Options{
 		Thresholds: []float64{0.8, 0.5},
 		Methods:    []job.Method{job.MethodMinHash},
-		Params:     pipeline.DefaultParams(),
+		Params:     control.DefaultParams(),
 		Workers:    2,
 	}, corpus.MultilingualConfig{PerLanguage: 1000, Seed: 1})
 	if err != nil {

@@ -10,14 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/report"
-	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 )
 
@@ -49,17 +48,17 @@ func Coordinator() []Command {
 // compare, the job runs once per method.
 func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 	return func(fs *flag.FlagSet) Prepare {
-		p := pipeline.DefaultParams()
+		p := control.DefaultParams()
 		qc := queue.DefaultConfig()
-		cfg := pipeline.Config{}
+		cfg := control.Config{}
 		fs.StringVar(&cfg.Out, "out", "", "output directory (required)")
 		conn := queue.DefaultConnConfig()
 		conn.RegisterFlags(fs, "NATS server URL, or several separated by commas (servers of one cluster); empty starts an embedded server with in-process workers", noEnv)
 		fs.IntVar(&cfg.Workers, "workers", runtime.NumCPU(), "in-process workers (embedded mode; 0 with --listen: outside workers only)")
 		fs.StringVar(&cfg.Listen, "listen", "", "embedded mode: also accept worker connections on host:port")
 		fs.StringVar(&cfg.NATSStore, "nats-store", "", "embedded mode: the NATS server's store directory (default <out>/_work/nats); put it on another disk than --out if that one may fill up")
-		fs.DurationVar(&cfg.DiskFullTimeout, "disk-full-timeout", pipeline.DefaultDiskFullTimeout, "fail the job, naming the disk, when the disk of --out (or of the embedded store) stays full this long, or naming the server when the --nats server answers but does not store the job's state this long (0: wait)")
-		fs.DurationVar(&cfg.NoWorkerWarning, "no-worker-warning", pipeline.DefaultNoWorkerWarning, "warn when a stage's tasks wait this long with no worker taking any, naming the NATS URL workers should connect to, and again every as long (0: never)")
+		fs.DurationVar(&cfg.DiskFullTimeout, "disk-full-timeout", control.DefaultDiskFullTimeout, "fail the job, naming the disk, when the disk of --out (or of the embedded store) stays full this long, or naming the server when the --nats server answers but does not store the job's state this long (0: wait)")
+		fs.DurationVar(&cfg.NoWorkerWarning, "no-worker-warning", control.DefaultNoWorkerWarning, "warn when a stage's tasks wait this long with no worker taking any, naming the NATS URL workers should connect to, and again every as long (0: never)")
 		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
 		fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
 		fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
@@ -83,11 +82,6 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 			}
 			if len(args) == 0 {
 				return nil, errors.New("no INPUT given")
-			}
-			for _, loc := range append([]string{cfg.Out}, args...) {
-				if _, err := storage.ParseLocation(loc); err != nil {
-					return nil, err
-				}
 			}
 			log, err := proc.logs.logger(out.Stderr)
 			if err != nil {
@@ -144,29 +138,29 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 }
 
 // runCompare runs the job with each method and prints the comparison.
-func runCompare(ctx context.Context, cfg pipeline.Config, out Streams) int {
-	cmp, err := pipeline.Compare(ctx, cfg)
+func runCompare(ctx context.Context, cfg control.Config, out Streams) int {
+	cmp, err := control.Compare(ctx, cfg)
 	if err != nil {
 		cfg.Log.Error("comparison failed", "err", err)
 		return 1
 	}
-	if err := pipeline.WriteComparison(out.Stdout, cmp); err != nil {
+	if err := control.WriteComparison(out.Stdout, cmp); err != nil {
 		return 1
 	}
 	return 0
 }
 
 // runJob runs the job, logs its outcome and writes its summary on stdout.
-func runJob(ctx context.Context, cfg pipeline.Config, out Streams) int {
+func runJob(ctx context.Context, cfg control.Config, out Streams) int {
 	log := cfg.Log
-	man, err := pipeline.Run(ctx, cfg)
+	man, err := control.Run(ctx, cfg)
 	if err != nil {
 		log.Error("job failed", "err", err)
 		code := 1
 		switch {
-		case errors.Is(err, pipeline.ErrComplete):
+		case errors.Is(err, control.ErrComplete):
 			code = 3
-		case errors.Is(err, pipeline.ErrJobBusy):
+		case errors.Is(err, control.ErrJobBusy):
 			code = 5
 		}
 		writeSummary(out.Stdout, log, newSummary(cfg.Out, code, nil, err))
@@ -199,7 +193,7 @@ func runJob(ctx context.Context, cfg pipeline.Config, out Streams) int {
 // paramsSetup registers the flags of `coordinator params` and returns its
 // run function, which prints the banding plan (and draws the S-curve).
 func paramsSetup(fs *flag.FlagSet) Prepare {
-	p := pipeline.DefaultParams()
+	p := control.DefaultParams()
 	p.RegisterPlanFlags(fs)
 	svg := fs.String("svg", "", "also draw the S-curve into this SVG file (MinHash)")
 	also := fs.String("also", "", "more (b, r) curves to draw for comparison, e.g. 20x5,14x8")
@@ -224,7 +218,7 @@ func paramsSetup(fs *flag.FlagSet) Prepare {
 			}
 		}
 		return func(context.Context) int {
-			if err := pipeline.WritePlanReport(out.Stdout, p); err != nil {
+			if err := control.WritePlanReport(out.Stdout, p); err != nil {
 				fmt.Fprintln(out.Stderr, "coordinator params:", err)
 				return 1
 			}

@@ -7,15 +7,15 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/redact"
 )
 
 // indexSetup registers the flags of `coordinator index compact` and
 // returns its Prepare: it writes the indexes of a series of finished jobs
-// as one (pipeline.CompactIndexes).
+// as one (control.CompactIndexes).
 func indexSetup(fs *flag.FlagSet) Prepare {
-	var cfg pipeline.CompactConfig
+	var cfg control.CompactConfig
 	fs.StringVar(&cfg.Out, "out", "", "where to write the compacted index: a directory or URL (required)")
 	fs.StringVar(&cfg.Job, "job", "", "the compacted index's job name (default: derived from its jobs' names)")
 	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace an index --out holds")
@@ -37,7 +37,7 @@ func indexSetup(fs *flag.FlagSet) Prepare {
 		}
 		cfg.Log = log
 		return func(ctx context.Context) int {
-			ix, err := pipeline.CompactIndexes(ctx, cfg)
+			ix, err := control.CompactIndexes(ctx, cfg)
 			result := struct {
 				Status    string `json:"status"`
 				ExitCode  int    `json:"exit_code"`

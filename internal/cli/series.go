@@ -15,7 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/series"
 	"github.com/neardup/neardup/internal/storage"
@@ -34,7 +34,7 @@ func (s *seriesFlags) register(fs *flag.FlagSet) {
 }
 
 // apply checks the flags and sets the job's output and name, at now.
-func (s *seriesFlags) apply(cfg *pipeline.Config, now time.Time) error {
+func (s *seriesFlags) apply(cfg *control.Config, now time.Time) error {
 	switch {
 	case s.dir == "" && s.name != "":
 		return errors.New("--name goes with --series")
@@ -63,7 +63,7 @@ func (s *seriesFlags) apply(cfg *pipeline.Config, now time.Time) error {
 // resolve adds the earlier members to cfg.Against, logging every earlier
 // member it skips and why. An unfinished member (rerun without
 // --overwrite) resumes against the earlier jobs it started with.
-func (s *seriesFlags) resolve(ctx context.Context, cfg *pipeline.Config, log *slog.Logger) error {
+func (s *seriesFlags) resolve(ctx context.Context, cfg *control.Config, log *slog.Logger) error {
 	if s.dir == "" {
 		return nil
 	}
@@ -114,7 +114,7 @@ func (s *seriesFlags) resolve(ctx context.Context, cfg *pipeline.Config, log *sl
 // resume looks at the member's output: a finished member is left to the
 // job, which refuses it (exit 3), and an unfinished one resumes against
 // the earlier jobs it started with. done says there is nothing to pick.
-func (s *seriesFlags) resume(ctx context.Context, cfg *pipeline.Config, log *slog.Logger) (done bool, err error) {
+func (s *seriesFlags) resume(ctx context.Context, cfg *control.Config, log *slog.Logger) (done bool, err error) {
 	if !storage.IsURL(cfg.Out) {
 		if _, err := os.Stat(cfg.Out); errors.Is(err, fs.ErrNotExist) {
 			return false, nil // a new member: not made here, before its job checks its inputs

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/internal/pipeline"
+	"github.com/neardup/neardup/internal/control"
 )
 
 // TestSeriesFlags checks how --series and --name set a job's output and
@@ -35,7 +35,7 @@ func TestSeriesFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := pipeline.Config{Out: tt.out, Job: tt.job}
+			cfg := control.Config{Out: tt.out, Job: tt.job}
 			err := tt.flags.apply(&cfg, now)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {

@@ -9,8 +9,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/faults"
-	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/redact"
@@ -49,7 +49,7 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 		if err := errors.Join(conn.Check(), qc.Check(), proc.met.check()); err != nil {
 			return nil, err
 		}
-		dr, err := pipeline.ResolveRoots(roots)
+		dr, err := control.ResolveRoots(roots)
 		if err != nil {
 			return nil, fmt.Errorf("--data-root: %w", err)
 		}
@@ -76,7 +76,7 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 				return 1
 			}
 			defer q.Close()
-			w := pipeline.NewWorker(q, *slots, log)
+			w := control.NewWorker(q, *slots, log)
 			w.InjectFaults(f)
 			w.RestrictTo(dr)
 			if m != nil {

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/kept"
-	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -60,7 +60,7 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 			if len(r.paths) == 0 {
 				continue
 			}
-			dr, err := pipeline.ResolveRoots(r.paths)
+			dr, err := control.ResolveRoots(r.paths)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", r.what, err)
 			}

@@ -29,8 +29,9 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -96,9 +97,9 @@ const BandsLayoutTasks = 3
 // partitions First to Last, sorted by (part, band, key, doc), a row group
 // (or more) per partition. Its name is relative to the job's output.
 type BandFile struct {
-	File  pqfile.Info `json:"file"`
-	First int         `json:"first"`
-	Last  int         `json:"last"`
+	File  fileinfo.Info `json:"file"`
+	First int           `json:"first"`
+	Last  int           `json:"last"`
 }
 
 // BandFilesOf returns the files of files holding partition part.
@@ -134,13 +135,13 @@ func (ix *Index) UnmarshalJSON(data []byte) error {
 
 // Chunk is one chunk's files.
 type Chunk struct {
-	Chunk   int         `json:"chunk"`
-	Docs    int64       `json:"docs"`
-	DocFile pqfile.Info `json:"doc_file"`
+	Chunk   int           `json:"chunk"`
+	Docs    int64         `json:"docs"`
+	DocFile fileinfo.Info `json:"doc_file"`
 	// SigFile is the chunk's record file: its text store (version 3),
 	// or its signature file (versions 1 and 2); readers tell them by
 	// their trailers (stage.OpenRecords).
-	SigFile pqfile.Info `json:"sig_file"`
+	SigFile fileinfo.Info `json:"sig_file"`
 }
 
 // PartEntry is one chunk's entry in the list of a partition
@@ -149,9 +150,9 @@ type Chunk struct {
 // record there) and the list of its later runs (nil when it has none).
 // File names are relative to the job's output.
 type PartEntry struct {
-	Chunk int          `json:"c"`
-	File  *pqfile.Info `json:"f,omitempty"`
-	Runs  *pqfile.Info `json:"r,omitempty"`
+	Chunk int            `json:"c"`
+	File  *fileinfo.Info `json:"f,omitempty"`
+	Runs  *fileinfo.Info `json:"r,omitempty"`
 }
 
 // ReadPart reads the list of partition part of the index at st.
@@ -267,4 +268,25 @@ func (ix *Index) Explain(loc string, p job.Params) error {
 	}
 	return fmt.Errorf("--against %s: its index was made with other parameters, so its signatures cannot be compared with this job's: %s%s",
 		loc, strings.Join(diff, ", "), hint)
+}
+
+// CheckModel refuses an index that stores texts (version 3 on) made by a
+// build whose document model differs from this one's: sketched again
+// here, its texts would not give the band keys its band records hold.
+// Indexes before version 3 store their shingle sets and signatures, and
+// pass.
+func CheckModel(ix *Index) error {
+	if ix.Version < 3 {
+		return nil
+	}
+	fp, err := sketch.ModelFingerprint(ix.Params)
+	if err != nil {
+		return fmt.Errorf("%s: %w", job.IndexFile, err)
+	}
+	if ix.Model != fp {
+		return fmt.Errorf("%s: the index was made by a build with another document model (model %q, this build's %q under its parameters): "+
+			"this build would sketch its stored texts differently from the band keys it holds; rebuild the index with this build, or query it with the build that made it",
+			job.IndexFile, ix.Model, fp)
+	}
+	return nil
 }

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -24,7 +24,7 @@ import (
 func TestLoadDerived(t *testing.T) {
 	ctx := t.Context()
 	earlier := []job.Against{{Job: "j7b5d5924289277cb", Out: "/tmp/derived-fix/A", FirstChunk: 0, Chunks: 1, Docs: 600}}
-	results := []job.MapResult{{Chunk: 1, Docs: 2000, DocFile: pqfile.Info{Name: job.DocFile(1), Rows: 2000}}}
+	results := []job.MapResult{{Chunk: 1, Docs: 2000, DocFile: fileinfo.Info{Name: job.DocFile(1), Rows: 2000}}}
 	spec := &job.Spec{Job: "j2", Params: job.DefaultParams(), Derived: job.Derived{FirstChunk: 1, Against: earlier}}
 	alone := &job.Spec{Job: "j1", Params: job.DefaultParams()}
 	fixture, err := os.ReadFile(filepath.Join("testdata", "index-against-in-params.json"))

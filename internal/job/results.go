@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/fileinfo"
 )
 
 // MapResult is what a map task reports.
@@ -33,34 +33,34 @@ type MapResult struct {
 	// pieces planned for them.
 	ChangedFiles []string `json:"changed_files,omitempty"`
 	// RejectReasons counts the rejects by the kind of their reason (see
-	// stage.RejectKind).
+	// mapper.RejectKind).
 	RejectReasons map[string]int64 `json:"reject_reasons,omitempty"`
 	Shingles      int64            `json:"shingles"`
 	// Scripts counts the documents by their script
 	// (shingle.DominantScript's name), with their shingle counts.
 	Scripts     map[string]*ScriptStats `json:"scripts,omitempty"`
 	BandRecords int64                   `json:"band_records"`
-	DocFile     pqfile.Info             `json:"doc_file"`
+	DocFile     fileinfo.Info           `json:"doc_file"`
 	// SigFile is the chunk's record file: its text store (TextFile), or
 	// in the index of an earlier job made before index version 3, its
 	// signature file (package sigfile).
-	SigFile    pqfile.Info  `json:"sig_file"`
-	RejectFile *pqfile.Info `json:"reject_file,omitempty"`
+	SigFile    fileinfo.Info  `json:"sig_file"`
+	RejectFile *fileinfo.Info `json:"reject_file,omitempty"`
 	// BandFiles and BandRuns are a chunk's band files in the layout of
 	// index versions 1 and 2 (BandFile, and the JSON file listing its
 	// later runs' files by partition): what Reduce reads of an earlier
 	// job's index of that version.
-	BandFiles map[int]pqfile.Info `json:"band_files"`
-	BandRuns  *pqfile.Info        `json:"band_runs,omitempty"`
+	BandFiles map[int]fileinfo.Info `json:"band_files"`
+	BandRuns  *fileinfo.Info        `json:"band_runs,omitempty"`
 	// BandRunFiles are the chunk's band run files (BandRunWorkFile), one
 	// per run, each holding every partition's records: what the map
 	// stage writes now, instead of BandFiles and BandRuns.
-	BandRunFiles []pqfile.Info `json:"band_run_files,omitempty"`
+	BandRunFiles []fileinfo.Info `json:"band_run_files,omitempty"`
 	// IDRunFiles are the chunk's id run files (IDRunWorkFile): its
 	// documents' ids, hashed, for the reduce tasks to count those that
 	// share one.
-	IDRunFiles []pqfile.Info `json:"id_run_files,omitempty"`
-	Seconds    float64       `json:"seconds"`
+	IDRunFiles []fileinfo.Info `json:"id_run_files,omitempty"`
+	Seconds    float64         `json:"seconds"`
 }
 
 // ReduceResult is what a reduce task reports.
@@ -76,16 +76,16 @@ type ReduceResult struct {
 	// BoundedBuckets counts the buckets of more than MaxBucket
 	// representatives, and PairsNotCompared the pairs of theirs that were
 	// not candidates; Bounded lists the largest of them.
-	BoundedBuckets   int64               `json:"bounded_buckets"`
-	PairsNotCompared int64               `json:"pairs_not_compared"`
-	Bounded          []BoundedBucket     `json:"bounded,omitempty"`
-	File             pqfile.Info         `json:"file"`
-	EdgeFiles        map[int]pqfile.Info `json:"edge_files"`
+	BoundedBuckets   int64                 `json:"bounded_buckets"`
+	PairsNotCompared int64                 `json:"pairs_not_compared"`
+	Bounded          []BoundedBucket       `json:"bounded,omitempty"`
+	File             fileinfo.Info         `json:"file"`
+	EdgeFiles        map[int]fileinfo.Info `json:"edge_files"`
 	// RequestFiles holds, by chunk, the range of RequestFile(Part) that
 	// lists which of the chunk's documents (signatures and shingle sets)
 	// the verify task of which chunk needs: the gather stage's input.
-	RequestFiles map[int]pqfile.Info `json:"request_files"`
-	Seconds      float64             `json:"seconds"`
+	RequestFiles map[int]fileinfo.Info `json:"request_files"`
+	Seconds      float64               `json:"seconds"`
 }
 
 // ReduceTaskResult is what a reduce task reports: the results of its
@@ -94,7 +94,7 @@ type ReduceTaskResult struct {
 	First int            `json:"first"`
 	Last  int            `json:"last"`
 	Parts []ReduceResult `json:"parts"`
-	Bands pqfile.Info    `json:"bands"`
+	Bands fileinfo.Info  `json:"bands"`
 	// DuplicateIDs counts the documents of its partitions' ids that
 	// share their id with an earlier document (by ordinal) of the job;
 	// DuplicateIDDocs names a few of them, the first of their ids.
@@ -113,8 +113,8 @@ type GatherResult struct {
 	Records  int64 `json:"records"`
 	// Ranges holds, by the chunk of the verify task, its range of the
 	// gather file.
-	Ranges  map[int]pqfile.Info `json:"ranges"`
-	Seconds float64             `json:"seconds"`
+	Ranges  map[int]fileinfo.Info `json:"ranges"`
+	Seconds float64               `json:"seconds"`
 }
 
 // BoundedBucket describes a bucket too large to compare all its pairs.
@@ -156,17 +156,17 @@ type VerifyResult struct {
 	// Checked counts the distinct candidate pairs, Prefiltered those
 	// rejected by their signatures alone, Exact those whose exact
 	// similarity was computed, Verified those that passed.
-	Checked      int64        `json:"checked"`
-	Prefiltered  int64        `json:"prefiltered"`
-	Exact        int64        `json:"exact_checked"`
-	Verified     int64        `json:"verified"`
-	ExactMembers int64        `json:"exact_members"` // confirmed claims
-	MembersFile  *pqfile.Info `json:"members_file,omitempty"`
+	Checked      int64          `json:"checked"`
+	Prefiltered  int64          `json:"prefiltered"`
+	Exact        int64          `json:"exact_checked"`
+	Verified     int64          `json:"verified"`
+	ExactMembers int64          `json:"exact_members"` // confirmed claims
+	MembersFile  *fileinfo.Info `json:"members_file,omitempty"`
 	// With exact verification: the pairs the signatures alone would have
 	// passed, and how many of those the exact Jaccard confirmed.
-	SigPassed      int64        `json:"signature_passed"`
-	SigPassedExact int64        `json:"signature_passed_exact"`
-	File           *pqfile.Info `json:"file,omitempty"`
+	SigPassed      int64          `json:"signature_passed"`
+	SigPassedExact int64          `json:"signature_passed_exact"`
+	File           *fileinfo.Info `json:"file,omitempty"`
 	// Histograms of the similarity of verified pairs and of the candidates
 	// that failed verification, in bins of width 1/len.
 	VerifiedHist []int64 `json:"verified_hist"`

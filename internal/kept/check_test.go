@@ -21,9 +21,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
@@ -43,8 +43,8 @@ func runJob(t *testing.T, chunkBytes int64, inputs ...string) string {
 	p.Partitions = 4
 	qc := queue.DefaultConfig()
 	qc.AckWait = 10 * time.Second
-	cfg := pipeline.Config{Out: out, Inputs: inputs, Params: p, Workers: 2, Queue: qc, Log: slog.New(slog.DiscardHandler)}
-	if _, err := pipeline.Run(context.Background(), cfg); err != nil {
+	cfg := control.Config{Out: out, Inputs: inputs, Params: p, Workers: 2, Queue: qc, Log: slog.New(slog.DiscardHandler)}
+	if _, err := control.Run(context.Background(), cfg); err != nil {
 		t.Fatalf("job on %v: %v", inputs, err)
 	}
 	return out
@@ -64,7 +64,7 @@ func ranWith(t *testing.T, jobDir string) []Roots {
 // rootsAt returns the roots at paths.
 func rootsAt(t *testing.T, paths ...string) []Roots {
 	t.Helper()
-	r, err := pipeline.ResolveRoots(paths)
+	r, err := control.ResolveRoots(paths)
 	if err != nil {
 		t.Fatal(err)
 	}

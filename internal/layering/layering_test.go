@@ -18,10 +18,10 @@ import (
 // NONE lists the packages that import no other of neardup's. The layers
 // run from the kernels (tokens, sketches, bands) through records and
 // formats, the job's vocabulary, the stages and the control plane, to the
-// public API at the module root (".", package neardup) and the command
+// public API (pkg/pipeline; the module root "." is a package doc) and the command
 // line. A new package must be placed here.
 const policy = `
-NONE < pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, internal/localfile,
+NONE < ., internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, internal/localfile,
        internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/redact, internal/transient,
        internal/buildinfo, internal/procstat, internal/metrics,
        internal/metrics/metricstest, internal/redact/redacttest, internal/benchtext, internal/corpus,
@@ -36,32 +36,41 @@ pkg/shingle < internal/reference;
 
 # files, records and the task queue
 internal/redact < internal/storage;
-internal/buildinfo, internal/storage < internal/pqfile;
+internal/buildinfo, internal/fileinfo, internal/storage < internal/pqfile;
 internal/redact, internal/transient < internal/queue;
 internal/storage < internal/faults;
 
-# the job's vocabulary, its manifest, and what reads finished jobs
+# the job's vocabulary, its document model and verdict, its manifest, and
+# what reads finished jobs
 internal/pqfile, pkg/bands, pkg/formats, pkg/shingle, pkg/simhash < internal/job;
+internal/job, internal/sigfile, internal/textstore, pkg/minhash < internal/sketch;
+internal/job, internal/radix, pkg/records < internal/workfile;
+internal/workfile < internal/worktest;
 internal/job, internal/storage < internal/manifest;
-internal/job < internal/index;
+internal/pqfile, internal/sketch, internal/workfile, pkg/records < internal/index;
 internal/job, internal/manifest, pkg/records < internal/kept;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
 
-# stages
-internal/index, internal/job, internal/manifest, internal/sigfile, internal/textstore, internal/transient, internal/unionfind, internal/radix, pkg/minhash, pkg/records < internal/stage;
-internal/stage < internal/query;
+# the stages: the contract and driver, each stage its own package (which
+# imports no other stage's), their sequence; and what their tests share
+internal/index, internal/job, internal/manifest, internal/sketch, internal/workfile, internal/sigfile, internal/textstore, internal/transient, internal/radix, pkg/minhash, pkg/records < internal/stage;
+internal/stage < internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify;
+internal/stage, internal/unionfind < internal/stage/cluster;
+internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify, internal/stage/cluster < internal/stages;
+internal/stage/reduce, internal/stage/gather, internal/worktest < internal/stagetest;
+internal/index < internal/query;
 
 # the control plane
-internal/faults, internal/index, internal/queue, internal/report, internal/stage < internal/pipeline;
+internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
 
-# the public API: package neardup, at the module root (only commands and
-# e2e may ever import it)
-internal/pipeline, internal/query < .;
+# the public API: package pipeline (only commands and e2e may ever import
+# it); the module root is its package doc alone
+internal/control, internal/query < pkg/pipeline;
 
 # tools and commands
-internal/corpus, internal/reference, internal/pipeline < internal/accuracy;
-internal/configfile, internal/kept, internal/metrics, internal/procstat, internal/query, internal/pipeline, internal/series < internal/cli;
+internal/corpus, internal/reference, internal/control < internal/accuracy;
+internal/configfile, internal/kept, internal/metrics, internal/procstat, internal/query, internal/control, internal/series < internal/cli;
 internal/cli < cmd/coordinator, cmd/worker;
 internal/accuracy < cmd/accuracy;
 internal/corpus < cmd/gencorpus;
@@ -205,5 +214,38 @@ func TestPolicyParse(t *testing.T) {
 		if !slices.Equal(have, deps) {
 			t.Errorf("%s may import %v, want %v", p, have, deps)
 		}
+	}
+}
+
+// TestStagesApart checks that no stage's package imports another's: the
+// stages hand over through typed results in internal/stage and files, and
+// internal/stages alone knows them all.
+func TestStagesApart(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := os.ReadDir(filepath.Join(root, "internal", "stage"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range dirs {
+		if !d.IsDir() || d.Name() == "testdata" {
+			continue
+		}
+		pkg, err := build.ImportDir(filepath.Join(root, "internal", "stage", d.Name()), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for _, imp := range pkg.Imports {
+			if other, ok := strings.CutPrefix(imp, module+"/internal/stage/"); ok {
+				t.Errorf("internal/stage/%s imports internal/stage/%s: a stage may not import another stage's package", d.Name(), other)
+			}
+		}
+	}
+	if n < 5 {
+		t.Errorf("%d stage packages under internal/stage, want the five", n)
 	}
 }

@@ -50,7 +50,7 @@ type Manifest struct {
 	Stages        []StageTiming `json:"stages"`
 	Failures      []Failure     `json:"failures"`
 	// RejectReasons counts the rejected records by the kind of their
-	// reason (see stage.RejectKind; rejects/ holds each one's whole
+	// reason (see mapper.RejectKind; rejects/ holds each one's whole
 	// reason), most frequent first.
 	RejectReasons []ReasonCount `json:"reject_reasons"`
 	// Histograms of similarity in 20 bins of width 0.05, and of cluster

@@ -5,6 +5,7 @@ package pqfile
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,45 +17,12 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/neardup/neardup/internal/buildinfo"
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/storage"
 )
 
-// Info describes a written file, or a range of one (from Offset, Bytes
-// long): what a reader checks before use.
-type Info struct {
-	Name     string `json:"name"`
-	Rows     int64  `json:"rows"`
-	Checksum uint64 `json:"xxhash"`
-	Bytes    int64  `json:"bytes"`
-	Offset   int64  `json:"offset,omitempty"`
-}
-
 // maxRowsPerGroup bounds the rows a writer holds in memory.
 const maxRowsPerGroup = 1 << 20
-
-// Summer passes writes through, counting and hashing the bytes: what a
-// writer of any file records in its Info.
-type Summer struct {
-	w io.Writer
-	h *xxhash.Digest
-	n int64
-}
-
-// NewSummer returns a Summer writing to w.
-func NewSummer(w io.Writer) *Summer { return &Summer{w: w, h: xxhash.New()} }
-
-// Write writes p through, counting and hashing it.
-func (h *Summer) Write(p []byte) (int, error) {
-	n, err := h.w.Write(p)
-	h.h.Write(p[:n])
-	h.n += int64(n)
-	return n, err
-}
-
-// Info describes the bytes written so far as file name with rows rows.
-func (h *Summer) Info(name string, rows int64) Info {
-	return Info{Name: name, Rows: rows, Checksum: h.h.Sum64(), Bytes: h.n}
-}
 
 // Options describe a file to write.
 type Options struct {
@@ -83,14 +51,14 @@ var fastZstd = zstd.Codec{Level: zstd.SpeedFastest}
 func Sorted(cols ...string) Options { return Options{SortedBy: cols} }
 
 // Write writes rows to name.
-func Write[T any](ctx context.Context, s storage.Creator, name string, rows []T, o Options) (Info, error) {
+func Write[T any](ctx context.Context, s storage.Creator, name string, rows []T, o Options) (fileinfo.Info, error) {
 	w, err := NewWriter[T](ctx, s, name, o)
 	if err != nil {
-		return Info{}, err
+		return fileinfo.Info{}, err
 	}
 	if err := w.Write(rows); err != nil {
 		w.Abort()
-		return Info{}, err
+		return fileinfo.Info{}, err
 	}
 	return w.Close()
 }
@@ -109,7 +77,7 @@ type Writer[T any] struct {
 	ctx  context.Context
 	name string
 	w    storage.Writer
-	hw   *Summer
+	hw   *fileinfo.Summer
 	pw   *parquet.GenericWriter[T]
 	buf  []T
 	rows int64
@@ -132,7 +100,7 @@ func NewWriter[T any](ctx context.Context, s storage.Creator, name string, o Opt
 	if err != nil {
 		return nil, err
 	}
-	hw := NewSummer(w)
+	hw := fileinfo.NewSummer(w)
 	opts := []parquet.WriterOption{
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(int64(groupRows)),
@@ -241,20 +209,20 @@ func (w *Writer[T]) EndRowGroup() error {
 }
 
 // Close writes the rest of the file and commits it.
-func (w *Writer[T]) Close() (Info, error) {
+func (w *Writer[T]) Close() (fileinfo.Info, error) {
 	if len(w.buf) > 0 {
 		if err := w.flush(w.buf); err != nil {
 			w.w.Abort()
-			return Info{}, err
+			return fileinfo.Info{}, err
 		}
 		w.buf = w.buf[:0]
 	}
 	if err := w.pw.Close(); err != nil {
 		w.w.Abort()
-		return Info{}, fmt.Errorf("pqfile: close %s: %w", w.name, err)
+		return fileinfo.Info{}, fmt.Errorf("pqfile: close %s: %w", w.name, err)
 	}
 	if err := w.w.Commit(); err != nil {
-		return Info{}, err
+		return fileinfo.Info{}, err
 	}
 	return w.hw.Info(w.name, w.rows), nil
 }
@@ -270,14 +238,14 @@ type Reader[T any] struct {
 	name  string
 	f     storage.File
 	r     *parquet.GenericReader[T]
-	want  *Info
+	want  *fileinfo.Info
 	total int64
 }
 
 // Open opens a file written by Write. When want is not nil, the file's size
 // and checksum are checked first (one sequential pass) and its row count at
 // the end.
-func Open[T any](ctx context.Context, s storage.Opener, name string, want *Info) (*Reader[T], error) {
+func Open[T any](ctx context.Context, s storage.Opener, name string, want *fileinfo.Info) (*Reader[T], error) {
 	f, pf, err := openFile(ctx, s, name, want)
 	if err != nil {
 		return nil, err
@@ -287,7 +255,7 @@ func Open[T any](ctx context.Context, s storage.Opener, name string, want *Info)
 
 // openFile opens name as a Parquet file, checking its size and checksum
 // against want first when want is not nil.
-func openFile(ctx context.Context, s storage.Opener, name string, want *Info) (storage.File, *parquet.File, error) {
+func openFile(ctx context.Context, s storage.Opener, name string, want *fileinfo.Info) (storage.File, *parquet.File, error) {
 	f, err := s.Open(ctx, name)
 	if err != nil {
 		return nil, nil, err
@@ -305,7 +273,15 @@ func openFile(ctx context.Context, s storage.Opener, name string, want *Info) (s
 				name, sum, n, want.Checksum, want.Bytes, ErrCorrupt)
 		}
 	}
-	pf, err := parquet.OpenFile(f, f.Size())
+	if err := checkFooter(f); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("pqfile: open %s: %w: %w", name, err, ErrCorrupt)
+	}
+	var pf *parquet.File
+	err = guard(func() (err error) {
+		pf, err = parquet.OpenFile(f, f.Size())
+		return err
+	})
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("pqfile: open %s: %w", name, err)
@@ -315,7 +291,11 @@ func openFile(ctx context.Context, s storage.Opener, name string, want *Info) (s
 
 // Read fills buf with the next rows; it returns io.EOF after the last row.
 func (r *Reader[T]) Read(buf []T) (int, error) {
-	n, err := r.r.Read(buf)
+	var n int
+	err := guard(func() (err error) {
+		n, err = r.r.Read(buf)
+		return err
+	})
 	r.total += int64(n)
 	if errors.Is(err, io.EOF) {
 		if r.want != nil && r.total != r.want.Rows {
@@ -329,6 +309,37 @@ func (r *Reader[T]) Read(buf []T) (int, error) {
 	return n, nil
 }
 
+// checkFooter checks that the footer's length, in a Parquet file's last 8
+// bytes, fits in the file: parquet-go allocates what it claims before it
+// reads it (up to 4 GiB for a file of a few bytes).
+func checkFooter(f storage.File) error {
+	size := f.Size()
+	if size < 12 { // the magic, the footer's length, the magic
+		return fmt.Errorf("%d bytes, too short for a Parquet file", size)
+	}
+	var tail [8]byte
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	if footer := int64(binary.LittleEndian.Uint32(tail[:])); footer > size-12 {
+		return fmt.Errorf("a footer of %d bytes in %d", footer, size)
+	}
+	return nil
+}
+
+// guard returns what call returns, or an error wrapping ErrCorrupt if
+// parquet-go panics in it: it may on bytes it did not write that pass the
+// checks of a forged description (workfile's fuzz tests found one in its
+// page index), and a damaged file must fail its reader, not its process.
+func guard(call func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("parquet-go failed on it: %v: %w", p, ErrCorrupt)
+		}
+	}()
+	return call()
+}
+
 // Close releases the file.
 func (r *Reader[T]) Close() error {
 	r.r.Close()
@@ -337,7 +348,7 @@ func (r *Reader[T]) Close() error {
 
 // Stream reads a file in batches of rows, calling fn for each batch; the
 // batch slice is reused between calls.
-func Stream[T any](ctx context.Context, s storage.Opener, name string, want *Info, batch int, fn func([]T) error) error {
+func Stream[T any](ctx context.Context, s storage.Opener, name string, want *fileinfo.Info, batch int, fn func([]T) error) error {
 	r, err := Open[T](ctx, s, name, want)
 	if err != nil {
 		return err
@@ -365,7 +376,7 @@ func Stream[T any](ctx context.Context, s storage.Opener, name string, want *Inf
 
 // Read reads every row of a file written by Write, checked against want
 // when it is not nil.
-func Read[T any](ctx context.Context, s storage.Opener, name string, want *Info) ([]T, error) {
+func Read[T any](ctx context.Context, s storage.Opener, name string, want *fileinfo.Info) ([]T, error) {
 	var rows []T
 	err := Stream(ctx, s, name, want, 4096, func(b []T) error {
 		rows = append(rows, b...)

@@ -3,18 +3,22 @@ package pqfile
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/neardup/neardup/internal/buildinfo"
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -48,7 +52,7 @@ func TestWriteReadCheck(t *testing.T) {
 	tests := []struct {
 		name   string
 		damage func(path string) error
-		info   Info
+		info   fileinfo.Info
 	}{
 		{"truncated", func(p string) error { return os.Truncate(p, info.Bytes-10) }, info},
 		{"flipped byte", func(p string) error {
@@ -56,7 +60,7 @@ func TestWriteReadCheck(t *testing.T) {
 			b[len(b)/2] ^= 0xff
 			return os.WriteFile(p, b, 0o644)
 		}, info},
-		{"wrong row count", func(string) error { return nil }, Info{Name: info.Name, Rows: 4, Checksum: info.Checksum, Bytes: info.Bytes}},
+		{"wrong row count", func(string) error { return nil }, fileinfo.Info{Name: info.Name, Rows: 4, Checksum: info.Checksum, Bytes: info.Bytes}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +125,7 @@ func TestWriterPiecesIdentical(t *testing.T) {
 		}
 		a, _ := os.ReadFile(d.Path(whole.Name))
 		b, _ := os.ReadFile(d.Path(pieces.Name))
-		if !bytes.Equal(a, want.Bytes()) || !bytes.Equal(b, want.Bytes()) || whole != (Info{Name: whole.Name, Rows: int64(n), Checksum: pieces.Checksum, Bytes: pieces.Bytes}) {
+		if !bytes.Equal(a, want.Bytes()) || !bytes.Equal(b, want.Bytes()) || whole != (fileinfo.Info{Name: whole.Name, Rows: int64(n), Checksum: pieces.Checksum, Bytes: pieces.Bytes}) {
 			t.Errorf("%d rows: Write %d bytes, Writer in pieces %d bytes, parquet-go %d bytes: not identical (%+v, %+v)", n, len(a), len(b), want.Len(), whole, pieces)
 		}
 	}
@@ -218,5 +222,62 @@ func TestDict(t *testing.T) {
 				t.Errorf("Dict %q: column %s dictionary-encoded %v, want %v (%v)", tt.dict, col, got, tt.want[col], c.MetaData.Encoding)
 			}
 		}
+	}
+}
+
+// TestParquetPanic reads a file on which parquet-go panics (its page
+// index out of range; found by workfile's FuzzLegacyVerified), described
+// as if its writer had written it so that it passes the checks: it fails
+// as corrupt, with and without a description.
+func TestParquetPanic(t *testing.T) {
+	ctx := context.Background()
+	data, err := os.ReadFile("testdata/page-index-panic.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.WriteFile(ctx, d, "p.parquet", data); err != nil {
+		t.Fatal(err)
+	}
+	type pair struct {
+		A int64 `parquet:"a"`
+		B int64 `parquet:"b"`
+	}
+	info := &fileinfo.Info{Name: "p.parquet", Rows: 95, Bytes: int64(len(data)), Checksum: xxhash.Sum64(data)}
+	for _, want := range []*fileinfo.Info{info, nil} {
+		if _, err := Read[pair](ctx, d, "p.parquet", want); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("described %v: got %v, want ErrCorrupt", want != nil, err)
+		}
+	}
+}
+
+// TestParquetFooterClaim reads a file of a few bytes whose last 8 claim a
+// footer of 4 GiB, described as if its writer had written it: it fails
+// as corrupt without allocating for the footer (parquet-go would; found
+// by workfile's FuzzLegacyVerified, whose worker it took out of memory).
+func TestParquetFooterClaim(t *testing.T) {
+	ctx := context.Background()
+	data := binary.LittleEndian.AppendUint32([]byte("PAR1 a few bytes "), 0xfffffff0)
+	data = append(data, "PAR1"...)
+	d, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.WriteFile(ctx, d, "f.parquet", data); err != nil {
+		t.Fatal(err)
+	}
+	info := &fileinfo.Info{Name: "f.parquet", Rows: 1, Bytes: int64(len(data)), Checksum: xxhash.Sum64(data)}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Read[row](ctx, d, "f.parquet", info)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Errorf("got %v, want ErrCorrupt", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("reading a file of %d bytes allocated %d bytes", len(data), n)
 	}
 }

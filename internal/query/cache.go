@@ -3,7 +3,7 @@ package query
 import (
 	"container/list"
 
-	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/index"
 )
 
 // tableCache keeps the band tables of the band files read, up to a
@@ -17,7 +17,7 @@ type tableCache struct {
 
 type cached struct {
 	name string
-	t    *stage.BandTable
+	t    *index.BandTable
 }
 
 func newTableCache(budget int64) *tableCache {
@@ -25,7 +25,7 @@ func newTableCache(budget int64) *tableCache {
 }
 
 // get returns the table of a file, if held.
-func (c *tableCache) get(name string) (*stage.BandTable, bool) {
+func (c *tableCache) get(name string) (*index.BandTable, bool) {
 	e, ok := c.byName[name]
 	if !ok {
 		return nil, false
@@ -36,7 +36,7 @@ func (c *tableCache) get(name string) (*stage.BandTable, bool) {
 
 // add holds the table of a file unless it is larger than the budget,
 // evicting others to make room.
-func (c *tableCache) add(name string, t *stage.BandTable) {
+func (c *tableCache) add(name string, t *index.BandTable) {
 	size := t.Bytes()
 	if size > c.budget {
 		return

@@ -2,14 +2,14 @@
 // finished jobs (package index), without running a job.
 //
 // A batch of documents is sketched as the map stage sketches
-// (stage.DocSketcher, with each index's parameters), so that each document meets
+// (sketch.Sketcher, with each index's parameters), so that each document meets
 // the indexed ones under the band keys they were written under. Its keys
 // are grouped by partition, and only those partitions' band files are
 // read, and of each only the footer and the band and key columns (the doc
-// column too when a key is there: stage.LookupBands). The documents found
+// column too when a key is there: index.LookupBands). The documents found
 // under a key are candidates; their signature records are read by slot
 // from their chunks' signature files and each pair is verified as the
-// verify stage does (stage.JudgePair): by the exact Jaccard similarity of
+// verify stage does (sketch.Rule): by the exact Jaccard similarity of
 // the shingle sets when the index holds them (--verify exact, the
 // default), else by the signatures' estimate.
 //
@@ -27,11 +27,11 @@ import (
 	"os"
 	"slices"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
-	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 )
@@ -213,17 +213,17 @@ type source struct {
 	loc    string
 	st     *storage.Dir
 	ix     *index.Index
-	sk     *stage.DocSketcher
-	chunks map[int]pqfile.Info // signature file by chunk
+	sk     *sketch.Sketcher
+	chunks map[int]fileinfo.Info // signature file by chunk
 	// files holds the band files of the partitions read so far, runs
 	// holds the later runs of chunks read in several, by partition.
 	files map[int][]bandRef
-	runs  map[int]map[int][]pqfile.Info
+	runs  map[int]map[int][]fileinfo.Info
 	sigs  map[int]*openSig
 }
 
 type openSig struct {
-	r    stage.RecordReader
+	r    index.RecordReader
 	name string
 	done func()
 }
@@ -244,19 +244,19 @@ func openSource(ctx context.Context, loc string) (*source, error) {
 	}
 	ix, err := index.Load(ctx, st)
 	if err == nil {
-		err = stage.CheckModel(ix)
+		err = index.CheckModel(ix)
 	}
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("index %s: %w", loc, err)
 	}
-	sk, err := stage.NewDocSketcher(ix.Params)
+	sk, err := sketch.NewSketcher(ix.Params)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("index %s: %s: %w", loc, job.IndexFile, err)
 	}
-	src := &source{loc: loc, st: st, ix: ix, sk: sk, chunks: map[int]pqfile.Info{},
-		files: map[int][]bandRef{}, runs: map[int]map[int][]pqfile.Info{}, sigs: map[int]*openSig{}}
+	src := &source{loc: loc, st: st, ix: ix, sk: sk, chunks: map[int]fileinfo.Info{},
+		files: map[int][]bandRef{}, runs: map[int]map[int][]fileinfo.Info{}, sigs: map[int]*openSig{}}
 	for _, c := range ix.Chunks {
 		src.chunks[c.Chunk] = c.SigFile
 	}
@@ -281,10 +281,14 @@ type candidate struct {
 // query adds the matches of docs in this index to res.
 func (src *source) query(ctx context.Context, threshold float64, cache *tableCache, docs []Doc, res []Result, st *Stats) error {
 	p := src.ix.Params
+	rule := sketch.NewRule(p)
+	if threshold > 0 {
+		rule = rule.At(threshold)
+	}
 	// The documents' records (as a signature file would hold them) and
 	// their band keys, by partition.
 	probes := make([]sigfile.Record, len(docs))
-	byPart := map[int][]stage.BandKey{}
+	byPart := map[int][]index.BandKey{}
 	for i, d := range docs {
 		sk := src.sk.Sketch(d.Text)
 		if len(sk.Set) == 0 {
@@ -294,7 +298,7 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 		probes[i] = sigfile.Record{Sig: slices.Clone(sk.Sig), Shingles: slices.Clone(sk.SetBytes)}
 		for b, k := range sk.Keys {
 			part := bands.Partition(k, p.Partitions)
-			byPart[part] = append(byPart[part], stage.BandKey{Band: int32(b), Key: int64(k), Tag: int32(i)})
+			byPart[part] = append(byPart[part], index.BandKey{Band: int32(b), Key: int64(k), Tag: int32(i)})
 		}
 	}
 	if len(byPart) == 0 {
@@ -303,7 +307,7 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 	cands := map[candidate]struct{}{}
 	for _, part := range slices.Sorted(maps.Keys(byPart)) {
 		want := byPart[part]
-		slices.SortFunc(want, stage.CompareBandKeys)
+		slices.SortFunc(want, index.CompareBandKeys)
 		files, err := src.bandFiles(ctx, part)
 		if err != nil {
 			return err
@@ -335,7 +339,7 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 		if err != nil {
 			return err
 		}
-		v, err := stage.JudgePair(p, threshold, probes[c.doc], rec)
+		v, err := sketch.JudgeRecords(rule, p, probes[c.doc], rec)
 		if err != nil {
 			return fmt.Errorf("index %s: document %d: %w", src.loc, c.ord, err)
 		}
@@ -354,16 +358,16 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 // partition (index version 2, part -1), or the row groups of partition
 // part of a file of several (index.BandFile).
 type bandRef struct {
-	info pqfile.Info
+	info fileinfo.Info
 	part int
 }
 
 // lookup looks the keys of want up in a band file: in its table, cached
 // or read into the cache (the partition's row groups of a file of
 // several), or without a cache in the columns it needs.
-func (src *source) lookup(ctx context.Context, cache *tableCache, f bandRef, want []stage.BandKey, hit func(int32, int64), st *Stats) error {
+func (src *source) lookup(ctx context.Context, cache *tableCache, f bandRef, want []index.BandKey, hit func(int32, int64), st *Stats) error {
 	if cache == nil {
-		n, err := stage.LookupBands(ctx, src.st, f.info, f.part, want, hit)
+		n, err := index.LookupBands(ctx, src.st, f.info, f.part, want, hit)
 		st.BandBytes += n
 		return err
 	}
@@ -374,10 +378,10 @@ func (src *source) lookup(ctx context.Context, cache *tableCache, f bandRef, wan
 	} else {
 		var err error
 		if f.part < 0 {
-			t, err = stage.ReadBandTable(ctx, src.st, f.info)
+			t, err = index.ReadBandTable(ctx, src.st, f.info)
 			st.BandBytes += f.info.Bytes
 		} else {
-			t, err = stage.ReadBandPartTable(ctx, src.st, f.info, f.part)
+			t, err = index.ReadBandPartTable(ctx, src.st, f.info, f.part)
 		}
 		if err != nil {
 			return err
@@ -420,7 +424,7 @@ func (src *source) bandFiles(ctx context.Context, part int) ([]bandRef, error) {
 		}
 		runs, ok := src.runs[e.Chunk]
 		if !ok {
-			if runs, err = stage.ReadBandRuns(ctx, src.st, *e.Runs); err != nil {
+			if runs, err = index.ReadBandRuns(ctx, src.st, *e.Runs); err != nil {
 				return nil, fmt.Errorf("index %s: chunk %d: %w", src.loc, e.Chunk, err)
 			}
 			src.runs[e.Chunk] = runs
@@ -450,7 +454,7 @@ func (src *source) record(ctx context.Context, ord int64) (sigfile.Record, error
 				break
 			}
 		}
-		r, done, err := stage.OpenRecords(ctx, src.st, info, src.ix.Params)
+		r, done, err := index.OpenRecords(ctx, src.st, info, src.ix.Params)
 		if err != nil {
 			return sigfile.Record{}, fmt.Errorf("index %s: %w", src.loc, err)
 		}

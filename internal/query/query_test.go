@@ -14,13 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/reference"
-	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/bands"
 )
@@ -57,7 +56,7 @@ func runJob(t testing.TB, n int, seed uint64, set func(*job.Params)) fixture {
 	qc := queue.DefaultConfig()
 	qc.AckWait = 5 * time.Second
 	out := filepath.Join(t.TempDir(), "out")
-	man, err := pipeline.Run(context.Background(), pipeline.Config{Out: out, Inputs: w.Files, Params: p, Workers: 2, Queue: qc})
+	man, err := control.Run(context.Background(), control.Config{Out: out, Inputs: w.Files, Params: p, Workers: 2, Queue: qc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +501,7 @@ func TestQueryLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stage.WriteVersion2Bands(ctx, st, ix); err != nil {
+	if err := index.WriteVersion2Bands(ctx, st, ix); err != nil {
 		t.Fatal(err)
 	}
 	if files, _ := filepath.Glob(filepath.Join(f.out, "bands", "parts-*")); len(files) > 0 {

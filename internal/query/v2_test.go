@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pipeline"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/formats"
 )
@@ -61,7 +61,7 @@ func TestQueryV2Index(t *testing.T) {
 	qc := queue.DefaultConfig()
 	qc.AckWait = 5 * time.Second
 	v3 := filepath.Join(t.TempDir(), "v3")
-	if _, err := pipeline.Run(ctx, pipeline.Config{Out: v3, Inputs: files, Params: p, Workers: 2, Queue: qc}); err != nil {
+	if _, err := control.Run(ctx, control.Config{Out: v3, Inputs: files, Params: p, Workers: 2, Queue: qc}); err != nil {
 		t.Fatal(err)
 	}
 	docs := readCorpus(t, files)

@@ -43,7 +43,7 @@ import (
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/sigfile"
-	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 	"github.com/neardup/neardup/pkg/shingle"
@@ -946,7 +946,7 @@ func measureText(t *testing.T, ix *index.Index, corpus string, docs []fpDoc, ord
 
 	// Re-shingling: the set (and signature) from the text, checked against
 	// the stored set.
-	sk, err := stage.NewDocSketcher(ix.Params)
+	sk, err := sketch.NewSketcher(ix.Params)
 	if err != nil {
 		t.Fatal(err)
 	}

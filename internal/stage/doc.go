@@ -1,29 +1,22 @@
-// Package stage holds the stages of a dedup job, each a function from its
-// inputs to its outputs over a storage.FS, with no knowledge of the queue
-// that runs it:
+// Package stage is the contract between a job's stages and what runs
+// them, and the driver of their sequence.
 //
-//   - Map reads one chunk of the input and writes its documents,
-//     signatures and band records.
-//   - Reduce merges one band partition and turns every bucket into
-//     candidate pairs of exact-group representatives, and claims for the
-//     groups.
-//   - Verify checks the candidates and claims of one chunk against the
-//     signatures and shingle sets.
-//   - The cluster stage joins the verified pairs and exact groups into
-//     clusters and writes pairs/, exact.parquet, clusters.parquet and
-//     duplicates.parquet. It runs as steps of tasks (ClusterTask), each
-//     over one partition of the documents, driven by RunCluster: rounds
-//     of large-star and small-star until the connected components are
-//     stars, then the components brought together by label, then the
-//     outputs.
-//   - CompleteMapOutputs, after every map task, and the cluster stage give
-//     a dataset no task wrote a file of (rejects/, bands/, pairs/) one
-//     empty file with its schema.
+// A stage is a Stage value: what the coordinator plans and folds (Tasks,
+// Done, or Steps for a stage of steps) and what a worker runs (Run). Each
+// stage is a package of its own beneath this one, which imports no other
+// stage's: mapper (reads the inputs into documents, texts and band
+// records), reduce (groups the band records into candidate pairs),
+// gather (sends verify tasks their documents' records), verify (judges
+// the candidates by sketch.Rule) and cluster (joins the verified pairs
+// into clusters and writes the outputs). Package stages is their
+// sequence and the workers' registry.
 //
-// Query (package query) uses the stages' own logic through
-// NewDocSketcher (a text's set, signature and band keys, as Map computes
-// them), LookupBands and ReadBandTable (band files), OpenSigFile and
-// JudgePair (verification, as Verify judges).
+// A stage hands what later stages need to them through Job's typed
+// results (Mapped, Reduced, Verified, Clusters), set by its Done, and,
+// for their tasks, through task input files (WriteTaskInputs), so that a
+// task reads its own column of an earlier stage's results. Drive runs the
+// stages in order through an Executor: the queue's, or stages.Local in
+// this process.
 //
 // Every stage is idempotent: run again on the same inputs, it writes the
 // same files.

@@ -35,22 +35,39 @@ type Job struct {
 	// once done (the band run files: see cleanBands).
 	KeepWork bool
 	// WholeEdges bounds the edges of a job whose cluster stage runs as
-	// one task (see RunCluster): 0 means WholeClusterEdges, a negative
+	// one task (see Run): 0 means WholeEdges, a negative
 	// bound never.
 	WholeEdges int64
 
-	// Maps are the map results of the job's own chunks, without their
-	// band files (map); Clusters what the cluster stage found.
-	Maps     []job.MapResult
+	// What each stage leaves for the stages after it and for the job's
+	// end, set by its Done (or Steps).
+	Mapped   *Mapped
+	Reduced  *Reduced
+	Verified []job.VerifyResult
 	Clusters *ClusterStats
-	// BandFiles are the bands/ files the reduce tasks wrote, by
-	// partition range (reduce): the index lists them.
-	BandFiles []index.BandFile
+}
 
-	allMaps                    map[int]job.MapResult // earlier and own, by chunk (map)
-	gatherChunks, verifyChunks []int                 // the chunks with requests, with edges (reduce)
-	reduceTasks                int                   // how many (map)
-	verifies                   []job.VerifyResult    // (verify)
+// Mapped is what the map stage leaves.
+type Mapped struct {
+	// Own are the map results of the job's own chunks, without their band
+	// run files; All, those and the earlier jobs' (--against), by chunk.
+	Own []job.MapResult
+	All map[int]job.MapResult
+	// Runs are the job's own chunks' results with their band run files,
+	// from which the reduce stage plans its tasks; it lets them go (nil)
+	// once it has.
+	Runs []job.MapResult
+}
+
+// Reduced is what the reduce stage leaves.
+type Reduced struct {
+	// BandFiles are the bands/ files the reduce tasks wrote, by partition
+	// range: the index lists them.
+	BandFiles []index.BandFile
+	// GatherChunks are the chunks whose documents a verify task asked
+	// for (the gather stage's tasks), VerifyChunks the chunks with
+	// candidate pairs or group claims (the verify stage's).
+	GatherChunks, VerifyChunks []int
 }
 
 // Executor runs a stage's tasks: on the workers of a queue, or in this
@@ -130,7 +147,7 @@ type stepRunner struct {
 // RunTasks runs one step's tasks and returns their results in order; a
 // task that failed for good fails the job.
 func (r stepRunner) RunTasks(ctx context.Context, step string, n int) ([][]byte, error) {
-	out, err := r.ex.Execute(ctx, Stage{Name: step}, seq(n))
+	out, err := r.ex.Execute(ctx, Stage{Name: step}, Seq(n))
 	if err != nil {
 		return nil, err
 	}
@@ -144,41 +161,6 @@ func (r stepRunner) RunTasks(ctx context.Context, step string, n int) ([][]byte,
 	}
 	return results, nil
 }
-
-// Local runs every task in this process, one after another, as a worker
-// would: a whole job without a queue, for tests and tools.
-type Local struct {
-	Env *Env
-}
-
-// Execute runs the tasks of s; the first error fails it (no retries).
-func (l Local) Execute(ctx context.Context, s Stage, indices []int) (*Outcome, error) {
-	run, step := s.Run, s.Run == nil
-	if step { // a step: its stage runs it, and its errors name the task
-		st, ok := Lookup(s.Name)
-		if !ok {
-			return nil, fmt.Errorf("%w: unknown stage %q", ErrRefused, s.Name)
-		}
-		run = st.Run
-	}
-	out := &Outcome{Results: map[int][]byte{}, Published: len(indices), Timing: manifest.StageTiming{Name: s.Name, Tasks: len(indices)}}
-	for _, i := range indices {
-		r, err := run(ctx, l.Env, Task{Stage: s.Name, Index: i})
-		if err != nil && !step {
-			err = fmt.Errorf("%s task %d: %w", s.Name, i, err)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if out.Results[i], err = json.Marshal(r); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// Clear does nothing: Local records nothing between runs.
-func (Local) Clear(context.Context, Stage) error { return nil }
 
 // Files is a Cache that reads the job's plan and stage file from its
 // output, once.
@@ -222,7 +204,7 @@ func (f *Files) Maps(ctx context.Context) (map[int]job.MapResult, error) {
 }
 
 // decodeResults decodes a stage's task results in task order.
-func decodeResults[T any](out *Outcome) ([]T, error) {
+func DecodeResults[T any](out *Outcome) ([]T, error) {
 	list := make([]T, 0, len(out.Results))
 	for _, i := range slices.Sorted(maps.Keys(out.Results)) {
 		var r T
@@ -235,7 +217,7 @@ func decodeResults[T any](out *Outcome) ([]T, error) {
 }
 
 // seq is 0, 1, ..., n-1.
-func seq(n int) []int {
+func Seq(n int) []int {
 	s := make([]int, n)
 	for i := range s {
 		s[i] = i

@@ -2,15 +2,12 @@ package stage
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
-	"github.com/neardup/neardup/internal/storage"
 )
 
 // fakeExecutor runs no task: each stage's outcome is given, and it notes
@@ -86,72 +83,5 @@ func TestDrive(t *testing.T) {
 				t.Errorf("manifest stages %v, want one per stage of tasks", j.Manifest.Stages)
 			}
 		})
-	}
-}
-
-// TestLookup checks the workers' registry: every stage by its name, a
-// stage of steps by its steps' names only.
-func TestLookup(t *testing.T) {
-	tests := []struct {
-		name string
-		want string // the stage found; "" for none
-	}{
-		{"map", "map"}, {"reduce", "reduce"}, {"gather", "gather"}, {"verify", "verify"},
-		{"cluster-contract", "cluster"}, {"cluster-ls-3", "cluster"},
-		{"cluster", ""}, {"mapx", ""}, {"", ""}, {"verify-1", ""},
-	}
-	for _, tt := range tests {
-		s, ok := Lookup(tt.name)
-		if ok != (tt.want != "") || s.Name != tt.want {
-			t.Errorf("Lookup(%q) = %q, %v; want %q", tt.name, s.Name, ok, tt.want)
-		}
-	}
-	// Every stage of every sequence can be looked up, and runs.
-	for _, gather := range []job.Gather{job.GatherOn, job.GatherOff} {
-		p := job.DefaultParams()
-		p.Gather = gather
-		for _, s := range Stages(p) {
-			name := s.Name
-			if s.Steps != nil {
-				name += "-x"
-			}
-			if got, ok := Lookup(name); !ok || got.Name != s.Name || got.Run == nil {
-				t.Errorf("stage %s: Lookup(%q) = %q, %v", s.Name, name, got.Name, ok)
-			}
-		}
-	}
-}
-
-// TestRefused checks that the tasks a stage does not have are refused
-// for good (ErrRefused), not retried.
-func TestRefused(t *testing.T) {
-	ctx := context.Background()
-	st, err := storage.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := storage.WriteJSON(ctx, st, job.PlanFile, &job.Plan{FirstChunk: 0, Chunks: []job.Chunk{{Index: 0}}}, true); err != nil {
-		t.Fatal(err)
-	}
-	// A cluster step of one task.
-	if err := storage.WriteJSON(ctx, st, job.ClusterStepFile("cluster-one"), clusterStep{Name: "cluster-one", Kind: stepLargeStar, Parts: 1, Tasks: 1}, false); err != nil {
-		t.Fatal(err)
-	}
-	env := &Env{Spec: &job.Spec{Params: job.DefaultParams()}, FS: st, Cache: &Files{St: st}}
-	tests := []struct {
-		stage string
-		index int
-	}{{"map", 1}, {"map", -1}, {"cluster-one", 1}, {"cluster-one", -1}}
-	for _, tt := range tests {
-		s, ok := Lookup(tt.stage)
-		if !ok {
-			t.Fatalf("no stage for %q", tt.stage)
-		}
-		if _, err := s.Run(ctx, env, Task{Stage: tt.stage, Index: tt.index}); !errors.Is(err, ErrRefused) {
-			t.Errorf("%s task %d: %v, want ErrRefused", tt.stage, tt.index, err)
-		}
-	}
-	if s := Stages(job.DefaultParams()); !slices.ContainsFunc(s, func(s Stage) bool { return s.Name == "map" }) {
-		t.Errorf("no map stage in %v", s)
 	}
 }

@@ -31,7 +31,7 @@ func TestRetried(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			err := retried(tt.ctx, func() error {
+			err := Retried(tt.ctx, func() error {
 				calls++
 				if calls <= len(tt.errs) {
 					return tt.errs[calls-1]

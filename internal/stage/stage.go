@@ -3,7 +3,6 @@ package stage
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
@@ -101,26 +100,10 @@ type ReadObserver interface {
 // or it names files outside the worker's data roots.
 var ErrRefused = errors.New("task refused")
 
-// Stages returns the sequence of stages of a job with params p.
-func Stages(p job.Params) []Stage {
-	return stages(p.Gather == job.GatherOn)
-}
-
-// stages is the registry: every stage, in order; gather only when on.
-func stages(gather bool) []Stage {
-	s := []Stage{mapStage(), reduceStage()}
-	if gather {
-		s = append(s, gatherStage())
-	}
-	return append(s, verifyStage(), clusterStage())
-}
-
-// Lookup returns the stage a task of the named stage (or step) belongs to.
-func Lookup(name string) (Stage, bool) {
-	for _, s := range stages(true) {
-		if s.Steps == nil && name == s.Name || s.Steps != nil && strings.HasPrefix(name, s.Name+"-") {
-			return s, true
-		}
-	}
-	return Stage{}, false
+// TaskRunner runs the tasks of one step of the cluster stage: RunTask
+// with the step's name and every index below n, wherever it likes, and
+// returns each task's result as JSON, in index order. It fails if any
+// task failed for good.
+type TaskRunner interface {
+	RunTasks(ctx context.Context, step string, n int) ([][]byte, error)
 }

@@ -9,9 +9,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/neardup/neardup/internal/index"
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -31,7 +30,7 @@ const inputWriters = 16
 
 // writeTaskInputs writes each task's input list to its file, as compact
 // JSON (entries number chunks or partitions: thousands).
-func writeTaskInputs[T any](ctx context.Context, st storage.Creator, kind string, inputs map[int]T) error {
+func WriteTaskInputs[T any](ctx context.Context, st storage.Creator, kind string, inputs map[int]T) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(inputWriters)
 	for _, i := range slices.Sorted(maps.Keys(inputs)) {
@@ -48,14 +47,14 @@ func writeTaskInputs[T any](ctx context.Context, st storage.Creator, kind string
 }
 
 // readTaskInput reads a task's input.
-func readTaskInput[T any](ctx context.Context, st storage.Opener, kind string, i int) (T, error) {
+func ReadTaskInput[T any](ctx context.Context, st storage.Opener, kind string, i int) (T, error) {
 	var in T
 	err := storage.ReadJSON(ctx, st, job.TaskInputFile(kind, i), &in)
 	return in, err
 }
 
 // readTaskInputs reads a task's input list.
-func readTaskInputs[T any](ctx context.Context, st storage.Opener, kind string, i int) ([]T, error) {
+func ReadTaskInputs[T any](ctx context.Context, st storage.Opener, kind string, i int) ([]T, error) {
 	var list []T
 	if err := storage.ReadJSON(ctx, st, job.TaskInputFile(kind, i), &list); err != nil {
 		return nil, err
@@ -63,38 +62,20 @@ func readTaskInputs[T any](ctx context.Context, st storage.Opener, kind string, 
 	return list, nil
 }
 
-// bandInput is a chunk's entry in the list of a partition of a version 2
-// index: its band file in the partition and the side file of its later
-// runs.
-type bandInput = index.PartEntry
-
-// mapResults turns the entries of a partition of a version 2 index back
-// into the map results stage.Reduce reads.
-func mapResults(in []bandInput, part int) []job.MapResult {
-	out := make([]job.MapResult, len(in))
-	for i, b := range in {
-		out[i] = job.MapResult{Chunk: b.Chunk, BandRuns: b.Runs}
-		if b.File != nil {
-			out[i].BandFiles = map[int]pqfile.Info{part: *b.File}
-		}
-	}
-	return out
-}
-
 // edgeInput is a chunk's entry for one partition: its edge range (for its
 // verify task) and its request range (for its gather task).
-type edgeInput struct {
-	Part     int          `json:"p"`
-	Edges    *pqfile.Info `json:"e,omitempty"`
-	Requests *pqfile.Info `json:"q,omitempty"`
+type EdgeInput struct {
+	Part     int            `json:"p"`
+	Edges    *fileinfo.Info `json:"e,omitempty"`
+	Requests *fileinfo.Info `json:"q,omitempty"`
 }
 
 // reduceResults turns a chunk's entries back into the reduce results
 // stage.Gather and stage.Verify read.
-func reduceResults(in []edgeInput, chunk int) []job.ReduceResult {
+func ReduceResults(in []EdgeInput, chunk int) []job.ReduceResult {
 	out := make([]job.ReduceResult, len(in))
 	for i, e := range in {
-		out[i] = job.ReduceResult{Part: e.Part, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
+		out[i] = job.ReduceResult{Part: e.Part, EdgeFiles: map[int]fileinfo.Info{}, RequestFiles: map[int]fileinfo.Info{}}
 		if e.Edges != nil {
 			out[i].EdgeFiles[chunk] = *e.Edges
 		}
@@ -107,28 +88,17 @@ func reduceResults(in []edgeInput, chunk int) []job.ReduceResult {
 
 // gatheredInput is a verify chunk's entry for one gather task: the range
 // it wrote for it.
-type gatheredInput struct {
-	Chunk int         `json:"c"`
-	Range pqfile.Info `json:"g"`
+type GatheredInput struct {
+	Chunk int           `json:"c"`
+	Range fileinfo.Info `json:"g"`
 }
 
 // gatherResults turns a verify chunk's entries back into the gather
 // results stage.Verify reads.
-func gatherResults(in []gatheredInput, chunk int) []job.GatherResult {
+func GatherResults(in []GatheredInput, chunk int) []job.GatherResult {
 	out := make([]job.GatherResult, len(in))
 	for i, g := range in {
-		out[i] = job.GatherResult{Chunk: g.Chunk, Ranges: map[int]pqfile.Info{chunk: g.Range}}
-	}
-	return out
-}
-
-// slimMaps is the map results without their band files, which only the
-// reduce tasks read (through reduceInputs): what gather, verify and the
-// cluster stage's workers load.
-func slimMaps(maps []job.MapResult) []job.MapResult {
-	out := slices.Clone(maps)
-	for i := range out {
-		out[i].BandFiles, out[i].BandRunFiles, out[i].IDRunFiles = nil, nil, nil
+		out[i] = job.GatherResult{Chunk: g.Chunk, Ranges: map[int]fileinfo.Info{chunk: g.Range}}
 	}
 	return out
 }
@@ -136,8 +106,8 @@ func slimMaps(maps []job.MapResult) []job.MapResult {
 // edgeInputs gives each chunk the ranges that every partition wrote for
 // it: its edges (for its verify task) and the requests for its documents
 // (for its gather task).
-func edgeInputs(reduces []job.ReduceResult) map[int][]edgeInput {
-	in := map[int][]edgeInput{}
+func EdgeInputs(reduces []job.ReduceResult) map[int][]EdgeInput {
+	in := map[int][]EdgeInput{}
 	for _, r := range reduces {
 		chunks := map[int]bool{}
 		for c := range r.EdgeFiles {
@@ -147,7 +117,7 @@ func edgeInputs(reduces []job.ReduceResult) map[int][]edgeInput {
 			chunks[c] = true
 		}
 		for c := range chunks {
-			e := edgeInput{Part: r.Part}
+			e := EdgeInput{Part: r.Part}
 			if info, ok := r.EdgeFiles[c]; ok {
 				e.Edges = &info
 			}
@@ -162,11 +132,11 @@ func edgeInputs(reduces []job.ReduceResult) map[int][]edgeInput {
 
 // gatheredInputs gives each verify chunk the range every gather task
 // wrote for it.
-func gatheredInputs(gathers []job.GatherResult) map[int][]gatheredInput {
-	in := map[int][]gatheredInput{}
+func GatheredInputs(gathers []job.GatherResult) map[int][]GatheredInput {
+	in := map[int][]GatheredInput{}
 	for _, g := range gathers {
 		for _, c := range slices.Sorted(maps.Keys(g.Ranges)) {
-			in[c] = append(in[c], gatheredInput{Chunk: g.Chunk, Range: g.Ranges[c]})
+			in[c] = append(in[c], GatheredInput{Chunk: g.Chunk, Range: g.Ranges[c]})
 		}
 	}
 	return in

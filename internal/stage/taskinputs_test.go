@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
-	"github.com/neardup/neardup/internal/pqfile"
 )
 
 // TestTaskInputsTranspose builds random stage results and checks that
@@ -14,30 +14,24 @@ import (
 // of the producing tasks.
 func TestTaskInputsTranspose(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	info := func(kind string, a, b int) pqfile.Info {
-		return pqfile.Info{Name: fmt.Sprintf("%s-%d-%d", kind, a, b), Rows: int64(a*1000 + b)}
+	info := func(kind string, a, b int) fileinfo.Info {
+		return fileinfo.Info{Name: fmt.Sprintf("%s-%d-%d", kind, a, b), Rows: int64(a*1000 + b)}
 	}
 	const chunks, parts = 7, 5
 	var maps []job.MapResult
 	for c := range chunks {
-		m := job.MapResult{Chunk: c, Docs: int64(c), BandFiles: map[int]pqfile.Info{}}
+		m := job.MapResult{Chunk: c, Docs: int64(c), BandFiles: map[int]fileinfo.Info{}}
 		for p := range parts {
 			if rng.IntN(3) > 0 {
 				m.BandFiles[p] = info("band", c, p)
 			}
 		}
-		m.BandRunFiles = []pqfile.Info{info("run", c, 0)}
+		m.BandRunFiles = []fileinfo.Info{info("run", c, 0)}
 		maps = append(maps, m)
 	}
-	for _, m := range slimMaps(maps) {
-		if m.BandFiles != nil || m.BandRunFiles != nil || m.Docs != int64(m.Chunk) {
-			t.Errorf("slim map result %+v", m)
-		}
-	}
-
 	var reduces []job.ReduceResult
 	for p := range parts {
-		r := job.ReduceResult{Part: p, EdgeFiles: map[int]pqfile.Info{}, RequestFiles: map[int]pqfile.Info{}}
+		r := job.ReduceResult{Part: p, EdgeFiles: map[int]fileinfo.Info{}, RequestFiles: map[int]fileinfo.Info{}}
 		for c := range chunks {
 			if rng.IntN(2) == 0 {
 				r.EdgeFiles[c] = info("edges", p, c)
@@ -49,14 +43,14 @@ func TestTaskInputsTranspose(t *testing.T) {
 		reduces = append(reduces, r)
 	}
 	edges := map[int][]job.ReduceResult{}
-	for c, in := range edgeInputs(reduces) {
-		edges[c] = reduceResults(in, c)
+	for c, in := range EdgeInputs(reduces) {
+		edges[c] = ReduceResults(in, c)
 	}
 	var gathers []job.GatherResult
 	for c := range chunks {
 		var want, got []string
 		for _, r := range reduces {
-			for _, m := range []map[int]pqfile.Info{r.EdgeFiles, r.RequestFiles} {
+			for _, m := range []map[int]fileinfo.Info{r.EdgeFiles, r.RequestFiles} {
 				if i, ok := m[c]; ok {
 					want = append(want, i.Name)
 				}
@@ -66,7 +60,7 @@ func TestTaskInputsTranspose(t *testing.T) {
 			if len(r.EdgeFiles)+len(r.RequestFiles) == 0 || len(r.EdgeFiles) > 1 || len(r.RequestFiles) > 1 {
 				t.Fatalf("chunk %d: input %+v", c, r)
 			}
-			for _, m := range []map[int]pqfile.Info{r.EdgeFiles, r.RequestFiles} {
+			for _, m := range []map[int]fileinfo.Info{r.EdgeFiles, r.RequestFiles} {
 				if i, ok := m[c]; ok {
 					got = append(got, i.Name)
 				}
@@ -75,7 +69,7 @@ func TestTaskInputsTranspose(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("chunk %d: %v, want %v", c, got, want)
 		}
-		g := job.GatherResult{Chunk: c, Ranges: map[int]pqfile.Info{}}
+		g := job.GatherResult{Chunk: c, Ranges: map[int]fileinfo.Info{}}
 		for d := range chunks {
 			if rng.IntN(2) == 0 {
 				g.Ranges[d] = info("gather", c, d)
@@ -84,8 +78,8 @@ func TestTaskInputsTranspose(t *testing.T) {
 		gathers = append(gathers, g)
 	}
 	gathered := map[int][]job.GatherResult{}
-	for c, in := range gatheredInputs(gathers) {
-		gathered[c] = gatherResults(in, c)
+	for c, in := range GatheredInputs(gathers) {
+		gathered[c] = GatherResults(in, c)
 	}
 	for d := range chunks {
 		var want, got []string

@@ -101,6 +101,11 @@ func Open(ctx context.Context, location string) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
+	return OpenLocation(ctx, l)
+}
+
+// OpenLocation is Open of a location already parsed.
+func OpenLocation(ctx context.Context, l Location) (*Dir, error) {
 	if l.Local() {
 		return NewDir(l.Path)
 	}
@@ -146,6 +151,17 @@ type localFile struct {
 }
 
 func (f localFile) Size() int64 { return f.size }
+
+// Abs is l with a local path made absolute; an object-store location is
+// kept as it is.
+func (l Location) Abs() Location {
+	if l.Local() {
+		if abs, err := filepath.Abs(l.Path); err == nil {
+			l.Path = abs
+		}
+	}
+	return l
+}
 
 // AbsLocation is a local path made absolute; a URL is kept as it is.
 func AbsLocation(p string) string {

@@ -1,0 +1,187 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/report"
+	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/stages"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+type coordinator struct {
+	cfg   Config
+	log   *slog.Logger
+	st    *storage.Dir
+	q     taskQueue
+	state stageState
+	reset stateReset
+	lease confirmer
+	spec  *job.Spec
+	plan  *job.Plan
+	// earlier are the jobs this one is matched against (--against), and
+	// fs reads this job's files and, through their mounts, theirs.
+	earlier []earlierJob
+	fs      storage.FS
+	prog    *progress
+	idle    idleWatch
+	life    string // random, new for every start of the coordinator
+}
+
+// confirmer confirms that this coordinator still holds the job's lease.
+type confirmer interface {
+	Confirm(ctx context.Context) error
+}
+
+// execute runs the job's stages in order, then concludes it.
+func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest.Manifest, error) {
+	j := &stage.Job{Spec: c.spec, Plan: c.plan, Out: c.st, FS: c.fs, Earlier: earlierMaps(c.earlier),
+		Manifest: stage.NewManifest(c.spec, c.plan, started, versions()), Log: c.log, KeepWork: c.cfg.KeepWork,
+		WholeEdges: c.cfg.wholeClusterEdges}
+	var input int64
+	for _, ch := range c.plan.Chunks {
+		input += ch.Bytes
+	}
+	model := newETAModel(c.spec.Params, input)
+	if r, from, ok := earlierRatios(ctx, c.earlier, model.stages, input); ok {
+		maps.Copy(model.ratio, r)
+		c.log.Debug("the ETA takes the stages' costs from an earlier job", "against", from)
+	}
+	c.prog.start(started, model)
+	defer c.prog.finish()
+	if err := stage.Drive(ctx, j, stages.Of(c.spec.Params), c); err != nil {
+		return nil, err
+	}
+	c.prog.finish()
+	return c.conclude(ctx, j, started)
+}
+
+// conclude looks at what the stages found (warnings, the job's status),
+// then, unless the job was taken over, writes the index, the manifest, the
+// report and _SUCCESS (or _PARTIAL).
+func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.Time) (*manifest.Manifest, error) {
+	p, man, stats := c.spec.Params, j.Manifest, j.Clusters
+	var warnings []string
+	if w := giantClusterWarning(stats, man.Counts.Docs); w != "" {
+		warnings = append(warnings, w)
+	}
+	warnings = append(warnings, boundWarnings(man, stats, p)...)
+	warnings = append(warnings, scriptWarnings(man, p)...)
+	if w := simhashRecallWarning(p); w != "" {
+		warnings = append(warnings, w)
+	}
+	for _, w := range []string{notRegularWarning(man.SkippedInputs), duplicateIDWarning(man.Counts.DuplicateIDs, man.DuplicateIDExamples)} {
+		if w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	warnings = append(warnings, lossWarnings(man.Counts, man.ChangedInputs)...)
+	for _, w := range warnings {
+		c.log.Warn(w)
+	}
+	man.Warnings = append(man.Warnings, warnings...)
+	man.Status = manifest.StatusComplete
+	if n := len(man.Failures); n > 0 {
+		man.Status = manifest.StatusPartial
+		if c.cfg.AllowPartial {
+			man.Warnings = append(man.Warnings, fmt.Sprintf("%d map tasks failed; their chunks are missing and the result is partial, accepted with --allow-partial (_PARTIAL, not _SUCCESS)", n))
+		} else {
+			man.Warnings = append(man.Warnings, fmt.Sprintf("%d map tasks failed; their chunks are missing: run the same command again to retry them (no _SUCCESS until then)", n))
+		}
+	}
+	// A coordinator that lost its job to another while it was frozen or
+	// cut off must not conclude it.
+	if err := c.lease.Confirm(ctx); err != nil {
+		return nil, err
+	}
+	// Every task is finished: the temporary files of writers that were
+	// killed (a worker dying mid-write) can go.
+	if n, err := c.st.RemoveTemporaries(ctx, ".", job.NATSDir); err != nil { // not the live server's store
+		return nil, err
+	} else if n > 0 {
+		c.log.Info("removed temporary files left by interrupted writers", "files", n)
+	}
+
+	// The index is complete once its description is written: before the
+	// manifest, so that a finished job always has it (unless --index=false).
+	if p.Index {
+		ix := index.New(c.spec, j.Mapped.Own)
+		ix.BandsLayout, ix.BandFiles = index.BandsLayoutTasks, j.Reduced.BandFiles
+		model, err := sketch.ModelFingerprint(c.spec.Params)
+		if err != nil {
+			return nil, err
+		}
+		ix.Model = model
+		if err := index.Write(ctx, c.st, ix); err != nil {
+			return nil, err
+		}
+	}
+
+	// The report's example pairs were chosen as pairs/ was written (the
+	// cluster stage's manifest.ExampleChooser).
+	man.Finished = time.Now().UTC()
+	man.Seconds = time.Since(started).Seconds()
+	if err := manifest.Write(ctx, c.st, man); err != nil {
+		return nil, err
+	}
+	if err := writeReport(ctx, c.st); err != nil {
+		return nil, err
+	}
+	t1 := time.Now()
+	stored := map[int]fileinfo.Info{}
+	for _, m := range slices.Concat(j.Earlier, j.Mapped.Own) {
+		stored[m.Chunk] = m.SigFile
+	}
+	if err := writePairsPage(ctx, c.fs, c.spec, c.plan, stored, man.ExamplePairs, c.log); err != nil {
+		return nil, err
+	}
+	c.log.Info("example pairs written", "file", report.PairsFile, "pairs", len(man.ExamplePairs),
+		"page_seconds", time.Since(t1).Seconds())
+	if man.Status == manifest.StatusComplete || c.cfg.AllowPartial {
+		if err := markWorkDone(ctx, c.st, c.cfg, c.spec.Params); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case man.Status == manifest.StatusComplete:
+		if err := storage.WriteFile(ctx, c.st, job.SuccessFile, nil); err != nil {
+			return nil, err
+		}
+	case c.cfg.AllowPartial:
+		if err := storage.WriteFile(ctx, c.st, job.PartialFile, nil); err != nil {
+			return nil, err
+		}
+	default:
+		// Kept for the rerun: it retries the failed chunks and, since map
+		// tasks then run, redoes the stages after map.
+	}
+	return man, nil
+}
+
+// writeReport writes report.html and its charts beside manifest.json.
+func writeReport(ctx context.Context, st *storage.Dir) error {
+	data, err := storage.ReadFile(ctx, st, job.ManifestFile)
+	if err != nil {
+		return err
+	}
+	files, err := report.Build(data)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := storage.WriteFile(ctx, st, name, files[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package control
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/internal/job"
+)
+
+// TestSpecDiff checks what an unfinished job is said to differ in from
+// the job asked for: nothing for the same job, else the name, or each
+// parameter that differs by its own name, inside the groups of
+// job.Params, with its old and new values, or the earlier jobs
+// (--against) it was matched against.
+func TestSpecDiff(t *testing.T) {
+	base := job.DefaultParams()
+	if err := base.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	inputs := []job.Input{{Path: "/in/a.jsonl", Size: 10}}
+	plan := job.Plan{Inputs: inputs}
+	var none job.Derived
+	j0 := job.Derived{FirstChunk: 2, Against: []job.Against{{Job: "j0", Out: "/out/j0", Chunks: 2, Docs: 9}}}
+	j0b := job.Derived{FirstChunk: 3, Against: []job.Against{{Job: "j0", Out: "/out/j0", Chunks: 3, Docs: 12}}}
+	tests := []struct {
+		name    string
+		jobName string
+		set     func(p *job.Params)
+		old     job.Derived // the unfinished job's
+		derived job.Derived // the one asked for's
+		want    []string    // substrings; none: the same job
+		not     []string    // substrings it must not have
+	}{
+		{"same", "j1", func(*job.Params) {}, none, none, nil, nil},
+		{"same, name derived", "", func(*job.Params) {}, none, none, nil, nil},
+		{"name", "j2", func(*job.Params) {}, none, none, []string{`another job name ("j1", not "j2")`}, nil},
+		{"threshold", "", func(p *job.Params) { p.Threshold = 0.9 }, none, none,
+			[]string{"other parameters: Threshold 0.8 (now 0.9)"}, []string{"LSHParams"}},
+		{"one of each group", "", func(p *job.Params) {
+			p.Keep, p.Words, p.Method, p.InputFormat = job.KeepLongest, 3, job.MethodSimHash, "jsonl"
+		}, none, none, []string{"Method minhash (now simhash)", "Words 5 (now 3)", "Keep first (now longest)", "InputFormat auto (now jsonl)"},
+			[]string{"Params", "Threshold"}},
+		{"against", "", func(*job.Params) {}, none, j0,
+			[]string{"other earlier jobs (--against): FirstChunk 0 (now 2)", "Against [] (now [{j0 /out/j0 0 2 9}])"}, []string{"parameters"}},
+		{"against, same", "", func(*job.Params) {}, j0, j0, nil, nil},
+		{"against, no more", "", func(*job.Params) {}, j0, none,
+			[]string{"other earlier jobs (--against): FirstChunk 2 (now 0)", "Against [{j0 /out/j0 0 2 9}] (now [])"}, nil},
+		{"against, grown", "", func(*job.Params) {}, j0, j0b,
+			[]string{"FirstChunk 2 (now 3)", "(now [{j0 /out/j0 0 3 12}])"}, nil},
+		{"against and threshold", "", func(p *job.Params) { p.Threshold = 0.9 }, none, j0,
+			[]string{"other parameters: Threshold 0.8 (now 0.9)"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := base
+			tt.set(&p)
+			old := job.Spec{Job: "j1", Epoch: "e", Out: ".", Params: base, Derived: tt.old}
+			got := specDiff(old, plan, tt.jobName, p, tt.derived, inputs)
+			if (got == "") != (tt.want == nil) {
+				t.Fatalf("specDiff = %q, want %q", got, tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("specDiff = %q, want it to say %q", got, w)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(got, n) {
+					t.Errorf("specDiff = %q names %q", got, n)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,65 @@
+package sketch
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/sigfile"
+	"github.com/neardup/neardup/internal/textstore"
+)
+
+// Resketcher turns a stored document (a text store's) into the record a
+// signature file would hold of it: its id, url, signature and, with exact
+// verification, shingle set, sketched again as map sketched it. Not safe
+// for concurrent use: Fork gives another.
+type Resketcher struct {
+	sk    *Sketcher
+	exact bool
+	p     job.Params
+}
+
+// NewResketcher returns a Resketcher for documents of a job with
+// parameters p.
+func NewResketcher(p job.Params) (*Resketcher, error) {
+	sk, err := NewSketcher(p)
+	if err != nil {
+		return nil, err
+	}
+	return &Resketcher{sk: sk, exact: p.Verify == job.VerifyExact, p: p}, nil
+}
+
+// Fork returns another Resketcher of the same job, for another goroutine.
+func (r *Resketcher) Fork() (*Resketcher, error) { return NewResketcher(r.p) }
+
+// Record sketches d again into its record; its slices are fresh.
+func (r *Resketcher) Record(d textstore.Doc) (sigfile.Record, error) {
+	s := r.sk.Sketch(d.Text)
+	if len(s.Set) == 0 {
+		// Map stores no text for such a document: the model changed.
+		return sigfile.Record{}, fmt.Errorf("document %s: its stored text has no shingles under this build's document model", d.ID)
+	}
+	rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: slices.Clone(s.Sig)}
+	if r.exact {
+		rec.Shingles = slices.Clone(s.SetBytes)
+	}
+	return rec, nil
+}
+
+// JudgeRecords judges a pair of signature records by r (see Rule.Judge):
+// their signatures decoded with the parameters p of the job that wrote
+// them, their shingle sets when both hold them.
+func JudgeRecords(r Rule, p job.Params, a, b sigfile.Record) (Verdict, error) {
+	var sigs [2]Signature
+	var sets [2][]uint64
+	for i, rec := range []sigfile.Record{a, b} {
+		var err error
+		if sigs[i], err = DecodeSignature(p, rec.Sig); err != nil {
+			return Verdict{}, fmt.Errorf("document %s: %w", rec.ID, err)
+		}
+		if sets[i], err = DecodeSet(rec.Shingles); err != nil {
+			return Verdict{}, fmt.Errorf("document %s: %w", rec.ID, err)
+		}
+	}
+	return r.Judge(sigs[0], sigs[1], sets[0], sets[1]), nil
+}

@@ -1,0 +1,314 @@
+package cluster
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/neardup/neardup/internal/stage"
+
+	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// groupMember is a document of an exact-duplicate group other than its
+// representative.
+type groupMember struct {
+	doc     int64
+	id, url string
+}
+
+// InProcess runs the steps of the cluster stage of the job of spec in this
+// process, one task after another.
+func InProcess(st storage.FS, spec *job.Spec) stage.TaskRunner {
+	return inProcess{st: st, spec: spec}
+}
+
+type inProcess struct {
+	st   storage.FS
+	spec *job.Spec
+}
+
+// RunTasks runs a step's tasks, in order; the first error fails it.
+func (r inProcess) RunTasks(ctx context.Context, step string, n int) ([][]byte, error) {
+	out := make([][]byte, n)
+	for i := range n {
+		res, err := RunTask(ctx, r.st, r.spec, step, i)
+		if err != nil {
+			return nil, err
+		}
+		if out[i], err = json.Marshal(res); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RunLocal runs the cluster stage of the job of spec (see Run) with
+// every task in this process, one after another.
+func RunLocal(ctx context.Context, st storage.FS, spec *job.Spec, verifies []job.VerifyResult, mapResults map[int]job.MapResult) (*stage.ClusterStats, error) {
+	return Run(ctx, st, spec.Params, verifies, mapResults, InProcess(st, spec))
+}
+
+// Run drives the cluster stage, whose work is done by tasks that run
+// wherever run puts them (see RunTask); none of them holds more than a
+// partition's edges or documents, and this function only the tasks'
+// summaries. It finds the connected components of the verified pairs and
+// exact-duplicate groups (large-star / small-star rounds, see
+// components.go) until they are stars, brings each component together to
+// choose the document it keeps (see clusterjoin.go), and writes
+// clusters.parquet, duplicates.parquet and exact.parquet, merged from
+// sorted runs, and pairs/, by expanding every verified pair of
+// representatives to the members of their groups and listing the pairs
+// inside each group (see expander). A cluster's id is its smallest
+// ordinal. The outputs do not depend on how many tasks run where.
+//
+// A job whose verified pairs and group members number at most
+// WholeEdges runs the stage as one task instead (see wholeTask),
+// which writes the same outputs.
+func Run(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult, run stage.TaskRunner) (*stage.ClusterStats, error) {
+	return runCluster(ctx, st, p, verifies, mapResults, run, WholeEdges)
+}
+
+// WholeEdges bounds the edges (verified pairs plus confirmed
+// exact-group members, as the verify tasks count them) of a job whose
+// cluster stage runs as one task that holds them all in memory: a few
+// hundred bytes each (the edge, its documents' rows with ids and urls,
+// union-find), so at most ~100 MB. The 100k benchmark corpus has ~50,000;
+// the 1M one ~500,000, which takes the distributed steps.
+const WholeEdges = 1 << 18
+
+// runCluster is Run, in one task if the job has at most wholeEdges
+// edges.
+func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult, run stage.TaskRunner, wholeEdges int64) (*stage.ClusterStats, error) {
+	// What an earlier run of the stage left is of no use.
+	if err := st.Remove(ctx, job.ClusterDir); err != nil {
+		return nil, err
+	}
+	var vf []verifyFiles
+	var edges int64
+	for _, v := range verifies {
+		vf = append(vf, verifyFiles{Chunk: v.Chunk, Pairs: v.File, Members: v.MembersFile, Spread: mapResults[v.Chunk].Docs > 1<<partBlockBits})
+		edges += v.Verified + v.ExactMembers
+	}
+	slices.SortFunc(vf, func(x, y verifyFiles) int { return cmp.Compare(x.Chunk, y.Chunk) })
+	docs := make(map[int]fileinfo.Info, len(mapResults))
+	for c, m := range mapResults {
+		docs[c] = m.DocFile
+	}
+	d := driver{st: st, run: run}
+	var comps []componentsResult
+	var written []outputResult
+	var rounds int
+	var err error
+	if edges <= wholeEdges {
+		comps, written, err = d.whole(ctx, vf, docs)
+	} else {
+		comps, written, rounds, err = d.distributed(ctx, clusterParts(mapResults, p.Partitions), vf, docs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	stats, boundedPairs := foldComponents(comps)
+	stats.Rounds = rounds
+	var keptListed int64
+	examples := manifest.NewExampleChooser(p.Threshold)
+	for _, w := range written {
+		for _, e := range w.Examples {
+			examples.Add(e)
+		}
+		stats.PairsListed += w.Listed
+		stats.PairsAgainst += w.Against
+		keptListed += w.KeptListed
+		stats.ExactGroups += w.ExactGroups
+		stats.ExactDuplicates += w.ExactDuplicates
+		for i := range stats.Bounded {
+			stats.Bounded[i].Listed += w.Top[stats.Bounded[i].Cluster]
+		}
+	}
+	for i := range stats.Bounded {
+		stats.Bounded[i].NotListed = stats.Bounded[i].Pairs - stats.Bounded[i].Listed
+	}
+	stats.PairsNotListed = boundedPairs - keptListed
+	stats.Examples = examples.Examples()
+	if stats.PairsListed == 0 {
+		// No pair: pairs/ still holds its schema.
+		if err := stage.WriteEmpty[records.Pair](ctx, st, job.PairFile(0), pairOptions()); err != nil {
+			return nil, err
+		}
+	}
+	return stats, nil
+}
+
+// foldComponents adds up the statistics of the components tasks, and the
+// complete pairs of their bounded clusters.
+func foldComponents(comps []componentsResult) (*stage.ClusterStats, int64) {
+	stats := &stage.ClusterStats{SizeHist: make([]int64, stage.SizeBins), Top: []manifest.ClusterSummary{}}
+	var boundedPairs int64
+	for _, r := range comps {
+		addStats(stats, &r.Stats)
+		boundedPairs += r.BoundedPairs
+	}
+	return stats, boundedPairs
+}
+
+// distributed runs the steps of the stage over parts partitions: the
+// components as labels, then whole, then the outputs. It returns the
+// results of the components and output steps and the number of
+// large-star rounds.
+func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, docs map[int]fileinfo.Info) ([]componentsResult, []outputResult, int, error) {
+	// The components, as labels.
+	labels, rounds, err := d.components(ctx, parts, vf)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+
+	// The components, whole.
+	joined, err := runStep[nodesResult](ctx, d, &clusterStep{Name: StepPrefix + stepNodes, Kind: stepNodes, Parts: parts, Tasks: parts, Verifies: vf, Docs: docs, Labels: labels})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	runs := make([]map[int]fileinfo.Info, parts)
+	for i, r := range joined {
+		runs[i] = r.Runs
+	}
+	comps, err := runStep[componentsResult](ctx, d, &clusterStep{Name: StepPrefix + stepComponents, Kind: stepComponents, Parts: parts, Tasks: parts, Runs: runs})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	out := &clusterStep{Name: StepPrefix + stepOutput, Kind: stepOutput, Parts: parts, Tasks: len(vf) + 3, Verifies: vf}
+	runs = make([]map[int]fileinfo.Info, parts)
+	for i, r := range comps {
+		runs[i] = r.Lookups
+		out.Clusters = append(out.Clusters, r.Clusters)
+		out.Duplicates = append(out.Duplicates, r.Duplicates)
+	}
+	out.Runs = runs
+	stats, _ := foldComponents(comps)
+	out.Top = boundedTop(stats)
+
+	// The outputs. pairs/ is written whole by this step: files of an
+	// earlier run whose verify tasks do not exist now (the chunks holding
+	// pairs moved when a retried chunk brought new representatives) must
+	// not stay.
+	if err := d.st.Remove(ctx, job.PairsDir); err != nil {
+		return nil, nil, 0, err
+	}
+	written, err := runStep[outputResult](ctx, d, out)
+	return comps, written, rounds, err
+}
+
+// components runs the steps that label every document of a verified pair
+// or exact group with its component's smallest ordinal, and returns each
+// partition's labels and the number of large-star rounds.
+func (d driver) components(ctx context.Context, parts int, vf []verifyFiles) ([]*fileinfo.Info, int, error) {
+	contracted, err := runStep[roundResult](ctx, d, &clusterStep{Name: StepPrefix + stepContract, Kind: stepContract, Parts: parts, Tasks: parts, Verifies: vf})
+	if err != nil {
+		return nil, 0, err
+	}
+	var nodes int64
+	runs := make([]map[int]fileinfo.Info, parts)
+	for i, r := range contracted {
+		nodes += r.Nodes
+		runs[i] = r.Runs
+	}
+	return d.rounds(ctx, parts, runs, nodes)
+}
+
+// rounds runs large-star and small-star steps, from the edges of runs
+// (both directions, by partition of the first node) of a graph of at most
+// nodes nodes, until every component is a star. It returns each
+// partition's labels and the number of large-star rounds.
+func (d driver) rounds(ctx context.Context, parts int, runs []map[int]fileinfo.Info, nodes int64) ([]*fileinfo.Info, int, error) {
+	for round := 1; ; round++ {
+		if round > maxRounds(nodes) {
+			return nil, 0, fmt.Errorf("clusters: the components of %d documents are not stars after %d rounds", nodes, round-1)
+		}
+		step := func(kind string) *clusterStep {
+			return &clusterStep{Name: fmt.Sprintf("%s%s-%02d", StepPrefix, kind, round), Kind: kind, Parts: parts, Tasks: parts, Runs: runs}
+		}
+		large, err := runStep[roundResult](ctx, d, step(stepLargeStar))
+		if err != nil {
+			return nil, 0, err
+		}
+		var notStar int64
+		runs = make([]map[int]fileinfo.Info, parts)
+		for i, r := range large {
+			notStar += r.NotStar
+			runs[i] = r.Runs
+		}
+		if notStar == 0 {
+			labels := make([]*fileinfo.Info, parts)
+			for i, r := range large {
+				labels[i] = r.Labels
+			}
+			return labels, round, nil
+		}
+		small, err := runStep[roundResult](ctx, d, step(stepSmallStar))
+		if err != nil {
+			return nil, 0, err
+		}
+		runs = make([]map[int]fileinfo.Info, parts)
+		for i, r := range small {
+			runs[i] = r.Runs
+		}
+	}
+}
+
+// driver runs the steps of the cluster stage.
+type driver struct {
+	st  storage.FS
+	run stage.TaskRunner
+}
+
+// runStep describes step s to its tasks, runs them and decodes their
+// results.
+func runStep[T any](ctx context.Context, d driver, s *clusterStep) ([]T, error) {
+	if s.RunTasks = len(s.Runs); s.RunTasks > 0 {
+		if err := writeRunsColumns(ctx, d.st, s); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	if err := storage.WriteFile(ctx, d.st, job.ClusterStepFile(s.Name), data); err != nil {
+		return nil, err
+	}
+	raw, err := d.run.RunTasks(ctx, s.Name, s.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) != s.Tasks {
+		return nil, fmt.Errorf("%s: %d results of %d tasks", s.Name, len(raw), s.Tasks)
+	}
+	out := make([]T, len(raw))
+	for i, b := range raw {
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			return nil, fmt.Errorf("%s: result of task %d: %w", s.Name, i, err)
+		}
+	}
+	return out, nil
+}
+
+// chooseKept picks the document a cluster keeps, given its documents in
+// ordinal order: the first, or with keep job.KeepLongest the one with the
+// most tokens, ties going to the smallest ordinal. It returns its index.
+func chooseKept(docs []compRow, keep job.Keep) int {
+	kept := 0
+	if keep != job.KeepLongest {
+		return kept
+	}
+	for i, d := range docs {
+		if d.Tokens > docs[kept].Tokens {
+			kept = i
+		}
+	}
+	return kept
+}

@@ -1,0 +1,126 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/worktest"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+func TestChooseKept(t *testing.T) {
+	docs := []compRow{{A: 1, Tokens: 10}, {A: 5, Tokens: 30}, {A: 9, Tokens: 30}, {A: 12, Tokens: 2}}
+	tests := []struct {
+		keep job.Keep
+		want int64
+	}{
+		{"first", 1},
+		{"longest", 5}, // 5 and 9 tie: the first wins
+	}
+	for _, tt := range tests {
+		if got := docs[chooseKept(docs, tt.keep)].A; got != tt.want {
+			t.Errorf("chooseKept(%s) = %d, want %d", tt.keep, got, tt.want)
+		}
+	}
+}
+
+// TestClusterStats runs the cluster stage on hand-made verify results: a
+// star of 34 documents, a pair, and a pair whose first document has an
+// exact duplicate. It checks the counts, the size histogram (its last bin
+// holds every cluster of 32 documents or more), the largest clusters
+// listed, the kept documents and the pairs written.
+func TestClusterStats(t *testing.T) {
+	ctx := context.Background()
+	var docs []records.DocRecord
+	for i := range 40 {
+		docs = append(docs, records.DocRecord{Doc: int64(i), ID: fmt.Sprintf("d%02d", i), URL: fmt.Sprintf("u%d", i), Tokens: int32(i)})
+	}
+	var pairs []records.Pair
+	pair := func(a, b int64) {
+		pairs = append(pairs, records.Pair{A: a, B: b, AID: docs[a].ID, BID: docs[b].ID, Similarity: 0.9, Estimate: 0.9, Method: "exact"})
+	}
+	for i := int64(1); i <= 33; i++ {
+		pair(0, i)
+	}
+	pair(34, 35)
+	pair(36, 37)
+	members := []records.ExactMember{{Group: 36, Doc: 38, GroupID: "d36", ID: "d38"}}
+
+	for _, keep := range []job.Keep{job.KeepFirst, job.KeepLongest} {
+		t.Run(keep.String(), func(t *testing.T) {
+			st := worktest.NewStore(t)
+			docInfo, err := pqfile.Write(ctx, st, job.DocFile(0), docs, pqfile.Sorted("doc"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pairInfo := worktest.WritePairs(t, st, job.VerifiedFile(0), pairs)
+			memberInfo := worktest.WriteMembers(t, st, job.MembersFile(0), members)
+			p := job.DefaultParams()
+			p.Keep = keep
+			verifies := []job.VerifyResult{{Chunk: 0, Verified: int64(len(pairs)), ExactMembers: 1, File: &pairInfo, MembersFile: &memberInfo}}
+			s, err := RunLocal(ctx, st, &job.Spec{Params: p}, verifies, map[int]job.MapResult{0: {Chunk: 0, DocFile: docInfo}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Clusters != 3 || s.Clustered != 34+2+3 || s.Duplicates != 33+1+2 || s.Largest != 34 ||
+				s.ExactGroups != 1 || s.ExactDuplicates != 1 || s.CompletePairs != 33+1+3 || s.PairsListed != 37 || s.BoundedClusters != 0 {
+				t.Errorf("stats %+v", s)
+			}
+			hist := make([]int64, 31)
+			hist[0], hist[1], hist[30] = 1, 1, 1
+			if !slices.Equal(s.SizeHist, hist) {
+				t.Errorf("size histogram %v, want %v", s.SizeHist, hist)
+			}
+			// The kept documents of the clusters 0, 36 and 34.
+			kept := map[job.Keep][3]int64{"first": {0, 36, 34}, "longest": {33, 38, 35}}[keep]
+			want := []manifest.ClusterSummary{
+				{Cluster: 0, Size: 34, KeptID: docs[kept[0]].ID, KeptURL: docs[kept[0]].URL, Members: []string{"d00", "d01", "d02", "d03", "d04"}},
+				{Cluster: 36, Size: 3, KeptID: docs[kept[1]].ID, KeptURL: docs[kept[1]].URL, Members: []string{"d36", "d37", "d38"}},
+				{Cluster: 34, Size: 2, KeptID: docs[kept[2]].ID, KeptURL: docs[kept[2]].URL, Members: []string{"d34", "d35"}},
+			}
+			if !reflect.DeepEqual(s.Top, want) {
+				t.Errorf("top clusters\n%+v\nwant\n%+v", s.Top, want)
+			}
+			dups, err := pqfile.Read[records.Duplicate](ctx, st, job.DuplicatesFile, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range dups {
+				if k := map[int64]int64{0: kept[0], 36: kept[1], 34: kept[2]}[d.Cluster]; d.Doc == k || d.KeptDoc != k || d.KeptID != docs[k].ID {
+					t.Errorf("duplicate %+v", d)
+				}
+			}
+			written, err := pqfile.Read[records.Pair](ctx, st, job.PairFile(0), nil)
+			if err != nil || len(written) != 37 {
+				t.Fatalf("%d pairs written (%v)", len(written), err)
+			}
+			// The expanded pair d37 d38 has the similarity of d36 d37.
+			if i := slices.IndexFunc(written, func(p records.Pair) bool { return p.A == 37 && p.B == 38 }); i < 0 || written[i].Similarity != 0.9 {
+				t.Errorf("pair d37 d38 missing or with another similarity")
+			}
+		})
+	}
+}
+
+// TestClusterSizeEdges checks that every cluster size falls in the bin
+// whose edges, as the manifest gives them, hold it.
+func TestClusterSizeEdges(t *testing.T) {
+	edges := stage.ClusterSizeEdges()
+	if len(edges) != stage.SizeBins+1 || edges[stage.SizeBins] != nil {
+		t.Fatalf("%d edges, the last %v: want %d, the last nil", len(edges), edges[len(edges)-1], stage.SizeBins+1)
+	}
+	for size := int64(2); size <= 1000; size++ {
+		i := stage.SizeBin(size)
+		lo, hi := edges[i], edges[i+1]
+		if lo == nil || *lo > size || hi != nil && size >= *hi {
+			t.Errorf("cluster of %d documents in bin %d, whose edges are %v and %v", size, i, lo, hi)
+		}
+	}
+}

@@ -1,0 +1,370 @@
+package mapper
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/localfile"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/textstore"
+	"github.com/neardup/neardup/internal/transient"
+	"github.com/neardup/neardup/internal/workfile"
+	"github.com/neardup/neardup/pkg/bands"
+	"github.com/neardup/neardup/pkg/formats"
+	"github.com/neardup/neardup/pkg/records"
+	"github.com/neardup/neardup/pkg/shingle"
+)
+
+// Map reads one chunk, computes every document's signature and band
+// keys, and writes the chunk's docs, signatures, rejects and band records.
+func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*job.MapResult, error) {
+	start := time.Now()
+	p := spec.Params
+	sk, err := sketch.NewSketcher(p)
+	if err != nil {
+		return nil, err
+	}
+	scripts := shingle.NewScripts()
+	res := &job.MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, Scripts: map[string]*job.ScriptStats{}}
+	// The documents' texts go to the chunk's text store as they are read:
+	// they are most of a chunk's bytes. Verify and query sketch them
+	// again (the same sketch: see ModelFingerprint).
+	sigs, err := newTextWriter(ctx, st, job.TextFile(chunk.Index))
+	if err != nil {
+		return nil, err
+	}
+	defer sigs.abort()
+	// Documents go to their file as they are read, and band records in
+	// runs of about ChunkBytes of text (at most job.RunText): a chunk that
+	// is a whole compressed file, or packs several, holds many times that,
+	// and memory must not grow with it.
+	docs, err := pqfile.NewWriter[records.DocRecord](ctx, st, job.DocFile(chunk.Index), pqfile.Options{SortedBy: []string{"doc"}, RowGroupRows: docGroupRows})
+	if err != nil {
+		return nil, err
+	}
+	defer docs.Abort()
+	runs := &bandRuns{st: st, chunk: chunk.Index, parts: make([][]records.BandRecord, p.Partitions),
+		ids: make([][]records.BandRecord, p.Partitions), res: res}
+	var (
+		ndocs   int
+		row     [1]records.DocRecord // the document being written
+		rejects []records.RejectRecord
+	)
+	for _, piece := range chunk.Pieces {
+		emit := func(d formats.Doc) error {
+			if ndocs >= 1<<32-1 {
+				return fmt.Errorf("chunk %d holds more than 2^32-1 documents: lower --chunk-bytes", chunk.Index)
+			}
+			ord := job.Ordinal(chunk.Index, ndocs)
+			ndocs++
+			runs.addID(d.ID, ord)
+			skt := sk.Sketch(d.Text)
+			set, tokens := skt.Set, skt.Tokens
+			row[0] = records.DocRecord{
+				Doc: ord, ID: d.ID, URL: d.URL, File: piece.Path, Offset: d.Offset, Line: d.Line,
+				Bytes: int64(len(d.Text)), Tokens: int32(min(tokens, 1<<31-1)), Shingles: int32(len(set)),
+			}
+			if d.CompressedLength > 0 {
+				row[0].CompressedOffset, row[0].CompressedLength = &d.CompressedOffset, &d.CompressedLength
+			}
+			if err := docs.Write(row[:]); err != nil {
+				return err
+			}
+			res.TextBytes += int64(len(d.Text))
+			res.Shingles += int64(len(set))
+			job.AddDoc(res.Scripts, scripts.Dominant(d.Text), int64(len(set)))
+			if len(set) == 0 {
+				res.Empty++
+				return sigs.add(nil)
+			}
+			fp := skt.FP
+			for b, k := range skt.Keys {
+				part := bands.Partition(k, p.Partitions)
+				runs.parts[part] = append(runs.parts[part], records.BandRecord{
+					Band: int32(b), Key: int64(k), Doc: ord, FPHi: int64(fp.Hi), FPLo: int64(fp.Lo),
+				})
+			}
+			if runs.text += int64(len(d.Text)); runs.text >= p.RunBytes() {
+				if err := runs.flush(ctx); err != nil {
+					return err
+				}
+			}
+			return sigs.add(&textstore.Doc{ID: d.ID, URL: d.URL, Text: d.Text})
+		}
+		reject := func(r formats.Reject) error {
+			if p.Strict {
+				return fmt.Errorf("--strict: rejected record in %s at offset %d (line %d): %s", r.File, r.Offset, r.Line, r.Reason)
+			}
+			rejects = append(rejects, records.RejectRecord{
+				Chunk: int32(chunk.Index), File: r.File, Offset: r.Offset, Line: r.Line, Reason: r.Reason,
+			})
+			if r.Skipped > 0 || r.Rows > 0 {
+				res.DamagedRanges++
+				res.DamagedBytes += r.Skipped
+				res.DamagedRows += r.Rows
+			}
+			return nil
+		}
+		if changed(ctx, piece) && !slices.Contains(res.ChangedFiles, piece.Path) {
+			res.ChangedFiles = append(res.ChangedFiles, piece.Path)
+		}
+		before := len(rejects)
+		if err := formats.Read(ctx, piece, p.ReadOptions(), emit, reject); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if p.Strict {
+				return nil, fmt.Errorf("chunk %d: %w", chunk.Index, err)
+			}
+			if transient.Is(err) {
+				// An object store or a disk out for now: the task is
+				// retried; the input is not lost.
+				return nil, fmt.Errorf("chunk %d: reading %s: %w", chunk.Index, piece.Path, err)
+			}
+			// The rest of the piece is unreadable: keep what was read, and
+			// record the loss unless the reader already did. A file that
+			// is no longer a regular file (a FIFO or a device put in its
+			// place since planning) was not opened: the reason says what
+			// it is.
+			res.UnreadFiles++
+			res.UnreadBytes += pieceBytes(ctx, piece)
+			if len(rejects) == before {
+				reason := "unreadable: " + err.Error()
+				if nr := (*localfile.NotRegularError)(nil); errors.As(err, &nr) {
+					reason = nr.Reason()
+				}
+				rejects = append(rejects, records.RejectRecord{
+					Chunk: int32(chunk.Index), File: piece.Path, Offset: -1, Reason: reason,
+				})
+			}
+		}
+	}
+	res.Docs = int64(ndocs)
+	res.Rejected = int64(len(rejects))
+	for _, r := range rejects {
+		if res.RejectReasons == nil {
+			res.RejectReasons = map[string]int64{}
+		}
+		res.RejectReasons[RejectKind(r.Reason)]++
+	}
+
+	if err := runs.finish(ctx); err != nil {
+		return nil, err
+	}
+	if res.DocFile, err = docs.Close(); err != nil {
+		return nil, err
+	}
+	if res.SigFile, err = sigs.commit(); err != nil {
+		return nil, err
+	}
+	if len(rejects) > 0 {
+		info, err := pqfile.Write(ctx, st, job.RejectFile(chunk.Index), rejects, rejectOptions())
+		if err != nil {
+			return nil, err
+		}
+		res.RejectFile = &info
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// docGroupRows bounds the rows of a row group of a chunk's document file,
+// which its writer holds in memory.
+const docGroupRows = 1 << 16
+
+// bandRuns holds a chunk's band records until about ChunkBytes of text
+// (at most job.RunText) has been read, then writes them, sorted, as a
+// run: one band run file holding every partition (job.BandRunWorkFile).
+// With them go the documents' id records (see idRecord), to an id run
+// file (job.IDRunWorkFile).
+type bandRuns struct {
+	st    storage.Creator
+	chunk int
+	parts [][]records.BandRecord
+	ids   [][]records.BandRecord // by partition, as parts
+	res   *job.MapResult
+	run   int
+	idRun int
+	text  int64 // of the documents in parts
+	// scratch is the sort's (sortBandRecords).
+	scratch []records.BandRecord
+}
+
+// idSeed seeds the second hash of a document's id (idRecord).
+const idSeed = 0x6e64_6964 // "ndid"
+
+// addID holds the id record of document ord, whose id is id.
+func (r *bandRuns) addID(id string, ord int64) {
+	rec := idRecord(id, ord)
+	part := bands.Partition(uint64(rec.Key), len(r.ids))
+	r.ids[part] = append(r.ids[part], rec)
+}
+
+// idRecord is a document's id as a band record of band 0: its key a
+// 64-bit hash of the id (which partitions it), its FPHi another, seeded
+// otherwise. A reduce task counts the documents of its partitions whose
+// two hashes equal those of another: documents of one id (see
+// countDuplicateIDs); only this pass holds every document's id, in
+// memory bounded by a run's.
+func idRecord(id string, ord int64) records.BandRecord {
+	var d xxhash.Digest
+	d.ResetWithSeed(idSeed)
+	d.WriteString(id)
+	return records.BandRecord{Key: int64(xxhash.Sum64String(id)), Doc: ord, FPHi: int64(d.Sum64())}
+}
+
+// flush writes the records held as the next run, then the id records
+// as the next id run.
+func (r *bandRuns) flush(ctx context.Context) error {
+	r.text = 0
+	info, err := r.writeRun(ctx, r.parts, job.BandRunWorkFile(r.chunk, r.run))
+	if err != nil {
+		return err
+	}
+	if info != nil {
+		r.res.BandRunFiles = append(r.res.BandRunFiles, *info)
+		r.res.BandRecords += info.Rows
+		r.run++
+	}
+	if info, err = r.writeRun(ctx, r.ids, job.IDRunWorkFile(r.chunk, r.idRun)); err != nil {
+		return err
+	}
+	if info != nil {
+		r.res.IDRunFiles = append(r.res.IDRunFiles, *info)
+		r.idRun++
+	}
+	return nil
+}
+
+// writeRun sorts the records of parts, by partition, writes them to the
+// run file name and empties parts; nil when it held none.
+func (r *bandRuns) writeRun(ctx context.Context, parts [][]records.BandRecord, name string) (*fileinfo.Info, error) {
+	n := 0
+	for _, recs := range parts {
+		r.scratch = workfile.SortBandRecords(recs, r.scratch)
+		n += len(recs)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	info, err := workfile.WriteBandRun(ctx, r.st, name, r.chunk, parts)
+	if err != nil {
+		return nil, err
+	}
+	for part := range parts {
+		parts[part] = parts[part][:0]
+	}
+	return &info, nil
+}
+
+// finish writes the last run.
+func (r *bandRuns) finish(ctx context.Context) error { return r.flush(ctx) }
+
+// pieceBytes is the size of a piece in its file (0 when it cannot be
+// known: a whole file that cannot be found).
+// changed tells whether the file of a piece has another size or
+// modification time than when it was planned. A file that cannot be
+// looked at now is left to its reader, which says why.
+func changed(ctx context.Context, p formats.Piece) bool {
+	if p.FileMTime == 0 {
+		return false // planned without its time (unreadable then, or an old plan)
+	}
+	size, mod, err := storage.StatFile(ctx, p.Path)
+	if err != nil {
+		return false
+	}
+	planned := time.Unix(0, p.FileMTime)
+	if storage.IsURL(p.Path) {
+		// An object store gives listings in milliseconds and HEAD in
+		// whole seconds (HTTP dates).
+		planned, mod = planned.Truncate(time.Second), mod.Truncate(time.Second)
+	}
+	// A store that does not say when an object changed is judged by its
+	// size alone.
+	return size != p.FileSize || !mod.IsZero() && !mod.Equal(planned)
+}
+
+// pieceBytes is the size of a piece in its file: to its planned end, or
+// for a piece to the end of its file, the file's size when planned, else
+// now (a stat, which works where reading does not); 0 when it cannot be
+// known (a file that cannot be found and was planned without its size).
+func pieceBytes(ctx context.Context, p formats.Piece) int64 {
+	switch {
+	case p.End >= 0:
+		return p.End - p.Start
+	case p.FileSize > 0:
+		return max(p.FileSize-p.Start, 0) // as planned: what was to be read
+	}
+	if size, _, err := storage.StatFile(ctx, p.Path); err == nil {
+		return max(size-p.Start, 0)
+	}
+	return 0
+}
+
+// textLevel and textFrameDocs are the text store's zstd level and
+// documents a frame, chosen by measurement on the generated 100k corpus
+// (docs/footprint-plan.md).
+const (
+	textLevel     = zstd.SpeedFastest
+	textFrameDocs = 64
+)
+
+// textWriter streams a chunk's text store, one slot per document.
+type textWriter struct {
+	name string
+	w    storage.Writer
+	sum  *fileinfo.Summer
+	bw   *bufio.Writer
+	tw   *textstore.Writer
+	n    int64
+}
+
+func newTextWriter(ctx context.Context, st storage.Creator, name string) (*textWriter, error) {
+	w, err := st.Create(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	sum := fileinfo.NewSummer(w)
+	bw := bufio.NewWriterSize(sum, 1<<20) // frames are small: one write per MiB
+	tw, err := textstore.NewWriter(bw, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs})
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	return &textWriter{name: name, w: w, sum: sum, bw: bw, tw: tw}, nil
+}
+
+// add writes the next document's slot; nil leaves it empty. The document
+// is copied: its slices may be reused.
+func (s *textWriter) add(d *textstore.Doc) error {
+	s.n++
+	if err := s.tw.Add(d); err != nil {
+		return fmt.Errorf("writing %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// commit completes the file and describes it.
+func (s *textWriter) commit() (fileinfo.Info, error) {
+	if err := errors.Join(s.tw.Close(), s.bw.Flush()); err != nil {
+		return fileinfo.Info{}, fmt.Errorf("writing %s: %w", s.name, err)
+	}
+	if err := s.w.Commit(); err != nil {
+		return fileinfo.Info{}, err
+	}
+	return s.sum.Info(s.name, s.n), nil
+}
+
+// abort discards an uncommitted file (nothing after commit).
+func (s *textWriter) abort() { s.w.Abort() }

@@ -1,0 +1,98 @@
+package mapper
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/textstore"
+	"github.com/neardup/neardup/internal/worktest"
+	"github.com/neardup/neardup/pkg/formats"
+)
+
+// cpuTime is the process's user and system time: on a shared machine, a
+// steadier measure than the wall clock.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkTextStore writes and reads a text store of the documents of
+// $NEARDUP_TEXT_CORPUS (e.g. the 100k benchmark corpus) at each zstd level
+// and frame size: B/doc, and the CPU time a document to encode and to
+// decode (the process's, the collector's included), which chose
+// textLevel and textFrameDocs:
+//
+//	NEARDUP_TEXT_CORPUS=/work/main/.cache/bench/corpus-100000-1 go test -run - -bench TextStore -benchtime 1x -count 3 ./internal/stage
+func BenchmarkTextStore(b *testing.B) {
+	dir := os.Getenv("NEARDUP_TEXT_CORPUS")
+	if dir == "" {
+		b.Skip("NEARDUP_TEXT_CORPUS is not set")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl.gz"))
+	var docs []*textstore.Doc
+	for _, p := range worktest.WholeChunk(0, files...).Pieces {
+		err := formats.Read(context.Background(), p, job.DefaultParams().ReadOptions(), func(d formats.Doc) error {
+			docs = append(docs, &textstore.Doc{ID: d.ID, URL: d.URL, Text: bytes.Clone(d.Text)})
+			return nil
+		}, func(formats.Reject) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	perDoc := func(b *testing.B, cpu time.Duration) {
+		b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*len(docs)), "cpu-ns/doc")
+	}
+	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
+		for _, frame := range []int{32, 64, 128} {
+			o := textstore.Options{Level: level, FrameDocs: frame}
+			var file []byte
+			b.Run(fmt.Sprintf("level=%s/frame=%d/write", level, frame), func(b *testing.B) {
+				cpu := cpuTime()
+				for range b.N {
+					var buf bytes.Buffer
+					w, err := textstore.NewWriter(&buf, o)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, d := range docs {
+						if err := w.Add(d); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := w.Close(); err != nil {
+						b.Fatal(err)
+					}
+					file = buf.Bytes()
+				}
+				perDoc(b, cpu)
+				b.ReportMetric(float64(len(file))/float64(len(docs)), "B/doc")
+			})
+			b.Run(fmt.Sprintf("level=%s/frame=%d/read", level, frame), func(b *testing.B) {
+				cpu := cpuTime()
+				for range b.N {
+					r, err := textstore.NewReader(bytes.NewReader(file), int64(len(file)), "bench")
+					if err != nil {
+						b.Fatal(err)
+					}
+					for i := range r.Len() {
+						if _, _, err := r.Get(i); err != nil {
+							b.Fatal(err)
+						}
+					}
+					r.Close()
+				}
+				perDoc(b, cpu)
+			})
+		}
+	}
+}

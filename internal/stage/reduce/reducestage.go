@@ -1,0 +1,181 @@
+package reduce
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/pkg/records"
+
+	"github.com/neardup/neardup/internal/index"
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
+)
+
+// Stage returns the reduce stage, which groups the band records: one
+// task per range of partitions (PlanTasks), writing for each partition
+// the candidate edges of each chunk and the signature requests of its
+// documents (see Reduce), and one bands/ file of its partitions' records
+// (see ReduceTask).
+func Stage() stage.Stage {
+	return stage.Stage{
+		Name: "reduce",
+		Tasks: func(ctx context.Context, j *stage.Job) ([]int, error) {
+			// Each task reads its range of partitions of every band run
+			// file, listed in its input file; then the band run files'
+			// list (chunks × runs) goes.
+			tasks := PlanTasks(j.Mapped.Runs, j.Spec.Params.Partitions)
+			if err := stage.WriteTaskInputs(ctx, j.Out, job.InputsBands, tasks); err != nil {
+				return nil, err
+			}
+			j.Mapped.Runs = nil
+			return stage.Seq(len(tasks)), nil
+		},
+		Run: func(ctx context.Context, e *stage.Env, t stage.Task) (any, error) {
+			in, err := stage.ReadTaskInput[TaskInput](ctx, e.FS, job.InputsBands, t.Index)
+			if err != nil {
+				return nil, err
+			}
+			r, err := ReduceTask(ctx, e.FS, e.Spec, in)
+			if err != nil {
+				return nil, fmt.Errorf("reduce task %d (partitions %d to %d): %w", t.Index, in.First, in.Last, err)
+			}
+			return r, nil
+		},
+		Done: func(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
+			tasks, err := stage.DecodeResults[job.ReduceTaskResult](out)
+			if err != nil {
+				return err
+			}
+			var list []job.ReduceResult
+			j.Reduced = &stage.Reduced{}
+			for _, t := range tasks {
+				list = append(list, t.Parts...)
+				j.Reduced.BandFiles = append(j.Reduced.BandFiles, index.BandFile{File: t.Bands, First: t.First, Last: t.Last})
+			}
+			slices.SortFunc(j.Reduced.BandFiles, func(a, b index.BandFile) int { return cmp.Compare(a.First, b.First) })
+			if err := cleanBands(ctx, j); err != nil {
+				return err
+			}
+			foldReduces(j.Manifest, list)
+			foldDuplicateIDs(ctx, j, tasks)
+			if err := stage.WriteTaskInputs(ctx, j.Out, job.InputsEdges, stage.EdgeInputs(list)); err != nil {
+				return err
+			}
+			// The ranges (partitions × chunks) are written: keep only
+			// which chunks the gather and verify tasks are for.
+			gather, verify := map[int]bool{}, map[int]bool{}
+			for _, r := range list {
+				for ch := range r.RequestFiles {
+					gather[ch] = true
+				}
+				for ch := range r.EdgeFiles {
+					verify[ch] = true
+				}
+			}
+			j.Reduced.GatherChunks = slices.Sorted(maps.Keys(gather))
+			j.Reduced.VerifyChunks = slices.Sorted(maps.Keys(verify))
+			return nil
+		},
+	}
+}
+
+// foldReduces adds what the reduce tasks found to the manifest.
+func foldReduces(m *manifest.Manifest, list []job.ReduceResult) {
+	for _, r := range list {
+		m.Counts.BandGroups += r.Groups
+		m.Counts.MaxBandGroup = max(m.Counts.MaxBandGroup, r.MaxGroup)
+		m.Counts.CandidateRows += r.Candidates
+		m.Counts.Candidates += r.Candidates
+		m.Counts.BoundedBuckets += r.BoundedBuckets
+		m.Counts.NotCompared += r.PairsNotCompared
+		for _, b := range r.Bounded {
+			m.BoundedBuckets = job.InsertBounded(m.BoundedBuckets, b)
+		}
+	}
+}
+
+// foldDuplicateIDs adds the documents the reduce tasks found sharing an
+// id with another to the manifest, and the ids of a few, read from their
+// docs/ files (where one cannot be read, the job says so and goes on
+// without it: an example is not worth failing the job).
+func foldDuplicateIDs(ctx context.Context, j *stage.Job, tasks []job.ReduceTaskResult) {
+	var docs []int64
+	for _, t := range tasks {
+		j.Manifest.Counts.DuplicateIDs += t.DuplicateIDs
+		docs = append(docs, t.DuplicateIDDocs...)
+	}
+	slices.Sort(docs)
+	docs = docs[:min(len(docs), duplicateIDExamples)]
+	byChunk := map[int][]int64{}
+	for _, d := range docs {
+		byChunk[job.ChunkOf(d)] = append(byChunk[job.ChunkOf(d)], d)
+	}
+	ids := map[int64]string{}
+	for _, c := range slices.Sorted(maps.Keys(byChunk)) {
+		err := pqfile.Stream(ctx, j.Out, job.DocFile(c), nil, 4096, func(rows []records.DocRecord) error {
+			for _, r := range rows {
+				if slices.Contains(byChunk[c], r.Doc) {
+					ids[r.Doc] = r.ID
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			j.Log.Warn("the ids of documents that share one could not be read", "file", job.DocFile(c), "err", err)
+		}
+	}
+	for _, d := range docs {
+		if id, ok := ids[d]; ok {
+			j.Manifest.DuplicateIDExamples = append(j.Manifest.DuplicateIDExamples, id)
+		}
+	}
+}
+
+// lister lists the files under a prefix (storage.Dir).
+type lister interface {
+	List(ctx context.Context, prefix string) ([]string, error)
+}
+
+// cleanBands removes what the reduce stage no longer needs: the band
+// run files, once every map task succeeded (a rerun that retries failed
+// chunks reduces again and reads them all) unless the work area is kept, and the bands/ files of an
+// earlier run of the job that cut its partitions otherwise (map tasks
+// retried since). Each removal may be done again: a coordinator that
+// stopped here runs Done again. An object store's transient errors (a
+// 503 SlowDown, a reset connection) are retried for cleanRetry.
+func cleanBands(ctx context.Context, j *stage.Job) error {
+	if len(j.Manifest.Failures) == 0 && !j.KeepWork {
+		if err := stage.Retried(ctx, func() error { return j.Out.Remove(ctx, job.BandRunsDir) }); err != nil {
+			return fmt.Errorf("removing the band run files: %w", err)
+		}
+	}
+	l, ok := j.Out.(lister)
+	if !ok {
+		return nil
+	}
+	var names []string
+	err := stage.Retried(ctx, func() (err error) {
+		names, err = l.List(ctx, job.BandsDir)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", job.BandsDir, err)
+	}
+	keep := map[string]bool{}
+	for _, f := range j.Reduced.BandFiles {
+		keep[f.File.Name] = true
+	}
+	for _, n := range names {
+		if !keep[n] {
+			if err := stage.Retried(ctx, func() error { return j.Out.Remove(ctx, n) }); err != nil {
+				return fmt.Errorf("removing %s, of an earlier run: %w", n, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// TestLookup checks the workers' registry: every stage by its name, a
+// stage of steps by its steps' names only.
+func TestLookup(t *testing.T) {
+	tests := []struct {
+		name string
+		want string // the stage found; "" for none
+	}{
+		{"map", "map"}, {"reduce", "reduce"}, {"gather", "gather"}, {"verify", "verify"},
+		{"cluster-contract", "cluster"}, {"cluster-ls-3", "cluster"},
+		{"cluster", ""}, {"mapx", ""}, {"", ""}, {"verify-1", ""},
+	}
+	for _, tt := range tests {
+		s, ok := Lookup(tt.name)
+		if ok != (tt.want != "") || s.Name != tt.want {
+			t.Errorf("Lookup(%q) = %q, %v; want %q", tt.name, s.Name, ok, tt.want)
+		}
+	}
+	// Every stage of every sequence can be looked up, and runs.
+	for _, gather := range []job.Gather{job.GatherOn, job.GatherOff} {
+		p := job.DefaultParams()
+		p.Gather = gather
+		for _, s := range Of(p) {
+			name := s.Name
+			if s.Steps != nil {
+				name += "-x"
+			}
+			if got, ok := Lookup(name); !ok || got.Name != s.Name || got.Run == nil {
+				t.Errorf("stage %s: Lookup(%q) = %q, %v", s.Name, name, got.Name, ok)
+			}
+		}
+	}
+}
+
+// TestRefused checks that the tasks a stage does not have are refused
+// for good (ErrRefused), not retried.
+func TestRefused(t *testing.T) {
+	ctx := context.Background()
+	st, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.WriteJSON(ctx, st, job.PlanFile, &job.Plan{FirstChunk: 0, Chunks: []job.Chunk{{Index: 0}}}, true); err != nil {
+		t.Fatal(err)
+	}
+	// A cluster step of one task: a large-star round ("ls").
+	step := map[string]any{"name": "cluster-one", "kind": "ls", "parts": 1, "tasks": 1}
+	if err := storage.WriteJSON(ctx, st, job.ClusterStepFile("cluster-one"), step, false); err != nil {
+		t.Fatal(err)
+	}
+	env := &stage.Env{Spec: &job.Spec{Params: job.DefaultParams()}, FS: st, Cache: &stage.Files{St: st}}
+	tests := []struct {
+		stage string
+		index int
+	}{{"map", 1}, {"map", -1}, {"cluster-one", 1}, {"cluster-one", -1}}
+	for _, tt := range tests {
+		s, ok := Lookup(tt.stage)
+		if !ok {
+			t.Fatalf("no stage for %q", tt.stage)
+		}
+		if _, err := s.Run(ctx, env, stage.Task{Stage: tt.stage, Index: tt.index}); !errors.Is(err, stage.ErrRefused) {
+			t.Errorf("%s task %d: %v, want ErrRefused", tt.stage, tt.index, err)
+		}
+	}
+	if s := Of(job.DefaultParams()); !slices.ContainsFunc(s, func(s stage.Stage) bool { return s.Name == "map" }) {
+		t.Errorf("no map stage in %v", s)
+	}
+}

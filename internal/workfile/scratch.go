@@ -1,0 +1,167 @@
+package workfile
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// FillScratch returns a scratch for size bytes of records, filled by fill
+// (and removed if it fails).
+func FillScratch(kind string, size int64, fill func(*Scratch) error) (*Scratch, error) {
+	scr, err := NewScratch(kind, size)
+	if err != nil {
+		return nil, err
+	}
+	if err := fill(scr); err != nil {
+		scr.Remove()
+		return nil, err
+	}
+	if err := scr.done(); err != nil {
+		scr.Remove()
+		return nil, err
+	}
+	return scr, nil
+}
+
+var errOutOfOrder = errors.New("documents out of order")
+
+// scratchMemory is the size up to which a scratch is held in memory
+// rather than in a file.
+const scratchMemory = 8 << 20
+
+// Scratch holds records added in increasing document order and then read
+// by document, with an index of 16 bytes per record in memory. Up to
+// scratchMemory bytes of records it is held in memory; beyond, it is a
+// file in the temporary directory ($TMPDIR), the task's own, removed when
+// the task ends. A scratch of references (AddRef) holds no records: they
+// stay in its files, which it closes when removed.
+type Scratch struct {
+	mem  []byte   // the records, when held in memory
+	f    *os.File // the records, otherwise
+	bw   *bufio.Writer
+	docs []int64
+	offs []int64 // len(docs)+1 once done
+	off  int64
+	// files are the files of a scratch of references; refs give each
+	// record's file (an index in files) and length, offs its offset there.
+	files []storage.File
+	refs  []scratchRef
+}
+
+type scratchRef struct {
+	file int32
+	n    int32
+}
+
+// NewScratch returns a scratch for size bytes of records.
+func NewScratch(kind string, size int64) (*Scratch, error) {
+	if size <= scratchMemory {
+		return &Scratch{mem: make([]byte, 0, size)}, nil
+	}
+	f, err := os.CreateTemp("", "neardup-"+kind+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("scratch file: %w", err)
+	}
+	return &Scratch{f: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// Add appends the record of doc, which must follow the last one added.
+func (s *Scratch) Add(doc int64, raw []byte) error {
+	if err := s.next(doc); err != nil {
+		return err
+	}
+	if s.f == nil {
+		s.mem = append(s.mem, raw...)
+	} else if _, err := s.bw.Write(raw); err != nil {
+		return fmt.Errorf("scratch file %s: %w", s.f.Name(), err)
+	}
+	s.docs = append(s.docs, doc)
+	s.offs = append(s.offs, s.off)
+	s.off += int64(len(raw))
+	return nil
+}
+
+// AddRef records that the record of doc, which must follow the last one
+// added, is the n bytes at off in the scratch's last file.
+func (s *Scratch) AddRef(doc int64, off int64, n int) error {
+	if err := s.next(doc); err != nil {
+		return err
+	}
+	s.docs = append(s.docs, doc)
+	s.offs = append(s.offs, off)
+	s.refs = append(s.refs, scratchRef{file: int32(len(s.files) - 1), n: int32(n)})
+	return nil
+}
+
+// next checks that doc follows the last document added.
+func (s *Scratch) next(doc int64) error {
+	if n := len(s.docs); n > 0 && doc <= s.docs[n-1] {
+		return fmt.Errorf("document %d after %d: %w", doc, s.docs[n-1], errOutOfOrder)
+	}
+	return nil
+}
+
+// done ends the adding.
+func (s *Scratch) done() error {
+	if s.files != nil {
+		return nil
+	}
+	s.offs = append(s.offs, s.off)
+	if s.f == nil {
+		return nil
+	}
+	if err := s.bw.Flush(); err != nil {
+		return fmt.Errorf("scratch file %s: %w", s.f.Name(), err)
+	}
+	return nil
+}
+
+// Get returns the record of doc; it is an error if there is none. The
+// slice must not be modified.
+func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
+	i, ok := slices.BinarySearch(s.docs, doc)
+	if !ok {
+		return nil, fmt.Errorf("no signature gathered for document %d", doc)
+	}
+	if s.files != nil {
+		r := s.refs[i]
+		b := make([]byte, r.n)
+		if err := readAt(s.files[r.file], b, s.offs[i]); err != nil {
+			return nil, fmt.Errorf("reading the record of document %d at %d: %w", doc, s.offs[i], err)
+		}
+		return b, nil
+	}
+	lo, hi := s.offs[i], s.offs[i+1]
+	if s.f == nil {
+		return s.mem[lo:hi:hi], nil
+	}
+	b := make([]byte, hi-lo)
+	if err := readAt(s.f, b, lo); err != nil {
+		return nil, fmt.Errorf("scratch file %s: %w", s.f.Name(), err)
+	}
+	return b, nil
+}
+
+// Remove closes the scratch's files and removes its temporary file.
+func (s *Scratch) Remove() {
+	for _, f := range s.files {
+		f.Close()
+	}
+	if s.f != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+	}
+}
+
+// Docs are the documents whose records the scratch holds, in order.
+func (s *Scratch) Docs() []int64 { return s.docs }
+
+// InPlace reports whether the scratch reads its records where they are
+// (in local gather files) rather than from a copy.
+func (s *Scratch) InPlace() bool { return len(s.files) > 0 }

@@ -1,0 +1,144 @@
+package pipeline
+
+import (
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Method is how documents are sketched and compared.
+type Method string
+
+// The methods.
+const (
+	// MinHash compares shingle sets by their Jaccard similarity, found
+	// with banded MinHash signatures and then computed exactly.
+	MinHash Method = "minhash"
+	// SimHash compares 64-bit SimHash fingerprints by Hamming distance.
+	SimHash Method = "simhash"
+)
+
+// Tokenizer is the rule that cuts text into tokens.
+type Tokenizer string
+
+// The tokenizers.
+const (
+	// TokenizeScripts makes a token of each word in scripts written with
+	// spaces, and of each character in scripts written without them (Han,
+	// Kana, Thai, ...) and in Hangul.
+	TokenizeScripts Tokenizer = "scripts"
+	// TokenizeWordsOnly makes a token of each run of letters and digits:
+	// the rule of earlier versions, to reproduce their results.
+	TokenizeWordsOnly Tokenizer = "words-only"
+)
+
+// Keep says which document of a cluster is kept.
+type Keep string
+
+// The choices of the kept document.
+const (
+	KeepFirst   Keep = "first"   // the first in input order
+	KeepLongest Keep = "longest" // the one with the most text
+)
+
+// InputFormat is the kind of the input files.
+type InputFormat string
+
+// The input formats.
+const (
+	// FormatAuto tells each file's kind by its name, else by its content.
+	FormatAuto    InputFormat = "auto"
+	FormatWET     InputFormat = "wet"     // WARC conversion records (Common Crawl WET)
+	FormatWARC    InputFormat = "warc"    // WARC response records with HTML or text bodies
+	FormatJSONL   InputFormat = "jsonl"   // one JSON object a line, with id and text fields
+	FormatParquet InputFormat = "parquet" // string id and text columns
+	FormatText    InputFormat = "text"    // one document a file, its path the id
+)
+
+// DefaultDiskFullTimeout is how long a job waits for a full disk unless
+// Options.DiskFullTimeout says otherwise.
+const DefaultDiskFullTimeout = time.Minute
+
+// Options describe a job for Run. Out and Inputs are required; every other
+// field's zero value means the default the coordinator command uses (its
+// flag of the same name in --help).
+type Options struct {
+	// Inputs are the files, directories or glob patterns to read: local
+	// paths or object-store URLs (s3://, gs://, azblob://).
+	Inputs []string
+	// Out is the output directory: a local path or an object-store URL
+	// (s3://bucket/prefix, gs://..., azblob://...).
+	Out string
+	// Against lists the outputs of earlier jobs, each with its index, to
+	// match against: their documents are never dropped, and a document of
+	// this job that is a near-duplicate of one of theirs is dropped in its
+	// favour.
+	Against []string
+
+	// Method is MinHash (the default) or SimHash.
+	Method Method
+	// Threshold is the Jaccard similarity at which a pair is a
+	// near-duplicate, in (0, 1].
+	Threshold float64
+	// Perms is the number of MinHash signature values (K).
+	Perms int
+	// Hamming is, with SimHash, the largest Hamming distance of a pair.
+	Hamming int
+	// Words is the number of tokens per shingle.
+	Words int
+	// Tokenizer is the rule that cuts text into tokens.
+	Tokenizer Tokenizer
+	// Keep chooses the document kept of each cluster.
+	Keep Keep
+	// InputFormat is the kind of every input file (FormatAuto: each
+	// file's own).
+	InputFormat InputFormat
+	// IDField and TextField name the id and text fields of JSONL and
+	// Parquet inputs.
+	IDField, TextField string
+	// Partitions is the number of band partitions (reduce tasks); 0
+	// chooses it from the size of the inputs.
+	Partitions int
+	// Seed seeds the hashes; 0 takes the default seed.
+	Seed uint64
+	// NoIndex removes the job's index (index/) at the end: without it a
+	// later job cannot match against this one and OpenIndex cannot query
+	// it.
+	NoIndex bool
+
+	// Workers is the number of in-process workers, on a NATS server
+	// embedded in this process (0: one per CPU). It is ignored with
+	// NATSURL.
+	Workers int
+	// NATSURL, if set, is the NATS JetStream server (or several servers of
+	// a cluster, separated by commas) whose workers run the job's tasks
+	// (the worker command); no worker runs in this process then.
+	NATSURL string
+	// DiskFullTimeout bounds how long the job waits while the disk of the
+	// output (or of the embedded server's store) is full before it fails
+	// naming the disk: 0 is DefaultDiskFullTimeout, as for the command; a
+	// negative value waits for ever.
+	DiskFullTimeout time.Duration
+	// Overwrite replaces a complete job, or an unfinished one with other
+	// options, in Out.
+	Overwrite bool
+
+	// Log receives the job's log records; nil discards them.
+	Log *slog.Logger
+	// Progress receives a line of progress per stage; nil for none.
+	Progress io.Writer
+}
+
+// IndexOptions control OpenIndex. Their zero value takes each index's own
+// threshold and tokenizer and keeps no cache.
+type IndexOptions struct {
+	// Threshold is the similarity at or above which an indexed document
+	// is a match; 0 takes each index's own (its job's Threshold).
+	Threshold float64
+	// Tokenizer, if set, refuses an index made with another tokenizer;
+	// unset, the indexes must agree with each other.
+	Tokenizer Tokenizer
+	// CacheBytes bounds the memory of the band files kept between
+	// queries; 0 keeps none (each query reads what it needs).
+	CacheBytes int64
+}
