@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 )
 
 // BenchmarkControlPlane drives a job of many chunks and partitions
@@ -30,7 +33,8 @@ import (
 // coordinator's own work. It reports the peak RSS of each stage (VmHWM
 // from its tasks' start to the next stage's, reset once the memory the
 // stage before left is returned to the system) and of the whole job (the
-// largest), the task results' bytes and the bytes the process wrote.
+// largest), the task results' bytes, and the bytes the coordinator
+// wrote (the process's, less the route tables the made-up tasks wrote).
 //
 // The 1B plan of docs/performance.md quotes it:
 //
@@ -65,7 +69,7 @@ func benchControlPlane(b *testing.B, chunks, parts int) {
 	}
 	j := &stage.Job{Spec: spec, Plan: plan, Out: st, FS: st, Manifest: stage.NewManifest(spec, plan, time.Now(), nil),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	ex := &fakeExecutor{fab: fabricator{st: st, chunks: chunks, parts: parts}, resultBytes: map[string]int64{}, peaks: map[string]float64{}}
+	ex := &fakeExecutor{fab: &fabricator{st: st, chunks: chunks, parts: parts}, resultBytes: map[string]int64{}, peaks: map[string]float64{}}
 	resetPeakRSS(b)
 	w0 := writtenBytes(b)
 	t0 := time.Now()
@@ -75,7 +79,9 @@ func benchControlPlane(b *testing.B, chunks, parts int) {
 	ex.endStage(b)
 	b.ReportMetric(ex.peak, "peak-RSS-MiB")
 	b.ReportMetric(time.Since(t0).Seconds(), "s")
-	b.ReportMetric(float64(writtenBytes(b)-w0)/(1<<20), "written-MiB")
+	written := writtenBytes(b) - w0
+	b.ReportMetric((written-float64(ex.fab.wrote.Load()))/(1<<20), "coordinator-wrote-MiB")
+	b.ReportMetric(float64(ex.fab.wrote.Load())/(1<<20), "tasks-wrote-MiB")
 	for _, s := range ex.order {
 		b.Logf("%s: peak RSS %.0f MiB, task results %.1f MiB", s, ex.peaks[s], float64(ex.resultBytes[s])/(1<<20))
 	}
@@ -87,7 +93,7 @@ func benchControlPlane(b *testing.B, chunks, parts int) {
 // fakeExecutor runs no task: it makes up their results (fabricator),
 // and measures each stage.
 type fakeExecutor struct {
-	fab         fabricator
+	fab         *fabricator
 	resultBytes map[string]int64
 	order       []string
 	peaks       map[string]float64
@@ -103,7 +109,8 @@ func (f *fakeExecutor) Execute(ctx context.Context, s stage.Stage, indices []int
 		f.current = name
 		f.order = append(f.order, name)
 	}
-	out := &stage.Outcome{Results: map[int][]byte{}, Published: len(indices), Timing: manifest.StageTiming{Name: s.Name, Tasks: len(indices)}}
+	results := stage.ResultMap{}
+	out := &stage.Outcome{Done: slices.Sorted(slices.Values(indices)), Results: results, Published: len(indices), Timing: manifest.StageTiming{Name: s.Name, Tasks: len(indices)}}
 	for _, i := range indices {
 		r, err := f.fab.result(ctx, s.Name, i, len(indices))
 		if err != nil {
@@ -113,7 +120,7 @@ func (f *fakeExecutor) Execute(ctx context.Context, s stage.Stage, indices []int
 		if err != nil {
 			return nil, err
 		}
-		out.Results[i] = data
+		results[i] = data
 		f.resultBytes[name] += int64(len(data))
 	}
 	return out, nil
@@ -144,13 +151,15 @@ func (f *fakeExecutor) endStage(b *testing.B) {
 type fabricator struct {
 	st            storage.FS
 	chunks, parts int
+	wrote         atomic.Int64 // the bytes of the tables the tasks wrote
 }
 
 const benchDocsPerChunk = 434_783
 
 // result is the result of task i of the stage (or cluster step) named
-// name, of n tasks.
-func (f fabricator) result(_ context.Context, name string, i, n int) (any, error) {
+// name, of n tasks; the rows a task has for every chunk or partition go
+// to its route table, as the task would write it.
+func (f *fabricator) result(ctx context.Context, name string, i, n int) (any, error) {
 	info := func(name string, rows int64) fileinfo.Info {
 		return fileinfo.Info{Name: name, Rows: rows, Bytes: rows * 20, Checksum: fakeSum(name, i)}
 	}
@@ -166,14 +175,21 @@ func (f fabricator) result(_ context.Context, name string, i, n int) (any, error
 	case name == "reduce":
 		first, last := i*f.parts/n, (i+1)*f.parts/n-1
 		r := job.ReduceTaskResult{First: first, Last: last, Bands: info(job.ReduceBandFile(first, last), 4<<20)}
+		var slots []string
+		var ranges []map[int]fileinfo.Info
 		for part := first; part <= last; part++ {
 			r.Parts = append(r.Parts, job.ReduceResult{Part: part, Records: 4 << 20, Groups: 4 << 20, MaxGroup: 40, Candidates: 100_000,
-				ExactClaims: 1000, File: info(job.CandidateFile(part), 100_000),
-				EdgeFiles: fakeRanges(job.EdgeFile(part), f.chunks, 20), RequestFiles: fakeRanges(job.RequestFile(part), f.chunks, 12)})
+				ExactClaims: 1000, File: info(job.CandidateFile(part), 100_000)})
+			slots = append(slots, job.EdgeFile(part), job.RequestFile(part))
+			ranges = append(ranges, fakeRanges(job.EdgeFile(part), f.chunks, 20), fakeRanges(job.RequestFile(part), f.chunks, 12))
 		}
-		return r, nil
+		var err error
+		r.Routes, err = f.writeRoutes(ctx, job.RouteFile("reduce", i), slots, ranges)
+		return r, err
 	case name == "gather":
-		return job.GatherResult{Chunk: i, Requests: 330_000, Records: 300_000, Ranges: fakeRanges(job.GatherFile(i), f.chunks, 3000), Seconds: 30}, nil
+		routes, err := f.writeRoutes(ctx, job.RouteFile("gather", i), []string{job.GatherFile(i)},
+			[]map[int]fileinfo.Info{fakeRanges(job.GatherFile(i), f.chunks, 3000)})
+		return job.GatherResult{Chunk: i, Requests: 330_000, Records: 300_000, Routes: routes, Seconds: 30}, err
 	case name == "verify":
 		return job.VerifyResult{Chunk: i, Checked: 170_000, Prefiltered: 50_000, Exact: 120_000, Verified: 60_000, ExactMembers: 10_000,
 			File: new(info(job.VerifiedFile(i), 60_000)), MembersFile: new(info(job.MembersFile(i), 10_000)),
@@ -184,22 +200,36 @@ func (f fabricator) result(_ context.Context, name string, i, n int) (any, error
 		return nil, fmt.Errorf("no stage %q", name)
 	}
 	kind, _, _ := strings.Cut(step, "-")
-	runs := func() map[int]fileinfo.Info { return fakeRanges(job.ClusterTaskFile(name, i, "runs"), n, 32) }
+	if kind == "out" {
+		return map[string]any{"listed": 60_000}, nil
+	}
+	file := job.ClusterTaskFile(name, i, "runs")
+	routes, err := f.writeRoutes(ctx, job.ClusterTaskFile(name, i, "routes"), []string{file}, []map[int]fileinfo.Info{fakeRanges(file, n, 32)})
+	if err != nil {
+		return nil, err
+	}
 	switch kind {
 	case "contract", "ss":
-		return map[string]any{"runs": runs(), "edges": 250_000, "nodes": 250_000}, nil
+		return map[string]any{"routes": routes, "edges": 250_000, "nodes": 250_000}, nil
 	case "ls": // one round: every component is a star at once
-		return map[string]any{"runs": runs(), "edges": 250_000, "nodes": 250_000, "labels": info(job.ClusterTaskFile(name, i, "labels"), 250_000)}, nil
+		return map[string]any{"routes": routes, "edges": 250_000, "nodes": 250_000, "labels": info(job.ClusterTaskFile(name, i, "labels"), 250_000)}, nil
 	case "nodes":
-		return map[string]any{"runs": runs(), "rows": 250_000}, nil
+		return map[string]any{"routes": routes, "rows": 250_000}, nil
 	case "comps":
 		return map[string]any{"stats": stage.ClusterStats{Clusters: 100_000, Clustered: 250_000, Duplicates: 150_000, Largest: 40, SizeHist: make([]int64, stage.SizeBins)},
 			"clusters": info(job.ClusterTaskFile(name, i, "clusters"), 250_000), "duplicates": info(job.ClusterTaskFile(name, i, "duplicates"), 150_000),
-			"lookups": runs()}, nil
-	case "out":
-		return map[string]any{"listed": 60_000}, nil
+			"routes": routes}, nil
 	}
 	return nil, fmt.Errorf("no cluster step %q", name)
+}
+
+// writeRoutes writes a task's route table, as the task would.
+func (f *fabricator) writeRoutes(ctx context.Context, name string, slots []string, ranges []map[int]fileinfo.Info) (*job.Routes, error) {
+	r, err := workfile.WriteRoutes(ctx, f.st, name, slots, ranges)
+	if r != nil {
+		f.wrote.Add(r.File.Bytes)
+	}
+	return r, err
 }
 
 // fakeRanges are the ranges of a run file of one run for each of keys
