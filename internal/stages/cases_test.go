@@ -58,6 +58,8 @@ type stageCase struct {
 	// wholeEdges is the job's stage.Job.WholeEdges (-1: the cluster
 	// stage in steps of tasks).
 	wholeEdges int64
+	// executor, if set, wraps the in-process executor.
+	executor func(ex stage.Executor, st storage.FS) stage.Executor
 }
 
 type caseDoc struct{ id, text string }
@@ -175,6 +177,7 @@ type caseRun struct {
 	clusters []records.ClusterRecord
 	dups     []records.Duplicate
 	outcomes map[string]*stage.Outcome // by stage or cluster step
+	out      *storage.Dir              // the job's output
 }
 
 // run plans the case's input and runs every stage on a fresh directory,
@@ -209,7 +212,12 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 		t.Fatal(err)
 	}
 	j := &stage.Job{Spec: spec, Plan: &r.plan, Out: st, FS: st, Manifest: &manifest.Manifest{}, Log: slog.New(slog.DiscardHandler), WholeEdges: c.wholeEdges}
-	rec := recorder{ex: Local{Env: &stage.Env{Spec: spec, FS: st, Cache: &stage.Files{St: st}, Inputs: anyPath{}}}, out: map[string]*stage.Outcome{}}
+	var ex stage.Executor = Local{Env: &stage.Env{Spec: spec, FS: st, Cache: &stage.Files{St: st}, Inputs: anyPath{}}}
+	if c.executor != nil {
+		ex = c.executor(ex, st)
+	}
+	rec := recorder{ex: ex, out: map[string]*stage.Outcome{}}
+	r.out = st
 	if err := stage.Drive(ctx, j, Of(p), rec); err != nil {
 		t.Fatal(err)
 	}
