@@ -144,7 +144,7 @@ func TestWorkerRefusesForgedJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec, _ := json.Marshal(job.Spec{Job: name, Epoch: "e1", Out: tt.out})
+			spec, _ := json.Marshal(job.Spec{Job: name, Epoch: "e1", Out: tt.out, Format: job.SpecFormat})
 			if err := state.Put(ctx, specKey, spec); err != nil {
 				t.Fatal(err)
 			}
