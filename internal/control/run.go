@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
@@ -249,7 +250,7 @@ func openOutput(ctx context.Context, cfg Config, out storage.Location, log *slog
 // tasks are handed back) and waits for them; an interrupt of ctx does the
 // same at once.
 func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Queue, error), roots []string, log *slog.Logger) (stop func(), err error) {
-	dr, err := jobDataRoots(roots)
+	dr, err := dataroot.ForJob(roots)
 	if err != nil {
 		return nil, err
 	}
