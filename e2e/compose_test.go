@@ -49,6 +49,9 @@ type composeService struct {
 	} `yaml:"deploy"`
 	StopSignal      string `yaml:"stop_signal"`
 	StopGracePeriod string `yaml:"stop_grace_period"`
+	// User is the user a container runs as; the processes of the test
+	// run as the test's user.
+	User string `yaml:"user"`
 }
 
 // composeBuild is build in either form: the context directory, or
@@ -151,7 +154,7 @@ func TestComposeModel(t *testing.T) {
 		{"depends_on map", "services: {a: {image: x, depends_on: {b: {condition: service_healthy}}}}", ""},
 		{"merge key", "services: {a: &a {build: ., command: [y]}, b: {<<: *a, profiles: [p]}}", ""},
 		{"depends_on option", "services: {a: {image: x, depends_on: {b: {condition: service_started, restart: true}}}}", "not modelled"},
-		{"unknown service key", "services: {a: {image: x, user: nobody}}", "field user not found"},
+		{"unknown service key", "services: {a: {image: x, hostname: h}}", "field hostname not found"},
 		{"unknown top-level key", "services: {a: {image: x}}\nnetworks: {n: {}}", "field networks not found"},
 		{"string command", "services: {a: {image: x, command: run it}}", "cannot unmarshal"},
 		{"long build", "services: {a: {build: {context: ., args: {A: b}}}}", ""},
