@@ -117,17 +117,18 @@ func (d *dependsOn) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// readCompose decodes ../docker-compose.yml.
-func readCompose(t *testing.T) composeProject {
+// readCompose decodes the compose file name of the repository
+// (docker-compose.yml, or an override file).
+func readCompose(t *testing.T, name string) composeProject {
 	t.Helper()
-	f, err := os.Open("../docker-compose.yml")
+	f, err := os.Open(filepath.Join("..", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	p, err := decodeCompose(f)
 	if err != nil {
-		t.Fatalf("docker-compose.yml: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if len(p.Services) == 0 {
 		t.Fatal("docker-compose.yml has no services")
@@ -629,7 +630,7 @@ func neardupArgs(t *testing.T, ib imageBuild, name string, svc composeService) (
 // must then be the same as that of an embedded run of the same job: the
 // files of a local output, or the objects of an output in a bucket.
 func TestComposeFile(t *testing.T) {
-	p := readCompose(t)
+	p := readCompose(t, "docker-compose.yml")
 	ib := readDockerfile(t)
 	var docs []byte
 	for _, path := range docFiles(t) {
