@@ -75,6 +75,7 @@ internal/configfile, internal/kept, internal/metrics, internal/procstat, interna
 internal/cli < cmd/coordinator, cmd/worker;
 internal/accuracy < cmd/accuracy;
 internal/corpus < cmd/gencorpus;
+internal/s3test < cmd/s3test;
 `
 
 // module is the import path of the module.
