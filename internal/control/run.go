@@ -82,7 +82,7 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 	defer stop()
 	life := randomHex(4)
 	host, _ := os.Hostname()
-	holder := queue.Lease{Holder: fmt.Sprintf("coordinator %s on %s (pid %d)", life, host, os.Getpid()), Out: st.Root()}
+	holder := queue.Lease{Holder: fmt.Sprintf("coordinator %s on %s (pid %d)", life, host, os.Getpid()), Out: st.Root(), Unlocked: !st.Local()}
 	// Losing the lease (another coordinator took the job while this one
 	// could not reach the server) stops this run: its cause is ErrJobBusy.
 	ctx, stopRun := context.WithCancelCause(ctx)
