@@ -49,7 +49,9 @@ func IsURL(s string) bool {
 }
 
 // ParseLocation parses a local path, a file:// URL or an s3://, gs:// or
-// azblob:// URL. Any other scheme:// gives an error wrapping ErrScheme.
+// azblob:// URL. Any other scheme:// gives an error wrapping ErrScheme; an
+// s3:// URL's options are checked (see s3Options), a gs:// or azblob://
+// one's when its bucket is opened.
 //
 // A URL's user part (user:password@, a token@), here or in a URL among
 // its options (?endpoint=http://key:secret@host), is refused: the stores'
@@ -80,6 +82,11 @@ func ParseLocation(s string) (Location, error) {
 		}
 		if tag := leftOut(scheme); tag != "" {
 			return Location{}, fmt.Errorf("location %s: %w", shown, &LeftOutError{Scheme: scheme, Tag: tag})
+		}
+		if scheme == "s3" {
+			if _, err := parseS3Options(u.RawQuery); err != nil {
+				return Location{}, fmt.Errorf("location %s: %w", shown, err)
+			}
 		}
 		return Location{Scheme: scheme, Bucket: u.Host, Key: strings.Trim(path.Clean("/"+u.Path), "/"), Query: u.RawQuery}, nil
 	}

@@ -63,6 +63,19 @@ func TestS3Options(t *testing.T) {
 	}
 }
 
+// TestParseLocationS3Options checks that an s3:// location's options are
+// checked when it is parsed, so that a misspelt one is a usage error
+// before any job starts.
+func TestParseLocationS3Options(t *testing.T) {
+	if _, err := ParseLocation("s3://b/out?endpoint=http://minio:9000&region=us-east-1&use_path_style=true"); err != nil {
+		t.Errorf("known options: %v", err)
+	}
+	_, err := ParseLocation("s3://b/out?endpoint=http://minio:9000&regoin=us-east-1")
+	if err == nil || !strings.Contains(err.Error(), "option regoin=us-east-1: no such option") {
+		t.Errorf("a misspelt option: %v, want an error naming it", err)
+	}
+}
+
 // TestS3PathStyle checks how a bucket is addressed: path-style with a
 // custom endpoint (the option's or the environment's), as S3-compatible
 // stores expect, unless the location says otherwise; in the host name on
