@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -73,6 +74,32 @@ func TestParseLocationS3Options(t *testing.T) {
 	_, err := ParseLocation("s3://b/out?endpoint=http://minio:9000&regoin=us-east-1")
 	if err == nil || !strings.Contains(err.Error(), "option regoin=us-east-1: no such option") {
 		t.Errorf("a misspelt option: %v, want an error naming it", err)
+	}
+}
+
+// TestDocS3Locations parses the example locations of docs/operations.md
+// ("S3-compatible stores"): each is a valid s3:// location whose options
+// the S3 client knows.
+func TestDocS3Locations(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "### S3-compatible stores")
+	_, block, _ := strings.Cut(section, "```text\n")
+	block, _, _ = strings.Cut(block, "```")
+	n := 0
+	for _, line := range strings.Split(block, "\n") {
+		if !strings.HasPrefix(line, "s3://") {
+			continue
+		}
+		n++
+		if _, err := ParseLocation(line); err != nil {
+			t.Errorf("docs/operations.md: %s: %v", line, err)
+		}
+	}
+	if n < 3 {
+		t.Fatalf("docs/operations.md's S3-compatible stores hold %d s3:// locations, want the MinIO, R2 and GCS ones", n)
 	}
 }
 
@@ -239,4 +266,23 @@ func TestObjectShorterThanOpened(t *testing.T) {
 	if _, err := io.ReadAll(f); err == nil {
 		t.Error("reading it all: no error")
 	}
+}
+
+// TestEmptyFile writes a file of no bytes (as _SUCCESS may be): it
+// appears, empty.
+func TestEmptyFile(t *testing.T) {
+	stores(t, func(t *testing.T, d *Dir) {
+		ctx := context.Background()
+		if err := WriteFile(ctx, d, "empty", nil); err != nil {
+			t.Fatal(err)
+		}
+		f, err := d.Open(ctx, "empty")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if data, err := io.ReadAll(f); f.Size() != 0 || len(data) != 0 || err != nil {
+			t.Errorf("size %d, read %q, %v; want an empty file", f.Size(), data, err)
+		}
+	})
 }
