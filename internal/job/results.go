@@ -40,7 +40,13 @@ type MapResult struct {
 	// (shingle.DominantScript's name), with their shingle counts.
 	Scripts     map[string]*ScriptStats `json:"scripts,omitempty"`
 	BandRecords int64                   `json:"band_records"`
-	DocFile     fileinfo.Info           `json:"doc_file"`
+	// KeepUnranked counts the documents the job's --keep rule ranks by a
+	// field that have no usable value of it (ranked after those that
+	// have one), and KeepProblem says why for the first of them, naming
+	// its file and offset.
+	KeepUnranked int64         `json:"keep_unranked,omitempty"`
+	KeepProblem  string        `json:"keep_problem,omitempty"`
+	DocFile      fileinfo.Info `json:"doc_file"`
 	// SigFile is the chunk's record file: its text store (TextFile), or
 	// in the index of an earlier job made before index version 3, its
 	// signature file (package sigfile).
@@ -208,4 +214,13 @@ func HistEdges() []float64 {
 		edges[i] = histEdge(i)
 	}
 	return edges
+}
+
+// NoteUnranked counts a document without a value to rank by, and keeps
+// why for the first.
+func (m *MapResult) NoteUnranked(why string) {
+	m.KeepUnranked++
+	if m.KeepProblem == "" {
+		m.KeepProblem = why
+	}
 }

@@ -48,19 +48,24 @@ type Band struct {
 // CompressedOffset and CompressedLength locate a WARC or WET record that
 // is a gzip member of its own (Common Crawl's convention): one HTTP range
 // request for those bytes of File, gunzipped, gives the record. They are
-// null for other records.
+// null for other records. KeepNum and KeepStr are the value the job's
+// --keep rule ranks the document by, read from its record: a number (a
+// date as Unix seconds) or a string; both null when the rule ranks by no
+// field or the record has no usable value.
 type DocRecord struct {
-	Doc              int64  `parquet:"doc"`
-	ID               string `parquet:"id"`
-	URL              string `parquet:"url"`
-	File             string `parquet:"file"`
-	Offset           int64  `parquet:"offset"`
-	Line             int64  `parquet:"line"`
-	Bytes            int64  `parquet:"bytes"`
-	Tokens           int32  `parquet:"tokens"`
-	Shingles         int32  `parquet:"shingles"`
-	CompressedOffset *int64 `parquet:"compressed_offset,optional"`
-	CompressedLength *int64 `parquet:"compressed_length,optional"`
+	Doc              int64    `parquet:"doc"`
+	ID               string   `parquet:"id"`
+	URL              string   `parquet:"url"`
+	File             string   `parquet:"file"`
+	Offset           int64    `parquet:"offset"`
+	Line             int64    `parquet:"line"`
+	Bytes            int64    `parquet:"bytes"`
+	Tokens           int32    `parquet:"tokens"`
+	Shingles         int32    `parquet:"shingles"`
+	CompressedOffset *int64   `parquet:"compressed_offset,optional"`
+	CompressedLength *int64   `parquet:"compressed_length,optional"`
+	KeepNum          *float64 `parquet:"keep_num,optional"`
+	KeepStr          *string  `parquet:"keep_str,optional"`
 }
 
 // Candidate is a pair of documents that share a band key; A < B. Band is the
