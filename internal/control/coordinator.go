@@ -123,6 +123,9 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 			return nil, err
 		}
 		ix.Model = model
+		if err := index.WriteDropped(ctx, c.st, ix); err != nil {
+			return nil, err
+		}
 		if err := index.Write(ctx, c.st, ix); err != nil {
 			return nil, err
 		}

@@ -386,6 +386,20 @@ type Against struct {
 	FirstChunk int   `json:"first_chunk"`
 	Chunks     int   `json:"chunks"`
 	Docs       int64 `json:"docs"`
+	// Held lists, for a compacted index, the jobs it holds (their chunk
+	// ranges): each document belongs to its own (JobOf).
+	Held []Against `json:"held,omitempty"`
+}
+
+// JobOf names the job that chunk is of: the job a compacted index holds
+// it for, else a.Job.
+func (a Against) JobOf(chunk int) string {
+	for _, h := range a.Held {
+		if chunk >= h.FirstChunk && chunk < h.FirstChunk+h.Chunks {
+			return h.Job
+		}
+	}
+	return a.Job
 }
 
 // Mount is the name prefix under which a job's workers read the files of

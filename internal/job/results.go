@@ -58,6 +58,10 @@ type MapResult struct {
 	// job's index of that version.
 	BandFiles map[int]fileinfo.Info `json:"band_files"`
 	BandRuns  *fileinfo.Info        `json:"band_runs,omitempty"`
+	// Dropped is, for a chunk of an earlier job's index, the list of its
+	// documents that job dropped; nil when the index does not record it
+	// (made before it did).
+	Dropped *DroppedList `json:"dropped,omitempty"`
 	// BandRunFiles are the chunk's band run files (BandRunWorkFile), one
 	// per run, each holding every partition's records: what the map
 	// stage writes now, instead of BandFiles and BandRuns.
@@ -214,6 +218,14 @@ func HistEdges() []float64 {
 		edges[i] = histEdge(i)
 	}
 	return edges
+}
+
+// DroppedList is what an index records of a chunk's documents its job
+// dropped: a file of their rows of duplicates.parquet (DroppedFile), nil
+// when it dropped none.
+type DroppedList struct {
+	File *fileinfo.Info `json:"file,omitempty"`
+	Docs int64          `json:"docs"`
 }
 
 // NoteUnranked counts a document without a value to rank by, and keeps
