@@ -60,21 +60,27 @@ func TestKeepRules(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		keep   job.Keep
-		inputs []string
-		value  map[string]*float64 // by url
-		desc   bool
+		keep    job.Keep
+		inputs  []string
+		value   map[string]*float64 // by url
+		desc    bool
+		warning string // of the documents without a value
 	}{
-		{"field:quality:desc", []string{jsonl}, quality, true},
-		{"field:quality:asc", []string{jsonl}, quality, false},
-		{"newest", wet.Files, date, true},
+		{"field:quality:desc", []string{jsonl}, quality, true, `--keep field:quality:desc: 214 of 1500 documents have no value to rank by, and rank after every document that has one (the first: ` + jsonl + ` at offset `},
+		{"field:quality:asc", []string{jsonl}, quality, false, `(line 4): "quality" has no value (missing or null))`},
+		{"newest", wet.Files, date, true, ""},
 	} {
 		t.Run(strings.ReplaceAll(string(tc.keep), ":", "-"), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			cfg := testConfig(t, "", out, 2)
 			cfg.Inputs, cfg.Params.Keep = tc.inputs, tc.keep
-			if _, err := Run(t.Context(), cfg); err != nil {
+			man, err := Run(t.Context(), cfg)
+			if err != nil {
 				t.Fatal(err)
+			}
+			warned := strings.Join(man.Warnings, "\n")
+			if tc.warning == "" && strings.Contains(warned, "no value to rank by") || !strings.Contains(warned, tc.warning) {
+				t.Errorf("warnings:\n%s\nwant one with %q", warned, tc.warning)
 			}
 			// The document each cluster must keep: the best value, the
 			// smallest ordinal of those that tie, or of all if none has
