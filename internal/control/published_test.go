@@ -79,7 +79,8 @@ func publishedWeeks(t *testing.T, dir string) []string {
 }
 
 // TestSeriesPublished runs three weeks, the third against the first two
-// and, again, against their compacted index, and checks that published
+// (its cluster stage in one task, and in its distributed steps) and,
+// again, against their compacted index, and checks that published
 // means published: a document an earlier week dropped is never kept, nor
 // named as the kept document.
 //
@@ -103,6 +104,9 @@ func TestSeriesPublished(t *testing.T) {
 		cfg := testConfig(t, input, out, 2)
 		cfg.Against = against
 		cfg.Job = name
+		if strings.HasSuffix(name, "-distributed") {
+			cfg.wholeClusterEdges = -1 // the cluster stage's steps, not one task
+		}
 		if _, err := Run(t.Context(), cfg); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -136,6 +140,7 @@ func TestSeriesPublished(t *testing.T) {
 		against []string
 	}{
 		{"week3", []string{week1, week2}},
+		{"week3-distributed", []string{week1, week2}},
 		{"week3-compacted", []string{compacted}},
 	} {
 		out := run(tc.name, files[2], tc.against...)

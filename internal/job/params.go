@@ -391,6 +391,16 @@ type Against struct {
 	Held []Against `json:"held,omitempty"`
 }
 
+// String describes a as %v does a struct, with the jobs it holds when it
+// holds some.
+func (a Against) String() string {
+	s := fmt.Sprintf("{%s %s %d %d %d", a.Job, a.Out, a.FirstChunk, a.Chunks, a.Docs)
+	if len(a.Held) > 0 {
+		s += fmt.Sprintf(" held %v", a.Held)
+	}
+	return s + "}"
+}
+
 // JobOf names the job that chunk is of: the job a compacted index holds
 // it for, else a.Job.
 func (a Against) JobOf(chunk int) string {
