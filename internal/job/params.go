@@ -348,13 +348,23 @@ type Spec struct {
 }
 
 // SpecFormat is the format of the specs this version writes: 1 has the
-// derived state beside the params (before, inside them).
-const SpecFormat = 1
+// derived state beside the params (before, inside them); 2 says that the
+// reduce, gather and cluster tasks report route tables (Routes) instead
+// of their ranges by chunk or partition, which a coordinator of format 1
+// would not see. A coordinator that resumes a job of an earlier format
+// runs it in this one (its results of the old shape it reads).
+const SpecFormat = 2
 
-// CheckFormat refuses a spec of a format newer than this version reads.
+// CheckFormat refuses, on a worker, a spec of another format than this
+// version's: a newer one it would misread; an older one is from an
+// earlier version's coordinator, which would misread this version's task
+// results.
 func (s *Spec) CheckFormat() error {
-	if s.Format > SpecFormat {
+	switch {
+	case s.Format > SpecFormat:
 		return fmt.Errorf("job %s: its spec has format %d, and this binary reads formats up to %d: run the same version of neardup as the coordinator", s.Job, s.Format, SpecFormat)
+	case s.Format < SpecFormat:
+		return fmt.Errorf("job %s: its spec has format %d, from a coordinator of an earlier version, which would misread the results of this binary's tasks (format %d): run the same version of neardup as the coordinator", s.Job, s.Format, SpecFormat)
 	}
 	return nil
 }

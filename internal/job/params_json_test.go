@@ -272,21 +272,24 @@ func mustRead(t *testing.T, path string) []byte {
 	return data
 }
 
-// TestSpecFormat checks that a worker reads the specs of every format up
-// to its own and refuses a newer one, naming both.
+// TestSpecFormat checks that a worker reads the specs of its own format
+// and refuses a newer one (which it would misread) and an older one
+// (whose coordinator would misread its results: before format 2, their
+// ranges by chunk or partition, not route tables), naming both and
+// saying what to do.
 func TestSpecFormat(t *testing.T) {
 	tests := []struct {
 		format int
 		ok     bool
-	}{{0, true}, {SpecFormat, true}, {SpecFormat + 1, false}}
+	}{{0, false}, {SpecFormat - 1, false}, {SpecFormat, true}, {SpecFormat + 1, false}}
 	for _, tt := range tests {
 		s := Spec{Job: "j", Format: tt.format}
 		err := s.CheckFormat()
 		if (err == nil) != tt.ok {
 			t.Errorf("format %d: %v, want ok %v", tt.format, err, tt.ok)
 		}
-		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("format %d", tt.format)) {
-			t.Errorf("format %d: %q does not name it", tt.format, err)
+		if err != nil && (!strings.Contains(err.Error(), fmt.Sprintf("format %d", tt.format)) || !strings.Contains(err.Error(), "run the same version of neardup as the coordinator")) {
+			t.Errorf("format %d: %q does not name it or say what to do", tt.format, err)
 		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
@@ -64,7 +65,7 @@ func ranWith(t *testing.T, jobDir string) []Roots {
 // rootsAt returns the roots at paths.
 func rootsAt(t *testing.T, paths ...string) []Roots {
 	t.Helper()
-	r, err := control.ResolveRoots(paths)
+	r, err := dataroot.Resolve(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
