@@ -5,8 +5,9 @@
 # the same image from binaries built outside (Dockerfile.prebuilt). The
 # build context has no .git, so the revision that --version prints comes
 # from a build argument: docker build --build-arg REVISION=$(git rev-parse HEAD) .
-# TAGS leaves out object-store drivers (docs/operations.md, "Build tags"):
-# --build-arg TAGS=nogcs,noazure for an image that reads and writes S3 only.
+# TAGS adds object-store drivers (docs/operations.md, "Builds"): the
+# default reads and writes S3; --build-arg TAGS=gcs,azure adds gs:// and
+# azblob://.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

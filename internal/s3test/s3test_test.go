@@ -14,7 +14,7 @@ import (
 )
 
 // TestRequireKey checks the signature check against the client neardup
-// uses (gocloud.dev/blob on the AWS SDK): signed with the key, every
+// uses (the AWS SDK's S3 client): signed with the key, every
 // operation of the storage contract works, ranged reads and keys that
 // need escaping included; signed with another key or secret, or not
 // signed, a request is refused. The same for a server in memory and one
