@@ -62,7 +62,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
 		fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
 		fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
-		fs.Var((*listFlag)(&cfg.Against), "against", "an earlier job's output to match against (repeatable; give every earlier job of a series): its documents are never dropped, and this job's near-duplicates of them are")
+		fs.Var((*listFlag)(&cfg.Against), "against", "an earlier job's output to match against (repeatable; give every earlier job of a series): its documents are never dropped, this job's near-duplicates of its published ones are, and its dropped ones are never kept")
 		fs.BoolVar(&cfg.AllowPartial, "allow-partial", false, "accept a job whose map tasks failed for good as finished, marked _PARTIAL (without it: no marker, and a rerun retries them)")
 		var ser seriesFlags
 		if !compare {

@@ -162,6 +162,7 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 	if err != nil {
 		return nil, err
 	}
+	warnPublished(earlier, params.Keep, log)
 	c := &checked{locations: locs, earlier: earlier}
 	fail := func(err error) (*checked, error) {
 		closeEarlier(earlier)

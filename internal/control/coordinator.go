@@ -80,7 +80,8 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	if w := simhashRecallWarning(p); w != "" {
 		warnings = append(warnings, w)
 	}
-	for _, w := range []string{notRegularWarning(man.SkippedInputs), duplicateIDWarning(man.Counts.DuplicateIDs, man.DuplicateIDExamples)} {
+	for _, w := range []string{notRegularWarning(man.SkippedInputs), duplicateIDWarning(man.Counts.DuplicateIDs, man.DuplicateIDExamples),
+		keepWarning(j.Mapped.Own, p)} {
 		if w != "" {
 			warnings = append(warnings, w)
 		}
@@ -122,6 +123,9 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 			return nil, err
 		}
 		ix.Model = model
+		if err := index.WriteDropped(ctx, c.st, ix); err != nil {
+			return nil, err
+		}
 		if err := index.Write(ctx, c.st, ix); err != nil {
 			return nil, err
 		}

@@ -79,6 +79,13 @@ const PlannedRejectFile = RejectsDir + "/planned.parquet"
 // again. Indexes before version 3 held signature files instead
 // (index/sigs/chunk-CCCCCC.sig, package sigfile), named in index.json.
 func TextFile(chunk int) string { return fmt.Sprintf("%s/text/chunk-%06d.txz", IndexDir, chunk) }
+
+// DroppedFile lists the documents of a chunk that its job dropped (the
+// chunk's rows of duplicates.parquet): what a later job matched against
+// the index learns of which earlier documents were never published.
+func DroppedFile(chunk int) string {
+	return fmt.Sprintf("%s/dropped/chunk-%06d.parquet", IndexDir, chunk)
+}
 func CandidateFile(part int) string {
 	return fmt.Sprintf("%s/part=%05d.parquet", CandidatesDir, part)
 }

@@ -396,6 +396,30 @@ type Against struct {
 	FirstChunk int   `json:"first_chunk"`
 	Chunks     int   `json:"chunks"`
 	Docs       int64 `json:"docs"`
+	// Held lists, for a compacted index, the jobs it holds (their chunk
+	// ranges): each document belongs to its own (JobOf).
+	Held []Against `json:"held,omitempty"`
+}
+
+// String describes a as %v does a struct, with the jobs it holds when it
+// holds some.
+func (a Against) String() string {
+	s := fmt.Sprintf("{%s %s %d %d %d", a.Job, a.Out, a.FirstChunk, a.Chunks, a.Docs)
+	if len(a.Held) > 0 {
+		s += fmt.Sprintf(" held %v", a.Held)
+	}
+	return s + "}"
+}
+
+// JobOf names the job that chunk is of: the job a compacted index holds
+// it for, else a.Job.
+func (a Against) JobOf(chunk int) string {
+	for _, h := range a.Held {
+		if chunk >= h.FirstChunk && chunk < h.FirstChunk+h.Chunks {
+			return h.Job
+		}
+	}
+	return a.Job
 }
 
 // Mount is the name prefix under which a job's workers read the files of

@@ -32,14 +32,36 @@ const (
 	TokenizeWordsOnly Tokenizer = "words-only"
 )
 
-// Keep says which document of a cluster is kept.
+// Keep says which document of a cluster is kept, as --keep does: one
+// of the constants, "newest:FIELD" (the latest date in another field or
+// header), or KeepField's rule. Ties, and documents without a value,
+// go to input order. In a job matched against earlier ones (Against, a
+// series), an earlier job's published documents stay the kept ones: the
+// rule chooses which of them is named, and chooses among the job's own
+// documents only in clusters without one.
 type Keep string
 
 // The choices of the kept document.
 const (
 	KeepFirst   Keep = "first"   // the first in input order
-	KeepLongest Keep = "longest" // the one with the most text
+	KeepLongest Keep = "longest" // the one with the most tokens
+	// KeepNewest keeps the latest dated: a WARC or WET record's
+	// WARC-Date, a JSONL or Parquet record's "date" field (RFC 3339 and
+	// ISO 8601 date-times or dates, HTTP dates, 14-digit timestamps, Unix
+	// seconds, Parquet TIMESTAMP and DATE columns).
+	KeepNewest Keep = "newest"
 )
+
+// KeepField is the rule keeping the document with the largest value of
+// a record's field (a numeric or string JSONL member or top-level
+// Parquet column, a WARC or WET header), or with asc the smallest:
+// "field:NAME" or "field:NAME:asc".
+func KeepField(name string, asc bool) Keep {
+	if asc {
+		return Keep("field:" + name + ":asc")
+	}
+	return Keep("field:" + name)
+}
 
 // InputFormat is the kind of the input files.
 type InputFormat string
