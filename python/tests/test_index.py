@@ -84,3 +84,35 @@ def test_index_that_is_none(tmp_path) -> None:
     with pytest.raises(neardup.Error) as e:
         neardup.Index(tmp_path / "nothing")
     assert e.value.exit_code == 1 and str(tmp_path / "nothing") in e.value.message
+
+
+def test_interrupted_query_leaves_no_stale_answer(sample_out) -> None:
+    # An exception (Ctrl-C, a signal handler's) while a request is out
+    # must not leave its answer to be read as the next request's.
+    import signal
+
+    class Interrupt(Exception):
+        pass
+
+    def interrupt(signum, frame):
+        raise Interrupt()
+
+    docs = sample_docs(1000)
+    ix = neardup.Index(sample_out)
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with pytest.raises(Interrupt):
+            signal.setitimer(signal.ITIMER_REAL, 0.02)
+            for _ in range(100):  # until the timer fires
+                ix.query(docs)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    try:
+        [r] = ix.query([("again", docs[0][1])])
+    except neardup.Error as e:
+        assert "closed" in str(e)  # the process was ended with its request
+    else:
+        assert r.id == "again" and r.matches[0].id == docs[0][0]
+    finally:
+        ix.close()

@@ -9,6 +9,8 @@ import json
 import logging
 import os
 import pathlib
+import signal
+import subprocess
 import sys
 import time
 
@@ -75,6 +77,41 @@ def test_callback_error_stops_the_job(tmp_path, monkeypatch) -> None:
         neardup.run([SAMPLE], out, workers=1, progress=fail)
     assert not (out / "_SUCCESS").exists()  # stopped, not finished
     assert time.monotonic() - t0 < 30
+
+
+CTRL_C_SCRIPT = """
+import logging, sys
+import neardup
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+def progress(p):
+    if p.event == "stage done" and p.stage == "map":
+        print("map done", flush=True)
+try:
+    neardup.run([sys.argv[1]], sys.argv[2], workers=1, progress=progress)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_stops_the_job_once(tmp_path) -> None:
+    # A Python program running a job gets Ctrl-C, as from a terminal: a
+    # SIGINT to its process group. The job gets one SIGINT, from the
+    # package, and stops as the command line does on one (not "again:
+    # stopping at once"); the program sees KeyboardInterrupt.
+    env = dict(os.environ, NEARDUP_FAULTS="slow@reduce/0")  # still running after map
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-c", CTRL_C_SCRIPT, str(SAMPLE), str(out)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert p.stdout.readline() == "map done\n"
+        os.killpg(p.pid, signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == 130 and stdout == "interrupted\n", stderr
+    assert "stopping at once" not in stderr, stderr
+    assert not (out / "_SUCCESS").exists()
 
 
 def test_no_progress(tmp_path, caplog) -> None:

@@ -183,17 +183,33 @@ class Index:
         line = '{"docs":[' + ",".join(docs) + "]}\n"
         assert p.popen.stdin is not None
         try:
-            p.popen.stdin.write(line.encode("utf-8"))
-            p.popen.stdin.flush()
-        except BrokenPipeError:
-            self._ended()
-        resp = self._read_line()
+            try:
+                p.popen.stdin.write(line.encode("utf-8"))
+                p.popen.stdin.flush()
+            except BrokenPipeError:
+                self._ended()
+            resp = self._read_line()
+        except Error:
+            raise
+        except BaseException:
+            # Interrupted with the request out (Ctrl-C): its answer would
+            # be read as the next one's. The process goes with it.
+            self._abort()
+            raise
         if "error" in resp:
             raise QueryError(resp["error"])
         return [
             QueryResult(r["id"], [Match(m["index"], m["job"], m["doc"], m["id"], m.get("url", ""), m["similarity"], m["estimate"], m["method"]) for m in r["matches"]])
             for r in resp["results"]
         ]
+
+    def _abort(self) -> None:
+        """Ends the serving process at once; the index is then closed."""
+        p, self._proc = self._proc, None
+        if p is not None:
+            p.close_pipes()
+            p.popen.kill()
+            p.popen.wait()
 
     def _live(self) -> Process:
         if self._proc is None:

@@ -10,6 +10,7 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from typing import (
+    IO,
     Any,
     Callable,
     Dict,
@@ -23,7 +24,7 @@ from typing import (
 
 from ._binary import binary, job_flags, last_message, stop
 from ._errors import EXIT_ERRORS, Error, PartialJobError
-from ._logs import log_record, logger, parse
+from ._logs import log_line, log_record, logger, parse
 from ._rows import Rows, join
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -352,7 +353,10 @@ def _log_progress(p: Progress) -> None:
 
 
 def _run_job(args: List[str], on_progress: Optional[ProgressCallback], allow_partial: bool) -> Result:
-    popen = subprocess.Popen([binary(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # A session of its own: a terminal's Ctrl-C reaches this process
+    # alone, which then sends the job one SIGINT (a second would end it
+    # at once).
+    popen = subprocess.Popen([binary(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     stdout: List[bytes] = []
     reader = threading.Thread(target=lambda: stdout.append(popen.stdout.read()), daemon=True)  # type: ignore[union-attr]
     reader.start()
@@ -372,11 +376,21 @@ def _run_job(args: List[str], on_progress: Optional[ProgressCallback], allow_par
         code = popen.wait()
     except BaseException:
         # Ctrl-C, or the progress callback failed: stop the job as the
-        # command line would, then let the exception go on.
+        # command line would, its last words still logged, then let the
+        # exception go on.
+        drain = threading.Thread(target=_log_rest, args=(popen.stderr,), daemon=True)
+        drain.start()
         stop(popen)
+        drain.join(timeout=5)
         raise
     reader.join()
     return _result(code, b"".join(stdout), "\n".join(tail), allow_partial)
+
+
+def _log_rest(stderr: IO[bytes]) -> None:
+    """Logs what a job being stopped still writes on stderr."""
+    for raw in stderr:
+        log_line(raw.decode("utf-8", "replace").rstrip("\r\n"))
 
 
 def _result(code: int, stdout: bytes, stderr: str, allow_partial: bool) -> Result:
