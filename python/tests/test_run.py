@@ -55,9 +55,10 @@ def test_progress_callback(sample_job) -> None:
     assert all(isinstance(e, neardup.Progress) and e.record["msg"] == e.event for e in events)
 
 
-def test_progress_and_logs_to_logging(tmp_path, caplog) -> None:
+@pytest.mark.parametrize("progress", [None, True])
+def test_progress_and_logs_to_logging(tmp_path, caplog, progress) -> None:
     caplog.set_level(logging.INFO, logger="neardup")
-    neardup.run(SAMPLE / "sample.jsonl.gz", tmp_path / "out", workers=1)
+    neardup.run(SAMPLE / "sample.jsonl.gz", tmp_path / "out", workers=1, progress=progress)
     recs = [r.neardup for r in caplog.records if r.name == "neardup"]
     assert [r["stage"] for r in recs if r["msg"] == "stage done"] == ["map", "reduce", "verify", "cluster"]
     complete = [r for r in caplog.records if r.name == "neardup" and r.neardup["msg"] == "job complete"]

@@ -244,8 +244,8 @@ def run(
         out: the output directory or URL (``--out``); None with
             ``series=...`` (the job is then written to ``SERIES/NAME``).
         threshold: the Jaccard similarity of a near-duplicate.
-        progress: None (the default) logs progress events to the
-            ``neardup`` logger (INFO); a callable receives each
+        progress: None (the default) or True logs progress events to
+            the ``neardup`` logger (INFO); a callable receives each
             :class:`Progress` instead (in this thread); False: none.
         **options: any flag of the coordinator's job (docs/usage.md,
             "Command line"), ``-`` written ``_``: ``workers=2``,
@@ -278,7 +278,7 @@ def run(
     on_progress: Optional[ProgressCallback] = None
     if callable(progress):
         on_progress = progress
-    elif progress is None:
+    elif progress is None or progress is True:
         on_progress = _log_progress
     return _run_job(args, on_progress, allow_partial=bool(options.get("allow_partial")))
 
