@@ -24,7 +24,7 @@ import (
 const inputHelp = "INPUT: files, directories or globs of .warc.wet[.gz], .warc[.gz], .jsonl[.gz|.zst], .parquet, .txt"
 
 // Coordinator returns the coordinator's commands: a job (the default),
-// compare, params, query, write-kept, index and config.
+// compare, params, query, rows, write-kept, series, index and config.
 func Coordinator() []Command {
 	job := Command{Usage: "coordinator --out DIR [flags] INPUT...", Summary: "run a dedup job (" + inputHelp + ")", Setup: jobSetup(false)}
 	return []Command{
@@ -36,6 +36,8 @@ func Coordinator() []Command {
 			Summary: "write a finished job's corpus without its duplicates (or, --annotate, every document annotated)", Setup: writeKeptSetup},
 		{Name: "query", Usage: "coordinator query --index OUT [--index OUT2] [--threshold T] [--format auto|jsonl|text] [--batch N] FILE|-",
 			Summary: "print each document's near-duplicates in finished jobs' indexes, as JSON lines", Setup: querySetup},
+		{Name: "rows", Usage: "coordinator rows [--columns] DATASET OUT",
+			Summary: "print the rows of a complete job's pairs, clusters, duplicates or rejects as JSON lines (--columns: its columns)", Setup: rowsSetup},
 		{Name: "series", Usage: "coordinator series list [--json] DIR",
 			Summary: "list the members of a series (--series DIR): state, documents, pairs, and whether the next member is matched against each", Setup: seriesSetup},
 		{Name: "index", Usage: "coordinator index compact --out DIR [--job NAME] [--overwrite] OUT...",

@@ -71,7 +71,7 @@ internal/control, internal/query < pkg/pipeline;
 
 # tools and commands
 internal/corpus, internal/reference, internal/control < internal/accuracy;
-internal/configfile, internal/kept, internal/metrics, internal/procstat, internal/query, internal/control, internal/series < internal/cli;
+internal/configfile, internal/kept, internal/metrics, internal/procstat, internal/query, internal/control, internal/series, pkg/pipeline < internal/cli;
 internal/cli < cmd/coordinator, cmd/worker;
 internal/accuracy < cmd/accuracy;
 internal/corpus < cmd/gencorpus;
