@@ -1,4 +1,4 @@
-package kept
+package kept_test
 
 import (
 	"bytes"
@@ -6,8 +6,17 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/pkg/formats"
 )
+
+// jsonlRecord is the row a JSONL document becomes with FormatParquet.
+type jsonlRecord struct {
+	ID   string  `parquet:"id"`
+	URL  *string `parquet:"url,optional"`
+	Text string  `parquet:"text"`
+	JSON string  `parquet:"json"`
+}
 
 // checkConverted checks a corpus written with format jsonl or parquet:
 // every input's documents read back from its outputs are the input's
@@ -50,7 +59,7 @@ func checkConverted(t *testing.T, jobDir, dir, format string) {
 			t.Error(err)
 		}
 		switch {
-		case in.Kind == formats.KindJSONL && format == FormatParquet:
+		case in.Kind == formats.KindJSONL && format == kept.FormatParquet:
 			var rows []jsonlRecord
 			for _, o := range outs {
 				rows = append(rows, readRows[jsonlRecord](t, o)...)
@@ -61,7 +70,7 @@ func checkConverted(t *testing.T, jobDir, dir, format string) {
 					break
 				}
 			}
-		case in.Kind == formats.KindParquet && format == FormatJSONL:
+		case in.Kind == formats.KindParquet && format == kept.FormatJSONL:
 			all := readRows[tableRow](t, in.Path)
 			drop := jf.droppedOffsets(in.Path)
 			var wantRows []string

@@ -1,4 +1,4 @@
-package kept
+package kept_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
@@ -27,7 +28,7 @@ import (
 // record against the inputs minus the duplicates.
 func TestSampleCorpus(t *testing.T) {
 	jobDir := runJob(t, 32<<20, "../../testdata/sample")
-	writeAndCheck(t, jobDir, 150, func(t *testing.T, dir string, sum *Summary) {
+	writeAndCheck(t, jobDir, 150, func(t *testing.T, dir string, sum *kept.Summary) {
 		copies := map[formats.Kind]string{}
 		for _, f := range sum.Files {
 			copies[f.Kind] = f.Copy
@@ -40,11 +41,11 @@ func TestSampleCorpus(t *testing.T) {
 		}
 	})
 	t.Run("annotate", func(t *testing.T) {
-		dir, sum := writeCorpus(t, jobDir, Options{Annotate: true})
+		dir, sum := writeCorpus(t, jobDir, kept.Options{Annotate: true})
 		if sum.Kept != sum.Docs || sum.Dropped != 0 {
 			t.Errorf("annotating wrote %d of %d documents, dropped %d", sum.Kept, sum.Docs, sum.Dropped)
 		}
-		if err := checkAnnotated(t, jobDir, dir, FormatAuto); err != nil {
+		if err := checkAnnotated(t, jobDir, dir, kept.FormatAuto); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -58,7 +59,7 @@ func TestSampleCorpus(t *testing.T) {
 			{"sample.warc.gz", swapLastMember},
 			{"sample.warc.wet.gz", swapLastMember},
 		} {
-			dir, sum := writeCorpus(t, jobDir, Options{})
+			dir, sum := writeCorpus(t, jobDir, kept.Options{})
 			for _, f := range sum.Files {
 				if filepath.Base(f.Input) == tamper.input {
 					tamper.fn(t, jf, f.Input, filepath.Join(dir, f.Outputs[0]))
@@ -76,14 +77,14 @@ func TestSampleCorpus(t *testing.T) {
 // writeAndCheck writes the corpus of jobDir with one output file per input
 // and in shards of per documents, checks each with checkKept (and the
 // shards with checkShards), then with more.
-func writeAndCheck(t *testing.T, jobDir string, per int64, more func(t *testing.T, dir string, sum *Summary)) {
+func writeAndCheck(t *testing.T, jobDir string, per int64, more func(t *testing.T, dir string, sum *kept.Summary)) {
 	for _, shard := range []int64{0, per} {
 		name := "one file per input"
 		if shard > 0 {
 			name = fmt.Sprintf("shards of %d documents", shard)
 		}
 		t.Run(name, func(t *testing.T) {
-			dir, sum := writeCorpus(t, jobDir, Options{ShardDocs: shard})
+			dir, sum := writeCorpus(t, jobDir, kept.Options{ShardDocs: shard})
 			if err := checkKept(t, jobDir, dir); err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +100,7 @@ func writeAndCheck(t *testing.T, jobDir string, per int64, more func(t *testing.
 
 // checkShards checks that each output of f holds at most per documents,
 // and all but the last exactly per.
-func checkShards(t *testing.T, dir string, f FileSummary, per int64) {
+func checkShards(t *testing.T, dir string, f kept.FileSummary, per int64) {
 	t.Helper()
 	if want := max(1, (f.Kept+per-1)/per); int64(len(f.Outputs)) != want {
 		t.Errorf("%s: %d outputs for %d documents, want %d", f.Input, len(f.Outputs), f.Kept, want)
@@ -254,7 +255,7 @@ func TestDerivedInputs(t *testing.T) {
 	in := derivedInputs(t)
 	jobDir := runJob(t, 64<<10, in)
 	jf := readJob(t, jobDir)
-	writeAndCheck(t, jobDir, 100, func(t *testing.T, dir string, sum *Summary) {
+	writeAndCheck(t, jobDir, 100, func(t *testing.T, dir string, sum *kept.Summary) {
 		for _, f := range sum.Files {
 			if f.Dropped == 0 {
 				t.Errorf("%s: no duplicate dropped; the test wants some in every input", f.Input)
@@ -275,15 +276,15 @@ func TestDerivedInputs(t *testing.T) {
 			}
 		}
 	})
-	for _, format := range []string{FormatJSONL, FormatParquet} {
+	for _, format := range []string{kept.FormatJSONL, kept.FormatParquet} {
 		t.Run("format "+format, func(t *testing.T) {
-			dir, _ := writeCorpus(t, jobDir, Options{Format: format, ShardDocs: 100})
+			dir, _ := writeCorpus(t, jobDir, kept.Options{Format: format, ShardDocs: 100})
 			checkConverted(t, jobDir, dir, format)
 		})
 	}
-	for _, format := range []string{FormatAuto, FormatJSONL, FormatParquet} {
+	for _, format := range []string{kept.FormatAuto, kept.FormatJSONL, kept.FormatParquet} {
 		t.Run("annotate, format "+format, func(t *testing.T) {
-			dir, _ := writeCorpus(t, jobDir, Options{Annotate: true, ShardDocs: 100, Format: format})
+			dir, _ := writeCorpus(t, jobDir, kept.Options{Annotate: true, ShardDocs: 100, Format: format})
 			if err := checkAnnotated(t, jobDir, dir, format); err != nil {
 				t.Fatal(err)
 			}
@@ -291,7 +292,7 @@ func TestDerivedInputs(t *testing.T) {
 	}
 	t.Run("the check fails on a wrong row", func(t *testing.T) {
 		jf := readJob(t, jobDir)
-		dir, sum := writeCorpus(t, jobDir, Options{})
+		dir, sum := writeCorpus(t, jobDir, kept.Options{})
 		outs := outputsOf(t, dir, sum, "table.parquet")
 		input := filepath.Join(in, "table.parquet")
 		all := readRows[tableRow](t, input)
@@ -309,7 +310,7 @@ func TestDerivedInputs(t *testing.T) {
 }
 
 // outputsOf returns the paths of the outputs of the input named name.
-func outputsOf(t *testing.T, dir string, sum *Summary, name string) []string {
+func outputsOf(t *testing.T, dir string, sum *kept.Summary, name string) []string {
 	t.Helper()
 	for _, f := range sum.Files {
 		if filepath.Base(f.Input) == name {
@@ -326,7 +327,7 @@ func outputsOf(t *testing.T, dir string, sum *Summary, name string) []string {
 
 // checkTable reads the Parquet outputs of f as tableRow values: the input's
 // rows without the duplicates', every column equal.
-func checkTable(t *testing.T, jf *jobFacts, f FileSummary, dir string) {
+func checkTable(t *testing.T, jf *jobFacts, f kept.FileSummary, dir string) {
 	t.Helper()
 	all := readRows[tableRow](t, f.Input)
 	drop := jf.droppedOffsets(f.Input)
@@ -417,25 +418,25 @@ func TestWriteChecks(t *testing.T) {
 		}, "when the job read it: the file has changed"},
 		{"an unfinished job", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, job.SuccessFile))
-		}, ErrNotFinished.Error()},
+		}, kept.ErrNotFinished.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := clone(t)
 			tt.change(t, dir)
-			_, err := Write(ctx, Options{Job: dir, Dir: filepath.Join(t.TempDir(), "kept"), Roots: roots})
+			_, err := kept.Write(ctx, kept.Options{Job: dir, Dir: filepath.Join(t.TempDir(), "kept"), Roots: roots})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Write: %v, want an error saying %q", err, tt.want)
 			}
 		})
 	}
 	t.Run("a directory that holds a corpus", func(t *testing.T) {
-		out, _ := writeCorpus(t, jobDir, Options{ShardDocs: 1})
-		_, err := Write(ctx, Options{Job: jobDir, Dir: out, Roots: roots})
-		if !errors.Is(err, ErrNotEmpty) {
+		out, _ := writeCorpus(t, jobDir, kept.Options{ShardDocs: 1})
+		_, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: out, Roots: roots})
+		if !errors.Is(err, kept.ErrNotEmpty) {
 			t.Fatalf("Write into a directory that holds files: %v, want ErrNotEmpty", err)
 		}
-		if _, err := Write(ctx, Options{Job: jobDir, Dir: out, Roots: roots, Overwrite: true}); err != nil {
+		if _, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: out, Roots: roots, Overwrite: true}); err != nil {
 			t.Fatalf("with Overwrite: %v", err)
 		}
 		if shard, err := filepath.Glob(filepath.Join(out, "*-00001.*")); err != nil || len(shard) != 0 {
@@ -447,7 +448,7 @@ func TestWriteChecks(t *testing.T) {
 	})
 	t.Run("a directory that holds a job", func(t *testing.T) {
 		parent := filepath.Dir(clone(t))
-		_, err := Write(ctx, Options{Job: jobDir, Dir: parent, Roots: roots, Overwrite: true})
+		_, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: parent, Roots: roots, Overwrite: true})
 		if err == nil || !strings.Contains(err.Error(), "holds a job") {
 			t.Fatalf("Write over a directory that holds a job: %v", err)
 		}
@@ -466,18 +467,18 @@ func TestWriteChecks(t *testing.T) {
 			}
 			return storage.OpenFile(ctx, path)
 		}
-		_, err := Write(ctx, Options{Job: jobDir, Dir: out, Roots: roots, Open: open})
+		_, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: out, Roots: roots, Open: open})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Write: %v, want context.Canceled", err)
 		}
-		for _, name := range []string{SuccessFile, SummaryFile} {
+		for _, name := range []string{kept.SuccessFile, kept.SummaryFile} {
 			if _, err := os.Stat(filepath.Join(out, name)); !os.IsNotExist(err) {
 				t.Errorf("a cancelled Write left %s: %v", name, err)
 			}
 		}
 	})
 	t.Run("the job's own directory", func(t *testing.T) {
-		if _, err := Write(ctx, Options{Job: jobDir, Dir: jobDir, Roots: roots, Overwrite: true}); err == nil {
+		if _, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: jobDir, Roots: roots, Overwrite: true}); err == nil {
 			t.Fatal("Write into the job's directory succeeded")
 		}
 	})
@@ -559,6 +560,10 @@ func wantAnnotations(t *testing.T, jobDir string, jf *jobFacts) map[int64]annota
 	return want
 }
 
+// annotationColumns is how many columns --annotate adds to a Parquet
+// input's (docs/usage.md).
+const annotationColumns = 6
+
 // checkAnnotated checks an annotated corpus: annotations.parquet holds
 // every document once, with its file, offset and the annotation
 // wantAnnotations gives; JSONL outputs hold every input line, a
@@ -578,7 +583,7 @@ func checkAnnotated(t *testing.T, jobDir, dir, format string) error {
 			outputs[o] = true
 		}
 	}
-	for _, a := range readRows[Annotation](t, filepath.Join(dir, AnnotationsFile)) {
+	for _, a := range readRows[kept.Annotation](t, filepath.Join(dir, kept.AnnotationsFile)) {
 		d, ok := jf.byDoc[a.Doc]
 		got := annotation{a.Doc, a.Cluster, a.ClusterSize, a.Keep, a.BestMatchID, a.BestSimilarity}
 		switch {
@@ -609,7 +614,7 @@ func checkAnnotated(t *testing.T, jobDir, dir, format string) error {
 			return doc, ok
 		}
 		switch {
-		case in.Kind == formats.KindJSONL && format == FormatParquet:
+		case in.Kind == formats.KindJSONL && format == kept.FormatParquet:
 			// A row for each document, its line in the json column.
 			docs := jf.docs[in.Path]
 			inLines := map[int64]string{}
@@ -633,10 +638,10 @@ func checkAnnotated(t *testing.T, jobDir, dir, format string) error {
 			errs = append(errs, checkAnnotatedRows(t, in.Path, outs, func(i int) (int64, bool) { return docs[i].Doc, true }, want))
 		case in.Kind == formats.KindJSONL:
 			errs = append(errs, checkAnnotatedLines(t, in, outs, docAt, want))
-		case in.Kind == formats.KindParquet && format == FormatJSONL:
+		case in.Kind == formats.KindParquet && format == kept.FormatJSONL:
 			errs = append(errs, checkAnnotatedObjects(t, in.Path, outs, rowDoc, want))
 		case in.Kind == formats.KindParquet:
-			errs = append(errs, checkRows(t, in.Path, outs, nil, len(annotationColumns)))
+			errs = append(errs, checkRows(t, in.Path, outs, nil, annotationColumns))
 			errs = append(errs, checkAnnotatedRows(t, in.Path, outs, rowDoc, want))
 		default:
 			if !bytes.Equal(concat(t, outs), decompressed(t, in.Path, in.Compression)) {
