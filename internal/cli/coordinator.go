@@ -32,7 +32,7 @@ func Coordinator() []Command {
 		{Name: "compare", Usage: "coordinator compare --out DIR [flags] INPUT...", Summary: "run the job with MinHash and with SimHash, side by side", Setup: jobSetup(true)},
 		{Name: "params", Usage: "coordinator params [--method M] [--threshold T] [--perms K] [--bands B --rows R] [--svg FILE [--also BxR,...]]",
 			Summary: "show the banding plan for a threshold", Setup: paramsSetup},
-		{Name: "write-kept", Usage: "coordinator write-kept --job OUT --dir DIR [--data-root DIR]... [--annotate] [--shard-docs N] [--format auto|jsonl|parquet] [INPUT...]",
+		{Name: "write-kept", Usage: "coordinator write-kept --job OUT --dir DIR [--data-root DIR]... [--annotate] [--shard-docs N] [--format auto|jsonl|parquet|warc] [INPUT...]",
 			Summary: "write a finished job's corpus without its duplicates (or, --annotate, every document annotated)", Setup: writeKeptSetup},
 		{Name: "query", Usage: "coordinator query --index OUT [--index OUT2] [--threshold T] [--format auto|jsonl|text] [--batch N] FILE|-",
 			Summary: "print each document's near-duplicates in finished jobs' indexes, as JSON lines", Setup: querySetup},

@@ -33,7 +33,11 @@ const MarkerFile = "_WRITE_KEPT"
 // ownName matches the names write-kept writes in its directory: the
 // outputs NNNNN-STEM[-NNNNN].EXT (NNNNN the input's place in the
 // manifest) and the files beside them.
-var ownName = regexp.MustCompile(`^([0-9]{5,}-[^/]+|` + regexp.QuoteMeta(SummaryFile) + `|` + SuccessFile + `|` + MarkerFile + `|` + regexp.QuoteMeta(AnnotationsFile) + `)$`)
+var ownName = regexp.MustCompile(`^(` + OutputPattern + `|` + regexp.QuoteMeta(SummaryFile) + `|` + SuccessFile + `|` + PartialFile + `|` + MarkerFile + `|` + regexp.QuoteMeta(AnnotationsFile) + `)$`)
+
+// OutputPattern matches the names of the corpus's files: NNNNN-STEM.EXT or
+// NNNNN-STEM-NNNNN.EXT, NNNNN the input's place among the job's inputs.
+const OutputPattern = `[0-9]{5,}-[^/]+`
 
 // checkInputs refuses the inputs of the manifest unless every one lies
 // under every one of roots; there must be some.
@@ -62,7 +66,7 @@ func checkInputs(where string, inputs []job.Input, roots []Roots) error {
 // after checkInputs cannot lead the read out of them. Where there is no
 // such path (another system, no /proc, an object), the check made before
 // opening stands.
-func checkOpened(f storage.File, input string, roots []Roots) error {
+func checkOpened(f storage.File, input string, roots []checker) error {
 	fd, ok := f.(interface{ Fd() uintptr })
 	if !ok {
 		return nil

@@ -216,6 +216,7 @@ func derivedInputs(t *testing.T) string {
 		part = append(part, l.data...)
 	}
 	write("part.jsonl", part)
+	write("typed.jsonl", typedLines(t, jsonl[900:1300]))
 
 	var rows []tableRow
 	for i, l := range jsonl[500:900] {
@@ -245,6 +246,56 @@ func derivedInputs(t *testing.T) string {
 	}
 	f.Close()
 	return dir
+}
+
+// typedLines makes JSONL lines of members of every kind from the sample's
+// lines ls (their id, URL and text): integers, numbers, booleans, objects,
+// arrays, members of mixed kinds, of nulls only, a number no float64
+// holds; the first line starts with a member the others have later. A
+// blank line, a line that is an array and one whose text is a number are
+// no documents.
+func typedLines(t *testing.T, ls []piece) []byte {
+	t.Helper()
+	var out []byte
+	for i, l := range ls {
+		var doc struct{ ID, URL, Text string }
+		if err := json.Unmarshal(l.data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := json.Marshal(doc.ID)
+		url, _ := json.Marshal(doc.URL)
+		text, _ := json.Marshal(doc.Text)
+		score := fmt.Sprint(i)
+		if i%2 == 1 {
+			score += ".5"
+		}
+		mixed := `"s"`
+		if i%2 == 1 {
+			mixed = fmt.Sprint(i)
+		}
+		first := ""
+		if i == 0 {
+			first = `"ok":true, `
+		}
+		line := fmt.Sprintf(`{%s"id":%s,"url":%s,"text":%s,"n":%d,"score":%s,"ok":%v,"meta":{"i": %d},"tags":[%d,"x"],"mixed":%s`,
+			first, id, url, text, i, score, i%3 == 0, i, i, mixed)
+		if i%2 == 0 {
+			line += `,"maybe":null`
+		}
+		if i == 5 {
+			line += `,"huge":1e999`
+		}
+		out = append(out, line+"}\n"...)
+		switch i {
+		case 10:
+			out = append(out, "\n"...)
+		case 11:
+			out = append(out, "[1, 2]\n"...)
+		case 12:
+			out = append(out, `{"id":"number-text","text":12,"ok":false}`+"\n"...)
+		}
+	}
+	return out
 }
 
 // TestDerivedInputs writes the corpus of a job on derivedInputs: WARC
@@ -477,6 +528,16 @@ func TestWriteChecks(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a format that cannot write an input", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "kept")
+		_, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: out, Roots: roots, Format: kept.FormatWARC})
+		if err == nil || !strings.Contains(err.Error(), "broken.jsonl (jsonl) cannot be written as warc") {
+			t.Fatalf("Write of a JSONL input as WARC: %v", err)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("the refused Write made its directory: %v", err)
+		}
+	})
 	t.Run("the job's own directory", func(t *testing.T) {
 		if _, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: jobDir, Roots: roots, Overwrite: true}); err == nil {
 			t.Fatal("Write into the job's directory succeeded")
@@ -615,34 +676,48 @@ func checkAnnotated(t *testing.T, jobDir, dir, format string) error {
 		}
 		switch {
 		case in.Kind == formats.KindJSONL && format == kept.FormatParquet:
-			// A row for each document, its line in the json column.
+			// A row for each document, its members in columns.
 			docs := jf.docs[in.Path]
-			inLines := map[int64]string{}
-			for _, l := range lines(decompressed(t, in.Path, in.Compression)) {
-				inLines[l.off] = string(bytes.TrimRight(l.data, "\r\n"))
+			var offsets []int64
+			for _, d := range docs {
+				offsets = append(offsets, d.Offset)
 			}
-			var rows []jsonlRecord
-			for _, o := range outs {
-				rows = append(rows, readRows[jsonlRecord](t, o)...)
-			}
-			if len(rows) != len(docs) {
-				errs = append(errs, fmt.Errorf("%s: %d rows, want one for each of its %d documents", in.Path, len(rows), len(docs)))
-				continue
-			}
-			for i, r := range rows {
-				if r.JSON != inLines[docs[i].Offset] || r.ID != docs[i].ID {
-					errs = append(errs, fmt.Errorf("%s: row %d is not document %q's line", in.Path, i, docs[i].ID))
-					break
-				}
-			}
+			errs = append(errs, checkColumns(t, in, outs, offsets, jf.man.Params.TextField, annotationColumns))
 			errs = append(errs, checkAnnotatedRows(t, in.Path, outs, func(i int) (int64, bool) { return docs[i].Doc, true }, want))
 		case in.Kind == formats.KindJSONL:
 			errs = append(errs, checkAnnotatedLines(t, in, outs, docAt, want))
 		case in.Kind == formats.KindParquet && format == kept.FormatJSONL:
-			errs = append(errs, checkAnnotatedObjects(t, in.Path, outs, rowDoc, want))
+			var ids []string
+			for _, r := range readRows[tableRow](t, in.Path) {
+				ids = append(ids, r.ID)
+			}
+			errs = append(errs, checkAnnotatedObjects(t, in.Path, outs, ids, rowDoc, want))
 		case in.Kind == formats.KindParquet:
 			errs = append(errs, checkRows(t, in.Path, outs, nil, annotationColumns))
 			errs = append(errs, checkAnnotatedRows(t, in.Path, outs, rowDoc, want))
+		case format == kept.FormatJSONL || format == kept.FormatParquet:
+			// A WARC, WET or text file: an object or a row for each
+			// document, in order.
+			docs := jf.docs[in.Path]
+			var ids []string
+			for _, d := range docs {
+				ids = append(ids, d.ID)
+			}
+			docOf := func(i int) (int64, bool) { return docs[i].Doc, true }
+			if format == kept.FormatJSONL {
+				errs = append(errs, checkAnnotatedObjects(t, in.Path, outs, ids, docOf, want))
+				continue
+			}
+			var got []string
+			for _, o := range outs {
+				for _, d := range readDocs(t, jf, o, formats.KindParquet, "") {
+					got = append(got, d.ID)
+				}
+			}
+			if !slices.Equal(got, ids) {
+				errs = append(errs, fmt.Errorf("%s: rows of documents %q, want %q", in.Path, got, ids))
+			}
+			errs = append(errs, checkAnnotatedRows(t, in.Path, outs, docOf, want))
 		default:
 			if !bytes.Equal(concat(t, outs), decompressed(t, in.Path, in.Compression)) {
 				errs = append(errs, fmt.Errorf("%s: the annotated outputs are not the input's records", in.Path))
@@ -678,14 +753,14 @@ func checkAnnotatedRows(t *testing.T, input string, outs []string, docOf func(i 
 	return nil
 }
 
-// checkAnnotatedObjects checks the JSON lines a Parquet input was written
-// as: line i is row i, with the "neardup" member of document docOf(i), or
-// none when it is no document.
-func checkAnnotatedObjects(t *testing.T, input string, outs []string, docOf func(i int) (int64, bool), want map[int64]annotation) error {
-	rows := readRows[tableRow](t, input)
+// checkAnnotatedObjects checks the JSON lines a Parquet input (or the
+// documents of a WARC, WET or text file) was written as: line i is record
+// i, whose id is ids[i], with the "neardup" member of document docOf(i),
+// or none when it is no document.
+func checkAnnotatedObjects(t *testing.T, input string, outs []string, ids []string, docOf func(i int) (int64, bool), want map[int64]annotation) error {
 	outLines := lines(concat(t, outs))
-	if len(outLines) != len(rows) {
-		return fmt.Errorf("%s: %d lines, want the input's %d rows", input, len(outLines), len(rows))
+	if len(outLines) != len(ids) {
+		return fmt.Errorf("%s: %d lines, want the input's %d records", input, len(outLines), len(ids))
 	}
 	for i, l := range outLines {
 		var obj struct {
@@ -697,8 +772,8 @@ func checkAnnotatedObjects(t *testing.T, input string, outs []string, docOf func
 		}
 		doc, isDoc := docOf(i)
 		switch {
-		case obj.ID != rows[i].ID:
-			return fmt.Errorf("%s: line %d is %q, not row %d, %q", input, i, obj.ID, i, rows[i].ID)
+		case obj.ID != ids[i]:
+			return fmt.Errorf("%s: line %d is %q, not record %d, %q", input, i, obj.ID, i, ids[i])
 		case isDoc != (obj.Neardup != nil):
 			return fmt.Errorf("%s: line %d: document %v, annotated %v", input, i, isDoc, obj.Neardup != nil)
 		case isDoc && !sameAnnotation(*obj.Neardup, want[doc]):
