@@ -16,7 +16,7 @@ import (
 )
 
 // checkConverted checks a corpus written with format jsonl or parquet:
-// every input's documents read back from its outputs are the input's
+// every input's outputs are of that format, its documents read back from its outputs are the input's
 // minus the duplicates (by id, URL and text); a JSONL input written as
 // Parquet has a column for each member and a row for each kept document
 // (checkColumns); a Parquet input written as JSON lines has each row but
@@ -42,6 +42,9 @@ func checkConverted(t *testing.T, jobDir, dir, format string) {
 		var got []formats.Doc
 		for _, o := range outs {
 			kind, _ := formats.DetectKind(o)
+			if string(kind) != format {
+				t.Errorf("%s (%s) written as %s, not %s", in.Path, in.Kind, o, format)
+			}
 			got = append(got, readDocs(t, jf, o, kind, "")...)
 		}
 		if err := sameDocs(got, want, in.Path); err != nil {
