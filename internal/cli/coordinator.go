@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
@@ -67,6 +68,9 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		var ser seriesFlags
 		if !compare {
 			ser.register(fs)
+			fs.StringVar(&cfg.WriteKept, "write-kept", "", "also write the corpus without its duplicates into this directory or URL, as the job's last stage "+
+				"(with --series: into DIR/NAME, a directory for each member); outside --out, the inputs and the earlier jobs")
+			fs.StringVar(&cfg.KeptFormat, "kept-format", "", "with --write-kept, "+keptFormatHelp+" (default auto)")
 		}
 		p.RegisterFlags(fs)
 		qc.RegisterFlags(fs)
@@ -158,7 +162,7 @@ func runJob(ctx context.Context, cfg control.Config, out Streams) int {
 		log.Error("job failed", "err", err)
 		code := 1
 		switch {
-		case errors.Is(err, control.ErrComplete):
+		case errors.Is(err, control.ErrComplete), errors.Is(err, kept.ErrNotEmpty):
 			code = 3
 		case errors.Is(err, control.ErrJobBusy):
 			code = 5

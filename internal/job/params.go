@@ -341,15 +341,38 @@ type Spec struct {
 	Params Params `json:"params"`
 	// Derived is what the job derived from --against at its start.
 	Derived
-	// Format is the spec's format (SpecFormat when the job began; 0
+	// Kept is the corpus the job writes in its write-kept stage
+	// (--write-kept), nil for none.
+	Kept *KeptOutput `json:"kept,omitempty"`
+	// Format is the spec's format (FormatOf when the job began; 0
 	// before formats were numbered): a worker refuses a spec of a format
 	// it does not know instead of misreading it.
 	Format int `json:"format,omitempty"`
 }
 
-// SpecFormat is the format of the specs this version writes: 1 has the
-// derived state beside the params (before, inside them).
-const SpecFormat = 1
+// KeptOutput is where and how a job writes its kept corpus.
+type KeptOutput struct {
+	// Dir is the corpus's directory: an absolute path or an object-store
+	// URL, as every worker sees it.
+	Dir string `json:"dir"`
+	// Format is what its files are (kept.Formats).
+	Format string `json:"format"`
+}
+
+// SpecFormat is the newest format of the specs this version writes: 1
+// has the derived state beside the params (before, inside them); 2 names
+// a kept corpus (Kept), which a worker of an older version would not
+// write.
+const SpecFormat = 2
+
+// FormatOf is the format s is written in: the oldest that holds it, so
+// that a job without a kept corpus stays one older workers run.
+func (s *Spec) FormatOf() int {
+	if s.Kept != nil {
+		return 2
+	}
+	return 1
+}
 
 // CheckFormat refuses a spec of a format newer than this version reads.
 func (s *Spec) CheckFormat() error {

@@ -83,31 +83,31 @@ func checkOpened(f storage.File, input string, roots []checker) error {
 	return nil
 }
 
-// place is a location write-kept reads and must not write into: the job,
+// Place is a location write-kept reads and must not write into: the job,
 // an input.
-type place struct {
-	what string // "the job", "input 3", "the INPUT"
-	loc  string
+type Place struct {
+	What string // "the job", "input 3", "the INPUT"
+	Loc  string
 }
 
-// checkPlacement refuses an output location dir that is, lies under or
+// CheckPlacement refuses an output location dir that is, lies under or
 // holds one of the places (the job, its inputs): writing there, or
 // emptying it with --overwrite, would change what the corpus is made of.
-func checkPlacement(dir string, places []place) error {
+func CheckPlacement(dir string, places []Place) error {
 	d, err := resolve(dir)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	for _, p := range places {
-		l, err := resolve(p.loc)
+		l, err := resolve(p.Loc)
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", p.what, p.loc, err)
+			return fmt.Errorf("%s %s: %w", p.What, p.Loc, err)
 		}
 		switch {
 		case nested(l, d):
-			return fmt.Errorf("%s: the corpus cannot be written into %s (%s), or under it", dir, p.what, p.loc)
+			return fmt.Errorf("%s: the corpus cannot be written into %s (%s), or under it", dir, p.What, p.Loc)
 		case nested(d, l):
-			return fmt.Errorf("%s: holds %s (%s): the corpus cannot be written around it", dir, p.what, p.loc)
+			return fmt.Errorf("%s: holds %s (%s): the corpus cannot be written around it", dir, p.What, p.Loc)
 		}
 	}
 	return nil

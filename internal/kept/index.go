@@ -47,8 +47,9 @@ func readManifest(ctx context.Context, s storage.Opener, where string) (*manifes
 	return m, nil
 }
 
-// readDuplicates returns the ordinals of duplicates.parquet, sorted.
-func readDuplicates(ctx context.Context, s storage.Opener) ([]int64, error) {
+// ReadDuplicates returns the ordinals of the job's duplicates.parquet in s,
+// sorted.
+func ReadDuplicates(ctx context.Context, s storage.Opener) ([]int64, error) {
 	var dups []int64
 	err := pqfile.Stream(ctx, s, job.DuplicatesFile, nil, batchRows, func(rows []records.Duplicate) error {
 		for _, r := range rows {

@@ -111,14 +111,10 @@ type Summary struct {
 
 // FileSummary is what was written of one input file.
 type FileSummary struct {
-	Input   string       `json:"input"`
-	Kind    formats.Kind `json:"kind"`
-	Outputs []string     `json:"outputs"`
-	Docs    int64        `json:"docs"`
-	Kept    int64        `json:"kept"`
-	Dropped int64        `json:"dropped"`
-	// Bytes is the size of its outputs.
-	Bytes int64 `json:"bytes"`
+	// KeptFile is the input, its outputs, its documents read, kept and
+	// dropped, and the outputs' bytes: what the job's manifest lists too.
+	manifest.KeptFile
+	Kind formats.Kind `json:"kind"`
 	// Copy says how records were written: "members" (WARC/WET records
 	// that are gzip members of their own, copied compressed, unchanged),
 	// "records" (WARC/WET records decompressed, each written as a gzip
@@ -167,7 +163,7 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	if err := checkInputs(o.Job, man.Inputs, o.Roots); err != nil {
 		return nil, err
 	}
-	if err := checkPlacement(o.Dir, jobPlaces(o.Job, man.Inputs, o.Inputs)); err != nil {
+	if err := CheckPlacement(o.Dir, JobPlaces(o.Job, man.Inputs, o.Inputs)); err != nil {
 		return nil, err
 	}
 	if err := CheckFormat(o.Format, man.Inputs); err != nil {
@@ -183,7 +179,7 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	defer dst.Close()
 	dst.Fsync = o.Fsync
 
-	dups, err := readDuplicates(ctx, src)
+	dups, err := ReadDuplicates(ctx, src)
 	if err != nil {
 		return nil, err
 	}

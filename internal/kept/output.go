@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/storage"
@@ -103,23 +104,48 @@ func WriteSummary(ctx context.Context, dst storage.Creator, sum *Summary) error 
 	return storage.WriteFile(ctx, dst, SummaryFile, append(data, '\n'))
 }
 
-// CheckDir refuses dir as the directory of the corpus of the job at out
-// reading inputs when it is, lies under or holds the job or one of the
-// inputs: writing there, or emptying it with --overwrite, would change
-// what the corpus is made of.
-func CheckDir(dir, out string, inputs []job.Input) error {
-	return checkPlacement(dir, jobPlaces(out, inputs, nil))
-}
-
-// jobPlaces are the places a corpus must keep out of: the job at out,
-// its inputs and the INPUTs the operator named.
-func jobPlaces(out string, inputs []job.Input, named []string) []place {
-	places := []place{{"the job", out}}
+// JobPlaces are the places a corpus must keep out of (CheckPlacement):
+// the job at out, its inputs and the INPUTs the operator named.
+func JobPlaces(out string, inputs []job.Input, named []string) []Place {
+	places := []Place{{"the job", out}}
 	for i, in := range inputs {
-		places = append(places, place{fmt.Sprintf("input %d of the job", i), in.Path})
+		places = append(places, Place{fmt.Sprintf("input %d of the job", i), in.Path})
 	}
 	for _, in := range named {
-		places = append(places, place{"an INPUT", in})
+		places = append(places, Place{"an INPUT", in})
 	}
 	return places
+}
+
+// ownOutput matches the names of the corpus's files (OutputPattern).
+var ownOutput = regexp.MustCompile(`^` + OutputPattern + `$`)
+
+// Complete completes a corpus that tasks wrote into dst (the job's
+// write-kept stage), once every task is done: it removes the corpus's
+// files that sum does not list (written by an earlier run of the job,
+// before its stage started over) and the temporary files of writers that
+// were killed, then writes sum (SummaryFile). Its marker of completion is
+// the caller's, written when the job's is.
+func Complete(ctx context.Context, dst *storage.Dir, sum *Summary) error {
+	listed := map[string]bool{}
+	for _, f := range sum.Files {
+		for _, o := range f.Outputs {
+			listed[o] = true
+		}
+	}
+	names, err := dst.List(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if ownOutput.MatchString(n) && !listed[n] {
+			if err := dst.Remove(ctx, n); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := dst.RemoveTemporaries(ctx, "."); err != nil {
+		return err
+	}
+	return WriteSummary(ctx, dst, sum)
 }

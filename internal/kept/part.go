@@ -10,6 +10,7 @@ import (
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -94,7 +95,7 @@ func (w *writer) file(ctx context.Context, i int, in job.Input, members bool) (*
 		return nil, CheckFormat(w.format, []job.Input{in})
 	}
 	f := &fileJob{ctx: ctx, w: w, in: in, docs: w.docs,
-		sum: FileSummary{Input: in.Path, Kind: in.Kind, Outputs: []string{}, Copy: how}}
+		sum: FileSummary{KeptFile: manifest.KeptFile{Input: in.Path, Outputs: []string{}}, Kind: in.Kind, Copy: how}}
 	file, err := w.open(ctx, in.Path)
 	if err != nil {
 		return nil, err

@@ -57,7 +57,8 @@ internal/index, internal/manifest < internal/series;
 internal/index, internal/job, internal/manifest, internal/sketch, internal/workfile, internal/sigfile, internal/textstore, internal/transient, internal/radix, pkg/minhash, pkg/records < internal/stage;
 internal/stage < internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify;
 internal/stage, internal/unionfind < internal/stage/cluster;
-internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify, internal/stage/cluster < internal/stages;
+internal/stage, internal/kept < internal/stage/writekept;
+internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify, internal/stage/cluster, internal/stage/writekept < internal/stages;
 internal/stage/reduce, internal/stage/gather, internal/worktest < internal/stagetest;
 internal/index < internal/query;
 

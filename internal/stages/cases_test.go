@@ -206,7 +206,7 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	}
 	j := &stage.Job{Spec: spec, Plan: &r.plan, Out: st, FS: st, Manifest: &manifest.Manifest{}, Log: slog.New(slog.DiscardHandler)}
 	rec := recorder{ex: Local{Env: &stage.Env{Spec: spec, FS: st, Cache: &stage.Files{St: st}, Inputs: anyPath{}}}, out: map[string]*stage.Outcome{}}
-	if err := stage.Drive(ctx, j, Of(p), rec); err != nil {
+	if err := stage.Drive(ctx, j, Of(spec), rec); err != nil {
 		t.Fatal(err)
 	}
 	r.maps = results[job.MapResult](t, rec.out["map"])
