@@ -193,20 +193,22 @@ func TestSpecJSONBefore(t *testing.T) {
 	}
 }
 
-// TestSpecJSONGolden checks the encoding of a spec with every parameter
-// and the derived state set against testdata/spec.golden.json (-update
-// rewrites it): the derived state's keys beside params, not in them; that
-// it decodes to the same spec; and that a spec without derived state has
-// the keys every version wrote for a job matched against none.
+// TestSpecJSONGolden checks the encoding of a spec with every parameter,
+// the derived state and a kept corpus set against
+// testdata/spec.golden.json (-update rewrites it): the derived state's
+// keys beside params, not in them; that it decodes to the same spec; and
+// that a spec without derived state and kept corpus has the keys every
+// version wrote for a job matched against none.
 func TestSpecJSONGolden(t *testing.T) {
-	s := Spec{Job: "j2", Epoch: "e2", Out: ".", Params: everyParam(), Derived: someDerived(), Format: SpecFormat}
+	s := Spec{Job: "j2", Epoch: "e2", Out: ".", Params: everyParam(), Derived: someDerived(), Kept: &KeptOutput{Dir: "/corpus/w48", Format: "parquet"}}
+	s.Format = s.FormatOf()
 	checkGolden(t, "spec.golden.json", "  ", s)
 	for _, tt := range []struct {
 		name string
 		spec Spec
 		keys []string
 	}{
-		{"derived", s, []string{"against", "epoch", "first_chunk", "format", "job", "out", "params"}},
+		{"derived", s, []string{"against", "epoch", "first_chunk", "format", "job", "kept", "out", "params"}},
 		{"none", Spec{Job: "j", Params: everyParam()}, []string{"epoch", "job", "out", "params"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -278,7 +280,7 @@ func TestSpecFormat(t *testing.T) {
 	tests := []struct {
 		format int
 		ok     bool
-	}{{0, true}, {SpecFormat, true}, {SpecFormat + 1, false}}
+	}{{0, true}, {1, true}, {SpecFormat, true}, {SpecFormat + 1, false}}
 	for _, tt := range tests {
 		s := Spec{Job: "j", Format: tt.format}
 		err := s.CheckFormat()
@@ -288,5 +290,22 @@ func TestSpecFormat(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("format %d", tt.format)) {
 			t.Errorf("format %d: %q does not name it", tt.format, err)
 		}
+	}
+}
+
+// TestSpecFormatOf checks the format a spec is written in: the oldest
+// that holds it, so that older workers still run a job without a kept
+// corpus and refuse one with it (which they would not write).
+func TestSpecFormatOf(t *testing.T) {
+	if f := (&Spec{}).FormatOf(); f != 1 {
+		t.Errorf("a spec without a kept corpus: format %d, want 1", f)
+	}
+	s := Spec{Job: "j", Kept: &KeptOutput{Dir: "/k", Format: "auto"}}
+	if s.Format = s.FormatOf(); s.Format != 2 {
+		t.Errorf("a spec with a kept corpus: format %d, want 2", s.Format)
+	}
+	old := Spec{Job: "j", Format: s.Format}
+	if err := old.CheckFormat(); err != nil {
+		t.Error(err)
 	}
 }
