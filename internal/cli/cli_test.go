@@ -21,6 +21,14 @@ func TestExitCodes(t *testing.T) {
 	t.Setenv("NATS_URL", "") // the default of --nats
 	t.Setenv("NATS_CREDS", "")
 	out := filepath.Join(t.TempDir(), "out")
+	sample, err := filepath.Abs("../../testdata/sample/sample.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notEmpty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(notEmpty, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		prog     string
 		cmds     []Command
@@ -86,7 +94,16 @@ func TestExitCodes(t *testing.T) {
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "/nonexistent/in.jsonl"}, 2, "INPUT: data root /nonexistent/in.jsonl: "},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "/nonexistent/*.jsonl"}, 2, `INPUT pattern "/nonexistent/*.jsonl" matches no file`},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--data-root", "/nonexistent/data"}, 2, "--data-root: data root /nonexistent/data: "},
-		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--format", "csv", "."}, 2, "--format must be auto, jsonl or parquet"},
+		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--format", "csv", "."}, 2, `--format: the corpus's format must be auto, jsonl, parquet or warc, not "csv"`},
+		{"coordinator", Coordinator(), []string{"--out", out, "--write-kept", filepath.Join(t.TempDir(), "k"), "--kept-format", "csv", "in.jsonl"}, 2, `--kept-format: the corpus's format must be auto, jsonl, parquet or warc, not "csv"`},
+		{"coordinator", Coordinator(), []string{"--out", out, "--kept-format", "parquet", "in.jsonl"}, 2, "--kept-format goes with --write-kept"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--write-kept", "s4://b/k", "in.jsonl"}, 2, "--write-kept"},
+		// Checked once the inputs are known, before the output is made.
+		{"coordinator", Coordinator(), []string{"--out", filepath.Join(t.TempDir(), "o"), "--quiet", "--write-kept", filepath.Join(t.TempDir(), "k"), "--kept-format", "warc", sample},
+			1, "sample.jsonl.gz (jsonl) cannot be written as warc"},
+		// A kept corpus's directory that holds other files: exit 3, as an
+		// output that holds a complete job.
+		{"coordinator", Coordinator(), []string{"--out", filepath.Join(t.TempDir(), "o"), "--quiet", "--write-kept", notEmpty, sample}, 3, "the output directory is not empty"},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--shard-docs", "-1", "."}, 2, "--shard-docs must be 0 or more"},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", t.TempDir(), "--dir", filepath.Join(t.TempDir(), "kept"), "."}, 1, "the job is not finished"},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", filepath.Join(t.TempDir(), "nojob"), "--dir", filepath.Join(t.TempDir(), "kept"), "--data-root", "."}, 1, "no such file or directory"},
