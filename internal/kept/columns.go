@@ -195,13 +195,22 @@ func (f *fileJob) findColumns(file storage.File, textField string) (*table, erro
 			return nil, fmt.Errorf("%s: offset %d: %w", f.in.Path, off, err)
 		}
 	}
-	g := appendedGroup{Node: parquet.Group{}}
 	for i := range t.cols {
 		c := &t.cols[i]
 		c.typ = typeOf(c.kinds)
 		if c.name == textField {
 			c.typ = colString
 		}
+	}
+	t.build()
+	return t, nil
+}
+
+// build makes the schema of t's columns, in their order, each optional,
+// of its type.
+func (t *table) build() {
+	g := appendedGroup{Node: parquet.Group{}}
+	for _, c := range t.cols {
 		node := parquet.String()
 		switch c.typ {
 		case colBool:
@@ -215,7 +224,6 @@ func (f *fileJob) findColumns(file storage.File, textField string) (*table, erro
 	}
 	t.schema = parquet.NewSchema("document", g)
 	t.raw = make([][]byte, len(t.cols))
-	return t, nil
 }
 
 // readLine appends the next line of br, its end of line included, to dst.

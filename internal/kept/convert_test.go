@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -60,6 +61,18 @@ func checkConverted(t *testing.T, jobDir, dir, format string) {
 			}
 			if err := checkColumns(t, in, outs, offsets, jf.man.Params.TextField, 0); err != nil {
 				t.Error(err)
+			}
+		case in.Kind != formats.KindParquet && format == kept.FormatParquet:
+			// A WARC, WET or text file's documents: id, url, text.
+			for _, o := range outs {
+				_, schema := parquetRows(t, o)
+				var names []string
+				for _, f := range schema.Fields() {
+					names = append(names, f.Name())
+				}
+				if !slices.Equal(names, []string{"id", "url", "text"}) {
+					t.Errorf("%s: columns %q, want id, url, text", o, names)
+				}
 			}
 		case in.Kind == formats.KindParquet && format == kept.FormatJSONL:
 			all := readRows[tableRow](t, in.Path)
