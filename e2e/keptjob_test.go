@@ -163,3 +163,56 @@ func TestKeptWorkerKilled(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptCoordinatorKilled kills the coordinator with SIGKILL while the
+// workers write the kept corpus (once its first file is there) and runs
+// the same command again: it claims the corpus as its own (the same job
+// and epoch), the files of the tasks done are not written again, and the
+// corpus is byte-identical to an undisturbed run's.
+func TestKeptCoordinatorKilled(t *testing.T) {
+	in := t.TempDir()
+	run(t, "gencorpus", "-n", "800", "-seed", "17", "-format", "jsonl", "-files", "4", "-out", in)
+	refOut, refDir := filepath.Join(t.TempDir(), "ref"), filepath.Join(t.TempDir(), "ref-kept")
+	run(t, "coordinator", append(append([]string{"--out", refOut, "--workers", "2", "--write-kept", refDir}, jobArgs...), in)...)
+	srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	common := []string{"--nats", srv.URL(), "--ack-wait", "2s"}
+	// Each task of the stage waits 2 s: the coordinator dies among them.
+	start(t, []string{faults.EnvVar + "=slow@write-kept/*"}, "worker", append(common, "--slots", "2")...)
+	out, dir := filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "kept")
+	args := append(append(append([]string{"--out", out, "--write-kept", dir}, common...), jobArgs...), in)
+	coord := start(t, nil, "coordinator", args...)
+	coord.waitFor(t, "writing the kept corpus", 90*time.Second)
+	var written []string
+	for deadline := time.Now().Add(30 * time.Second); len(written) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		written, _ = filepath.Glob(filepath.Join(dir, "0*-part-*.jsonl.gz"))
+	}
+	coord.cmd.Process.Signal(syscall.SIGKILL)
+	coord.wait(t, 10*time.Second)
+	if len(written) == 0 {
+		t.Fatalf("no file of the corpus written within 30 s:\n%s", coord.output())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "_SUCCESS")); err == nil {
+		t.Fatal("the corpus was complete before the coordinator was killed: the test kills it too late")
+	}
+	mtimes := map[string]time.Time{}
+	for _, f := range written {
+		st, _ := os.Stat(f)
+		mtimes[f] = st.ModTime()
+	}
+
+	again := start(t, nil, "coordinator", args...)
+	if err := again.wait(t, 2*time.Minute); err != nil {
+		t.Fatalf("restarted coordinator: %v\n%s", err, again.output())
+	}
+	for f, mt := range mtimes {
+		if st, err := os.Stat(f); err != nil || !st.ModTime().Equal(mt) {
+			t.Errorf("%s was written again after the restart", filepath.Base(f))
+		}
+	}
+	checkKeptCounts(t, out, dir)
+	sameCorpus(t, keptCorpus(t, refDir), keptCorpus(t, dir))
+}

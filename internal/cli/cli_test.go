@@ -319,3 +319,22 @@ func TestOtherEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptNotEmptySummary checks the summary of a job whose kept corpus's
+// directory holds other files: exit 3, as an output that holds a complete
+// job, but a status of its own.
+func TestKeptNotEmptySummary(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"--out", filepath.Join(t.TempDir(), "o"), "--quiet", "--write-kept", dir, "../../testdata/sample/sample.jsonl.gz"}
+	if code := Main("coordinator", args, Coordinator(), &stdout, &stderr); code != 3 {
+		t.Fatalf("exit %d, want 3:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"status":"kept_not_empty","exit_code":3`) {
+		t.Errorf("summary %s", stdout.String())
+	}
+}
