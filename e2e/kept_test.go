@@ -42,7 +42,7 @@ func TestKeptCorpus(t *testing.T) {
 	for kept, job := range map[string]string{
 		"out/sample-kept": "out/sample", "out/sample-annotated": "out/sample", "out/sample-parquet": "out/sample",
 		"out/sample-job-kept": "out/sample-job",
-		"out/table-kept": "out/table", "out/table-annotated": "out/table",
+		"out/table-kept":      "out/table", "out/table-annotated": "out/table",
 	} {
 		counts := readCounts(t, filepath.Join(dir, job))
 		var sum struct {
