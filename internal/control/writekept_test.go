@@ -295,3 +295,50 @@ func TestKeptRoots(t *testing.T) {
 	}
 	d.Close()
 }
+
+// TestWriteKeptAgainst writes the kept corpus of a job matched against an
+// earlier one (--against, as a series' member is): its documents but its
+// duplicates, near-duplicates of the earlier job's documents among them,
+// numbered after the earlier job's chunks; the same corpus as write-kept
+// writes of it.
+func TestWriteKeptAgainst(t *testing.T) {
+	ctx := context.Background()
+	all, _ := genCorpus(t, 1200, 21, 4)
+	files, _ := filepath.Glob(filepath.Join(all, "*.jsonl"))
+	first, second := t.TempDir(), t.TempDir()
+	for i, f := range files {
+		dst := first
+		if i >= 2 {
+			dst = second
+		}
+		if err := os.Rename(f, filepath.Join(dst, filepath.Base(f))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	earlier := filepath.Join(t.TempDir(), "w1")
+	if _, err := Run(ctx, testConfig(t, first, earlier, 2)); err != nil {
+		t.Fatal(err)
+	}
+	out, dir := filepath.Join(t.TempDir(), "w2"), filepath.Join(t.TempDir(), "kept")
+	cfg := testConfig(t, second, out, 2)
+	cfg.Against, cfg.WriteKept = []string{earlier}, dir
+	man, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKeptManifest(t, man, dir)
+	if man.Counts.PairsAgainst == 0 || man.FirstChunk == 0 {
+		t.Fatalf("the job found %d pairs with the earlier one's documents, its chunks from %d: the test wants some", man.Counts.PairsAgainst, man.FirstChunk)
+	}
+	sa := filepath.Join(t.TempDir(), "standalone")
+	roots, err := ResolveRoots([]string{second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kept.Write(ctx, kept.Options{Job: out, Dir: sa, Roots: []kept.Roots{roots}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sameKeptFiles(keptFiles(t, dir), keptFiles(t, sa)); err != nil {
+		t.Errorf("the job's corpus and write-kept's: %v", err)
+	}
+}
