@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -298,10 +299,15 @@ func value(c column, raw []byte) (parquet.Value, error) {
 	}
 	switch c.typ {
 	case colString:
-		var s string
 		if k != kindString {
 			return parquet.NullValue(), nil
 		}
+		// raw is the value's own copy (json.RawMessage): a string without
+		// escapes, valid UTF-8, is its bytes between the quotes.
+		if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+			return parquet.ByteArrayValue(body), nil
+		}
+		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return parquet.Value{}, err
 		}
