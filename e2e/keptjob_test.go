@@ -1,47 +1,25 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/neardup/neardup/internal/faults"
+	"github.com/neardup/neardup/internal/kepttest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/storage"
 )
 
-// keptCorpus reads the kept corpus in dir: every file by name, kept.json
-// and the marker without the job's path and epoch (which name the run).
+// keptCorpus reads the kept corpus in dir (kepttest).
 func keptCorpus(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	files, err := kepttest.Files(dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	files := map[string][]byte{}
-	for _, e := range entries {
-		if strings.Contains(e.Name(), storage.TempMarker) {
-			t.Errorf("temporary file left in a finished corpus: %s", e.Name())
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() == "kept.json" || e.Name() == "_WRITE_KEPT" {
-			var m map[string]any
-			if err := json.Unmarshal(data, &m); err != nil {
-				t.Fatal(err)
-			}
-			delete(m, "job")
-			delete(m, "epoch")
-			data, _ = json.Marshal(m)
-		}
-		files[e.Name()] = data
 	}
 	return files
 }
@@ -50,13 +28,8 @@ func keptCorpus(t *testing.T, dir string) map[string][]byte {
 // byte for byte.
 func sameCorpus(t *testing.T, ref, got map[string][]byte) {
 	t.Helper()
-	for name, data := range ref {
-		if other, ok := got[name]; !ok || !bytes.Equal(data, other) {
-			t.Errorf("%s differs from the reference corpus (%d bytes against %d)", name, len(other), len(data))
-		}
-	}
-	if len(got) != len(ref) {
-		t.Errorf("%d files, the reference corpus %d", len(got), len(ref))
+	if err := kepttest.Same(ref, got); err != nil {
+		t.Errorf("not the reference corpus: %v", err)
 	}
 }
 
@@ -198,21 +171,7 @@ func TestKeptCoordinatorKilled(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "_SUCCESS")); err == nil {
 		t.Fatal("the corpus was complete before the coordinator was killed: the test kills it too late")
 	}
-	mtimes := map[string]time.Time{}
-	for _, f := range written {
-		st, _ := os.Stat(f)
-		mtimes[f] = st.ModTime()
-	}
-
-	again := start(t, nil, "coordinator", args...)
-	if err := again.wait(t, 2*time.Minute); err != nil {
-		t.Fatalf("restarted coordinator: %v\n%s", err, again.output())
-	}
-	for f, mt := range mtimes {
-		if st, err := os.Stat(f); err != nil || !st.ModTime().Equal(mt) {
-			t.Errorf("%s was written again after the restart", filepath.Base(f))
-		}
-	}
+	restartUnchanged(t, args, written)
 	checkKeptCounts(t, out, dir)
 	sameCorpus(t, keptCorpus(t, refDir), keptCorpus(t, dir))
 }

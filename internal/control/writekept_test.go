@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/kept"
+	"github.com/neardup/neardup/internal/kepttest"
 	"github.com/neardup/neardup/internal/manifest"
 )
 
@@ -60,45 +60,14 @@ func keptInputs(t *testing.T) string {
 	return in
 }
 
-// keptFiles returns the files of a kept corpus's directory, by name, with
-// the job's path taken out of kept.json (which names it).
+// keptFiles returns the files of a kept corpus's directory (kepttest).
 func keptFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	files, err := kepttest.Files(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() == kept.SummaryFile || e.Name() == kept.MarkerFile {
-			var m map[string]any
-			if err := json.Unmarshal(data, &m); err != nil {
-				t.Fatal(err)
-			}
-			delete(m, "job")
-			delete(m, "epoch")
-			data, _ = json.Marshal(m)
-		}
-		files[e.Name()] = data
-	}
 	return files
-}
-
-// sameKeptFiles reports the first difference between two sets of files.
-func sameKeptFiles(a, b map[string][]byte) error {
-	if len(a) != len(b) {
-		return fmt.Errorf("%d files against %d", len(a), len(b))
-	}
-	for name, data := range a {
-		if other, ok := b[name]; !ok || !bytes.Equal(data, other) {
-			return fmt.Errorf("%s differs (%d bytes against %d)", name, len(data), len(other))
-		}
-	}
-	return nil
 }
 
 // TestWriteKept runs jobs that write their kept corpus (--write-kept)
@@ -125,7 +94,7 @@ func TestWriteKept(t *testing.T) {
 				files := keptFiles(t, dir)
 				if first == nil {
 					first = files
-				} else if err := sameKeptFiles(first, files); err != nil {
+				} else if err := kepttest.Same(first, files); err != nil {
 					t.Errorf("%d workers: %v", workers, err)
 				}
 				if workers > 1 {
@@ -140,7 +109,7 @@ func TestWriteKept(t *testing.T) {
 				if _, err := kept.Write(ctx, kept.Options{Job: out, Dir: sa, Format: format, Roots: []kept.Roots{roots}}); err != nil {
 					t.Fatal(err)
 				}
-				if err := sameKeptFiles(files, keptFiles(t, sa)); err != nil {
+				if err := kepttest.Same(files, keptFiles(t, sa)); err != nil {
 					t.Errorf("the job's corpus and write-kept's: %v", err)
 				}
 			}
@@ -338,7 +307,7 @@ func TestWriteKeptAgainst(t *testing.T) {
 	if _, err := kept.Write(ctx, kept.Options{Job: out, Dir: sa, Roots: []kept.Roots{roots}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sameKeptFiles(keptFiles(t, dir), keptFiles(t, sa)); err != nil {
+	if err := kepttest.Same(keptFiles(t, dir), keptFiles(t, sa)); err != nil {
 		t.Errorf("the job's corpus and write-kept's: %v", err)
 	}
 }

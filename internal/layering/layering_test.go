@@ -49,6 +49,7 @@ internal/workfile < internal/worktest;
 internal/job, internal/storage < internal/manifest;
 internal/pqfile, internal/sketch, internal/workfile, pkg/records < internal/index;
 internal/job, internal/manifest, pkg/records < internal/kept;
+internal/kept < internal/kepttest;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
 
