@@ -16,6 +16,8 @@ import (
 	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/kepttest"
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/s3test"
+	"github.com/neardup/neardup/internal/storage"
 )
 
 // keptInputs writes the inputs of the kept-corpus tests: uncompressed
@@ -309,5 +311,59 @@ func TestWriteKeptAgainst(t *testing.T) {
 	}
 	if err := kepttest.Same(keptFiles(t, dir), keptFiles(t, sa)); err != nil {
 		t.Errorf("the job's corpus and write-kept's: %v", err)
+	}
+}
+
+// TestWriteKeptObjectStorage writes the kept corpus of a job on S3 (a test
+// server on loopback) into the bucket: the same files, byte for byte, as
+// the same job on local files writes into a directory (kept.json but the
+// inputs' names).
+func TestWriteKeptObjectStorage(t *testing.T) {
+	ctx := context.Background()
+	in, _ := genCorpus(t, 400, 31, 3)
+	ref, refDir := filepath.Join(t.TempDir(), "ref"), filepath.Join(t.TempDir(), "kept")
+	cfg := testConfig(t, in, ref, 2)
+	cfg.WriteKept = refDir
+	if _, err := Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	s3test.Start(t, "crawl").PutDir(t, in, "crawl", "in")
+	cfg = testConfig(t, "s3://crawl/in", "s3://crawl/out", 2)
+	cfg.NATSStore, cfg.WriteKept = filepath.Join(t.TempDir(), "nats"), "s3://crawl/kept"
+	man, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if man.Kept == nil || man.Kept.Dir != "s3://crawl/kept" {
+		t.Fatalf("the manifest's kept corpus: %+v", man.Kept)
+	}
+	st, err := storage.Open(ctx, "s3://crawl/kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	names, err := st.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := t.TempDir()
+	for _, name := range names {
+		data, err := storage.ReadFile(ctx, st, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(got, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// kept.json names the inputs, here objects.
+	want, have := keptFiles(t, refDir), keptFiles(t, got)
+	if _, ok := have[kept.SummaryFile]; !ok {
+		t.Errorf("no %s in the bucket", kept.SummaryFile)
+	}
+	delete(want, kept.SummaryFile)
+	delete(have, kept.SummaryFile)
+	if err := kepttest.Same(want, have); err != nil {
+		t.Errorf("the corpus in the bucket and the local one: %v", err)
 	}
 }

@@ -3,9 +3,7 @@ package kept
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"regexp"
 
 	"github.com/neardup/neardup/internal/job"
@@ -47,12 +45,10 @@ func claim(ctx context.Context, dir string, dst *storage.Dir, m Marker, overwrit
 		return err
 	}
 	if len(names) > 0 {
+		// A marker that cannot be read is no match: the directory is
+		// then refused, or emptied with overwrite.
 		var had Marker
-		err := storage.ReadJSON(ctx, dst, MarkerFile, &had)
-		same := err == nil && m.Epoch != "" && had == m
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s: %w", dir, err)
-		}
+		same := storage.ReadJSON(ctx, dst, MarkerFile, &had) == nil && m.Epoch != "" && had == m
 		switch {
 		case same:
 			for _, marker := range []string{SuccessFile, PartialFile} {
