@@ -70,7 +70,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 			ser.register(fs)
 			fs.StringVar(&cfg.WriteKept, "write-kept", "", "also write the corpus without its duplicates into this directory or URL, as the job's last stage "+
 				"(with --series: into DIR/NAME, a directory for each member); outside --out, the inputs and the earlier jobs")
-			fs.StringVar(&cfg.KeptFormat, "kept-format", "", "with --write-kept, "+keptFormatHelp+" (default auto)")
+			fs.StringVar(&cfg.KeptFormat, "kept-format", kept.FormatAuto, "with --write-kept, "+keptFormatHelp)
 		}
 		p.RegisterFlags(fs)
 		qc.RegisterFlags(fs)

@@ -150,7 +150,7 @@ func (cfg Config) check() (locations, error) {
 		if err := kept.CheckFormat(cfg.KeptFormat, nil); err != nil {
 			return locs, fmt.Errorf("--kept-format: %w", err)
 		}
-	case cfg.KeptFormat != "":
+	case cfg.KeptFormat != "" && cfg.KeptFormat != kept.FormatAuto:
 		return locs, errors.New("--kept-format goes with --write-kept")
 	}
 	for _, in := range cfg.Inputs {
