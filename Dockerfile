@@ -1,8 +1,13 @@
-# Builds the neardup commands into one small image. The build context has
-# no .git, so the revision that --version prints comes from a build
-# argument: docker build --build-arg REVISION=$(git rev-parse HEAD) .
-# TAGS leaves out object-store drivers (docs/operations.md, "Build tags"):
-# --build-arg TAGS=nogcs,noazure for an image that reads and writes S3 only.
+# Builds the neardup commands from source into one small image, FROM
+# scratch: the static binaries, CA certificates, a passwd naming the user
+# the image runs as (nonroot, 65532) and a /tmp. It needs a registry for
+# the golang image; where none is reachable, scripts/build-images builds
+# the same image from binaries built outside (Dockerfile.prebuilt). The
+# build context has no .git, so the revision that --version prints comes
+# from a build argument: docker build --build-arg REVISION=$(git rev-parse HEAD) .
+# TAGS adds object-store drivers (docs/operations.md, "Builds"): the
+# default reads and writes S3; --build-arg TAGS=gcs,azure adds gs:// and
+# azblob://.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -13,7 +18,12 @@ COPY . .
 ARG REVISION=unknown
 ARG TAGS=
 RUN CGO_ENABLED=0 go build -trimpath -tags=${TAGS} -ldflags=-X=github.com/neardup/neardup/internal/buildinfo.revision=${REVISION} -o /out/ ./cmd/coordinator ./cmd/worker ./cmd/gencorpus
+RUN sh scripts/image-rootfs /image
 
-FROM gcr.io/distroless/static-debian12
+# The files below are those Dockerfile.prebuilt's neardup stage copies.
+FROM scratch
+COPY --from=build /image/rootfs/ /
+COPY --from=build --chown=65532:65532 /image/home/ /home/
 COPY --from=build /out/ /usr/local/bin/
+USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/coordinator"]

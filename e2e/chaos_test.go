@@ -23,8 +23,9 @@ var chaosRuns = flag.Int("chaos-runs", 1, "seeded runs of TestChaos (the long mo
 // coordinator and two workers) under a seeded schedule of faults: workers
 // and the coordinator killed with SIGKILL at random moments and started
 // again, the coordinator frozen (SIGSTOP) past its lease and woken, the
-// NATS server restarted on its store, and workers that meet a full disk
-// for a while. TestChaosObjectStore does the same with the inputs and the
+// NATS server restarted on its store, workers that meet a full disk for a
+// while, and a named pipe among the inputs (which nothing may open: a
+// coordinator that hung on it never finished). TestChaosObjectStore does the same with the inputs and the
 // output in an S3 bucket, whose server also goes away and comes back. Each
 // job must end byte-identical to an undisturbed run. CI runs one seed of
 // each; -chaos-runs N runs seeds 1..N.
@@ -90,10 +91,8 @@ func chaos(t *testing.T, in, out string, seed uint64, s3 *s3test.Server) {
 			return false
 		}
 	}
-	kinds := 5
-	if s3 != nil {
-		kinds = 6
-	}
+	kinds := 6 // the sixth: an S3 outage, or with local inputs a FIFO among them
+	fifos := 0
 	frozen := false
 
 	var injected []string
@@ -111,6 +110,14 @@ func chaos(t *testing.T, in, out string, seed uint64, s3 *s3test.Server) {
 			time.Sleep(leaseLife + 2*time.Second)
 			coord.cmd.Process.Signal(syscall.SIGCONT)
 			injected = append(injected, "freeze coordinator")
+		case k == 5 && s3 == nil: // a named pipe appears among the inputs
+			// Planned only by a coordinator that starts afresh (a
+			// restarted one resumes its plan): never opened, a reject.
+			fifos++
+			if err := syscall.Mkfifo(filepath.Join(in, fmt.Sprintf("pipe-%d-%d.jsonl", seed, fifos)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			injected = append(injected, "FIFO input")
 		case k == 5: // the object store goes away and comes back
 			s3.Stop()
 			time.Sleep(time.Duration(1000+r.IntN(7000)) * time.Millisecond)

@@ -49,6 +49,9 @@ type composeService struct {
 	} `yaml:"deploy"`
 	StopSignal      string `yaml:"stop_signal"`
 	StopGracePeriod string `yaml:"stop_grace_period"`
+	// User is the user a container runs as; the processes of the test
+	// run as the test's user.
+	User string `yaml:"user"`
 }
 
 // composeBuild is build in either form: the context directory, or
@@ -114,17 +117,18 @@ func (d *dependsOn) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// readCompose decodes ../docker-compose.yml.
-func readCompose(t *testing.T) composeProject {
+// readCompose decodes the compose file name of the repository
+// (docker-compose.yml, or an override file).
+func readCompose(t *testing.T, name string) composeProject {
 	t.Helper()
-	f, err := os.Open("../docker-compose.yml")
+	f, err := os.Open(filepath.Join("..", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	p, err := decodeCompose(f)
 	if err != nil {
-		t.Fatalf("docker-compose.yml: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if len(p.Services) == 0 {
 		t.Fatal("docker-compose.yml has no services")
@@ -151,7 +155,7 @@ func TestComposeModel(t *testing.T) {
 		{"depends_on map", "services: {a: {image: x, depends_on: {b: {condition: service_healthy}}}}", ""},
 		{"merge key", "services: {a: &a {build: ., command: [y]}, b: {<<: *a, profiles: [p]}}", ""},
 		{"depends_on option", "services: {a: {image: x, depends_on: {b: {condition: service_started, restart: true}}}}", "not modelled"},
-		{"unknown service key", "services: {a: {image: x, user: nobody}}", "field user not found"},
+		{"unknown service key", "services: {a: {image: x, hostname: h}}", "field hostname not found"},
 		{"unknown top-level key", "services: {a: {image: x}}\nnetworks: {n: {}}", "field networks not found"},
 		{"string command", "services: {a: {image: x, command: run it}}", "cannot unmarshal"},
 		{"long build", "services: {a: {build: {context: ., args: {A: b}}}}", ""},
@@ -626,7 +630,7 @@ func neardupArgs(t *testing.T, ib imageBuild, name string, svc composeService) (
 // must then be the same as that of an embedded run of the same job: the
 // files of a local output, or the objects of an output in a bucket.
 func TestComposeFile(t *testing.T) {
-	p := readCompose(t)
+	p := readCompose(t, "docker-compose.yml")
 	ib := readDockerfile(t)
 	var docs []byte
 	for _, path := range docFiles(t) {

@@ -143,6 +143,9 @@ func TestDockerBuildContext(t *testing.T) {
 		{"cmd/gencorpus/main.go", true},
 		{"internal/corpus/prose/kjv-selections.txt", true},
 		{"internal/control/run.go", true},
+		{"scripts/image-rootfs", true},
+		{"scripts/test", false},
+		{"Dockerfile.prebuilt", false},
 	} {
 		if got := !excluded(t, pm, tc.path); got != tc.in {
 			t.Errorf("%s: in the build context = %v, want %v", tc.path, got, tc.in)
@@ -173,6 +176,10 @@ func TestDockerBuildContext(t *testing.T) {
 		dst := filepath.Join(ctx, filepath.FromSlash(rel))
 		if d.IsDir() {
 			return os.MkdirAll(dst, 0o755)
+		}
+		// A file let through inside a directory that is not (scripts/).
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
 		}
 		return copyFile(p, dst)
 	})

@@ -63,8 +63,8 @@ func sameInBucket(t *testing.T, ref, out string) {
 // AWS_ENDPOINT_URL and the AWS credentials in the environment), workers
 // given only the NATS URL. One worker is killed while its band file is
 // being uploaded (stalled before the upload completes); the job completes
-// byte-identical to a local run. A URL with an unknown scheme is a usage
-// error.
+// byte-identical to a local run. A URL with an unknown scheme, or an
+// s3:// URL with an option the S3 client does not know, is a usage error.
 func TestObjectStorage(t *testing.T) {
 	in, ref := corpusAndReference(t)
 	s3test.Start(t, "crawl").PutDir(t, in, "crawl", "in")
@@ -72,6 +72,10 @@ func TestObjectStorage(t *testing.T) {
 	cmd := command("coordinator", "--out", "s4://crawl/out", "s3://crawl/in")
 	if out, err := cmd.CombinedOutput(); err == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "unknown storage scheme") {
 		t.Fatalf("an unknown scheme: %v, want exit status 2 naming the scheme:\n%s", err, out)
+	}
+	cmd = command("coordinator", "--workers", "1", "--out", "s3://crawl/out?regoin=us-east-1", "s3://crawl/in")
+	if out, err := cmd.CombinedOutput(); err == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "option regoin=us-east-1") {
+		t.Fatalf("a misspelt option of an s3:// location: %v, want exit status 2 naming it:\n%s", err, out)
 	}
 
 	srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")

@@ -11,9 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/dataroot"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/neardup/neardup/internal/control"
 )
 
 // k8sObject is what TestDeployManifests reads of a Kubernetes object: a
@@ -175,7 +174,7 @@ func TestDeployManifests(t *testing.T) {
 			})
 		}
 	}
-	dr, err := control.ResolveRoots(roots)
+	dr, err := dataroot.Resolve(roots)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
@@ -49,7 +50,7 @@ func workerSetup(fs *flag.FlagSet) Prepare {
 		if err := errors.Join(conn.Check(), qc.Check(), proc.met.check()); err != nil {
 			return nil, err
 		}
-		dr, err := control.ResolveRoots(roots)
+		dr, err := dataroot.Resolve(roots)
 		if err != nil {
 			return nil, fmt.Errorf("--data-root: %w", err)
 		}

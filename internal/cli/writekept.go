@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -66,7 +66,7 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 			if len(r.paths) == 0 {
 				continue
 			}
-			dr, err := control.ResolveRoots(r.paths)
+			dr, err := dataroot.Resolve(r.paths)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", r.what, err)
 			}

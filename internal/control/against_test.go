@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/reference"
@@ -468,7 +469,7 @@ func TestMountEarlier(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "w1", "x"), []byte("earlier"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	roots, err := ResolveRoots([]string{root})
+	roots, err := dataroot.Resolve([]string{root})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,18 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, cc *checke
 			return nil, nil, false, fmt.Errorf("%s holds an unfinished job with %s: "+
 				"rerun it with the same ones to resume, or pass --overwrite to start again", st.Root(), diff)
 		}
+		if old.Format > job.SpecFormat {
+			return nil, nil, false, fmt.Errorf("%s holds an unfinished job of a later version of neardup (spec format %d; this one runs up to %d): "+
+				"resume it with that version, or pass --overwrite to start again", st.Root(), old.Format, job.SpecFormat)
+		}
+		if old.Format < job.SpecFormat {
+			// Begun by an earlier version: its tasks from now on run in this
+			// version's format (the results it recorded are read as they are).
+			old.Format = job.SpecFormat
+			if err := writeJSON(ctx, st, job.SpecFile, old); err != nil {
+				return nil, nil, false, err
+			}
+		}
 		old.Out = st.Root()
 		return &old, &oldPlan, true, nil
 	}
@@ -52,8 +64,7 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, cc *checke
 	if jobName == "" {
 		jobName = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
 	}
-	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: ".", Params: params, Derived: cc.derived, Kept: cc.kept}
-	spec.Format = spec.FormatOf()
+	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: ".", Params: params, Derived: cc.derived, Kept: cc.kept, Format: job.SpecFormat}
 	if err := writeJSON(ctx, st, job.PlanFile, plan); err != nil {
 		return nil, nil, false, err
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
@@ -89,7 +90,7 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 	defer stop()
 	life := randomHex(4)
 	host, _ := os.Hostname()
-	holder := queue.Lease{Holder: fmt.Sprintf("coordinator %s on %s (pid %d)", life, host, os.Getpid()), Out: st.Root()}
+	holder := queue.Lease{Holder: fmt.Sprintf("coordinator %s on %s (pid %d)", life, host, os.Getpid()), Out: st.Root(), Unlocked: !st.Local()}
 	// Losing the lease (another coordinator took the job while this one
 	// could not reach the server) stops this run: its cause is ErrJobBusy.
 	ctx, stopRun := context.WithCancelCause(ctx)
@@ -272,7 +273,7 @@ func openOutput(ctx context.Context, cfg Config, out storage.Location, log *slog
 // tasks are handed back) and waits for them; an interrupt of ctx does the
 // same at once.
 func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Queue, error), roots []string, log *slog.Logger) (stop func(), err error) {
-	dr, err := jobDataRoots(roots)
+	dr, err := dataroot.ForJob(roots)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,13 @@
 package control
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/storage"
 )
 
 // TestSpecDiff checks what an unfinished job is said to differ in from
@@ -77,6 +80,56 @@ func TestSpecDiff(t *testing.T) {
 				if strings.Contains(got, n) {
 					t.Errorf("specDiff = %q names %q", got, n)
 				}
+			}
+		})
+	}
+}
+
+// TestResumeSpecFormat checks that a job begun by an earlier version
+// (a spec of an older format) resumes in this version's format, its spec
+// rewritten so, and that one of a later version is refused.
+func TestResumeSpecFormat(t *testing.T) {
+	ctx := context.Background()
+	p := job.DefaultParams()
+	if err := p.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	inputs := []job.Input{{Path: "/in/a.jsonl", Size: 10}}
+	for _, tt := range []struct {
+		format int
+		want   string // in the error; "" to resume
+	}{
+		{job.SpecFormat - 1, ""}, {0, ""}, {job.SpecFormat, ""},
+		{job.SpecFormat + 1, "of a later version of neardup"},
+	} {
+		t.Run(fmt.Sprint(tt.format), func(t *testing.T) {
+			st, err := storage.NewDir(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := job.Spec{Job: "j1", Epoch: "e1", Out: ".", Params: p, Format: tt.format}
+			if err := writeJSON(ctx, st, job.SpecFile, old); err != nil {
+				t.Fatal(err)
+			}
+			if err := writeJSON(ctx, st, job.PlanFile, job.Plan{Inputs: inputs}); err != nil {
+				t.Fatal(err)
+			}
+			spec, _, resumed, err := loadOrPlan(ctx, st, "", &checked{params: p, inputs: inputs})
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want one saying %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var onDisk job.Spec
+			if err := readJSON(ctx, st, job.SpecFile, &onDisk); err != nil {
+				t.Fatal(err)
+			}
+			if !resumed || spec.Epoch != "e1" || spec.Format != job.SpecFormat || onDisk.Format != job.SpecFormat || onDisk.Out != "." {
+				t.Errorf("resumed %v, spec %+v, on disk %+v: want epoch e1 resumed in format %d", resumed, spec, onDisk, job.SpecFormat)
 			}
 		})
 	}

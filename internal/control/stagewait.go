@@ -15,6 +15,7 @@ import (
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/storage"
 )
 
 // taskQueue is where the coordinator puts a stage's tasks.
@@ -48,7 +49,10 @@ type stateReset interface {
 func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int) (*stage.Outcome, error) {
 	t0 := time.Now()
 	name, count := s.Name, s.Count
-	out := &stage.Outcome{Results: map[int][]byte{}}
+	// The bucket's values of the tasks done: a result, or a reference to
+	// its file, read when the stage's Done reads it.
+	done := &storedResults{st: c.st, values: map[int][]byte{}}
+	out := &stage.Outcome{Results: done}
 	want := map[int]bool{}
 	for _, i := range indices {
 		want[i] = true
@@ -89,19 +93,17 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 		}
 		switch kind {
 		case "done":
-			if out.Results[idx], err = loadResult(ctx, c.st, u.Value); err != nil {
-				return nil, fmt.Errorf("%s stage: result of task %d: %w", name, idx, err)
-			}
+			done.values[idx] = u.Value
 		case "failed":
 			if err := c.state.Delete(ctx, u.Key); err != nil {
 				return nil, fmt.Errorf("%s stage: clearing %s: %w", name, u.Key, err)
 			}
 		}
 	}
-	for _, r := range out.Results {
-		var docs, bytes int64
-		if count != nil {
-			docs, bytes = count(r)
+	for _, i := range sortedKeys(done.values) {
+		docs, bytes, err := done.count(ctx, count, i)
+		if err != nil {
+			return nil, fmt.Errorf("%s stage: %w", name, err)
 		}
 		c.prog.done(docs, bytes, true)
 	}
@@ -126,7 +128,7 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 		return nil, err
 	}
 	for _, i := range indices {
-		if _, ok := out.Results[i]; ok {
+		if _, ok := done.values[i]; ok {
 			continue
 		}
 		out.Published++
@@ -140,7 +142,7 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 
 	failed := map[int]manifest.Failure{}
 	var finished atomic.Int64 // in this run: the watch reads it
-	replayed := len(out.Results)
+	replayed := len(done.values)
 	idleCtx, stopIdle := context.WithCancel(ctx)
 	idleDone := make(chan struct{})
 	go func() {
@@ -150,8 +152,8 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 	defer func() { stopIdle(); <-idleDone }()
 	obs, metric := c.observer(), metricStage(name)
 	defer func() { obs.Pending(metric, 0) }()
-	for len(out.Results)+len(failed) < len(indices) {
-		obs.Pending(metric, len(indices)-len(out.Results)-len(failed))
+	for len(done.values)+len(failed) < len(indices) {
+		obs.Pending(metric, len(indices)-len(done.values)-len(failed))
 		u, err := next()
 		if err != nil {
 			return nil, err
@@ -160,7 +162,7 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 		if !ok || !want[idx] {
 			continue
 		}
-		if _, seen := out.Results[idx]; seen {
+		if _, seen := done.values[idx]; seen {
 			continue
 		}
 		if _, seen := failed[idx]; seen {
@@ -168,12 +170,10 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 		}
 		switch kind {
 		case "done":
-			if out.Results[idx], err = loadResult(ctx, c.st, u.Value); err != nil {
-				return nil, fmt.Errorf("%s stage: result of task %d: %w", name, idx, err)
-			}
-			var docs, bytes int64
-			if count != nil {
-				docs, bytes = count(out.Results[idx])
+			done.values[idx] = u.Value
+			docs, bytes, err := done.count(ctx, count, idx)
+			if err != nil {
+				return nil, fmt.Errorf("%s stage: %w", name, err)
 			}
 			c.prog.done(docs, bytes, false)
 			finished.Add(1)
@@ -188,9 +188,44 @@ func (c *coordinator) Execute(ctx context.Context, s stage.Stage, indices []int)
 	for _, i := range sortedKeys(failed) {
 		out.Failures = append(out.Failures, failed[i])
 	}
+	out.Done = sortedKeys(done.values)
 	out.Timing = manifest.StageTiming{Name: name, Tasks: len(indices), Failed: len(failed), Seconds: time.Since(t0).Seconds()}
 	obs.StageDone(metric, time.Since(t0))
 	return out, nil
+}
+
+// storedResults are the results of a stage's tasks as the job's bucket
+// holds them: each a result, or a reference to the file holding it
+// (sideResult), read only when asked for. A stage's results are read
+// one at a time: the coordinator does not hold them all (a reduce stage
+// of earlier versions had hundreds of KB a task, each a file).
+type storedResults struct {
+	st     storage.Opener
+	values map[int][]byte
+}
+
+// Result returns task i's result, read from its file if the bucket holds
+// a reference.
+func (r *storedResults) Result(ctx context.Context, i int) ([]byte, error) {
+	v, ok := r.values[i]
+	if !ok {
+		return nil, errors.New("none recorded")
+	}
+	return loadResult(ctx, r.st, v)
+}
+
+// count tells progress what task i's result stands for (Stage.Count), if
+// its stage counts.
+func (r *storedResults) count(ctx context.Context, count func([]byte) (int64, int64), i int) (docs, bytes int64, err error) {
+	if count == nil {
+		return 0, 0, nil
+	}
+	data, err := r.Result(ctx, i)
+	if err != nil {
+		return 0, 0, fmt.Errorf("result of task %d: %w", i, err)
+	}
+	docs, bytes = count(data)
+	return docs, bytes, nil
 }
 
 // inputBytes are the input bytes of the chunks the tasks of s read, for

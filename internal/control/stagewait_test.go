@@ -154,7 +154,7 @@ func TestStagePolicy(t *testing.T) {
 			if !slices.Equal(q.published, tt.wantPublished) {
 				t.Errorf("published %v, want %v", q.published, tt.wantPublished)
 			}
-			if got := sortedKeys(out.Results); !slices.Equal(got, tt.wantDone) {
+			if got := out.Done; !slices.Equal(got, tt.wantDone) {
 				t.Errorf("done %v, want %v", got, tt.wantDone)
 			}
 			var failed []int

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
@@ -25,8 +26,8 @@ type Worker struct {
 	slots int
 
 	faults *faults.Set
-	roots  DataRoots    // paths a job may name; empty for any
-	obs    TaskObserver // never nil
+	roots  dataroot.Roots // paths a job may name; empty for any
+	obs    TaskObserver   // never nil
 	// sideResultBytes: a larger result goes to a file (see storeResult).
 	sideResultBytes int
 
@@ -52,7 +53,7 @@ func (w *Worker) Observe(o TaskObserver) {
 
 // RestrictTo makes the worker refuse, as a permanent failure, a task whose
 // job output or input files lie outside roots.
-func (w *Worker) RestrictTo(roots DataRoots) { w.roots = roots }
+func (w *Worker) RestrictTo(roots dataroot.Roots) { w.roots = roots }
 
 // jobCache is what a worker keeps of a job between tasks.
 type jobCache struct {
@@ -228,7 +229,7 @@ func (j *jobCache) close() {
 
 // openKept opens the directory of the job's kept corpus, checked against
 // roots like the job's output; nil when the job writes none.
-func openKept(ctx context.Context, spec job.Spec, roots DataRoots) (*storage.Dir, error) {
+func openKept(ctx context.Context, spec job.Spec, roots dataroot.Roots) (*storage.Dir, error) {
 	if spec.Kept == nil {
 		return nil, nil
 	}
@@ -246,7 +247,7 @@ func openKept(ctx context.Context, spec job.Spec, roots DataRoots) (*storage.Dir
 // mountEarlier opens the outputs of the earlier jobs a job is matched
 // against, each under its mount (job.Mount), for reading only: checked
 // against roots like the job's own output.
-func mountEarlier(ctx context.Context, st *storage.Dir, against []job.Against, roots DataRoots) (storage.FS, []*storage.Dir, error) {
+func mountEarlier(ctx context.Context, st *storage.Dir, against []job.Against, roots dataroot.Roots) (storage.FS, []*storage.Dir, error) {
 	var dirs []*storage.Dir
 	for _, a := range against {
 		err := roots.Check(a.Out)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/corpus"
+	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/kepttest"
@@ -104,7 +105,7 @@ func TestWriteKept(t *testing.T) {
 				}
 				// The command write-kept writes the same corpus.
 				sa := filepath.Join(t.TempDir(), "standalone")
-				roots, err := ResolveRoots([]string{in})
+				roots, err := dataroot.Resolve([]string{in})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -251,7 +252,7 @@ func TestWriteKeptRefused(t *testing.T) {
 // corpus lies outside its data roots.
 func TestKeptRoots(t *testing.T) {
 	root := t.TempDir()
-	roots, err := ResolveRoots([]string{root})
+	roots, err := dataroot.Resolve([]string{root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +303,7 @@ func TestWriteKeptAgainst(t *testing.T) {
 		t.Fatalf("the job found %d pairs with the earlier one's documents, its chunks from %d: the test wants some", man.Counts.PairsAgainst, man.FirstChunk)
 	}
 	sa := filepath.Join(t.TempDir(), "standalone")
-	roots, err := ResolveRoots([]string{second})
+	roots, err := dataroot.Resolve([]string{second})
 	if err != nil {
 		t.Fatal(err)
 	}

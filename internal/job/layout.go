@@ -123,6 +123,12 @@ func ResultFile(epoch, stage string, task int) string {
 	return fmt.Sprintf("%s/results/%s/%s-%06d.json", WorkDir, epoch, stage, task)
 }
 
+// RouteFile holds the route table of task i of a stage (Routes): where,
+// in the files the task wrote, its rows for each chunk are.
+func RouteFile(stage string, i int) string {
+	return fmt.Sprintf("%s/routes/%s-%06d.routes", WorkDir, stage, i)
+}
+
 // RequestsDir and GatherDir hold what the gather stage reads and
 // writes for the verify tasks: once these are done, nothing reads them.
 const (

@@ -344,7 +344,7 @@ type Spec struct {
 	// Kept is the corpus the job writes in its write-kept stage
 	// (--write-kept), nil for none.
 	Kept *KeptOutput `json:"kept,omitempty"`
-	// Format is the spec's format (FormatOf when the job began; 0
+	// Format is the spec's format (SpecFormat when the job began; 0
 	// before formats were numbered): a worker refuses a spec of a format
 	// it does not know instead of misreading it.
 	Format int `json:"format,omitempty"`
@@ -359,25 +359,26 @@ type KeptOutput struct {
 	Format string `json:"format"`
 }
 
-// SpecFormat is the newest format of the specs this version writes: 1
-// has the derived state beside the params (before, inside them); 2 names
-// a kept corpus (Kept), which a worker of an older version would not
-// write.
-const SpecFormat = 2
+// SpecFormat is the format of the specs this version writes: 1 has the
+// derived state beside the params (before, inside them); 2 says that the
+// reduce, gather and cluster tasks report route tables (Routes) instead
+// of their ranges by chunk or partition, which a coordinator of format 1
+// would not see; 3 may name a kept corpus (Kept), whose write-kept stage
+// a worker of format 2 has not. A coordinator that resumes a job of an
+// earlier format runs it in this one (its results of the old shape it
+// reads).
+const SpecFormat = 3
 
-// FormatOf is the format s is written in: the oldest that holds it, so
-// that a job without a kept corpus stays one older workers run.
-func (s *Spec) FormatOf() int {
-	if s.Kept != nil {
-		return 2
-	}
-	return 1
-}
-
-// CheckFormat refuses a spec of a format newer than this version reads.
+// CheckFormat refuses, on a worker, a spec of another format than this
+// version's: a newer one it would misread; an older one is from an
+// earlier version's coordinator, which would misread this version's task
+// results.
 func (s *Spec) CheckFormat() error {
-	if s.Format > SpecFormat {
+	switch {
+	case s.Format > SpecFormat:
 		return fmt.Errorf("job %s: its spec has format %d, and this binary reads formats up to %d: run the same version of neardup as the coordinator", s.Job, s.Format, SpecFormat)
+	case s.Format < SpecFormat:
+		return fmt.Errorf("job %s: its spec has format %d, from a coordinator of an earlier version, which would misread the results of this binary's tasks (format %d): run the same version of neardup as the coordinator", s.Job, s.Format, SpecFormat)
 	}
 	return nil
 }

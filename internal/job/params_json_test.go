@@ -200,8 +200,7 @@ func TestSpecJSONBefore(t *testing.T) {
 // that a spec without derived state and kept corpus has the keys every
 // version wrote for a job matched against none.
 func TestSpecJSONGolden(t *testing.T) {
-	s := Spec{Job: "j2", Epoch: "e2", Out: ".", Params: everyParam(), Derived: someDerived(), Kept: &KeptOutput{Dir: "/corpus/w48", Format: "parquet"}}
-	s.Format = s.FormatOf()
+	s := Spec{Job: "j2", Epoch: "e2", Out: ".", Params: everyParam(), Derived: someDerived(), Kept: &KeptOutput{Dir: "/corpus/w48", Format: "parquet"}, Format: SpecFormat}
 	checkGolden(t, "spec.golden.json", "  ", s)
 	for _, tt := range []struct {
 		name string
@@ -274,38 +273,24 @@ func mustRead(t *testing.T, path string) []byte {
 	return data
 }
 
-// TestSpecFormat checks that a worker reads the specs of every format up
-// to its own and refuses a newer one, naming both.
+// TestSpecFormat checks that a worker reads the specs of its own format
+// and refuses a newer one (which it would misread) and an older one
+// (whose coordinator would misread its results: before format 2, their
+// ranges by chunk or partition, not route tables), naming both and
+// saying what to do.
 func TestSpecFormat(t *testing.T) {
 	tests := []struct {
 		format int
 		ok     bool
-	}{{0, true}, {1, true}, {SpecFormat, true}, {SpecFormat + 1, false}}
+	}{{0, false}, {SpecFormat - 1, false}, {SpecFormat, true}, {SpecFormat + 1, false}}
 	for _, tt := range tests {
 		s := Spec{Job: "j", Format: tt.format}
 		err := s.CheckFormat()
 		if (err == nil) != tt.ok {
 			t.Errorf("format %d: %v, want ok %v", tt.format, err, tt.ok)
 		}
-		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("format %d", tt.format)) {
-			t.Errorf("format %d: %q does not name it", tt.format, err)
+		if err != nil && (!strings.Contains(err.Error(), fmt.Sprintf("format %d", tt.format)) || !strings.Contains(err.Error(), "run the same version of neardup as the coordinator")) {
+			t.Errorf("format %d: %q does not name it or say what to do", tt.format, err)
 		}
-	}
-}
-
-// TestSpecFormatOf checks the format a spec is written in: the oldest
-// that holds it, so that older workers still run a job without a kept
-// corpus and refuse one with it (which they would not write).
-func TestSpecFormatOf(t *testing.T) {
-	if f := (&Spec{}).FormatOf(); f != 1 {
-		t.Errorf("a spec without a kept corpus: format %d, want 1", f)
-	}
-	s := Spec{Job: "j", Kept: &KeptOutput{Dir: "/k", Format: "auto"}}
-	if s.Format = s.FormatOf(); s.Format != 2 {
-		t.Errorf("a spec with a kept corpus: format %d, want 2", s.Format)
-	}
-	old := Spec{Job: "j", Format: s.Format}
-	if err := old.CheckFormat(); err != nil {
-		t.Error(err)
 	}
 }

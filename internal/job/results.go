@@ -76,15 +76,19 @@ type ReduceResult struct {
 	// BoundedBuckets counts the buckets of more than MaxBucket
 	// representatives, and PairsNotCompared the pairs of theirs that were
 	// not candidates; Bounded lists the largest of them.
-	BoundedBuckets   int64                 `json:"bounded_buckets"`
-	PairsNotCompared int64                 `json:"pairs_not_compared"`
-	Bounded          []BoundedBucket       `json:"bounded,omitempty"`
-	File             fileinfo.Info         `json:"file"`
-	EdgeFiles        map[int]fileinfo.Info `json:"edge_files"`
-	// RequestFiles holds, by chunk, the range of RequestFile(Part) that
-	// lists which of the chunk's documents (signatures and shingle sets)
-	// the verify task of which chunk needs: the gather stage's input.
-	RequestFiles map[int]fileinfo.Info `json:"request_files"`
+	BoundedBuckets   int64           `json:"bounded_buckets"`
+	PairsNotCompared int64           `json:"pairs_not_compared"`
+	Bounded          []BoundedBucket `json:"bounded,omitempty"`
+	File             fileinfo.Info   `json:"file"`
+	// EdgeFiles holds, by chunk, the range of EdgeFile(Part) holding the
+	// candidates and claims whose first document is in the chunk: the
+	// verify task's input. RequestFiles holds, by chunk, the range of
+	// RequestFile(Part) that lists which of the chunk's documents
+	// (signatures and shingle sets) the verify task of which chunk
+	// needs: the gather stage's input. A reduce task's result leaves
+	// both out (partitions × chunks entries): its Routes say the same.
+	EdgeFiles    map[int]fileinfo.Info `json:"edge_files,omitempty"`
+	RequestFiles map[int]fileinfo.Info `json:"request_files,omitempty"`
 	Seconds      float64               `json:"seconds"`
 }
 
@@ -95,6 +99,11 @@ type ReduceTaskResult struct {
 	Last  int            `json:"last"`
 	Parts []ReduceResult `json:"parts"`
 	Bands fileinfo.Info  `json:"bands"`
+	// Routes are the ranges of its partitions' edge and request files by
+	// chunk (two slots a partition, in the order of Parts: its
+	// EdgeFile, then its RequestFile); nil if it wrote none. A result of
+	// an earlier version has none, but ranges in Parts.
+	Routes *Routes `json:"routes,omitempty"`
 	// DuplicateIDs counts the documents of its partitions' ids that
 	// share their id with an earlier document (by ordinal) of the job;
 	// DuplicateIDDocs names a few of them, the first of their ids.
@@ -112,9 +121,29 @@ type GatherResult struct {
 	Requests int64 `json:"requests"`
 	Records  int64 `json:"records"`
 	// Ranges holds, by the chunk of the verify task, its range of the
-	// gather file.
-	Ranges  map[int]fileinfo.Info `json:"ranges"`
+	// gather file. A gather task's result leaves it out (chunks entries):
+	// its Routes say the same, with one slot, GatherFile(Chunk).
+	Ranges  map[int]fileinfo.Info `json:"ranges,omitempty"`
+	Routes  *Routes               `json:"routes,omitempty"`
 	Seconds float64               `json:"seconds"`
+}
+
+// Routes describes a task's route table (RouteFile, or a cluster task's
+// file), which says where, in the files the task wrote, its rows for
+// each key are: for a key (a chunk, a partition), a range of each slot's
+// file, or none. A stage whose tasks each write rows for every chunk or
+// partition (partitions × chunks in all) reports them so: the
+// coordinator reads the tables a window of keys at a time, to give each
+// task of the next stage its column (see stage.Transpose), instead of
+// holding every result's ranges at once. The layout is workfile's
+// (WriteRoutes).
+type Routes struct {
+	// File is the table: its name, size and checksum; Rows is Keys.
+	File fileinfo.Info `json:"file"`
+	// Keys is one past the largest key with a range.
+	Keys int `json:"keys"`
+	// Slots are the files the ranges are of, each key's in this order.
+	Slots []string `json:"slots"`
 }
 
 // BoundedBucket describes a bucket too large to compare all its pairs.

@@ -22,6 +22,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
@@ -65,7 +66,7 @@ func ranWith(t *testing.T, jobDir string) []kept.Roots {
 // rootsAt returns the roots at paths.
 func rootsAt(t *testing.T, paths ...string) []kept.Roots {
 	t.Helper()
-	r, err := control.ResolveRoots(paths)
+	r, err := dataroot.Resolve(paths)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,18 +3,17 @@ package kept
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
+	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/storage"
 )
 
 // Roots are the locations the inputs a job's manifest names must lie
-// under (pipeline.DataRoots). A job's directory can be written by whoever
+// under (the worker's --data-root). A job's directory can be written by whoever
 // ran its tasks, so its manifest, and the paths of docs/, are not trusted
 // to say what write-kept reads: the operator says it.
 type Roots interface {
@@ -43,7 +42,7 @@ const OutputPattern = `[0-9]{5,}-[^/]+`
 // under every one of roots; there must be some.
 func checkInputs(where string, inputs []job.Input, roots []Roots) error {
 	if len(roots) == 0 {
-		return errors.New("no roots to read the job's inputs under: name the job's inputs as it was run with them, or the directories they lie under (pipeline.DataRoots)")
+		return errors.New("no roots to read the job's inputs under: name the job's inputs as it was run with them, or the directories they lie under (--data-root)")
 	}
 	for _, r := range roots {
 		if r.Empty() {
@@ -120,7 +119,7 @@ func resolve(loc string) (storage.Location, error) {
 	if err != nil || !l.Local() {
 		return l, err
 	}
-	l.Path, err = realPath(l.Path)
+	l.Path, err = dataroot.RealPath(l.Path)
 	return l, err
 }
 
@@ -134,35 +133,6 @@ func nested(outer, inner storage.Location) bool {
 	}
 	return outer.Scheme == inner.Scheme && outer.Bucket == inner.Bucket &&
 		(outer.Key == "" || inner.Key == outer.Key || strings.HasPrefix(inner.Key, outer.Key+"/"))
-}
-
-// realPath makes p absolute and resolves its symbolic links and ".." as
-// the system would (a ".." after a link leaves the link's target); the
-// part that does not exist yet is joined to its longest existing prefix.
-func realPath(p string) (string, error) {
-	if trimmed := strings.TrimRight(p, string(filepath.Separator)); trimmed != "" {
-		p = trimmed // "out/" is "out", whose parent is "."
-	}
-	if !filepath.IsAbs(p) {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		p = wd + string(filepath.Separator) + p // not Join: it would drop ".." before links are resolved
-	}
-	rest := ""
-	for {
-		real, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(real, rest), nil
-		}
-		parent := filepath.Dir(p)
-		if !errors.Is(err, fs.ErrNotExist) || parent == p {
-			return "", err
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
 }
 
 // checkOwn refuses to empty a directory holding names unless it is

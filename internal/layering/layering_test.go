@@ -34,11 +34,12 @@ internal/localfile < pkg/formats, internal/storage;
 pkg/minhash < pkg/bands;
 pkg/shingle < internal/reference;
 
-# files, records and the task queue
+# files, records and the task queue, a worker's data roots
 internal/redact < internal/storage;
 internal/buildinfo, internal/fileinfo, internal/storage < internal/pqfile;
 internal/redact, internal/transient < internal/queue;
 internal/storage < internal/faults;
+internal/redact, internal/storage < internal/dataroot;
 
 # the job's vocabulary, its document model and verdict, its manifest, and
 # what reads finished jobs
@@ -48,7 +49,7 @@ internal/job, internal/radix, pkg/records < internal/workfile;
 internal/workfile < internal/worktest;
 internal/job, internal/storage < internal/manifest;
 internal/pqfile, internal/sketch, internal/workfile, pkg/records < internal/index;
-internal/job, internal/manifest, pkg/records < internal/kept;
+internal/dataroot, internal/job, internal/manifest, pkg/records < internal/kept;
 internal/kept < internal/kepttest;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
@@ -64,7 +65,7 @@ internal/stage/reduce, internal/stage/gather, internal/worktest < internal/stage
 internal/index < internal/query;
 
 # the control plane
-internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
+internal/dataroot, internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
 
 # the public API: package pipeline (only commands and e2e may ever import
 # it); the module root is its package doc alone
@@ -76,6 +77,7 @@ internal/configfile, internal/kept, internal/metrics, internal/procstat, interna
 internal/cli < cmd/coordinator, cmd/worker;
 internal/accuracy < cmd/accuracy;
 internal/corpus < cmd/gencorpus;
+internal/s3test < cmd/s3test;
 `
 
 // module is the import path of the module.

@@ -68,6 +68,10 @@ func goneErr(when string) error {
 type Lease struct {
 	Holder string `json:"holder"`
 	Out    string `json:"out"`
+	// Unlocked says the taker holds no lock on Out (an object store has
+	// none): a live lease of another holder on the same output is then
+	// waited out, not taken over (see TakeLease). Not stored.
+	Unlocked bool `json:"-"`
 }
 
 // Lease returns the job's lease and how long ago it was last refreshed,
@@ -198,9 +202,12 @@ func (s *State) afterFailedWrite(ctx context.Context, holder []byte, was uint64,
 }
 
 // TakeLease makes l the job's coordinator until it is released.
-// The caller holds the lock of its output directory, so a lease naming the
-// same directory belongs to a coordinator that is gone: it is taken over
-// at once, whatever its age. A write of the lease that fails is not taken
+// A caller that holds the lock of its output directory knows that a lease
+// naming the same directory belongs to a coordinator that is gone: it is
+// taken over at once, whatever its age. An output without a lock (an
+// object store: l.Unlocked) has no such proof: a live lease of another
+// holder is waited out, up to leaseTTL, and is ErrJobBusy if its holder
+// refreshes it meanwhile. A write of the lease that fails is not taken
 // for another coordinator's: the lease is read again (afterFailedWrite),
 // and only another holder's lease, written since, is ErrJobBusy.
 //
@@ -211,6 +218,36 @@ func (s *State) afterFailedWrite(ctx context.Context, holder []byte, was uint64,
 // is gone (another coordinator started the job afresh or finished it),
 // lost is called once with an error wrapping ErrLeaseLost, and refreshing
 // stops.
+// waitOut waits until the lease e, of old, is leaseTTL old unrefreshed,
+// and returns it as it is then; an error wrapping ErrJobBusy if its
+// holder refreshed it meanwhile (or another took it).
+func (s *State) waitOut(ctx context.Context, e jetstream.KeyValueEntry, old Lease, log *slog.Logger) (jetstream.KeyValueEntry, error) {
+	for {
+		age := time.Since(e.Created())
+		if age >= leaseTTL {
+			return e, nil
+		}
+		if log != nil {
+			log.Info("the job's lease was refreshed recently: waiting to see whether its holder is alive (an object-store output has no lock)",
+				"holder", old.Holder, "seen", age.Round(time.Second), "wait", (leaseTTL - age).Round(time.Second))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(leaseTTL-age, time.Second) + 10*time.Millisecond):
+		}
+		now, err := s.kv.Get(ctx, LeaseKey)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			return nil, fmt.Errorf("%w (the lease of %s went while this coordinator waited for it: another coordinator is starting)", ErrJobBusy, old.Holder)
+		case err != nil:
+			return nil, fmt.Errorf("reading the coordinator lease: %w", err)
+		case now.Revision() != e.Revision():
+			return nil, fmt.Errorf("%w (%s refreshed its lease on %s while this coordinator waited: it is alive); stop it, or wait for it", ErrJobBusy, old.Holder, old.Out)
+		}
+	}
+}
+
 func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost func(error)) (*Held, error) {
 	kv := s.kv
 	holder, _ := json.Marshal(l)
@@ -229,6 +266,15 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 		json.Unmarshal(e.Value(), &old)
 		if age := time.Since(e.Created()); old.Out != l.Out && age < leaseTTL {
 			return nil, fmt.Errorf("%w (%s writing %s, seen %s ago); wait for it, or stop it", ErrJobBusy, old.Holder, old.Out, age.Round(time.Second))
+		}
+		if l.Unlocked && !bytes.Equal(e.Value(), holder) {
+			// No lock keeps a second coordinator off the output: a
+			// live lease may be another's running the job. Wait until
+			// it has gone unrefreshed for leaseTTL (a crashed
+			// coordinator's); refreshed meanwhile, it is busy.
+			if e, err = s.waitOut(ctx, e, old, log); err != nil {
+				return nil, err
+			}
 		}
 		rev, err = kv.Update(ctx, LeaseKey, holder, e.Revision())
 		if err != nil {

@@ -295,3 +295,67 @@ func TestLeaseRefreshRefused(t *testing.T) {
 		t.Errorf("refreshes stored again: unrefreshed %v, last error %v; want none", held.Unrefreshed(), held.RefreshError())
 	}
 }
+
+// TestTakeLeaseUnlocked takes a job's lease on an output without a lock
+// (an object store) twice: while the first holder refreshes it, the second
+// taker waits and is refused with ErrJobBusy (it took the live lease over
+// at once, and two coordinators ran one job); once the first holder is
+// gone (its lease written and never refreshed, as a crash leaves it), the
+// second waits the lease out and takes it. A locked taker (a local output)
+// still takes a lease naming its output over at once.
+func TestTakeLeaseUnlocked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a lease")
+	}
+	_, q := embeddedQueue(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	log := slog.New(slog.DiscardHandler)
+	st, err := q.State(ctx, "job1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := "s3://bucket/out"
+	first, err := st.TakeLease(ctx, Lease{Holder: "first", Out: out, Unlocked: true}, log, func(error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := st.TakeLease(ctx, Lease{Holder: "second", Out: out, Unlocked: true}, log, func(error) {}); !errors.Is(err, ErrJobBusy) || !strings.Contains(err.Error(), "alive") {
+		t.Fatalf("taking a live lease of an unlocked output: %v, want ErrJobBusy saying its holder is alive", err)
+	}
+	if d := time.Since(start); d > leaseRefresh+2*time.Second {
+		t.Errorf("refused after %v, want within a refresh period (%v)", d, leaseRefresh)
+	}
+	first.Release()
+
+	// A crashed holder's lease: written once, never refreshed.
+	crashed, _ := json.Marshal(Lease{Holder: "crashed", Out: out})
+	if err := st.Put(ctx, LeaseKey, crashed); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	second, err := st.TakeLease(ctx, Lease{Holder: "second", Out: out, Unlocked: true}, log, func(error) {})
+	if err != nil {
+		t.Fatalf("taking a crashed holder's lease: %v", err)
+	}
+	defer second.Release()
+	if d := time.Since(start); d < leaseTTL-time.Second {
+		t.Errorf("took a crashed holder's lease after %v, want it waited out (%v)", d, leaseTTL)
+	}
+
+	// Locked: taken over at once.
+	second.Release()
+	if err := st.Put(ctx, LeaseKey, crashed); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	third, err := st.TakeLease(ctx, Lease{Holder: "third", Out: out}, log, func(error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Release()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("a locked taker waited %v for a lease naming its output", d)
+	}
+}

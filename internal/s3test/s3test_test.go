@@ -14,13 +14,27 @@ import (
 )
 
 // TestRequireKey checks the signature check against the client neardup
-// uses (gocloud.dev/blob on the AWS SDK): signed with the key, every
+// uses (the AWS SDK's S3 client): signed with the key, every
 // operation of the storage contract works, ranged reads and keys that
 // need escaping included; signed with another key or secret, or not
-// signed, a request is refused.
+// signed, a request is refused. The same for a server in memory and one
+// on disk.
 func TestRequireKey(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T) *s3test.Server
+	}{
+		{"memory", func(t *testing.T) *s3test.Server { return s3test.Run(t, "bucket") }},
+		{"disk", func(t *testing.T) *s3test.Server { return onDisk(t, t.TempDir(), "bucket") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { requireKey(t, tc.run(t)) })
+	}
+}
+
+// requireKey is TestRequireKey on the server srv, which has a bucket
+// "bucket".
+func requireKey(t *testing.T, srv *s3test.Server) {
 	ctx := context.Background()
-	srv := s3test.Run(t, "bucket")
 	key := s3test.Key{ID: "user", Secret: "its-secret"}
 	srv.RequireKey(key)
 	for k, v := range srv.Env() {

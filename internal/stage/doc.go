@@ -14,9 +14,13 @@
 // A stage hands what later stages need to them through Job's typed
 // results (Mapped, Reduced, Verified, Clusters), set by its Done, and,
 // for their tasks, through task input files (WriteTaskInputs), so that a
-// task reads its own column of an earlier stage's results. Drive runs the
-// stages in order through an Executor: the queue's, or stages.Local in
-// this process.
+// task reads its own column of an earlier stage's results. Where those
+// results are a matrix of chunks × partitions, their tasks write their
+// rows to route tables, which Transpose reads a window at a time to write
+// the input files (WriteEdgeInputs, WriteGatheredInputs), and Done reads
+// the results one at a time (EachResult): the coordinator never holds a
+// stage's results whole. Drive runs the stages in order through an
+// Executor: the queue's, or stages.Local in this process.
 //
 // Every stage is idempotent: run again on the same inputs, it writes the
 // same files.

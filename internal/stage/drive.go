@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 
@@ -160,7 +158,9 @@ func (r stepRunner) RunTasks(ctx context.Context, step string, n int) ([][]byte,
 	r.log.Debug("cluster step done", "step", step, "tasks", n, "seconds", out.Timing.Seconds)
 	results := make([][]byte, n)
 	for i := range results {
-		results[i] = out.Results[i]
+		if results[i], err = out.Results.Result(ctx, i); err != nil {
+			return nil, fmt.Errorf("%s task %d: result: %w", step, i, err)
+		}
 	}
 	return results, nil
 }
@@ -206,17 +206,34 @@ func (f *Files) Maps(ctx context.Context) (map[int]job.MapResult, error) {
 	return f.maps, nil
 }
 
-// decodeResults decodes a stage's task results in task order.
-func DecodeResults[T any](out *Outcome) ([]T, error) {
-	list := make([]T, 0, len(out.Results))
-	for _, i := range slices.Sorted(maps.Keys(out.Results)) {
+// EachResult decodes a stage's task results one at a time, in task
+// order, and calls fn with each.
+func EachResult[T any](ctx context.Context, out *Outcome, fn func(i int, r T) error) error {
+	for _, i := range out.Done {
 		var r T
-		if err := json.Unmarshal(out.Results[i], &r); err != nil {
-			return nil, fmt.Errorf("result of task %d: %w", i, err)
+		data, err := out.Results.Result(ctx, i)
+		if err == nil {
+			err = json.Unmarshal(data, &r)
 		}
-		list = append(list, r)
+		if err != nil {
+			return fmt.Errorf("%s task %d: result: %w", out.Timing.Name, i, err)
+		}
+		if err := fn(i, r); err != nil {
+			return err
+		}
 	}
-	return list, nil
+	return nil
+}
+
+// DecodeResults decodes a stage's task results in task order: for a
+// stage whose results are of a chunk each (map, verify).
+func DecodeResults[T any](ctx context.Context, out *Outcome) ([]T, error) {
+	list := make([]T, 0, len(out.Done))
+	err := EachResult(ctx, out, func(_ int, r T) error {
+		list = append(list, r)
+		return nil
+	})
+	return list, err
 }
 
 // seq is 0, 1, ..., n-1.

@@ -20,9 +20,10 @@ type fakeExecutor struct {
 
 func (f *fakeExecutor) Execute(_ context.Context, s Stage, indices []int) (*Outcome, error) {
 	f.calls = append(f.calls, "run "+s.Name)
-	out := &Outcome{Results: map[int][]byte{}, Published: f.published[s.Name], Failures: f.failures[s.Name]}
+	results := ResultMap{}
+	out := &Outcome{Done: indices, Results: results, Published: f.published[s.Name], Failures: f.failures[s.Name]}
 	for _, i := range indices {
-		out.Results[i] = []byte("{}")
+		results[i] = []byte("{}")
 	}
 	return out, nil
 }

@@ -50,14 +50,35 @@ type Task struct {
 
 // Outcome is what one run of a stage's tasks produced.
 type Outcome struct {
-	// Results are the JSON results of the tasks done, by index.
-	Results map[int][]byte
+	// Done are the indices of the tasks done, ascending; Results reads
+	// their JSON results, one at a time (see EachResult): a stage's
+	// results together are not held.
+	Done    []int
+	Results Results
 	// Failures are the tasks that failed for good, by index.
 	Failures []manifest.Failure
 	// Published counts the tasks put on the queue in this run: the others
 	// were done by an earlier run of the job.
 	Published int
 	Timing    manifest.StageTiming
+}
+
+// Results reads the JSON results of a stage's tasks.
+type Results interface {
+	// Result returns task i's result; its errors need not name the task.
+	Result(ctx context.Context, i int) ([]byte, error)
+}
+
+// ResultMap is Results held in memory, by task index.
+type ResultMap map[int][]byte
+
+// Result returns task i's result.
+func (m ResultMap) Result(_ context.Context, i int) ([]byte, error) {
+	r, ok := m[i]
+	if !ok {
+		return nil, errors.New("none recorded")
+	}
+	return r, nil
 }
 
 // Env is what a task runs with on a worker.

@@ -15,14 +15,17 @@ import (
 )
 
 // A stage's results form a matrix (partitions × chunks of edge and
-// request ranges, chunks × chunks of
-// gathered ranges): a task needs one column of it. The coordinator writes
-// each task's column to its own file (job.TaskInputFile) before the tasks
-// run, so a task reads kilobytes instead of every result of the stage
-// (hundreds of MB at 10M documents), and the workers' memory does not grow
-// with the number of chunks times partitions. (A reduce task's input is
-// its range of partitions and the list of band run files, each holding
-// every partition: see planReduceTasks.)
+// request ranges, chunks × chunks of gathered ranges, partitions ×
+// partitions of a cluster step's runs): a task needs one column of it.
+// The tasks write their rows of it to route tables (job.Routes) of their
+// own, and report only the tables; the coordinator reads them a window
+// of columns at a time (Transpose) and writes each task's column to its
+// own file (job.TaskInputFile) before the tasks run. So a task reads
+// kilobytes instead of every result of the stage (hundreds of MB at 10M
+// documents), and neither the workers' nor the coordinator's memory
+// grows with the number of chunks times partitions. (A reduce task's
+// input is its range of partitions and the list of band run files, each
+// holding every partition: see planReduceTasks.)
 
 // inputWriters bounds the task input files written at once (object
 // storage: one request each).
@@ -34,14 +37,7 @@ func WriteTaskInputs[T any](ctx context.Context, st storage.Creator, kind string
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(inputWriters)
 	for _, i := range slices.Sorted(maps.Keys(inputs)) {
-		g.Go(func() error {
-			name := job.TaskInputFile(kind, i)
-			data, err := json.Marshal(inputs[i])
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			return storage.WriteFile(ctx, st, name, data)
-		})
+		g.Go(func() error { return writeInput(ctx, st, kind, i, inputs[i]) })
 	}
 	return g.Wait()
 }
@@ -103,41 +99,80 @@ func GatherResults(in []GatheredInput, chunk int) []job.GatherResult {
 	return out
 }
 
-// edgeInputs gives each chunk the ranges that every partition wrote for
-// it: its edges (for its verify task) and the requests for its documents
-// (for its gather task).
-func EdgeInputs(reduces []job.ReduceResult) map[int][]EdgeInput {
-	in := map[int][]EdgeInput{}
-	for _, r := range reduces {
-		chunks := map[int]bool{}
-		for c := range r.EdgeFiles {
-			chunks[c] = true
-		}
-		for c := range r.RequestFiles {
-			chunks[c] = true
-		}
-		for c := range chunks {
-			e := EdgeInput{Part: r.Part}
-			if info, ok := r.EdgeFiles[c]; ok {
-				e.Edges = &info
+// WriteEdgeInputs writes each chunk's input file (InputsEdges): the
+// ranges every partition wrote for it, its edges (for its verify task)
+// and the requests for its documents (for its gather task), from the
+// reduce tasks' route tables (Transpose), in task order; parts[i] are
+// the partitions of tables[i]'s pairs of slots (edges, requests). It
+// returns the chunks with requests (the gather tasks) and those with
+// edges (the verify tasks).
+func WriteEdgeInputs(ctx context.Context, st storage.FS, tables []*job.Routes, parts [][]int) (gather, verify []int, err error) {
+	keys := MaxKeys(tables)
+	requested, edged := make([]bool, keys), make([]bool, keys) // each key set by its own emit
+	err = Transpose(ctx, st, tables, keys, func(k int, entries [][]fileinfo.Info) error {
+		var in []EdgeInput
+		for i, slots := range entries {
+			for s := 0; s+1 < len(slots); s += 2 {
+				e := EdgeInput{Part: parts[i][s/2]}
+				if slots[s].Rows > 0 {
+					e.Edges = &slots[s]
+				}
+				if slots[s+1].Rows > 0 {
+					e.Requests = &slots[s+1]
+				}
+				if e.Edges != nil || e.Requests != nil {
+					in = append(in, e)
+					edged[k] = edged[k] || e.Edges != nil
+					requested[k] = requested[k] || e.Requests != nil
+				}
 			}
-			if info, ok := r.RequestFiles[c]; ok {
-				e.Requests = &info
-			}
-			in[c] = append(in[c], e)
 		}
-	}
-	return in
+		return writeInputList(ctx, st, job.InputsEdges, k, in)
+	})
+	return trueKeys(requested), trueKeys(edged), err
 }
 
-// gatheredInputs gives each verify chunk the range every gather task
-// wrote for it.
-func GatheredInputs(gathers []job.GatherResult) map[int][]GatheredInput {
-	in := map[int][]GatheredInput{}
-	for _, g := range gathers {
-		for _, c := range slices.Sorted(maps.Keys(g.Ranges)) {
-			in[c] = append(in[c], GatheredInput{Chunk: g.Chunk, Range: g.Ranges[c]})
+// WriteGatheredInputs writes each verify chunk's input file
+// (InputsGathered): the range every gather task wrote for it, from their
+// route tables (Transpose), in task order; chunks[i] is the chunk of
+// tables[i]'s task.
+func WriteGatheredInputs(ctx context.Context, st storage.FS, tables []*job.Routes, chunks []int) error {
+	return Transpose(ctx, st, tables, MaxKeys(tables), func(k int, entries [][]fileinfo.Info) error {
+		var in []GatheredInput
+		for i, slots := range entries {
+			if len(slots) == 1 && slots[0].Rows > 0 {
+				in = append(in, GatheredInput{Chunk: chunks[i], Range: slots[0]})
+			}
+		}
+		return writeInputList(ctx, st, job.InputsGathered, k, in)
+	})
+}
+
+// writeInputList writes task i's input list, if it has entries.
+func writeInputList[T any](ctx context.Context, st storage.Creator, kind string, i int, list []T) error {
+	if len(list) == 0 {
+		return nil
+	}
+	return writeInput(ctx, st, kind, i, list)
+}
+
+// writeInput writes task i's input, as compact JSON.
+func writeInput[T any](ctx context.Context, st storage.Creator, kind string, i int, in T) error {
+	name := job.TaskInputFile(kind, i)
+	data, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return storage.WriteFile(ctx, st, name, data)
+}
+
+// trueKeys are the indices of set.
+func trueKeys(set []bool) []int {
+	var out []int
+	for k, ok := range set {
+		if ok {
+			out = append(out, k)
 		}
 	}
-	return in
+	return out
 }

@@ -55,6 +55,11 @@ type stageCase struct {
 	// docsPerChunk documents.
 	docsPerChunk int
 	docs         []caseDoc
+	// wholeEdges is the job's stage.Job.WholeEdges (-1: the cluster
+	// stage in steps of tasks).
+	wholeEdges int64
+	// executor, if set, wraps the in-process executor.
+	executor func(ex stage.Executor, st storage.FS) stage.Executor
 }
 
 type caseDoc struct{ id, text string }
@@ -171,6 +176,8 @@ type caseRun struct {
 	exact    []records.ExactRecord
 	clusters []records.ClusterRecord
 	dups     []records.Duplicate
+	outcomes map[string]*stage.Outcome // by stage or cluster step
+	out      *storage.Dir              // the job's output
 }
 
 // run plans the case's input and runs every stage on a fresh directory,
@@ -204,11 +211,17 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	if err := storage.WriteJSON(ctx, st, job.PlanFile, &r.plan, true); err != nil {
 		t.Fatal(err)
 	}
-	j := &stage.Job{Spec: spec, Plan: &r.plan, Out: st, FS: st, Manifest: &manifest.Manifest{}, Log: slog.New(slog.DiscardHandler)}
-	rec := recorder{ex: Local{Env: &stage.Env{Spec: spec, FS: st, Cache: &stage.Files{St: st}, Inputs: anyPath{}}}, out: map[string]*stage.Outcome{}}
+	j := &stage.Job{Spec: spec, Plan: &r.plan, Out: st, FS: st, Manifest: &manifest.Manifest{}, Log: slog.New(slog.DiscardHandler), WholeEdges: c.wholeEdges}
+	var ex stage.Executor = Local{Env: &stage.Env{Spec: spec, FS: st, Cache: &stage.Files{St: st}, Inputs: anyPath{}}}
+	if c.executor != nil {
+		ex = c.executor(ex, st)
+	}
+	rec := recorder{ex: ex, out: map[string]*stage.Outcome{}}
+	r.out = st
 	if err := stage.Drive(ctx, j, Of(spec), rec); err != nil {
 		t.Fatal(err)
 	}
+	r.outcomes = rec.out
 	r.maps = results[job.MapResult](t, rec.out["map"])
 	for _, tr := range results[job.ReduceTaskResult](t, rec.out["reduce"]) {
 		r.reduces = append(r.reduces, tr.Parts...)
@@ -277,7 +290,7 @@ func results[T any](t *testing.T, out *stage.Outcome) []T {
 	if out == nil {
 		return nil
 	}
-	list, err := stage.DecodeResults[T](out)
+	list, err := stage.DecodeResults[T](context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/stage"
@@ -25,7 +26,8 @@ func (l Local) Execute(ctx context.Context, s stage.Stage, indices []int) (*stag
 		}
 		run = st.Run
 	}
-	out := &stage.Outcome{Results: map[int][]byte{}, Published: len(indices), Timing: manifest.StageTiming{Name: s.Name, Tasks: len(indices)}}
+	results := stage.ResultMap{}
+	out := &stage.Outcome{Done: slices.Sorted(slices.Values(indices)), Results: results, Published: len(indices), Timing: manifest.StageTiming{Name: s.Name, Tasks: len(indices)}}
 	for _, i := range indices {
 		r, err := run(ctx, l.Env, stage.Task{Stage: s.Name, Index: i})
 		if err != nil && !step {
@@ -34,7 +36,7 @@ func (l Local) Execute(ctx context.Context, s stage.Stage, indices []int) (*stag
 		if err != nil {
 			return nil, err
 		}
-		if out.Results[i], err = json.Marshal(r); err != nil {
+		if results[i], err = json.Marshal(r); err != nil {
 			return nil, err
 		}
 	}

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"sort"
 	"strings"
-
-	"gocloud.dev/blob"
 )
 
 // EntryKind is what an entry of a directory is.
@@ -49,24 +46,20 @@ func (d *Dir) ListEntries(ctx context.Context, prefix string) ([]Entry, error) {
 		if key != "" {
 			key = strings.TrimSuffix(key, "/") + "/"
 		}
-		it := d.bucket.List(&blob.ListOptions{Prefix: key, Delimiter: "/"})
-		for {
-			o, err := it.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("storage: list %s: %w", d.loc.Join(prefix), err)
-			}
+		err := d.bucket.list(ctx, key, "/", func(o objectAttrs) error {
 			name := strings.Trim(strings.TrimPrefix(o.Key, key), "/")
 			if name == "" {
-				continue
+				return nil
 			}
 			kind := KindFile
 			if o.IsDir {
 				kind = KindDir
 			}
 			entries = append(entries, Entry{name, kind})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("storage: list %s: %w", d.loc.Join(prefix), err)
 		}
 		sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 		return entries, nil

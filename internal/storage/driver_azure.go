@@ -1,9 +1,9 @@
-//go:build !noazure
+//go:build azure
 
 package storage
 
 import _ "gocloud.dev/blob/azureblob" // azblob:// URLs
 
-// withAzure tells that this build has the azblob:// driver (build tag noazure
-// leaves it out).
+// withAzure tells that this build has the azblob:// driver (build tag
+// azure adds it).
 const withAzure = true

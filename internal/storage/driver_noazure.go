@@ -1,7 +1,7 @@
-//go:build noazure
+//go:build !azure
 
 package storage
 
-// withAzure tells that this build has the azblob:// driver (build tag noazure
-// leaves it out).
+// withAzure tells that this build has the azblob:// driver (build tag
+// azure adds it).
 const withAzure = false

@@ -1,7 +1,7 @@
-//go:build nogcs
+//go:build !gcs
 
 package storage
 
-// withGCS tells that this build has the gs:// driver (build tag nogcs
-// leaves it out).
+// withGCS tells that this build has the gs:// driver (build tag gcs adds
+// it).
 const withGCS = false

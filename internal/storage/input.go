@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"os"
 	"time"
-
-	"gocloud.dev/blob"
 )
 
 // OpenFile opens an input file by local path or object-store URL. An
-// object is read in ranges (see blobFile), so memory does not grow with
+// object is read in ranges (see objectFile), so memory does not grow with
 // its size; closing the file releases its bucket.
 func OpenFile(ctx context.Context, location string) (File, error) {
 	l, err := ParseLocation(location)
@@ -26,7 +24,7 @@ func OpenFile(ctx context.Context, location string) (File, error) {
 	}
 	f, err := openObject(ctx, b, l.Key, location)
 	if err != nil {
-		b.Close()
+		b.close()
 		return nil, err
 	}
 	return &ownedFile{File: f, b: b}, nil
@@ -50,10 +48,10 @@ func StatFile(ctx context.Context, location string) (int64, time.Time, error) {
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	defer b.Close()
-	a, err := b.Attributes(ctx, l.Key)
+	defer b.close()
+	a, err := b.attributes(ctx, l.Key)
 	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("storage: %s: %w", location, notExist(err))
+		return 0, time.Time{}, fmt.Errorf("storage: %s: %w", location, err)
 	}
 	return a.Size, a.ModTime, nil
 }
@@ -61,12 +59,12 @@ func StatFile(ctx context.Context, location string) (int64, time.Time, error) {
 // ownedFile is an object whose bucket was opened for it alone.
 type ownedFile struct {
 	File
-	b *blob.Bucket
+	b bucket
 }
 
 func (f *ownedFile) Close() error {
 	f.File.Close()
-	return f.b.Close()
+	return f.b.close()
 }
 
 // Object is one object found by ListObjects.
@@ -93,9 +91,9 @@ func ListObjects(ctx context.Context, location string, hidden func(name string) 
 	if err != nil {
 		return nil, err
 	}
-	defer b.Close()
+	defer b.close()
 	if l.Key != "" {
-		if a, err := b.Attributes(ctx, l.Key); err == nil {
+		if a, err := b.attributes(ctx, l.Key); err == nil {
 			return []Object{{URL: l.String(), Name: lastElem(l.Key), Size: a.Size, ModTime: a.ModTime}}, nil
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path"
 	"strings"
 
@@ -16,8 +15,12 @@ import (
 // a local folder named "foo:".
 var ErrScheme = errors.New("unknown storage scheme")
 
-// blobSchemes are the object stores reached through gocloud.dev/blob.
-var blobSchemes = map[string]bool{"s3": true, "gs": true, "azblob": true}
+// objectScheme tells whether scheme is that of an object store neardup
+// reaches: S3 (and S3-compatible stores) in every build, Google Cloud
+// Storage and Azure Blob Storage in builds with the tags gcs and azure.
+func objectScheme(scheme string) bool {
+	return scheme == "s3" || scheme == "gs" || scheme == "azblob"
+}
 
 // Location is where a job's files or an input lives: a local path, or an
 // object-store prefix.
@@ -46,7 +49,9 @@ func IsURL(s string) bool {
 }
 
 // ParseLocation parses a local path, a file:// URL or an s3://, gs:// or
-// azblob:// URL. Any other scheme:// gives an error wrapping ErrScheme.
+// azblob:// URL. Any other scheme:// gives an error wrapping ErrScheme; an
+// s3:// URL's options are checked (see s3Options), a gs:// or azblob://
+// one's when its bucket is opened.
 //
 // A URL's user part (user:password@, a token@), here or in a URL among
 // its options (?endpoint=http://key:secret@host), is refused: the stores'
@@ -71,12 +76,17 @@ func ParseLocation(s string) (Location, error) {
 			return Location{}, fmt.Errorf("location %s: a file:// URL names a path on this machine (file:///path)", shown)
 		}
 		return Location{Path: u.Path}, nil
-	case blobSchemes[scheme]:
+	case objectScheme(scheme):
 		if u.Host == "" {
 			return Location{}, fmt.Errorf("location %s: no bucket", shown)
 		}
 		if tag := leftOut(scheme); tag != "" {
 			return Location{}, fmt.Errorf("location %s: %w", shown, &LeftOutError{Scheme: scheme, Tag: tag})
+		}
+		if scheme == "s3" {
+			if _, err := parseS3Options(u.RawQuery); err != nil {
+				return Location{}, fmt.Errorf("location %s: %w", shown, err)
+			}
 		}
 		return Location{Scheme: scheme, Bucket: u.Host, Key: strings.Trim(path.Clean("/"+u.Path), "/"), Query: u.RawQuery}, nil
 	}
@@ -138,45 +148,26 @@ func (l Location) Join(name string) Location {
 	return l
 }
 
-// bucketURL is the URL gocloud.dev opens the bucket with. An S3 bucket
-// reached through a custom endpoint (the URL's endpoint= or the
-// environment's AWS_ENDPOINT_URL[_S3]) is addressed path-style, as
-// S3-compatible servers (MinIO, Ceph, test servers) expect, unless the
-// URL says use_path_style=false.
-func (l Location) bucketURL() (string, error) {
-	q, err := url.ParseQuery(l.Query)
-	if err != nil {
-		return "", fmt.Errorf("location %s: %w", l, err)
-	}
-	if l.Scheme == "s3" && q.Get("use_path_style") == "" && q.Get("s3ForcePathStyle") == "" &&
-		(q.Get("endpoint") != "" || os.Getenv("AWS_ENDPOINT_URL") != "" || os.Getenv("AWS_ENDPOINT_URL_S3") != "") {
-		q.Set("use_path_style", "true")
-	}
-	u := url.URL{Scheme: l.Scheme, Host: l.Bucket, RawQuery: q.Encode()}
-	return u.String(), nil
-}
-
 // LeftOutError is the error for the location of an object store whose
-// driver a build tag (nos3, nogcs, noazure) left out of this build.
+// driver this build does not have: its build tag (gcs, azure) adds it.
 type LeftOutError struct {
-	// Scheme is the location's scheme, Tag the build tag.
+	// Scheme is the location's scheme, Tag the build tag that adds its
+	// driver.
 	Scheme, Tag string
 }
 
 func (e *LeftOutError) Error() string {
-	return fmt.Sprintf("%s:// support was left out of this build (-tags %s)", e.Scheme, e.Tag)
+	return fmt.Sprintf("%s:// support was left out of this build (build with -tags %s to add it)", e.Scheme, e.Tag)
 }
 
-// leftOut returns the build tag that left the driver of scheme out of
-// this build ("nos3", "nogcs", "noazure"), or "" when the build has it.
+// leftOut returns the build tag that adds the driver of scheme ("gcs",
+// "azure"), when this build does not have it, or "".
 func leftOut(scheme string) string {
 	switch {
-	case scheme == "s3" && !withS3:
-		return "nos3"
 	case scheme == "gs" && !withGCS:
-		return "nogcs"
+		return "gcs"
 	case scheme == "azblob" && !withAzure:
-		return "noazure"
+		return "azure"
 	}
 	return ""
 }

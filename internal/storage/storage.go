@@ -1,8 +1,10 @@
 // Package storage keeps a job's files, in a local directory or under an
-// object-store prefix (s3://, gs://, azblob://, through gocloud.dev/blob):
+// object-store prefix (s3:// through the AWS SDK's S3 client in every
+// build; gs:// and azblob:// through gocloud.dev/blob in builds with the
+// tags gcs and azure):
 // a tree of files each of which appears whole or not at all. Locally a
 // file is written under a temporary name, then renamed; on object storage
-// the upload itself is the commit (see blob.go).
+// the upload itself is the commit (see object.go).
 package storage
 
 import (
@@ -18,9 +20,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 
 	"github.com/neardup/neardup/internal/localfile"
 )
@@ -72,7 +71,7 @@ type FS interface {
 type Dir struct {
 	root   string
 	loc    Location
-	bucket *blob.Bucket // nil for a local directory
+	bucket bucket // nil for a local directory
 	// Fsync makes Commit flush a file to disk before renaming it. Renaming
 	// alone already makes a file appear whole or not at all when a process
 	// dies; fsync adds durability across power loss, at a few milliseconds
@@ -113,11 +112,8 @@ func OpenLocation(ctx context.Context, l Location) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ok, err := b.IsAccessible(ctx); err != nil || !ok {
-		b.Close()
-		if err == nil {
-			err = errors.New("no such bucket")
-		}
+	if err := b.check(ctx); err != nil {
+		b.close()
 		return nil, fmt.Errorf("storage: %s: %w", l, err)
 	}
 	return &Dir{root: l.String(), loc: l, bucket: b}, nil
@@ -126,7 +122,7 @@ func OpenLocation(ctx context.Context, l Location) (*Dir, error) {
 // Close releases the store's connections.
 func (d *Dir) Close() error {
 	if d.bucket != nil {
-		return d.bucket.Close()
+		return d.bucket.close()
 	}
 	return nil
 }
@@ -234,13 +230,7 @@ func (d *Dir) Create(ctx context.Context, name string) (Writer, error) {
 		return nil, fmt.Errorf("storage: create in %s: %w", d.root, err)
 	}
 	if d.bucket != nil {
-		uctx, cancel := context.WithCancel(ctx)
-		w, err := d.bucket.NewWriter(uctx, d.key(name), nil)
-		if err != nil {
-			cancel()
-			return nil, fmt.Errorf("storage: create %s: %w", name, err)
-		}
-		return &blobWriter{w: w, cancel: cancel, name: name}, nil
+		return createObject(ctx, d.bucket, d.key(name), name)
 	}
 	var nonce [6]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
@@ -417,11 +407,11 @@ func (d *Dir) removeObjects(ctx context.Context, name string) error {
 		return fmt.Errorf("storage: remove %s: %w", name, err)
 	}
 	for _, o := range objs {
-		if err := d.bucket.Delete(ctx, o.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		if err := d.bucket.remove(ctx, o.Key); err != nil {
 			return fmt.Errorf("storage: remove %s: %w", o.Key, err)
 		}
 	}
-	if err := d.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+	if err := d.bucket.remove(ctx, key); err != nil {
 		return fmt.Errorf("storage: remove %s: %w", name, err)
 	}
 	return nil

@@ -17,8 +17,10 @@ import (
 	"github.com/neardup/neardup/internal/s3test"
 )
 
-// stores runs f on a local store and on one in an S3 bucket (a test
-// server on loopback): both keep the same contract.
+// stores runs f on a local store, on one in an S3 bucket (a test server
+// on loopback) and, in builds with the tags gcs or azure, on one through
+// their gocloud.dev adapter (over its in-memory bucket): all keep the
+// same contract.
 func stores(t *testing.T, f func(t *testing.T, d *Dir)) {
 	t.Run("local", func(t *testing.T) {
 		d, err := Open(context.Background(), t.TempDir())
@@ -36,6 +38,9 @@ func stores(t *testing.T, f func(t *testing.T, d *Dir)) {
 		defer d.Close()
 		f(t, d)
 	})
+	if d := cloudStore(t); d != nil {
+		t.Run("gocloud", func(t *testing.T) { f(t, d) })
+	}
 }
 
 func TestCreateCommitAbortList(t *testing.T) { stores(t, testCreateCommitAbortList) }
@@ -121,7 +126,7 @@ func TestCommitReplacesAtomically(t *testing.T) {
 func TestReadAtAndRemove(t *testing.T) {
 	stores(t, func(t *testing.T, d *Dir) {
 		ctx := context.Background()
-		data := make([]byte, 3*blobBlock+12345)
+		data := make([]byte, 3*objectBlock+12345)
 		for i := range data {
 			data[i] = byte(i*7 + i>>11)
 		}
@@ -138,7 +143,7 @@ func TestReadAtAndRemove(t *testing.T) {
 		if f.Size() != int64(len(data)) {
 			t.Fatalf("Size = %d, want %d", f.Size(), len(data))
 		}
-		for _, r := range []struct{ off, n int }{{0, 10}, {blobBlock - 5, 10}, {2*blobBlock - 1, blobBlock + 2}, {len(data) - 3, 3}, {7, 2 * blobBlock}} {
+		for _, r := range []struct{ off, n int }{{0, 10}, {objectBlock - 5, 10}, {2*objectBlock - 1, objectBlock + 2}, {len(data) - 3, 3}, {7, 2 * objectBlock}} {
 			buf := make([]byte, r.n)
 			if n, err := f.ReadAt(buf, int64(r.off)); n != r.n || err != nil && err != io.EOF {
 				t.Fatalf("ReadAt(%d, %d) = %d, %v", r.off, r.n, n, err)
@@ -224,29 +229,31 @@ func TestLocationCredentials(t *testing.T) {
 	}
 }
 
-// TestLeftOut checks that the URL of an object store whose driver a build
-// tag left out is refused, naming the tag, and that the others parse: run
-// with -tags nos3,nogcs,noazure (scripts/test) and without.
+// TestLeftOut checks that the URL of an object store whose driver this
+// build does not have is refused, naming the tag that adds it, and that
+// the others parse: run with -tags gcs,azure (scripts/test) and without.
 func TestLeftOut(t *testing.T) {
 	tests := []struct{ url, scheme, tag string }{
-		{"s3://b/out", "s3", "nos3"},
-		{"gs://b/out", "gs", "nogcs"},
-		{"azblob://c/out", "azblob", "noazure"},
+		{"gs://b/out", "gs", "gcs"},
+		{"azblob://c/out", "azblob", "azure"},
 	}
 	for _, tt := range tests {
 		_, err := ParseLocation(tt.url)
 		var lo *LeftOutError
-		switch in := !strings.Contains(","+buildTags()+",", ","+tt.tag+","); {
+		switch in := strings.Contains(","+buildTags()+",", ","+tt.tag+","); {
 		case in && err != nil:
-			t.Errorf("ParseLocation(%q): %v, want no error in a build without -tags %s", tt.url, err, tt.tag)
+			t.Errorf("ParseLocation(%q): %v, want no error in a build with -tags %s", tt.url, err, tt.tag)
 		case !in && !errors.As(err, &lo):
-			t.Errorf("ParseLocation(%q): %v, want a LeftOutError under -tags %s", tt.url, err, tt.tag)
+			t.Errorf("ParseLocation(%q): %v, want a LeftOutError without -tags %s", tt.url, err, tt.tag)
 		case !in:
-			want := tt.scheme + ":// support was left out of this build (-tags " + tt.tag + ")"
+			want := tt.scheme + ":// support was left out of this build (build with -tags " + tt.tag + " to add it)"
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("ParseLocation(%q): %q does not say %q", tt.url, err, want)
 			}
 		}
+	}
+	if _, err := ParseLocation("s3://b/out"); err != nil {
+		t.Errorf("ParseLocation(s3://b/out): %v; S3 is in every build", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-//go:build noazure
+//go:build !azure
 
 package transient
 

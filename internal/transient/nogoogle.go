@@ -1,4 +1,4 @@
-//go:build nogcs
+//go:build !gcs
 
 package transient
 

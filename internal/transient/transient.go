@@ -1,7 +1,8 @@
 // Package transient tells the errors that time may mend from those it
 // will not: a full disk or an I/O error, a timeout, a connection refused
 // or reset, and an object store's "try again" (HTTP 5xx, 408 and 429, S3's
-// SlowDown and the like, from any gocloud.dev/blob driver). A task that
+// SlowDown and the like, from the S3 client and the drivers that build
+// tags gcs and azure add). A task that
 // fails with one is retried in the same delivery (see package queue)
 // rather than spending a delivery.
 package transient
@@ -12,8 +13,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-
-	"gocloud.dev/gcerrors"
 )
 
 // errnos are the system errors that time may mend: space, I/O, and the
@@ -50,7 +49,7 @@ func Is(err error) bool {
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		return true
 	}
-	if c := gcerrors.Code(err); c == gcerrors.ResourceExhausted || c == gcerrors.DeadlineExceeded {
+	if cloudRetry(err) {
 		return true
 	}
 	if code := httpStatus(err); code != 0 {
@@ -73,7 +72,7 @@ func retryStatus(code int) bool {
 // httpStatus is the HTTP status of the response an object store's error
 // came with, or 0: AWS (smithy), Google (googleapi, gax) and Azure (azcore)
 // each carry it their own way. The Google and Azure types are in the
-// files that build tags nogcs and noazure leave out with their drivers.
+// files that build tags gcs and azure add with their drivers.
 func httpStatus(err error) int {
 	if e, ok := errors.AsType[interface {
 		error

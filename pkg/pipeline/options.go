@@ -77,10 +77,12 @@ const DefaultDiskFullTimeout = time.Minute
 // flag of the same name in --help).
 type Options struct {
 	// Inputs are the files, directories or glob patterns to read: local
-	// paths or object-store URLs (s3://, gs://, azblob://).
+	// paths or object-store URLs (s3://; gs:// and azblob:// in a program
+	// built with -tags gcs and azure).
 	Inputs []string
 	// Out is the output directory: a local path or an object-store URL
-	// (s3://bucket/prefix, gs://..., azblob://...).
+	// (s3://bucket/prefix; gs://... and azblob://... with -tags gcs and
+	// azure).
 	Out string
 	// Against lists the outputs of earlier jobs, each with its index, to
 	// match against: their documents are never dropped, and a document of

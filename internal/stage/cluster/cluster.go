@@ -169,26 +169,28 @@ func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, do
 	}
 
 	// The components, whole.
-	joined, err := runStep[nodesResult](ctx, d, &clusterStep{Name: StepPrefix + stepNodes, Kind: stepNodes, Parts: parts, Tasks: parts, Verifies: vf, Docs: docs, Labels: labels})
+	nodes := &clusterStep{Name: StepPrefix + stepNodes, Kind: stepNodes, Parts: parts, Tasks: parts, Verifies: vf, Docs: docs, Labels: labels}
+	joined, err := runStep[nodesResult](ctx, d, nodes)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	runs := make([]map[int]fileinfo.Info, parts)
-	for i, r := range joined {
-		runs[i] = r.Runs
+	routes, err := stepRoutes(ctx, d.st, nodes.Name, joined, func(r nodesResult) (*job.Routes, map[int]fileinfo.Info) { return r.Routes, r.Runs })
+	if err != nil {
+		return nil, nil, 0, err
 	}
-	comps, err := runStep[componentsResult](ctx, d, &clusterStep{Name: StepPrefix + stepComponents, Kind: stepComponents, Parts: parts, Tasks: parts, Runs: runs})
+	components := &clusterStep{Name: StepPrefix + stepComponents, Kind: stepComponents, Parts: parts, Tasks: parts, Routes: routes}
+	comps, err := runStep[componentsResult](ctx, d, components)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	out := &clusterStep{Name: StepPrefix + stepOutput, Kind: stepOutput, Parts: parts, Tasks: len(vf) + 3, Verifies: vf}
-	runs = make([]map[int]fileinfo.Info, parts)
-	for i, r := range comps {
-		runs[i] = r.Lookups
+	for _, r := range comps {
 		out.Clusters = append(out.Clusters, r.Clusters)
 		out.Duplicates = append(out.Duplicates, r.Duplicates)
 	}
-	out.Runs = runs
+	if out.Routes, err = stepRoutes(ctx, d.st, components.Name, comps, func(r componentsResult) (*job.Routes, map[int]fileinfo.Info) { return r.Routes, r.Lookups }); err != nil {
+		return nil, nil, 0, err
+	}
 	stats, _ := foldComponents(comps)
 	out.Top = boundedTop(stats)
 
@@ -207,40 +209,48 @@ func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, do
 // or exact group with its component's smallest ordinal, and returns each
 // partition's labels and the number of large-star rounds.
 func (d driver) components(ctx context.Context, parts int, vf []verifyFiles) ([]*fileinfo.Info, int, error) {
-	contracted, err := runStep[roundResult](ctx, d, &clusterStep{Name: StepPrefix + stepContract, Kind: stepContract, Parts: parts, Tasks: parts, Verifies: vf})
+	contract := &clusterStep{Name: StepPrefix + stepContract, Kind: stepContract, Parts: parts, Tasks: parts, Verifies: vf}
+	contracted, err := runStep[roundResult](ctx, d, contract)
 	if err != nil {
 		return nil, 0, err
 	}
 	var nodes int64
-	runs := make([]map[int]fileinfo.Info, parts)
-	for i, r := range contracted {
+	for _, r := range contracted {
 		nodes += r.Nodes
-		runs[i] = r.Runs
 	}
-	return d.rounds(ctx, parts, runs, nodes)
+	routes, err := roundRoutes(ctx, d, contract, contracted)
+	if err != nil {
+		return nil, 0, err
+	}
+	return d.rounds(ctx, parts, routes, nodes)
 }
 
-// rounds runs large-star and small-star steps, from the edges of runs
-// (both directions, by partition of the first node) of a graph of at most
-// nodes nodes, until every component is a star. It returns each
-// partition's labels and the number of large-star rounds.
-func (d driver) rounds(ctx context.Context, parts int, runs []map[int]fileinfo.Info, nodes int64) ([]*fileinfo.Info, int, error) {
+// roundRoutes are the route tables of the results of a contract,
+// large-star or small-star step.
+func roundRoutes(ctx context.Context, d driver, s *clusterStep, results []roundResult) ([]*job.Routes, error) {
+	return stepRoutes(ctx, d.st, s.Name, results, func(r roundResult) (*job.Routes, map[int]fileinfo.Info) { return r.Routes, r.Runs })
+}
+
+// rounds runs large-star and small-star steps, from the edges the route
+// tables routes name (both directions, by partition of the first node)
+// of a graph of at most nodes nodes, until every component is a star. It
+// returns each partition's labels and the number of large-star rounds.
+func (d driver) rounds(ctx context.Context, parts int, routes []*job.Routes, nodes int64) ([]*fileinfo.Info, int, error) {
 	for round := 1; ; round++ {
 		if round > maxRounds(nodes) {
 			return nil, 0, fmt.Errorf("clusters: the components of %d documents are not stars after %d rounds", nodes, round-1)
 		}
 		step := func(kind string) *clusterStep {
-			return &clusterStep{Name: fmt.Sprintf("%s%s-%02d", StepPrefix, kind, round), Kind: kind, Parts: parts, Tasks: parts, Runs: runs}
+			return &clusterStep{Name: fmt.Sprintf("%s%s-%02d", StepPrefix, kind, round), Kind: kind, Parts: parts, Tasks: parts, Routes: routes}
 		}
-		large, err := runStep[roundResult](ctx, d, step(stepLargeStar))
+		ls := step(stepLargeStar)
+		large, err := runStep[roundResult](ctx, d, ls)
 		if err != nil {
 			return nil, 0, err
 		}
 		var notStar int64
-		runs = make([]map[int]fileinfo.Info, parts)
-		for i, r := range large {
+		for _, r := range large {
 			notStar += r.NotStar
-			runs[i] = r.Runs
 		}
 		if notStar == 0 {
 			labels := make([]*fileinfo.Info, parts)
@@ -249,13 +259,16 @@ func (d driver) rounds(ctx context.Context, parts int, runs []map[int]fileinfo.I
 			}
 			return labels, round, nil
 		}
-		small, err := runStep[roundResult](ctx, d, step(stepSmallStar))
+		if routes, err = roundRoutes(ctx, d, ls, large); err != nil {
+			return nil, 0, err
+		}
+		ss := step(stepSmallStar)
+		small, err := runStep[roundResult](ctx, d, ss)
 		if err != nil {
 			return nil, 0, err
 		}
-		runs = make([]map[int]fileinfo.Info, parts)
-		for i, r := range small {
-			runs[i] = r.Runs
+		if routes, err = roundRoutes(ctx, d, ss, small); err != nil {
+			return nil, 0, err
 		}
 	}
 }
@@ -269,7 +282,7 @@ type driver struct {
 // runStep describes step s to its tasks, runs them and decodes their
 // results.
 func runStep[T any](ctx context.Context, d driver, s *clusterStep) ([]T, error) {
-	if s.RunTasks = len(s.Runs); s.RunTasks > 0 {
+	if s.RunTasks = len(s.Routes); s.RunTasks > 0 {
 		if err := writeRunsColumns(ctx, d.st, s); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}

@@ -33,8 +33,11 @@ import (
 
 // nodesResult is what a task of the nodes step reports.
 type nodesResult struct {
-	Runs map[int]fileinfo.Info `json:"runs,omitempty"` // by label partition
-	Rows int64                 `json:"rows"`
+	// Routes is the route table of the rows written, by label partition;
+	// Runs, what an earlier version reported instead.
+	Routes *job.Routes           `json:"routes,omitempty"`
+	Runs   map[int]fileinfo.Info `json:"runs,omitempty"`
+	Rows   int64                 `json:"rows"`
 }
 
 // nodesTask sends the partition's documents (with their ids, urls and
@@ -57,7 +60,12 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 	dest := func(r compRow) int { return partOf(r.Label, s.Parts) }
 	groupByKey(rows, s.Parts, dest)
 	res := &nodesResult{Rows: int64(len(rows))}
-	res.Runs, err = workfile.WriteRuns(ctx, st, job.ClusterTaskFile(s.Name, part, "rows"), rows, dest, appendCompRow)
+	file := job.ClusterTaskFile(s.Name, part, "rows")
+	runs, err := workfile.WriteRuns(ctx, st, file, rows, dest, appendCompRow)
+	if err != nil {
+		return nil, err
+	}
+	res.Routes, err = routeRuns(ctx, st, s.Name, part, file, runs)
 	return res, err
 }
 
@@ -212,10 +220,13 @@ func readParts[T any](ctx context.Context, st storage.Opener, runs []map[int]fil
 type componentsResult struct {
 	Stats stage.ClusterStats `json:"stats"`
 	// BoundedPairs is the complete pairs of the bounded clusters.
-	BoundedPairs int64                 `json:"bounded_pairs"`
-	Clusters     *fileinfo.Info        `json:"clusters,omitempty"`
-	Duplicates   *fileinfo.Info        `json:"duplicates,omitempty"`
-	Lookups      map[int]fileinfo.Info `json:"lookups,omitempty"` // by verify chunk partition
+	BoundedPairs int64          `json:"bounded_pairs"`
+	Clusters     *fileinfo.Info `json:"clusters,omitempty"`
+	Duplicates   *fileinfo.Info `json:"duplicates,omitempty"`
+	// Routes is the route table of the lookup rows written, by verify
+	// chunk partition; Lookups, what an earlier version reported instead.
+	Routes  *job.Routes           `json:"routes,omitempty"`
+	Lookups map[int]fileinfo.Info `json:"lookups,omitempty"`
 }
 
 // component is one component's rows, in compRow order.
@@ -314,7 +325,12 @@ func componentsTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clust
 		}
 		res.Duplicates = &info
 	}
-	res.Lookups, err = workfile.WriteRuns(ctx, st, job.ClusterTaskFile(s.Name, part, "lookups"), t.lookups, lookupDest(s.Parts), appendLookupRow)
+	file := job.ClusterTaskFile(s.Name, part, "lookups")
+	runs, err := workfile.WriteRuns(ctx, st, file, t.lookups, lookupDest(s.Parts), appendLookupRow)
+	if err != nil {
+		return nil, err
+	}
+	res.Routes, err = routeRuns(ctx, st, s.Name, part, file, runs)
 	return res, err
 }
 

@@ -45,11 +45,14 @@ type clusterStep struct {
 	Verifies []verifyFiles `json:"verifies,omitempty"`
 	// Docs are the chunks' document files (nodes).
 	Docs map[int]fileinfo.Info `json:"docs,omitempty"`
-	// Runs are what each task of the previous step wrote, by destination
-	// partition (large-star, small-star, components, out: the lookups).
-	// They are not in the step's file: each partition's column of them is
-	// in its own file (job.ClusterRunsFile), which its task reads, so a
-	// task reads its RunTasks entries, not RunTasks × Parts.
+	// Routes are the route tables of what each task of the previous step
+	// wrote, by destination partition (large-star, small-star,
+	// components, out: the lookups): the driver's. They are not in the
+	// step's file: each partition's column of them is in its own file
+	// (job.ClusterRunsFile), which the driver writes (see
+	// writeRunsColumns) and the partition's task reads as Runs, holding
+	// its RunTasks entries, not RunTasks × Parts.
+	Routes   []*job.Routes           `json:"-"`
 	Runs     []map[int]fileinfo.Info `json:"-"`
 	RunTasks int                     `json:"run_tasks,omitempty"`
 	// Labels are each partition's labels (nodes).
@@ -171,25 +174,51 @@ func (s *clusterStep) runsPart(index int) (int, bool) {
 }
 
 // writeRunsColumns writes each partition's column of the step's runs to
-// its file.
-func writeRunsColumns(ctx context.Context, st storage.Creator, s *clusterStep) error {
-	col := make([]*fileinfo.Info, len(s.Runs))
-	for part := range s.Parts {
-		for i, runs := range s.Runs {
-			col[i] = nil
-			if info, ok := runs[part]; ok {
-				col[i] = &info
+// its file, from the route tables of the tasks of the step before, read
+// a window of partitions at a time (stage.Transpose).
+func writeRunsColumns(ctx context.Context, st storage.FS, s *clusterStep) error {
+	return stage.Transpose(ctx, st, s.Routes, s.Parts, func(part int, entries [][]fileinfo.Info) error {
+		col := make([]*fileinfo.Info, len(entries))
+		for i, e := range entries {
+			if len(e) == 1 && e[0].Rows > 0 {
+				col[i] = &e[0]
 			}
 		}
 		data, err := json.Marshal(col)
 		if err != nil {
 			return err
 		}
-		if err := storage.WriteFile(ctx, st, job.ClusterRunsFile(s.Name, part), data); err != nil {
-			return err
+		return storage.WriteFile(ctx, st, job.ClusterRunsFile(s.Name, part), data)
+	})
+}
+
+// routeRuns writes a task's runs, of its file by partition, to its route
+// table (one slot: file), so that its result holds the table and not the
+// runs (partitions of them: tasks × partitions in all).
+func routeRuns(ctx context.Context, st storage.Creator, step string, task int, file string, runs map[int]fileinfo.Info) (*job.Routes, error) {
+	return workfile.WriteRoutes(ctx, st, job.ClusterTaskFile(step, task, "routes"), []string{file}, []map[int]fileinfo.Info{runs})
+}
+
+// stepRoutes are the route tables of the results of a step's tasks, r's
+// of each; a result of an earlier version has runs instead (legacy,
+// its runs by partition), of which the driver writes the table.
+func stepRoutes[T any](ctx context.Context, st storage.Creator, step string, results []T, r func(T) (*job.Routes, map[int]fileinfo.Info)) ([]*job.Routes, error) {
+	out := make([]*job.Routes, len(results))
+	for i, res := range results {
+		routes, legacy := r(res)
+		if routes == nil && len(legacy) > 0 {
+			var file string
+			for _, info := range legacy {
+				file = info.Name
+			}
+			var err error
+			if routes, err = routeRuns(ctx, st, step, i, file, legacy); err != nil {
+				return nil, fmt.Errorf("%s task %d: %w", step, i, err)
+			}
 		}
+		out[i] = routes
 	}
-	return nil
+	return out, nil
 }
 
 // readRunsColumn reads a partition's column of the step's runs, as Runs

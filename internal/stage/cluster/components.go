@@ -87,10 +87,12 @@ func maxRounds(nodes int64) int {
 // roundResult is what a task of the contract, large-star or small-star
 // step reports.
 type roundResult struct {
-	// Runs are the edges written for the next step, by partition.
-	Runs  map[int]fileinfo.Info `json:"runs,omitempty"`
-	Edges int64                 `json:"edges"` // edge records written
-	Nodes int64                 `json:"nodes"` // nodes seen
+	// Routes is the route table of the edges written for the next step,
+	// by partition; Runs, what an earlier version reported instead.
+	Routes *job.Routes           `json:"routes,omitempty"`
+	Runs   map[int]fileinfo.Info `json:"runs,omitempty"`
+	Edges  int64                 `json:"edges"` // edge records written
+	Nodes  int64                 `json:"nodes"` // nodes seen
 	// NotStar (large-star) counts the nodes with a smaller neighbour and
 	// another; Changed (small-star) those with several smaller ones.
 	NotStar int64 `json:"not_star,omitempty"`
@@ -242,10 +244,12 @@ func writeRound(ctx context.Context, st storage.FS, s *clusterStep, part int, ed
 		return workfile.CompareEdge(x, y)
 	})
 	edges = slices.Compact(edges)
-	runs, err := workfile.WriteEdgeRuns(ctx, st, job.ClusterTaskFile(s.Name, part, "edges"), edges, func(d int64) int { return partOf(d, s.Parts) })
+	file := job.ClusterTaskFile(s.Name, part, "edges")
+	runs, err := workfile.WriteEdgeRuns(ctx, st, file, edges, func(d int64) int { return partOf(d, s.Parts) })
 	if err != nil {
 		return err
 	}
-	res.Runs, res.Edges = runs, int64(len(edges))
-	return nil
+	res.Edges = int64(len(edges))
+	res.Routes, err = routeRuns(ctx, st, s.Name, part, file, runs)
+	return err
 }

@@ -215,7 +215,7 @@ func TestComponentsMatchUnionFind(t *testing.T) {
 						if err := writeRound(ctx, st, &clusterStep{Name: "cluster-test", Parts: parts}, 0, both, res); err != nil {
 							t.Fatal(err)
 						}
-						labelFiles, rounds, err = d.rounds(ctx, parts, []map[int]fileinfo.Info{res.Runs}, int64(2*len(edges)))
+						labelFiles, rounds, err = d.rounds(ctx, parts, []*job.Routes{res.Routes}, int64(2*len(edges)))
 					}
 					if err != nil {
 						t.Fatal(err)

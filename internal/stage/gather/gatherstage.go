@@ -2,6 +2,11 @@ package gather
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
 
 	"github.com/neardup/neardup/internal/stage"
 
@@ -26,17 +31,46 @@ func Stage() stage.Stage {
 			if err != nil {
 				return nil, err
 			}
-			return Gather(ctx, e.FS, t.Index, stage.ReduceResults(in, t.Index), maps, !e.Spec.Params.Index && t.Index >= e.Spec.FirstChunk)
+			g, err := Gather(ctx, e.FS, t.Index, stage.ReduceResults(in, t.Index), maps, !e.Spec.Params.Index && t.Index >= e.Spec.FirstChunk)
+			if err != nil {
+				return nil, err
+			}
+			// Its ranges by verify chunk (chunks × chunks in all) go to its
+			// route table, which the coordinator reads by windows.
+			if err := routeRanges(ctx, e.FS, t.Index, g); err != nil {
+				return nil, err
+			}
+			return g, nil
 		},
 		Done: func(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
-			list, err := stage.DecodeResults[job.GatherResult](out)
+			var tables []*job.Routes
+			var chunks []int
+			err := stage.EachResult(ctx, out, func(i int, g job.GatherResult) error {
+				j.Manifest.Counts.Gathered += g.Requests
+				if g.Routes == nil && len(g.Ranges) > 0 { // recorded by an earlier version
+					if err := routeRanges(ctx, j.Out, i, &g); err != nil {
+						return fmt.Errorf("gather task %d: %w", i, err)
+					}
+				}
+				tables, chunks = append(tables, g.Routes), append(chunks, g.Chunk)
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			for _, g := range list {
-				j.Manifest.Counts.Gathered += g.Requests
-			}
-			return stage.WriteTaskInputs(ctx, j.Out, job.InputsGathered, stage.GatheredInputs(list))
+			return stage.WriteGatheredInputs(ctx, j.Out, tables, chunks)
 		},
 	}
+}
+
+// routeRanges writes the ranges of gather task i's file, by verify chunk,
+// to its route table (one slot: its gather file), and leaves only the
+// table in g.
+func routeRanges(ctx context.Context, st storage.Creator, i int, g *job.GatherResult) error {
+	r, err := workfile.WriteRoutes(ctx, st, job.RouteFile("gather", i), []string{job.GatherFile(g.Chunk)}, []map[int]fileinfo.Info{g.Ranges})
+	if err != nil {
+		return err
+	}
+	g.Routes, g.Ranges = r, nil
+	return nil
 }

@@ -64,7 +64,7 @@ func Stage() stage.Stage {
 			return r.Docs, r.InputBytes
 		},
 		Done: func(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
-			list, err := stage.DecodeResults[job.MapResult](out)
+			list, err := stage.DecodeResults[job.MapResult](ctx, out)
 			if err != nil {
 				return err
 			}

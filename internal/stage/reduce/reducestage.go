@@ -7,13 +7,15 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/neardup/neardup/internal/pqfile"
-	"github.com/neardup/neardup/internal/stage"
-	"github.com/neardup/neardup/pkg/records"
-
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/workfile"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // Stage returns the reduce stage, which groups the band records: one
@@ -41,45 +43,46 @@ func Stage() stage.Stage {
 				return nil, err
 			}
 			r, err := ReduceTask(ctx, e.FS, e.Spec, in)
+			if err == nil {
+				// Its ranges by chunk (partitions × chunks in all) go to its
+				// route table, which the coordinator reads by windows.
+				err = routeParts(ctx, e.FS, t.Index, r)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("reduce task %d (partitions %d to %d): %w", t.Index, in.First, in.Last, err)
 			}
 			return r, nil
 		},
 		Done: func(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
-			tasks, err := stage.DecodeResults[job.ReduceTaskResult](out)
+			// The results one at a time: each holds its partitions'
+			// counts and its route table, not their ranges.
+			j.Reduced = &stage.Reduced{}
+			var tables []*job.Routes
+			var parts [][]int
+			var idDocs []int64
+			err := stage.EachResult(ctx, out, func(i int, t job.ReduceTaskResult) error {
+				if t.Routes == nil { // recorded by an earlier version: ranges in Parts
+					if err := routeParts(ctx, j.Out, i, &t); err != nil {
+						return fmt.Errorf("reduce task %d: %w", i, err)
+					}
+				}
+				foldReduces(j.Manifest, t.Parts)
+				j.Manifest.Counts.DuplicateIDs += t.DuplicateIDs
+				idDocs = append(idDocs, t.DuplicateIDDocs...)
+				j.Reduced.BandFiles = append(j.Reduced.BandFiles, index.BandFile{File: t.Bands, First: t.First, Last: t.Last})
+				tables, parts = append(tables, t.Routes), append(parts, partsOf(t.Parts))
+				return nil
+			})
 			if err != nil {
 				return err
-			}
-			var list []job.ReduceResult
-			j.Reduced = &stage.Reduced{}
-			for _, t := range tasks {
-				list = append(list, t.Parts...)
-				j.Reduced.BandFiles = append(j.Reduced.BandFiles, index.BandFile{File: t.Bands, First: t.First, Last: t.Last})
 			}
 			slices.SortFunc(j.Reduced.BandFiles, func(a, b index.BandFile) int { return cmp.Compare(a.First, b.First) })
 			if err := cleanBands(ctx, j); err != nil {
 				return err
 			}
-			foldReduces(j.Manifest, list)
-			foldDuplicateIDs(ctx, j, tasks)
-			if err := stage.WriteTaskInputs(ctx, j.Out, job.InputsEdges, stage.EdgeInputs(list)); err != nil {
-				return err
-			}
-			// The ranges (partitions × chunks) are written: keep only
-			// which chunks the gather and verify tasks are for.
-			gather, verify := map[int]bool{}, map[int]bool{}
-			for _, r := range list {
-				for ch := range r.RequestFiles {
-					gather[ch] = true
-				}
-				for ch := range r.EdgeFiles {
-					verify[ch] = true
-				}
-			}
-			j.Reduced.GatherChunks = slices.Sorted(maps.Keys(gather))
-			j.Reduced.VerifyChunks = slices.Sorted(maps.Keys(verify))
-			return nil
+			foldDuplicateIDs(ctx, j, idDocs)
+			j.Reduced.GatherChunks, j.Reduced.VerifyChunks, err = stage.WriteEdgeInputs(ctx, j.Out, tables, parts)
+			return err
 		},
 	}
 }
@@ -99,16 +102,37 @@ func foldReduces(m *manifest.Manifest, list []job.ReduceResult) {
 	}
 }
 
-// foldDuplicateIDs adds the documents the reduce tasks found sharing an
-// id with another to the manifest, and the ids of a few, read from their
-// docs/ files (where one cannot be read, the job says so and goes on
-// without it: an example is not worth failing the job).
-func foldDuplicateIDs(ctx context.Context, j *stage.Job, tasks []job.ReduceTaskResult) {
-	var docs []int64
-	for _, t := range tasks {
-		j.Manifest.Counts.DuplicateIDs += t.DuplicateIDs
-		docs = append(docs, t.DuplicateIDDocs...)
+// routeParts writes the ranges of reduce task i's edge and request files,
+// by chunk, to its route table (two slots a partition of t.Parts: its
+// edge file, its request file), and leaves only the table in t.
+func routeParts(ctx context.Context, st storage.Creator, i int, t *job.ReduceTaskResult) error {
+	var slots []string
+	var ranges []map[int]fileinfo.Info
+	for k, p := range t.Parts {
+		slots = append(slots, job.EdgeFile(p.Part), job.RequestFile(p.Part))
+		ranges = append(ranges, p.EdgeFiles, p.RequestFiles)
+		t.Parts[k].EdgeFiles, t.Parts[k].RequestFiles = nil, nil
 	}
+	var err error
+	t.Routes, err = workfile.WriteRoutes(ctx, st, job.RouteFile("reduce", i), slots, ranges)
+	return err
+}
+
+// partsOf are the partitions of results.
+func partsOf(results []job.ReduceResult) []int {
+	parts := make([]int, len(results))
+	for i, r := range results {
+		parts[i] = r.Part
+	}
+	return parts
+}
+
+// foldDuplicateIDs adds the ids of a few of the documents the reduce
+// tasks found sharing an id with another (docs, the first of each of
+// their ids) to the manifest, read from their docs/ files (where one
+// cannot be read, the job says so and goes on without it: an example is
+// not worth failing the job).
+func foldDuplicateIDs(ctx context.Context, j *stage.Job, docs []int64) {
 	slices.Sort(docs)
 	docs = docs[:min(len(docs), duplicateIDExamples)]
 	byChunk := map[int][]int64{}

@@ -717,7 +717,8 @@ func TestVerifyTaskError(t *testing.T) {
 	byChunk := mapVerifyDocs(t, st, p)
 	rr := edgesOf(t, st, 0, records.Candidate{A: ordA, B: ordC, Band: 1})
 	damage(t, st, rr.EdgeFiles[0].Name)
-	if err := stage.WriteTaskInputs(ctx, st, job.InputsEdges, stage.EdgeInputs([]job.ReduceResult{rr})); err != nil {
+	edges := rr.EdgeFiles[0]
+	if err := stage.WriteTaskInputs(ctx, st, job.InputsEdges, map[int][]stage.EdgeInput{0: {{Part: rr.Part, Edges: &edges}}}); err != nil {
 		t.Fatal(err)
 	}
 	list := slices.Collect(maps.Values(byChunk))

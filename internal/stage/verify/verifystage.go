@@ -37,7 +37,7 @@ func Stage() stage.Stage {
 			return Verify(ctx, e.FS, e.Spec, t.Index, stage.ReduceResults(in, t.Index), src)
 		},
 		Done: func(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
-			list, err := stage.DecodeResults[job.VerifyResult](out)
+			list, err := stage.DecodeResults[job.VerifyResult](ctx, out)
 			if err != nil {
 				return err
 			}

@@ -145,13 +145,13 @@ func run(ctx context.Context, e *stage.Env, t stage.Task) (any, error) {
 // document, completes the corpus (kept.Complete: its summary) and records
 // it in the manifest. The corpus's marker comes with the job's.
 func done(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
-	results, err := stage.DecodeResults[Result](out)
+	sum := &kept.Summary{Job: j.Spec.Out, Format: j.Spec.Kept.Format, Duplicates: j.Clusters.Duplicates}
+	err := stage.EachResult(ctx, out, func(_ int, r Result) error {
+		sum.Add(r.Files)
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	sum := &kept.Summary{Job: j.Spec.Out, Format: j.Spec.Kept.Format, Duplicates: j.Clusters.Duplicates}
-	for _, r := range results {
-		sum.Add(r.Files)
 	}
 	switch {
 	case sum.Dropped != sum.Duplicates:

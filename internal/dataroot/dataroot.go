@@ -1,4 +1,4 @@
-package control
+package dataroot
 
 import (
 	"errors"
@@ -12,12 +12,12 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 )
 
-// DataRoots are the directories (or files) a worker may read and write.
+// Roots are the directories (or files) a worker may read and write.
 // A job names its output directory and input files in its spec and plan,
 // which anyone who can write the job's state bucket can forge; a worker
 // with roots refuses a task whose paths lie outside all of them. No roots
 // means every path is allowed.
-type DataRoots struct {
+type Roots struct {
 	roots []string // absolute, symlinks resolved; or object-store URLs
 	// local holds the local roots, so that a path is judged by a lookup
 	// of each of its parents, not by a comparison with every root: an
@@ -26,7 +26,7 @@ type DataRoots struct {
 }
 
 // add adds a root: a resolved local path, or an object-store URL.
-func (r *DataRoots) add(root string, object bool) {
+func (r *Roots) add(root string, object bool) {
 	r.roots = append(r.roots, root)
 	if object {
 		return
@@ -37,52 +37,52 @@ func (r *DataRoots) add(root string, object bool) {
 	r.local[root] = true
 }
 
-// ResolveRoots returns the roots at paths, each made absolute with its
+// Resolve returns the roots at paths, each made absolute with its
 // symbolic links resolved. Every root must exist.
 //
 // A root may also be an object-store URL (s3://bucket/prefix?options):
 // it admits the objects under that prefix of that bucket, reached with the
 // same options (so a forged job cannot send the worker's credentials to
 // another endpoint).
-func ResolveRoots(paths []string) (DataRoots, error) {
-	var r DataRoots
+func Resolve(paths []string) (Roots, error) {
+	var r Roots
 	for _, p := range paths {
 		if l, ok, err := objectLocation(p); err != nil {
-			return DataRoots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
+			return Roots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		} else if ok {
 			r.add(l.String(), true)
 			continue
 		}
 		abs, err := filepath.Abs(p)
 		if err != nil {
-			return DataRoots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
+			return Roots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		}
 		real, err := filepath.EvalSymlinks(abs)
 		if err != nil {
-			return DataRoots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
+			return Roots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		}
 		r.add(real, false)
 	}
 	return r, nil
 }
 
-// jobDataRoots are the roots of an embedded coordinator's own workers: the
+// ForJob returns the roots of an embedded coordinator's own workers: the
 // job's output and inputs, as the coordinator planned them. An input that
 // cannot be resolved now (a broken link, a file gone since) is kept by
 // the path it was planned with, so that its map task reaches it and lists
 // it as an unreadable reject rather than refusing it as outside the roots.
-func jobDataRoots(paths []string) (DataRoots, error) {
-	var r DataRoots
+func ForJob(paths []string) (Roots, error) {
+	var r Roots
 	for _, p := range paths {
 		if l, ok, err := objectLocation(p); err != nil {
-			return DataRoots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
+			return Roots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		} else if ok {
 			r.add(l.String(), true)
 			continue
 		}
 		real, err := resolveOrParent(p)
 		if err != nil {
-			return DataRoots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
+			return Roots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		}
 		r.add(real, false)
 	}
@@ -94,11 +94,11 @@ func jobDataRoots(paths []string) (DataRoots, error) {
 // that cannot be searched) is kept by name under its resolved parent: the
 // file cannot be read there, which its map task reports as a reject.
 func resolveOrParent(path string) (string, error) {
-	real, err := resolvePath(path)
+	real, err := RealPath(path)
 	if err == nil {
 		return real, nil
 	}
-	parent, perr := resolvePath(filepath.Dir(path))
+	parent, perr := RealPath(filepath.Dir(path))
 	if perr != nil {
 		return "", err
 	}
@@ -106,10 +106,10 @@ func resolveOrParent(path string) (string, error) {
 }
 
 // Empty tells whether there are no roots, so that every path is allowed.
-func (r DataRoots) Empty() bool { return len(r.roots) == 0 }
+func (r Roots) Empty() bool { return len(r.roots) == 0 }
 
 // String lists the roots: the first few of many, and how many.
-func (r DataRoots) String() string {
+func (r Roots) String() string {
 	const shown = 8
 	if len(r.roots) <= shown {
 		return strings.Join(r.roots, ", ")
@@ -120,7 +120,7 @@ func (r DataRoots) String() string {
 // Check returns an error naming path and the roots when path, with ".."
 // and symbolic links resolved, lies outside every root. A path that does
 // not exist yet is judged by its longest existing parent.
-func (r DataRoots) Check(path string) error {
+func (r Roots) Check(path string) error {
 	if r.Empty() {
 		return nil
 	}
@@ -152,7 +152,7 @@ func (r DataRoots) Check(path string) error {
 // tell for some root, and how many roots or paths it compared: it looks
 // real and each of its parents up among the roots, one lookup a path
 // element, whatever the number of roots.
-func (r DataRoots) covers(real string) (ok bool, compared int) {
+func (r Roots) covers(real string) (ok bool, compared int) {
 	for p := real; ; {
 		compared++
 		if r.local[p] {
@@ -166,11 +166,11 @@ func (r DataRoots) covers(real string) (ok bool, compared int) {
 	}
 }
 
-// resolvePath makes path absolute and resolves its symbolic links and
+// RealPath makes path absolute and resolves its symbolic links and
 // ".." in the order the system would: a ".." after a symbolic link leaves
 // the link's target, not the link. A path that does not exist yet is
 // resolved up to its longest existing prefix, and the rest is joined to it.
-func resolvePath(path string) (string, error) {
+func RealPath(path string) (string, error) {
 	p := path
 	if !filepath.IsAbs(p) {
 		wd, err := os.Getwd()
