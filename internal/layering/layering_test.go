@@ -50,6 +50,7 @@ internal/workfile < internal/worktest;
 internal/job, internal/storage < internal/manifest;
 internal/pqfile, internal/sketch, internal/workfile, pkg/records < internal/index;
 internal/dataroot, internal/job, internal/manifest, pkg/records < internal/kept;
+internal/kept < internal/kepttest;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
 
@@ -58,7 +59,8 @@ internal/index, internal/manifest < internal/series;
 internal/index, internal/job, internal/manifest, internal/sketch, internal/workfile, internal/sigfile, internal/textstore, internal/transient, internal/radix, pkg/minhash, pkg/records < internal/stage;
 internal/stage < internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify;
 internal/stage, internal/unionfind < internal/stage/cluster;
-internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify, internal/stage/cluster < internal/stages;
+internal/stage, internal/kept < internal/stage/writekept;
+internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify, internal/stage/cluster, internal/stage/writekept < internal/stages;
 internal/stage/reduce, internal/stage/gather, internal/worktest < internal/stagetest;
 internal/index < internal/query;
 
