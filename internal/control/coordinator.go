@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/neardup/neardup/internal/examples"
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
@@ -147,7 +148,7 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	for _, m := range slices.Concat(j.Earlier, j.Mapped.Own) {
 		stored[m.Chunk] = m.SigFile
 	}
-	if err := writePairsPage(ctx, c.fs, c.spec, c.plan, stored, man.ExamplePairs, c.log); err != nil {
+	if err := examples.WritePairsPage(ctx, c.fs, c.spec, c.plan, stored, man.ExamplePairs, c.log); err != nil {
 		return nil, err
 	}
 	c.log.Info("example pairs written", "file", report.PairsFile, "pairs", len(man.ExamplePairs),

@@ -64,8 +64,9 @@ internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/st
 internal/stage/reduce, internal/stage/gather, internal/worktest < internal/stagetest;
 internal/index < internal/query;
 
-# the control plane
-internal/dataroot, internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
+# the control plane, and the report's page of example pairs it writes
+internal/index, internal/report < internal/examples;
+internal/dataroot, internal/examples, internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
 
 # the public API: package pipeline (only commands and e2e may ever import
 # it); the module root is its package doc alone
