@@ -118,6 +118,10 @@ const (
 	// InputsBands (by reduce task) lists the partitions of a reduce task
 	// and the band run files it reads (layout 3).
 	InputsBands = "bands"
+	// InputsKept (by chunk) lists the input files a task of the
+	// write-kept stage writes, the docs/ files of their documents and
+	// the ordinals of the duplicates among them.
+	InputsKept = "kept"
 )
 
 // ResultFile holds the result of a task too large for the job's NATS

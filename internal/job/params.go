@@ -341,19 +341,33 @@ type Spec struct {
 	Params Params `json:"params"`
 	// Derived is what the job derived from --against at its start.
 	Derived
+	// Kept is the corpus the job writes in its write-kept stage
+	// (--write-kept), nil for none.
+	Kept *KeptOutput `json:"kept,omitempty"`
 	// Format is the spec's format (SpecFormat when the job began; 0
 	// before formats were numbered): a worker refuses a spec of a format
 	// it does not know instead of misreading it.
 	Format int `json:"format,omitempty"`
 }
 
+// KeptOutput is where and how a job writes its kept corpus.
+type KeptOutput struct {
+	// Dir is the corpus's directory: an absolute path or an object-store
+	// URL, as every worker sees it.
+	Dir string `json:"dir"`
+	// Format is what its files are (kept.Formats).
+	Format string `json:"format"`
+}
+
 // SpecFormat is the format of the specs this version writes: 1 has the
 // derived state beside the params (before, inside them); 2 says that the
 // reduce, gather and cluster tasks report route tables (Routes) instead
 // of their ranges by chunk or partition, which a coordinator of format 1
-// would not see. A coordinator that resumes a job of an earlier format
-// runs it in this one (its results of the old shape it reads).
-const SpecFormat = 2
+// would not see; 3 may name a kept corpus (Kept), whose write-kept stage
+// a worker of format 2 has not. A coordinator that resumes a job of an
+// earlier format runs it in this one (its results of the old shape it
+// reads).
+const SpecFormat = 3
 
 // CheckFormat refuses, on a worker, a spec of another format than this
 // version's: a newer one it would misread; an older one is from an

@@ -77,6 +77,19 @@ const (
 	FormatText    InputFormat = "text"    // one document a file, its path the id
 )
 
+// CorpusFormat is what the files of a job's kept corpus are
+// (Options.KeptFormat).
+type CorpusFormat string
+
+// The formats of a kept corpus. A JSONL or Parquet input, or a text file,
+// cannot be written as WARC: the job refuses it, naming the input.
+const (
+	CorpusAuto    CorpusFormat = "auto"    // each input in its own format
+	CorpusJSONL   CorpusFormat = "jsonl"   // .jsonl.gz: a document a line
+	CorpusParquet CorpusFormat = "parquet" // .parquet: a JSONL document's members as columns, its text once
+	CorpusWARC    CorpusFormat = "warc"    // WARC and WET records as they are
+)
+
 // DefaultDiskFullTimeout is how long a job waits for a full disk unless
 // Options.DiskFullTimeout says otherwise.
 const DefaultDiskFullTimeout = time.Minute
@@ -144,8 +157,16 @@ type Options struct {
 	// negative value waits for ever.
 	DiskFullTimeout time.Duration
 	// Overwrite replaces a complete job, or an unfinished one with other
-	// options, in Out.
+	// options, in Out (and the kept corpus a job wrote in WriteKept).
 	Overwrite bool
+
+	// WriteKept, if set, is where the job writes its kept corpus, as its
+	// last stage: its inputs without their duplicates, a file for each
+	// input file. A local directory or an object-store URL, outside Out,
+	// the inputs and Against. KeptFormat is what its files are
+	// (CorpusAuto when empty).
+	WriteKept  string
+	KeptFormat CorpusFormat
 
 	// Log receives the job's log records; nil discards them.
 	Log *slog.Logger
