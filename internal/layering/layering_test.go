@@ -53,6 +53,7 @@ internal/dataroot, internal/job, internal/manifest, pkg/records < internal/kept;
 internal/kept < internal/kepttest;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
+internal/manifest, internal/pqfile < internal/rates;
 
 # the stages: the contract and driver, each stage its own package (which
 # imports no other stage's), their sequence; and what their tests share
@@ -66,7 +67,7 @@ internal/index < internal/query;
 
 # the control plane, and the report's page of example pairs it writes
 internal/index, internal/report < internal/examples;
-internal/dataroot, internal/examples, internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
+internal/dataroot, internal/examples, internal/faults, internal/index, internal/queue, internal/rates, internal/report, internal/stages < internal/control;
 
 # the public API: package pipeline (only commands and e2e may ever import
 # it); the module root is its package doc alone
