@@ -23,7 +23,7 @@ import (
 const policy = `
 NONE < ., internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, internal/localfile,
        internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/redact, internal/transient,
-       internal/buildinfo, internal/procstat, internal/metrics,
+       internal/buildinfo, internal/procstat,
        internal/metrics/metricstest, internal/redact/redacttest, internal/benchtext, internal/corpus,
        internal/s3test, internal/golden, internal/configfile, e2e;
 
@@ -36,6 +36,7 @@ pkg/shingle < internal/reference;
 
 # files, records and the task queue, a worker's data roots
 internal/redact < internal/storage;
+internal/redact < internal/metrics;
 internal/buildinfo, internal/fileinfo, internal/storage < internal/pqfile;
 internal/redact, internal/transient < internal/queue;
 internal/storage < internal/faults;
