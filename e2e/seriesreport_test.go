@@ -182,6 +182,44 @@ func TestSeriesReport(t *testing.T) {
 		}
 	}
 
+	// Each week's duplicates by the week of the kept document: its own on
+	// the diagonal, an earlier week's left of it, none right of it.
+	var kept [][]string
+	for _, tr := range elements(doc, func(n *html.Node) bool { return n.Data == "tr" && inSection(n, "kept-by-member") }) {
+		var cells []string
+		for _, td := range elements(tr, func(n *html.Node) bool { return n.Data == "td" }) {
+			cells = append(cells, textContent(td))
+		}
+		if cells != nil {
+			kept = append(kept, cells)
+		}
+	}
+	if len(kept) != len(weeks) {
+		t.Fatalf("the table of duplicates by the kept document's member has %d rows, want %d: %q", len(kept), len(weeks), kept)
+	}
+	for w, m := range mans {
+		want := []string{weeks[w]}
+		for c := range weeks {
+			name := weeks[c]
+			if c == w {
+				name = manifest.ThisJob
+			}
+			cell := "–"
+			for _, e := range m.Rates.Earlier {
+				if e.Name == name {
+					cell = groupNum(e.Duplicates)
+				}
+			}
+			if c <= w && cell == "–" {
+				t.Errorf("%s: no row of rates.earlier for %s", weeks[w], name)
+			}
+			want = append(want, cell)
+		}
+		if !slices.Equal(kept[w], want) {
+			t.Errorf("duplicates of %s by the kept document's member %q, want %q", weeks[w], kept[w], want)
+		}
+	}
+
 	if *update {
 		for w, name := range weeks {
 			data, err := os.ReadFile(filepath.Join(ser, name, "manifest.json"))

@@ -56,10 +56,12 @@ type weekRow struct {
 	Name, State, Docs, Duplicates, Rate, Own, Earlier, Removed, RemovedShare, PairsAgainst string
 }
 
-// hostTrend is a host's duplicate rate in each member.
-type hostTrend struct {
-	Host  string
-	Rates []string
+// trendRow is a row of a table with a column per finished member: a
+// host's duplicate rate in each, or a member's duplicates by the member
+// of the kept document.
+type trendRow struct {
+	Name  string
+	Cells []string
 }
 
 // seriesPage is what the series template shows.
@@ -70,8 +72,13 @@ type seriesPage struct {
 	Note      string
 	Weeks     []weekRow
 	Names     []string // of the members with a manifest, for the hosts table
-	Hosts     []hostTrend
+	Hosts     []trendRow
 	HostsNote string
+	// Kept is, for each finished member (a row), how many of its
+	// duplicates were dropped for a document of each member (a column
+	// of Names), its own included.
+	Kept     []trendRow
+	KeptNote string
 }
 
 // earlierDuplicates splits a job's duplicates by whose document is kept in
@@ -118,14 +125,32 @@ func newSeriesPage(dir string, members, jobs []SeriesMember, trend []byte) *seri
 			card{"of earlier members", groupDigits(earlier), percent(earlier, c.Docs) + " dropped for an earlier member's document"},
 			card{"within the member", groupDigits(own), percent(own, c.Docs) + " dropped for one of its own"})
 	}
+	for _, m := range jobs {
+		p.Names = append(p.Names, m.Name)
+	}
+	for _, m := range jobs {
+		row := trendRow{Name: m.Name}
+		for _, col := range jobs {
+			cell := "–"
+			if r := m.Manifest.Rates; r != nil {
+				name := col.Name
+				if col.Name == m.Name {
+					name = manifest.ThisJob
+				}
+				if i := slices.IndexFunc(r.Earlier, func(e manifest.Rate) bool { return e.Name == name }); i >= 0 {
+					cell = groupDigits(r.Earlier[i].Duplicates)
+				}
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		p.Kept = append(p.Kept, row)
+	}
+	p.KeptNote = "Each row is a member's duplicates, by the member whose document is kept in their place (the diagonal: its own); – where that member is not an earlier one of the row's, or the row's manifest counts none (a version before rates were counted)."
 	p.Note = "Each finished member's documents dropped, split by whose document is kept in their place: one of the member's own, or one of an earlier member's (the series matches every member against the finished ones before it). A member of an earlier version has no such split: all its duplicates count as its own."
 	// The hosts with the most duplicates in the latest member, and their
 	// rate in each member (– where the host is not among that member's
 	// listed hosts).
 	if len(jobs) > 0 && jobs[len(jobs)-1].Manifest.Rates != nil {
-		for _, m := range jobs {
-			p.Names = append(p.Names, m.Name)
-		}
 		for _, h := range jobs[len(jobs)-1].Manifest.Rates.Hosts {
 			if len(p.Hosts) == seriesHosts {
 				break
@@ -133,7 +158,7 @@ func newSeriesPage(dir string, members, jobs []SeriesMember, trend []byte) *seri
 			if h.Name == manifest.OtherHosts {
 				continue
 			}
-			t := hostTrend{Host: h.Name}
+			t := trendRow{Name: h.Name}
 			for _, m := range jobs {
 				rate := "–"
 				if m.Manifest.Rates != nil {
@@ -142,7 +167,7 @@ func newSeriesPage(dir string, members, jobs []SeriesMember, trend []byte) *seri
 						rate = percent(r.Duplicates, r.Docs)
 					}
 				}
-				t.Rates = append(t.Rates, rate)
+				t.Cells = append(t.Cells, rate)
 			}
 			p.Hosts = append(p.Hosts, t)
 		}
@@ -206,7 +231,7 @@ const seriesTemplate = `<!DOCTYPE html>
 <table>
 <tr><th>host</th>{{range .Names}}<th class="num">{{.}}</th>{{end}}</tr>
 {{- range .Hosts}}
-<tr><td class="mono"><div class="trunc" title="{{.Host}}">{{.Host}}</div></td>{{range .Rates}}<td class="num">{{.}}</td>{{end}}</tr>
+<tr><td class="mono"><div class="trunc" title="{{.Name}}">{{.Name}}</div></td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}</tr>
 {{- end}}
 </table>
 <p class="caption">{{.HostsNote}}</p>
@@ -216,6 +241,19 @@ const seriesTemplate = `<!DOCTYPE html>
 </div>
 </div>
 
+{{if .Kept -}}
+<section id="kept-by-member">
+<h2>Duplicates by the member of the kept document</h2>
+<table>
+<tr><th>member</th>{{range .Names}}<th class="num">for {{.}}'s</th>{{end}}</tr>
+{{- range .Kept}}
+<tr><td class="key"><code>{{.Name}}</code></td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}</tr>
+{{- end}}
+</table>
+<p class="caption">{{.KeptNote}}</p>
+</section>
+
+{{end -}}
 <section id="members">
 <h2>Members</h2>
 <table>
