@@ -18,19 +18,24 @@ import (
 // TestBatchMetrics runs a job on the sample with --metrics-push (a fake
 // Pushgateway) and --metrics-file: both get the job's counts under the
 // job label, the same as its summary, and its last success's time; a job
-// that fails then pushes its failure time and leaves the file as it was.
+// that fails then pushes its failure time and leaves the file as it was;
+// a Pushgateway that refuses the push is logged as an error and leaves a
+// complete job's exit status 0.
 func TestBatchMetrics(t *testing.T) {
 	var (
 		mu     sync.Mutex
 		bodies []string
 		calls  []string
+		status = http.StatusOK
 	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		calls = append(calls, r.Method+" "+r.URL.Path)
 		bodies = append(bodies, string(body))
+		code := status
 		mu.Unlock()
+		w.WriteHeader(code)
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
@@ -90,5 +95,19 @@ func TestBatchMetrics(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(file); !bytes.Equal(after, data) {
 		t.Errorf("a failed job changed --metrics-file:\n%s", after)
+	}
+
+	// A complete job whose push is refused: logged, exit 0 all the same.
+	mu.Lock()
+	status = http.StatusInternalServerError
+	mu.Unlock()
+	stdout.Reset()
+	stderr.Reset()
+	refused := append(args[:len(args)-1:len(args)-1], "--out", filepath.Join(dir, "out3"), sample)
+	if exit := Main("coordinator", refused, Coordinator(), &stdout, &stderr); exit != 0 {
+		t.Fatalf("exit %d, want 0 for a complete job whose push was refused\n%s", exit, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "the job's metrics were not reported") || !strings.Contains(stderr.String(), "500") {
+		t.Errorf("no error logged for the refused push:\n%s", stderr.String())
 	}
 }
