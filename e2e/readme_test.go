@@ -130,9 +130,15 @@ func sampleArgs(t *testing.T) []string {
 // TestSampleOutputs runs the README's sample job, reads every output file
 // back with Apache Arrow's Parquet reader and checks schemas and row counts,
 // then runs the SQL of README.md and docs/*.md in DuckDB and checks the
-// results.
+// results. The front page's first command logs no warning: the sample's
+// README.md is documentation, not an input missed.
 func TestSampleOutputs(t *testing.T) {
 	dir, out, log := readmeJob(t, sampleArgs(t))
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "level=WARN") {
+			t.Errorf("the README's first command logs a warning: %s", line)
+		}
+	}
 	counts := readCounts(t, out)
 	checkDatasets(t, out, counts)
 	checkSummary(t, log, counts)
@@ -306,6 +312,18 @@ func duckdbBlocks(t *testing.T, dir, lang string) []byte {
 	queries := docBlocks(t, lang)
 	if len(queries) == 0 {
 		t.Fatalf("README.md and docs/*.md have no ```%s blocks", lang)
+	}
+	return duckdbRun(t, dir, queries)
+}
+
+// duckdbRun runs queries with DuckDB (through its Node.js package, from
+// $NEARDUP_NODE_MODULES) in dir and returns what it printed: each query
+// and its rows as JSON lines. A query that fails fails the test.
+func duckdbRun(t *testing.T, dir string, queries []string) []byte {
+	t.Helper()
+	modules := os.Getenv("NEARDUP_NODE_MODULES")
+	if modules == "" {
+		skipOrFail(t, "NEARDUP_NODE_MODULES is not set: run scripts/install-test-tools.sh and scripts/test to run DuckDB")
 	}
 	qfile := filepath.Join(dir, "queries.json")
 	qdata, _ := json.Marshal(queries)

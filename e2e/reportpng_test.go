@@ -49,22 +49,30 @@ func TestReportPNG(t *testing.T) {
 	}
 	want := reportFilesSum(files)
 	if *update {
-		shootReport(t, files, want)
+		shoot(t, files, report.HTMLFile, reportPNG, want)
 	}
-	img, err := os.ReadFile(reportPNG)
+	checkShot(t, reportPNG, want, reportPNGManifest, "TestReportPNG")
+}
+
+// checkShot checks that the screenshot at path is a PNG of the report
+// files of hash want, built from source; test is the test whose -update
+// shoots it again.
+func checkShot(t *testing.T, path, want, source, test string) {
+	t.Helper()
+	img, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := pngText(img, reportPNGKey)
 	if err != nil {
-		t.Fatalf("%s: %v", reportPNG, err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	if got != want {
-		t.Fatalf("%s is stale: it shows report files of hash %s, the report code now renders %s from %s; refresh it with `cd e2e && go test -run TestReportPNG -update` (needs %s)",
-			reportPNG, got, want, reportPNGManifest, chromiumPath)
+		t.Fatalf("%s is stale: it shows report files of hash %s, the report code now renders %s from %s; refresh it with `cd e2e && go test -run %s -update` (needs %s)",
+			path, got, want, source, test, chromiumPath)
 	}
 	if _, err := png.Decode(bytes.NewReader(img)); err != nil {
-		t.Fatalf("%s: %v", reportPNG, err)
+		t.Fatalf("%s: %v", path, err)
 	}
 }
 
@@ -104,13 +112,13 @@ func reportFilesSum(files map[string][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// shootReport writes the report's files, screenshots the page in headless
-// Chromium, crops the empty bottom and writes docs/report.png with the
-// files' hash in a text chunk.
-func shootReport(t *testing.T, files map[string][]byte, sum string) {
+// shoot writes a report's files, screenshots its page (the file page of
+// files) in headless Chromium, crops the empty bottom and writes the PNG
+// to path with the files' hash in a text chunk.
+func shoot(t *testing.T, files map[string][]byte, page, path, sum string) {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("-update shoots docs/report.png in %s: %v", chromiumPath, err)
+		t.Fatalf("-update shoots %s in %s: %v", path, chromiumPath, err)
 	}
 	dir := t.TempDir()
 	for n, b := range files {
@@ -118,7 +126,7 @@ func shootReport(t *testing.T, files map[string][]byte, sum string) {
 			t.Fatal(err)
 		}
 	}
-	img := screenshot(t, "file://"+filepath.Join(dir, report.HTMLFile), 1200, 9000)
+	img := screenshot(t, "file://"+filepath.Join(dir, page), 1200, 9000)
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, cropBottom(img, 24)); err != nil {
 		t.Fatal(err)
@@ -127,7 +135,7 @@ func shootReport(t *testing.T, files map[string][]byte, sum string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(reportPNG, out, 0o644); err != nil {
+	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -39,8 +39,8 @@ func Coordinator() []Command {
 			Summary: "print each document's near-duplicates in finished jobs' indexes, as JSON lines", Setup: querySetup},
 		{Name: "rows", Usage: "coordinator rows [--columns] DATASET OUT",
 			Summary: "print the rows of a complete job's pairs, clusters, duplicates or rejects as JSON lines (--columns: its columns)", Setup: rowsSetup},
-		{Name: "series", Usage: "coordinator series list [--json] DIR",
-			Summary: "list the members of a series (--series DIR): state, documents, pairs, and whether the next member is matched against each", Setup: seriesSetup},
+		{Name: "series", Usage: "coordinator series list [--json] DIR | coordinator series report [--out DIR] DIR",
+			Summary: "list the members of a series (--series DIR): state, documents, pairs, and whether the next member is matched against each; or write its report, the trend of its duplicates across the members", Setup: seriesSetup},
 		{Name: "index", Usage: "coordinator index compact --out DIR [--job NAME] [--overwrite] OUT...",
 			Summary: "write the indexes of a series of finished jobs as one, for --against and query", Setup: indexSetup},
 		ConfigCommand("coordinator", job),
@@ -68,8 +68,10 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		fs.Var((*listFlag)(&cfg.Against), "against", "an earlier job's output to match against (repeatable; give every earlier job of a series): its documents are never dropped, this job's near-duplicates of its published ones are, and its dropped ones are never kept")
 		fs.BoolVar(&cfg.AllowPartial, "allow-partial", false, "accept a job whose map tasks failed for good as finished, marked _PARTIAL (without it: no marker, and a rerun retries them)")
 		var ser seriesFlags
+		var batch batchFlags
 		if !compare {
 			ser.register(fs)
+			batch.register(fs)
 			fs.StringVar(&cfg.WriteKept, "write-kept", "", "also write the corpus without its duplicates into this directory or URL, as the job's last stage "+
 				"(with --series: into DIR/NAME, a directory for each member); outside --out, the inputs and the earlier jobs")
 			fs.StringVar(&cfg.KeptFormat, "kept-format", kept.FormatAuto, "with --write-kept, "+keptFormatHelp)
@@ -93,7 +95,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 			if err != nil {
 				return nil, err
 			}
-			if err := errors.Join(conn.Check(), qc.Check(), proc.met.check()); err != nil {
+			if err := errors.Join(conn.Check(), qc.Check(), proc.met.check(), batch.check()); err != nil {
 				return nil, err
 			}
 			if conn.URL == "" && qc.Replicas > 1 {
@@ -137,7 +139,7 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 				if compare {
 					return runCompare(ctx, cfg, out)
 				}
-				return runJob(ctx, cfg, out)
+				return runJob(ctx, cfg, out, batch)
 			}, nil
 		}
 	}
@@ -156,10 +158,13 @@ func runCompare(ctx context.Context, cfg control.Config, out Streams) int {
 	return 0
 }
 
-// runJob runs the job, logs its outcome and writes its summary on stdout.
-func runJob(ctx context.Context, cfg control.Config, out Streams) int {
+// runJob runs the job, logs its outcome, reports it to Prometheus if
+// asked to (batch) and writes its summary on stdout.
+func runJob(ctx context.Context, cfg control.Config, out Streams, batch batchFlags) int {
 	log := cfg.Log
 	man, err := control.Run(ctx, cfg)
+	// Reported also after a signal stopped the job (within its own bound).
+	reportCtx := context.WithoutCancel(ctx)
 	if err != nil {
 		log.Error("job failed", "err", err)
 		code := 1
@@ -168,10 +173,14 @@ func runJob(ctx context.Context, cfg control.Config, out Streams) int {
 			code = 3
 		case errors.Is(err, control.ErrJobBusy):
 			code = 5
+		default:
+			// Exits 3 and 5 ran no job: nothing to report.
+			batch.report(reportCtx, log, nil, time.Now())
 		}
 		writeSummary(out.Stdout, log, newSummary(cfg.Out, code, nil, err))
 		return code
 	}
+	batch.report(reportCtx, log, man, man.Finished)
 	c := man.Counts
 	attrs := []any{"out", cfg.Out, "docs", c.Docs, "rejected", c.Rejected, "empty", c.Empty,
 		"candidate_pairs_checked", c.UniquePairs, "pairs", c.Pairs, "exact_groups", c.ExactGroups, "clusters", c.Clusters,

@@ -41,8 +41,8 @@ func TestRowsCommand(t *testing.T) {
 			return map[string]any{"doc": d.Doc, "id": d.ID, "url": d.URL, "cluster": d.Cluster, "kept_doc": d.KeptDoc, "kept_id": d.KeptID, "kept_url": d.KeptURL, "kept_job": d.KeptJob}
 		}), `[{"name":"doc","type":"int64","nullable":false},{"name":"id","type":"string","nullable":false},{"name":"url","type":"string","nullable":false},{"name":"cluster","type":"int64","nullable":false},{"name":"kept_doc","type":"int64","nullable":false},{"name":"kept_id","type":"string","nullable":false},{"name":"kept_url","type":"string","nullable":false},{"name":"kept_job","type":"string","nullable":true}]`},
 		{"rejects", expectRows(t, pipeline.Rejects(ctx, out), func(r pipeline.Reject) map[string]any {
-			return map[string]any{"chunk": r.Chunk, "file": r.File, "offset": r.Offset, "line": r.Line, "reason": r.Reason}
-		}), `[{"name":"chunk","type":"int32","nullable":false},{"name":"file","type":"string","nullable":false},{"name":"offset","type":"int64","nullable":false},{"name":"line","type":"int64","nullable":false},{"name":"reason","type":"string","nullable":false}]`},
+			return map[string]any{"chunk": r.Chunk, "file": r.File, "byte_offset": r.Offset, "line": r.Line, "reason": r.Reason}
+		}), `[{"name":"chunk","type":"int32","nullable":false},{"name":"file","type":"string","nullable":false},{"name":"byte_offset","type":"int64","nullable":false},{"name":"line","type":"int64","nullable":false},{"name":"reason","type":"string","nullable":false}]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dataset, func(t *testing.T) {

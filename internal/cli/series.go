@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -16,7 +17,9 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/control"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/redact"
+	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/series"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -153,28 +156,116 @@ func (s *seriesFlags) resume(ctx context.Context, cfg *control.Config, log *slog
 }
 
 // seriesSetup registers the flags of `coordinator series list` and
-// returns its Prepare: it prints the members of a series.
+// `series report` and returns their Prepare: list prints the members of
+// a series, report writes its report.
 func seriesSetup(fs *flag.FlagSet) Prepare {
-	asJSON := fs.Bool("json", false, "one JSON object a member instead of a table")
-	return func(args []string, out Streams) (Run, error) {
+	asJSON := fs.Bool("json", false, "list: one JSON object a member instead of a table")
+	out := fs.String("out", "", "report: the directory or URL to write report.html and report-trend.svg into (default DIR/_report, which the series does not take for a member)")
+	return func(args []string, streams Streams) (Run, error) {
 		switch {
-		case len(args) == 0 || args[0] != "list":
-			return nil, errors.New(`the action is "list": coordinator series list DIR`)
+		case len(args) == 0 || args[0] != "list" && args[0] != "report":
+			return nil, errors.New(`the action is "list" or "report": coordinator series list DIR, coordinator series report [--out DIR] DIR`)
 		case len(args) != 2:
 			return nil, errors.New("name one series directory or URL")
 		}
-		loc := args[1]
+		action, loc := args[0], args[1]
 		if _, err := storage.ParseLocation(loc); err != nil {
 			return nil, err
 		}
+		if action == "report" && *out == "" {
+			var err error
+			if *out, err = series.Location(loc, series.ReportDir); err != nil {
+				return nil, err
+			}
+		}
 		return func(ctx context.Context) int {
-			if err := listSeries(ctx, loc, *asJSON, out.Stdout, out.Stderr); err != nil {
-				fmt.Fprintln(out.Stderr, "coordinator series list:", err)
+			var err error
+			if action == "list" {
+				err = listSeries(ctx, loc, *asJSON, streams.Stdout, streams.Stderr)
+			} else {
+				err = reportSeries(ctx, loc, *out, streams.Stdout, streams.Stderr)
+			}
+			if err != nil {
+				fmt.Fprintf(streams.Stderr, "coordinator series %s: %v\n", action, err)
 				return 1
 			}
 			return 0
 		}, nil
 	}
+}
+
+// scanSeries opens the series at loc and returns its members, warning on
+// warn of each entry that is not one (as cmd, the command's name).
+func scanSeries(ctx context.Context, loc, cmd string, warn io.Writer) ([]series.Member, error) {
+	if !storage.IsURL(loc) {
+		if _, err := os.Stat(loc); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := storage.Open(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	members, ignored, err := series.Scan(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, ig := range ignored {
+		fmt.Fprintf(warn, "coordinator series %s: warning: %s: %q ignored: %s\n", cmd, loc, ig.Name, ig.Reason)
+	}
+	return members, nil
+}
+
+// reportSeries writes the report of the series at loc into out
+// (report.BuildSeries: every finished member's manifest) and says where
+// on w.
+func reportSeries(ctx context.Context, loc, out string, w, warn io.Writer) error {
+	members, err := scanSeries(ctx, loc, "report", warn)
+	if err != nil {
+		return err
+	}
+	var rm []report.SeriesMember
+	for _, m := range members {
+		r := report.SeriesMember{Name: m.Name, State: string(m.State)}
+		if m.State == series.Complete || m.State == series.Partial || m.State == series.NoIndex {
+			st, err := storage.Open(ctx, m.Out)
+			if err != nil {
+				return fmt.Errorf("member %s: %w", m.Name, err)
+			}
+			r.Manifest, err = manifest.Read(ctx, st)
+			st.Close()
+			if err != nil {
+				return fmt.Errorf("member %s: %w", m.Name, err)
+			}
+		}
+		rm = append(rm, r)
+	}
+	files, err := report.BuildSeries(redact.URL(loc), rm)
+	if err != nil {
+		return err
+	}
+	if !storage.IsURL(out) {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+	}
+	dst, err := storage.Open(ctx, out)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := storage.WriteFile(ctx, dst, name, files[name]); err != nil {
+			return err
+		}
+	}
+	l, err := storage.ParseLocation(out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, redact.URL(l.Join(report.SeriesHTMLFile).String()))
+	return nil
 }
 
 // listed is a member as `series list` prints it: with what a new member
@@ -187,22 +278,9 @@ type listed struct {
 // listSeries prints the members of the series at loc, by name, on w, and
 // a warning on warn for each entry of loc that is not a member.
 func listSeries(ctx context.Context, loc string, asJSON bool, w, warn io.Writer) error {
-	if !storage.IsURL(loc) {
-		if _, err := os.Stat(loc); err != nil {
-			return err
-		}
-	}
-	dir, err := storage.Open(ctx, loc)
+	members, err := scanSeries(ctx, loc, "list", warn)
 	if err != nil {
 		return err
-	}
-	defer dir.Close()
-	members, ignored, err := series.Scan(ctx, dir)
-	if err != nil {
-		return err
-	}
-	for _, ig := range ignored {
-		fmt.Fprintf(warn, "coordinator series list: warning: %s: %q ignored: %s\n", loc, ig.Name, ig.Reason)
 	}
 	next := map[string]string{}
 	c, pickErr := series.Pick(members, series.AfterEvery)

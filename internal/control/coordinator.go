@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/rates"
 	"github.com/neardup/neardup/internal/report"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/stage"
@@ -132,6 +133,20 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 			return nil, err
 		}
 	}
+
+	// Where the duplicates are (by host, input file, earlier job), from
+	// docs/ and duplicates.parquet, one chunk's documents at a time.
+	t0 := time.Now()
+	chunks := make([]int, len(j.Mapped.Own))
+	for i, m := range j.Mapped.Own {
+		chunks[i] = m.Chunk
+	}
+	r, err := rates.Tally(ctx, c.st, chunks, man.Against)
+	if err != nil {
+		return nil, err
+	}
+	man.Rates = r
+	c.log.Debug("rates counted", "hosts", r.HostCount, "files", len(r.Files), "seconds", time.Since(t0).Seconds())
 
 	// The report's example pairs were chosen as pairs/ was written (the
 	// cluster stage's manifest.ExampleChooser).

@@ -24,7 +24,9 @@ import (
 // gzip-per-record WET file whose name does not say WET, and a CSV file:
 // the WET file is read by its content (its document located by its gzip
 // member in docs/), the CSV file is listed in the manifest as skipped with
-// a WARN log line, and --strict refuses the job, naming it.
+// a WARN log line, and --strict refuses the job, naming it. A README.md
+// and a LICENSE beside them are listed as documentation (doc), counted in
+// one INFO line, with no WARN.
 func TestInputsByContent(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, data []byte) {
@@ -44,6 +46,8 @@ func TestInputsByContent(t *testing.T) {
 	}
 	write("crawl.wet.gz", wet.Bytes())
 	write("table.csv", []byte("id,text\na,one\n"))
+	write("README.md", []byte("# A crawl\n\nThe files of a crawl.\n"))
+	write("LICENSE", []byte("Any use.\n"))
 
 	out := filepath.Join(t.TempDir(), "out")
 	cfg := testConfig(t, dir, out, 1)
@@ -54,11 +58,28 @@ func TestInputsByContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	csv := filepath.Join(dir, "table.csv")
-	if len(m.SkippedInputs) != 1 || m.SkippedInputs[0].Path != csv || !strings.Contains(m.SkippedInputs[0].Reason, "unknown kind") {
-		t.Errorf("skipped inputs %+v, want %s", m.SkippedInputs, csv)
+	var unknown, docFiles []string
+	for _, sk := range m.SkippedInputs {
+		switch {
+		case sk.Doc:
+			docFiles = append(docFiles, filepath.Base(sk.Path))
+		case strings.Contains(sk.Reason, "unknown kind"):
+			unknown = append(unknown, sk.Path)
+		}
+	}
+	if len(m.SkippedInputs) != 3 || len(unknown) != 1 || unknown[0] != csv || strings.Join(docFiles, " ") != "LICENSE README.md" {
+		t.Errorf("skipped inputs %+v, want %s of unknown kind and LICENSE, README.md as documentation", m.SkippedInputs, csv)
 	}
 	if !strings.Contains(logs.String(), "level=WARN msg=\"input file skipped\" path="+csv) {
 		t.Errorf("no WARN line for the skipped file in\n%s", logs.String())
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "level=WARN") && (strings.Contains(line, "README.md") || strings.Contains(line, "LICENSE")) {
+			t.Errorf("a WARN line for documentation: %s", line)
+		}
+	}
+	if !strings.Contains(logs.String(), `level=INFO msg="documentation beside the inputs not read" files=2`) {
+		t.Errorf("no INFO line counting the documentation files in\n%s", logs.String())
 	}
 	var kinds []string
 	for _, in := range m.Inputs {
@@ -89,7 +110,7 @@ func TestInputsByContent(t *testing.T) {
 	var man struct {
 		Skipped []job.Skipped `json:"skipped_inputs"`
 	}
-	if err := readJSONFile(filepath.Join(out, "manifest.json"), &man); err != nil || len(man.Skipped) != 1 {
+	if err := readJSONFile(filepath.Join(out, "manifest.json"), &man); err != nil || len(man.Skipped) != 3 {
 		t.Errorf("manifest.json skipped_inputs %+v, err %v", man.Skipped, err)
 	}
 }

@@ -55,8 +55,12 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 	}
 	defer closeEarlier(cc.earlier)
 	params, skipped := cc.params, cc.skipped
+	var docs []string
 	for _, sk := range skipped {
 		switch {
+		case sk.Doc:
+			docs = append(docs, sk.Path)
+			continue
 		case sk.Rejected:
 			log.Warn("input file rejected: not read, listed in rejects/", "path", sk.Path, "reason", sk.Reason)
 			continue
@@ -65,6 +69,10 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 			continue
 		}
 		log.Warn("input file skipped", "path", sk.Path, "reason", sk.Reason)
+	}
+	if len(docs) > 0 {
+		// A dataset's README.md or LICENSE is no input that was missed.
+		log.Info("documentation beside the inputs not read", "files", len(docs), "first", docs[0])
 	}
 	st, unlock, err := openOutput(ctx, cfg, cc.out, log)
 	if err != nil {

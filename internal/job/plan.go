@@ -48,6 +48,9 @@ type Skipped struct {
 	// whole: the job's own output, or an earlier job's (see
 	// InputOptions.Exclude).
 	Dir bool `json:"dir,omitempty"`
+	// Doc marks a dataset's documentation found beside its files (see
+	// IsDocumentation): never an input, passed over without a warning.
+	Doc bool `json:"doc,omitempty"`
 }
 
 // InputOptions tell ExpandInputs how to recognise input files.
@@ -146,6 +149,9 @@ func ExpandInputs(ctx context.Context, args []string, o InputOptions) ([]Input, 
 		f, err := formats.Detect(ctx, OpenInput, path, o.Format)
 		if err != nil {
 			switch {
+			case !explicit && formats.IsUnknownKind(err) && IsDocumentation(path):
+				skip(Skipped{Path: path, Reason: "documentation, not an input", Doc: true})
+				return nil
 			case explicit && formats.IsUnknownKind(err):
 				return err // names the file
 			case explicit:
@@ -389,6 +395,27 @@ func estimatedText(inputs []Input) int64 {
 // OpenInput opens an input file by local path or object-store URL.
 func OpenInput(ctx context.Context, path string) (formats.File, error) {
 	return storage.OpenFile(ctx, path)
+}
+
+// IsDocumentation reports whether a file of no input kind, found under a
+// directory or pattern, is the documentation of the files beside it: a
+// Markdown or reStructuredText file (a dataset card, such as a Hugging
+// Face dataset's README.md), or a README, LICENSE, LICENCE, NOTICE or
+// CHANGELOG of any extension but an input's. Such a file is no input that
+// was missed, so the job passes over it without a warning, also with
+// --strict.
+func IsDocumentation(path string) bool {
+	base := strings.ToLower(filepath.Base(path))
+	switch filepath.Ext(base) {
+	case ".md", ".markdown", ".rst":
+		return true
+	}
+	stem, _, _ := strings.Cut(base, ".")
+	switch stem {
+	case "readme", "license", "licence", "notice", "changelog":
+		return true
+	}
+	return false
 }
 
 // hidden reports whether a directory walk skips a name.

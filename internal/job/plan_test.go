@@ -48,6 +48,7 @@ func TestExpandInputs(t *testing.T) {
 		"other/y.jsonl.zst":    "x",
 		"_side/explicit.jsonl": "{}\n",
 		"docs/README.md":       "no input here",
+		"data.csv":             "id,text\n",
 	})
 	p := func(name string) string { return filepath.Join(dir, filepath.FromSlash(name)) }
 	tests := []struct {
@@ -77,12 +78,13 @@ func TestExpandInputs(t *testing.T) {
 		{"unsupported file named directly", []string{p("README.md")}, nil, "README.md", ""},
 		{"a directory without inputs", []string{p("docs")}, nil, "no input files", ""},
 	}
-	// Files of no known kind under a directory or pattern are listed.
+	// Files of no known kind under a directory or pattern are listed:
+	// the READMEs as documentation (Doc), data.csv of unknown kind.
 	wantSkipped := map[string][]string{
-		"directory: sorted, recursive, hidden and unsupported names skipped": {"README.md", "docs/README.md"},
-		"a file named twice is read once":                                    {"README.md", "docs/README.md"},
+		"directory: sorted, recursive, hidden and unsupported names skipped": {"README.md", "data.csv", "docs/README.md"},
+		"a file named twice is read once":                                    {"README.md", "data.csv", "docs/README.md"},
 		"glob: unsupported matches skipped":                                  {"README.md"},
-		"glob: hidden names skipped, as in a directory":                      {"README.md", "docs/README.md"},
+		"glob: hidden names skipped, as in a directory":                      {"README.md", "data.csv", "docs/README.md"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,7 +112,13 @@ func TestExpandInputs(t *testing.T) {
 			for _, sk := range skipped {
 				r, _ := filepath.Rel(dir, sk.Path)
 				relSkipped = append(relSkipped, filepath.ToSlash(r))
-				if !strings.HasPrefix(sk.Reason, "unknown kind: ") {
+				doc := strings.HasSuffix(r, "README.md")
+				switch {
+				case sk.Doc != doc:
+					t.Errorf("%s skipped with doc %v", r, sk.Doc)
+				case doc && sk.Reason != "documentation, not an input":
+					t.Errorf("%s skipped because %q", r, sk.Reason)
+				case !doc && !strings.HasPrefix(sk.Reason, "unknown kind: "):
 					t.Errorf("%s skipped because %q", r, sk.Reason)
 				}
 			}
@@ -346,6 +354,20 @@ func TestAutoPartitions(t *testing.T) {
 	for _, tt := range tests {
 		if got := AutoPartitions(tt.inputs); got != tt.want {
 			t.Errorf("%s: AutoPartitions = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestIsDocumentation tells a dataset's documentation from files of no
+// input kind that may be data.
+func TestIsDocumentation(t *testing.T) {
+	for path, want := range map[string]bool{
+		"README.md": true, "data/readme.MD": true, "card.markdown": true, "notes.rst": true,
+		"LICENSE": true, "LICENCE.txt": true, "NOTICE": true, "CHANGELOG.md": true, "s3://b/crawl/README": true,
+		"table.csv": false, "image.png": false, "readme-data.json": false, "licenses.bin": false,
+	} {
+		if got := IsDocumentation(path); got != want {
+			t.Errorf("IsDocumentation(%q) = %v, want %v", path, got, want)
 		}
 	}
 }

@@ -25,7 +25,7 @@ type Annotation struct {
 	Doc    int64  `parquet:"doc"`
 	ID     string `parquet:"id"`
 	File   string `parquet:"file"`
-	Offset int64  `parquet:"offset"`
+	Offset int64  `parquet:"byte_offset"`
 	Output string `parquet:"output"`
 	// Cluster is the cluster's smallest ordinal; a document in no
 	// cluster is its own, of size 1.

@@ -23,7 +23,7 @@ import (
 const policy = `
 NONE < ., internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, internal/localfile,
        internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/redact, internal/transient,
-       internal/buildinfo, internal/procstat, internal/metrics,
+       internal/buildinfo, internal/procstat,
        internal/metrics/metricstest, internal/redact/redacttest, internal/benchtext, internal/corpus,
        internal/s3test, internal/golden, internal/configfile, e2e;
 
@@ -36,6 +36,7 @@ pkg/shingle < internal/reference;
 
 # files, records and the task queue, a worker's data roots
 internal/redact < internal/storage;
+internal/redact < internal/metrics;
 internal/buildinfo, internal/fileinfo, internal/storage < internal/pqfile;
 internal/redact, internal/transient < internal/queue;
 internal/storage < internal/faults;
@@ -53,6 +54,7 @@ internal/dataroot, internal/job, internal/manifest, pkg/records < internal/kept;
 internal/kept < internal/kepttest;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
+internal/manifest, internal/pqfile < internal/rates;
 
 # the stages: the contract and driver, each stage its own package (which
 # imports no other stage's), their sequence; and what their tests share
@@ -66,7 +68,7 @@ internal/index < internal/query;
 
 # the control plane, and the report's page of example pairs it writes
 internal/index, internal/report < internal/examples;
-internal/dataroot, internal/examples, internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
+internal/dataroot, internal/examples, internal/faults, internal/index, internal/queue, internal/rates, internal/report, internal/stages < internal/control;
 
 # the public API: package pipeline (only commands and e2e may ever import
 # it); the module root is its package doc alone

@@ -81,6 +81,10 @@ type Manifest struct {
 	// DuplicateIDExamples are a few ids that several documents of the
 	// job have (Counts.DuplicateIDs counts those documents).
 	DuplicateIDExamples []string `json:"duplicate_id_examples,omitempty"`
+	// Rates are the job's duplicates and the text bytes they remove by
+	// host, by input file and by the job of their kept document (see
+	// Rates); nil in manifests of earlier versions.
+	Rates *Rates `json:"rates,omitempty"`
 	// Kept is the corpus the job wrote in its write-kept stage
 	// (--write-kept), nil when it wrote none.
 	Kept *Kept `json:"kept,omitempty"`
@@ -121,6 +125,45 @@ type KeptFile struct {
 	Dropped int64    `json:"dropped"`
 	Bytes   int64    `json:"bytes"`
 }
+
+// Rates say where a job's duplicates are: Total over every document,
+// Hosts by the host of the document's URL, Files by its input file,
+// Earlier by the job of the document kept in its place. Hosts lists the
+// TopHosts hosts with the most duplicates (then the most bytes removed,
+// then by name), followed, when there are more, by one row named
+// OtherHosts that sums the rest; HostCount counts the distinct hosts.
+// Files lists every input file that had documents, in input order.
+// Earlier has a row for the job itself (named ThisJob) and for each
+// earlier job (--against, --series) whose documents were kept in place of
+// some of this job's, in the order of the job's against list: its Docs
+// are that job's documents, its Duplicates this job's documents dropped
+// for one of them.
+type Rates struct {
+	Total     Rate   `json:"total"`
+	Hosts     []Rate `json:"hosts"`
+	HostCount int64  `json:"host_count"`
+	Files     []Rate `json:"files"`
+	Earlier   []Rate `json:"earlier"`
+}
+
+// Rate is one row of Rates: of Docs documents holding Bytes bytes of
+// text, Duplicates are dropped, which hold BytesRemoved bytes.
+type Rate struct {
+	Name         string `json:"name,omitempty"` // none in Rates.Total
+	Docs         int64  `json:"docs"`
+	Bytes        int64  `json:"bytes"`
+	Duplicates   int64  `json:"duplicates"`
+	BytesRemoved int64  `json:"bytes_removed"`
+}
+
+// The names of Rates' rows that are no host or job, and the number of
+// hosts listed.
+const (
+	OtherHosts = "(other hosts)"
+	NoHost     = "(no host)"
+	ThisJob    = "(this job)"
+	TopHosts   = 20
+)
 
 // The statuses of a finished job.
 const (

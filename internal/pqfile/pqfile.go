@@ -250,7 +250,36 @@ func Open[T any](ctx context.Context, s storage.Opener, name string, want *filei
 	if err != nil {
 		return nil, err
 	}
-	return &Reader[T]{name: name, f: f, r: parquet.NewGenericReader[T](pf), want: want}, nil
+	return &Reader[T]{name: name, f: f, r: parquet.NewGenericReader[T](pf, formerNames[T](pf)...), want: want}, nil
+}
+
+// formerNames are the options that read a column of T under its former
+// name, from a file an earlier build wrote before the column was renamed:
+// the field's `formerly` tag names it (records.DocRecord's byte_offset was
+// offset). Without them parquet-go would read such a column as missing,
+// zero in every row, and say nothing.
+func formerNames[T any](pf *parquet.File) []parquet.ReaderOption {
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	has := map[string]bool{}
+	for _, f := range pf.Schema().Fields() {
+		has[f.Name()] = true
+	}
+	var opts []parquet.ReaderOption
+	for f := range t.Fields() {
+		old := f.Tag.Get("formerly")
+		name, rest, _ := strings.Cut(f.Tag.Get("parquet"), ",")
+		if old == "" || has[name] || !has[old] {
+			continue
+		}
+		if rest != "" {
+			old += "," + rest
+		}
+		opts = append(opts, parquet.StructTag(reflect.StructTag(fmt.Sprintf("parquet:%q", old)), f.Name))
+	}
+	return opts
 }
 
 // openFile opens name as a Parquet file, checking its size and checksum

@@ -281,3 +281,54 @@ func TestParquetFooterClaim(t *testing.T) {
 		t.Errorf("reading a file of %d bytes allocated %d bytes", len(data), n)
 	}
 }
+
+// TestFormerNames reads files of an earlier build, whose columns had the
+// names a `formerly` tag records, into the renamed fields, and files with
+// the new names as before; a column the file has under neither name reads
+// as zero, as any column a file lacks.
+func TestFormerNames(t *testing.T) {
+	type before struct {
+		Doc    int64  `parquet:"doc"`
+		Offset int64  `parquet:"offset"`
+		Group  *int64 `parquet:"group,optional"`
+	}
+	type after struct {
+		Doc    int64  `parquet:"doc"`
+		Offset int64  `parquet:"byte_offset" formerly:"offset"`
+		Group  *int64 `parquet:"group_doc,optional" formerly:"group"`
+		Gone   int64  `parquet:"gone" formerly:"never"`
+	}
+	ctx := context.Background()
+	d, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := int64(7)
+	if _, err := Write(ctx, d, "before.parquet", []before{{1, 100, &g}, {2, 200, nil}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(ctx, d, "after.parquet", []after{{1, 100, &g, 5}, {2, 200, nil, 6}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		file string
+		want []after
+	}{
+		{"before.parquet", []after{{1, 100, &g, 0}, {2, 200, nil, 0}}},
+		{"after.parquet", []after{{1, 100, &g, 5}, {2, 200, nil, 6}}},
+	} {
+		got, err := Read[after](ctx, d, tt.file, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(tt.want) {
+			t.Fatalf("%s: %d rows, want %d", tt.file, len(got), len(tt.want))
+		}
+		for i := range got {
+			w := tt.want[i]
+			if got[i].Doc != w.Doc || got[i].Offset != w.Offset || got[i].Gone != w.Gone || (got[i].Group == nil) != (w.Group == nil) || got[i].Group != nil && *got[i].Group != *w.Group {
+				t.Errorf("%s: row %d = %+v, want %+v", tt.file, i, got[i], w)
+			}
+		}
+	}
+}

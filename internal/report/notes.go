@@ -25,6 +25,10 @@ func countNote(name string) string {
 		return "their bytes: documents in them are missing"
 	case "empty":
 		return "documents without a token: in no pair"
+	case "thin":
+		return "documents with 1 to 4 shingles: found as near copies only when nearly identical"
+	case "signatures_gathered":
+		return "signature records the gather stage sent to verify tasks (a document once per verify task that needs it; 0 when the job gathered none)"
 	case "shingles":
 		return "shingles, summed over the documents"
 	case "band_records":

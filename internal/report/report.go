@@ -100,6 +100,7 @@ type page struct {
 	InputTotal                           string
 	Versions                             []row
 	Examples                             []exampleRow
+	Rates                                *ratesView
 
 	SCurve, Similarity, Clusters, StageChart template.HTML
 }
@@ -173,6 +174,10 @@ func newPage(m *manifest.Manifest, charts map[string][]byte) *page {
 		{"records rejected", groupDigits(c.Rejected), groupDigits(c.Empty) + " empty documents"},
 		{"run time", secondsText(m.Seconds) + " s", rate(inBytes, m.Seconds)},
 	}
+	if r := m.Rates; r != nil {
+		p.Cards = slices.Insert(p.Cards, 2, card{"text removed", bytesText(r.Total.BytesRemoved), percent(r.Total.BytesRemoved, r.Total.Bytes) + " of the documents' text"})
+	}
+	p.Rates = newRatesView(m.Rates)
 	if a := m.Against; len(a) > 0 {
 		var earlier int64
 		names := make([]string, len(a))

@@ -736,14 +736,8 @@ func TestBuildAgainst(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, c := range findAll(doc, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "div" && hasClass(n, "card") }) {
-				var text strings.Builder
-				walk(c, func(n *html.Node) {
-					if n.Type == html.TextNode {
-						text.WriteString(n.Data + "|")
-					}
-				})
-				if s := text.String(); strings.HasPrefix(s, "pairs with") || strings.HasPrefix(s, "pairs among") {
+			for _, s := range cardTexts(doc) {
+				if strings.HasPrefix(s, "pairs with") || strings.HasPrefix(s, "pairs among") {
 					got = append(got, s)
 				}
 			}
@@ -752,4 +746,20 @@ func TestBuildAgainst(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cardTexts are the texts of the page's cards, each its text nodes
+// followed by |.
+func cardTexts(doc *html.Node) []string {
+	var cards []string
+	for _, c := range findAll(doc, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "div" && hasClass(n, "card") }) {
+		var text strings.Builder
+		walk(c, func(n *html.Node) {
+			if n.Type == html.TextNode {
+				text.WriteString(n.Data + "|")
+			}
+		})
+		cards = append(cards, text.String())
+	}
+	return cards
 }

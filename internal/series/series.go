@@ -10,6 +10,7 @@
 //	DIR/2026-W47/            a job's output (_SUCCESS, manifest.json, index/, pairs/, ...)
 //	DIR/2026-W47-compact/    an index written by `coordinator index compact` (index/ only)
 //	DIR/2026-W48/            the next member
+//	DIR/_report/             the series' report (coordinator series report)
 //
 // Directories whose names start with "_" or "." are not members, nor are
 // files and symbolic links (not followed); Scan reports each such entry,
@@ -136,10 +137,15 @@ func notMember(e storage.Entry) string {
 	return ""
 }
 
+// ReportDir is the directory of the series' report (`coordinator series
+// report`): no member, and not among Scan's ignored entries either, since
+// it is the series' own.
+const ReportDir = "_report"
+
 // Scan lists the members of the series at dir (a local directory or an
 // object-store prefix), sorted by name, each with its state, and the
-// entries of dir that are not members, each with why. A missing
-// directory has none.
+// entries of dir that are not members (but ReportDir), each with why. A
+// missing directory has none.
 func Scan(ctx context.Context, dir *storage.Dir) ([]Member, []Ignored, error) {
 	entries, err := dir.ListEntries(ctx, "")
 	if err != nil {
@@ -149,7 +155,9 @@ func Scan(ctx context.Context, dir *storage.Dir) ([]Member, []Ignored, error) {
 	var ignored []Ignored
 	for _, e := range entries {
 		if reason := notMember(e); reason != "" {
-			ignored = append(ignored, Ignored{e.Name, reason})
+			if e.Name != ReportDir || e.Kind != storage.KindDir {
+				ignored = append(ignored, Ignored{e.Name, reason})
+			}
 			continue
 		}
 		name := e.Name

@@ -226,6 +226,8 @@ func testScan(t *testing.T, d *storage.Dir, out func(name string) string) []stri
 	put(".hidden/x", nil)
 	put("notes/readme.txt", nil)
 	put("top.txt", nil)
+	// the series' report: neither a member nor an entry to warn of
+	put(ReportDir+"/report.html", []byte("<html></html>"))
 
 	got, ignored, err := Scan(ctx, d)
 	if err != nil {

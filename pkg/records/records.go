@@ -57,7 +57,7 @@ type DocRecord struct {
 	ID               string   `parquet:"id"`
 	URL              string   `parquet:"url"`
 	File             string   `parquet:"file"`
-	Offset           int64    `parquet:"offset"`
+	Offset           int64    `parquet:"byte_offset" formerly:"offset"`
 	Line             int64    `parquet:"line"`
 	Bytes            int64    `parquet:"bytes"`
 	Tokens           int32    `parquet:"tokens"`
@@ -119,7 +119,7 @@ type Pair struct {
 type ExactRecord struct {
 	Doc       int64  `parquet:"doc"`
 	ID        string `parquet:"id"`
-	Group     int64  `parquet:"group"`
+	Group     int64  `parquet:"group_doc" formerly:"group"`
 	GroupSize int32  `parquet:"group_size"`
 }
 
@@ -169,7 +169,7 @@ type Duplicate struct {
 type RejectRecord struct {
 	Chunk  int32  `parquet:"chunk"`
 	File   string `parquet:"file"`
-	Offset int64  `parquet:"offset"`
+	Offset int64  `parquet:"byte_offset" formerly:"offset"`
 	Line   int64  `parquet:"line"`
 	Reason string `parquet:"reason"`
 }

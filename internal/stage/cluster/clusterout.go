@@ -120,7 +120,7 @@ func expandChunk(ctx context.Context, st storage.FS, spec *job.Spec, v verifyFil
 // A group of earlier jobs' documents only (--against) is theirs, not
 // written.
 func writeExact(ctx context.Context, st storage.FS, spec *job.Spec, verifies []verifyFiles) (*outputResult, error) {
-	w, err := pqfile.NewWriter[records.ExactRecord](ctx, st, job.ExactFile, outputFile("group", "doc"))
+	w, err := pqfile.NewWriter[records.ExactRecord](ctx, st, job.ExactFile, outputFile("group_doc", "doc"))
 	if err != nil {
 		return nil, err
 	}

@@ -167,7 +167,7 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 			exact = append(exact, records.ExactRecord{Doc: m.doc, ID: m.id, Group: rep, GroupSize: int32(g)})
 		}
 	}
-	if _, err := pqfile.Write(ctx, st, job.ExactFile, exact, pqfile.Sorted("group", "doc")); err != nil {
+	if _, err := pqfile.Write(ctx, st, job.ExactFile, exact, pqfile.Sorted("group_doc", "doc")); err != nil {
 		return nil, err
 	}
 

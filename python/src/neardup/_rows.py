@@ -178,5 +178,5 @@ def duplicates(out: Union[str, "os.PathLike[str]"]) -> Rows:
 
 def rejects(out: Union[str, "os.PathLike[str]"]) -> Rows:
     """The input records skipped, and why (``rejects/``): ``chunk``,
-    ``file``, ``offset``, ``line``, ``reason``."""
+    ``file``, ``byte_offset``, ``line``, ``reason``."""
     return Rows(out, "rejects")

@@ -1,0 +1,168 @@
+package rates
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
+)
+
+// write writes docs/ files of chunks and duplicates.parquet into a new
+// directory.
+func write(t *testing.T, docs map[int][]records.DocRecord, dups []records.Duplicate) *storage.Dir {
+	t.Helper()
+	ctx := context.Background()
+	d, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, rows := range docs {
+		if _, err := pqfile.Write(ctx, d, job.DocFile(c), rows, pqfile.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pqfile.Write(ctx, d, job.DuplicatesFile, dups, pqfile.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func doc(chunk, i int, url, file string, bytes int64) records.DocRecord {
+	return records.DocRecord{Doc: job.Ordinal(chunk, i), URL: url, File: file, Bytes: bytes}
+}
+
+func dup(chunk, i int, keptJob string) records.Duplicate {
+	d := records.Duplicate{Doc: job.Ordinal(chunk, i)}
+	if keptJob != "" {
+		d.KeptJob = &keptJob
+	}
+	return d
+}
+
+// TestTally counts a job of two chunks (numbered after two earlier jobs'),
+// three input files and documents of two hosts and none: every document
+// once in Total, its host's and its file's rows, and each duplicate in the
+// row of its kept document's job.
+func TestTally(t *testing.T) {
+	docs := map[int][]records.DocRecord{
+		5: {
+			doc(5, 0, "https://A.example/1", "a.jsonl", 100),
+			doc(5, 1, "https://a.example:8443/2", "a.jsonl", 50),
+			doc(5, 2, "", "a.jsonl", 10),
+			doc(5, 3, "http://b.example/", "b.jsonl", 7),
+		},
+		6: {
+			doc(6, 0, "http://b.example/x", "b.jsonl", 3),
+			doc(6, 1, "not a url", "c.jsonl", 1000),
+		},
+	}
+	dups := []records.Duplicate{dup(5, 1, ""), dup(5, 3, "w46"), dup(6, 0, "w47"), dup(6, 1, "w46")}
+	st := write(t, docs, dups)
+	against := []job.Against{{Job: "w46", Docs: 40}, {Job: "w47c", Docs: 70, Held: []job.Against{{Job: "w45", Docs: 30}, {Job: "w47", Docs: 40}}}}
+	got, err := Tally(context.Background(), st, []int{6, 5}, against)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &manifest.Rates{
+		Total: manifest.Rate{Docs: 6, Bytes: 1170, Duplicates: 4, BytesRemoved: 1060},
+		Hosts: []manifest.Rate{
+			{Name: "b.example", Docs: 2, Bytes: 10, Duplicates: 2, BytesRemoved: 10},
+			{Name: manifest.NoHost, Docs: 2, Bytes: 1010, Duplicates: 1, BytesRemoved: 1000},
+			{Name: "a.example", Docs: 2, Bytes: 150, Duplicates: 1, BytesRemoved: 50},
+		},
+		HostCount: 3,
+		Files: []manifest.Rate{
+			{Name: "a.jsonl", Docs: 3, Bytes: 160, Duplicates: 1, BytesRemoved: 50},
+			{Name: "b.jsonl", Docs: 2, Bytes: 10, Duplicates: 2, BytesRemoved: 10},
+			{Name: "c.jsonl", Docs: 1, Bytes: 1000, Duplicates: 1, BytesRemoved: 1000},
+		},
+		Earlier: []manifest.Rate{
+			{Name: manifest.ThisJob, Docs: 6, Bytes: 1170, Duplicates: 1, BytesRemoved: 50},
+			{Name: "w46", Docs: 40, Duplicates: 2, BytesRemoved: 1007},
+			{Name: "w45", Docs: 30},
+			{Name: "w47", Docs: 40, Duplicates: 1, BytesRemoved: 3},
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Tally =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestTallyOtherHosts lists the 20 hosts of most duplicates and sums the
+// others in one row, and counts every host.
+func TestTallyOtherHosts(t *testing.T) {
+	var rows []records.DocRecord
+	var dups []records.Duplicate
+	for i := range 30 {
+		// Host i has i documents, the first i/2 of them duplicates.
+		for j := range i {
+			n := len(rows)
+			rows = append(rows, doc(0, n, fmt.Sprintf("http://h%02d.example/%d", i, j), "f.jsonl", 1))
+			if j < i/2 {
+				dups = append(dups, dup(0, n, ""))
+			}
+		}
+	}
+	got, err := Tally(context.Background(), write(t, map[int][]records.DocRecord{0: rows}, dups), []int{0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.HostCount != 29 || len(got.Hosts) != manifest.TopHosts+1 {
+		t.Fatalf("%d hosts, %d rows; want 29 hosts, %d rows", got.HostCount, len(got.Hosts), manifest.TopHosts+1)
+	}
+	if first := got.Hosts[0]; first.Name != "h29.example" || first.Duplicates != 14 {
+		t.Errorf("first host %+v, want h29.example with 14 duplicates", first)
+	}
+	var sum manifest.Rate
+	for _, h := range got.Hosts {
+		sum.Docs += h.Docs
+		sum.Duplicates += h.Duplicates
+	}
+	other := got.Hosts[manifest.TopHosts]
+	// Hosts 1 to 9 (h01 to h09): 45 documents, 0+1+1+2+2+3+3+4+4 = 20 duplicates.
+	if other.Name != manifest.OtherHosts || other.Docs != 45 || other.Duplicates != 20 || sum.Docs != got.Total.Docs || sum.Duplicates != got.Total.Duplicates {
+		t.Errorf("other hosts %+v, sums %+v, total %+v", other, sum, got.Total)
+	}
+}
+
+// TestTallyUnknownDuplicate fails, naming duplicates.parquet and the
+// document, when a duplicate is of no document the docs/ files hold.
+func TestTallyUnknownDuplicate(t *testing.T) {
+	docs := map[int][]records.DocRecord{0: {doc(0, 0, "", "f", 1), doc(0, 2, "", "f", 1)}}
+	for _, tt := range []struct {
+		name string
+		dups []records.Duplicate
+		doc  int64
+	}{
+		{"between documents", []records.Duplicate{dup(0, 1, "")}, job.Ordinal(0, 1)},
+		{"after the last", []records.Duplicate{dup(0, 2, ""), dup(1, 0, "")}, job.Ordinal(1, 0)},
+	} {
+		_, err := Tally(context.Background(), write(t, docs, tt.dups), []int{0}, nil)
+		if err == nil || !strings.Contains(err.Error(), job.DuplicatesFile) || !strings.Contains(err.Error(), fmt.Sprint(tt.doc)) {
+			t.Errorf("%s: err %v, want one naming %s and document %d", tt.name, err, job.DuplicatesFile, tt.doc)
+		}
+	}
+}
+
+// TestHost reads hosts from URLs.
+func TestHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                              manifest.NoHost,
+		"https://Example.COM:443/a?b=c": "example.com",
+		"http://[::1]:80/":              "::1",
+		"urn:uuid:1234":                 manifest.NoHost,
+		"http://%zz":                    manifest.NoHost,
+		"https://user:pw@host.example/": "host.example",
+	} {
+		if got := Host(in); got != want {
+			t.Errorf("Host(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,272 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"slices"
+	"strconv"
+
+	"github.com/neardup/neardup/internal/manifest"
+)
+
+// The files BuildSeries returns.
+const (
+	SeriesHTMLFile  = "report.html"
+	SeriesTrendFile = "report-trend.svg"
+)
+
+// SeriesMember is a member of a series as its report shows it: its name,
+// its state (as `coordinator series list` says it) and, for a finished
+// job, its manifest (nil for a compacted index, or a job not finished).
+type SeriesMember struct {
+	Name, State string
+	Manifest    *manifest.Manifest
+}
+
+// seriesHosts is how many hosts the table of host rates follows.
+const seriesHosts = 10
+
+// BuildSeries renders the report of a series (dir names it) from its
+// members, in their order: a page with the trend of the duplicates across
+// the members that are finished jobs, as a chart and tables, and the chart
+// as a file of its own. Equal members give equal files.
+func BuildSeries(dir string, members []SeriesMember) (map[string][]byte, error) {
+	var jobs []SeriesMember
+	for _, m := range members {
+		if m.Manifest != nil {
+			jobs = append(jobs, m)
+		}
+	}
+	trend := trendChart(jobs)
+	p := newSeriesPage(dir, members, jobs, trend)
+	tmpl, err := template.New(SeriesHTMLFile).Parse(seriesTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("report: parsing the series template: %w", err)
+	}
+	var out bytes.Buffer
+	if err := tmpl.Execute(&out, p); err != nil {
+		return nil, fmt.Errorf("report: rendering the series report: %w", err)
+	}
+	return map[string][]byte{SeriesHTMLFile: out.Bytes(), SeriesTrendFile: trend}, nil
+}
+
+// weekRow is a member's row of the series table.
+type weekRow struct {
+	Name, State, Docs, Duplicates, Rate, Own, Earlier, Removed, RemovedShare, PairsAgainst string
+}
+
+// trendRow is a row of a table with a column per finished member: a
+// host's duplicate rate in each, or a member's duplicates by the member
+// of the kept document.
+type trendRow struct {
+	Name  string
+	Cells []string
+}
+
+// seriesPage is what the series template shows.
+type seriesPage struct {
+	Dir       string
+	Cards     []card
+	Trend     template.HTML
+	Note      string
+	Weeks     []weekRow
+	Names     []string // of the members with a manifest, for the hosts table
+	Hosts     []trendRow
+	HostsNote string
+	// Kept is, for each finished member (a row), how many of its
+	// duplicates were dropped for a document of each member (a column
+	// of Names), its own included.
+	Kept     []trendRow
+	KeptNote string
+}
+
+// earlierDuplicates splits a job's duplicates by whose document is kept in
+// their place: its own, or an earlier job's. A manifest without rates
+// counts them all as its own.
+func earlierDuplicates(m *manifest.Manifest) (own, earlier int64) {
+	if m.Rates == nil {
+		return m.Counts.Duplicates, 0
+	}
+	for _, e := range m.Rates.Earlier {
+		if e.Name == manifest.ThisJob {
+			own += e.Duplicates
+		} else {
+			earlier += e.Duplicates
+		}
+	}
+	return own, earlier
+}
+
+func newSeriesPage(dir string, members, jobs []SeriesMember, trend []byte) *seriesPage {
+	p := &seriesPage{Dir: dir, Trend: template.HTML(trend)} // drawn by this package, escaped
+	for _, m := range members {
+		r := weekRow{Name: m.Name, State: m.State}
+		if man := m.Manifest; man != nil {
+			c := man.Counts
+			own, earlier := earlierDuplicates(man)
+			r.Docs, r.Duplicates, r.Rate = groupDigits(c.Docs), groupDigits(c.Duplicates), percent(c.Duplicates, c.Docs)
+			r.Own, r.Earlier, r.PairsAgainst = groupDigits(own), groupDigits(earlier), groupDigits(c.PairsAgainst)
+			r.Removed, r.RemovedShare = "–", "–"
+			if man.Rates != nil {
+				r.Removed, r.RemovedShare = bytesText(man.Rates.Total.BytesRemoved), percent(man.Rates.Total.BytesRemoved, man.Rates.Total.Bytes)
+			}
+		}
+		p.Weeks = append(p.Weeks, r)
+	}
+	p.Cards = []card{{"members", strconv.Itoa(len(members)), plural(int64(len(jobs)), "finished job", "finished jobs")}}
+	if len(jobs) > 0 {
+		last := jobs[len(jobs)-1]
+		c := last.Manifest.Counts
+		own, earlier := earlierDuplicates(last.Manifest)
+		p.Cards = append(p.Cards,
+			card{"latest", last.Name, groupDigits(c.Docs) + " documents"},
+			card{"duplicates", groupDigits(c.Duplicates), percent(c.Duplicates, c.Docs) + " of " + last.Name + "'s documents"},
+			card{"of earlier members", groupDigits(earlier), percent(earlier, c.Docs) + " dropped for an earlier member's document"},
+			card{"within the member", groupDigits(own), percent(own, c.Docs) + " dropped for one of its own"})
+	}
+	for _, m := range jobs {
+		p.Names = append(p.Names, m.Name)
+	}
+	for _, m := range jobs {
+		row := trendRow{Name: m.Name}
+		for _, col := range jobs {
+			cell := "–"
+			if r := m.Manifest.Rates; r != nil {
+				name := col.Name
+				if col.Name == m.Name {
+					name = manifest.ThisJob
+				}
+				if i := slices.IndexFunc(r.Earlier, func(e manifest.Rate) bool { return e.Name == name }); i >= 0 {
+					cell = groupDigits(r.Earlier[i].Duplicates)
+				}
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		p.Kept = append(p.Kept, row)
+	}
+	p.KeptNote = "Each row is a member's duplicates, by the member whose document is kept in their place (the diagonal: its own); – where that member is not an earlier one of the row's, or the row's manifest counts none (a version before rates were counted)."
+	p.Note = "Each finished member's documents dropped, split by whose document is kept in their place: one of the member's own, or one of an earlier member's (the series matches every member against the finished ones before it). A member of an earlier version has no such split: all its duplicates count as its own."
+	// The hosts with the most duplicates in the latest member, and their
+	// rate in each member (– where the host is not among that member's
+	// listed hosts).
+	if len(jobs) > 0 && jobs[len(jobs)-1].Manifest.Rates != nil {
+		for _, h := range jobs[len(jobs)-1].Manifest.Rates.Hosts {
+			if len(p.Hosts) == seriesHosts {
+				break
+			}
+			if h.Name == manifest.OtherHosts {
+				continue
+			}
+			t := trendRow{Name: h.Name}
+			for _, m := range jobs {
+				rate := "–"
+				if m.Manifest.Rates != nil {
+					if i := slices.IndexFunc(m.Manifest.Rates.Hosts, func(r manifest.Rate) bool { return r.Name == h.Name }); i >= 0 {
+						r := m.Manifest.Rates.Hosts[i]
+						rate = percent(r.Duplicates, r.Docs)
+					}
+				}
+				t.Cells = append(t.Cells, rate)
+			}
+			p.Hosts = append(p.Hosts, t)
+		}
+		p.HostsNote = fmt.Sprintf("The duplicate rate (documents dropped of the host's documents) of the %d hosts with the most duplicates in %s, in each member; – where the host is not among that member's %d listed hosts.",
+			seriesHosts, jobs[len(jobs)-1].Name, manifest.TopHosts)
+	}
+	return p
+}
+
+// trendChart draws each finished member's duplicates, stacked: those
+// dropped for one of its own documents, and those dropped for an earlier
+// member's.
+func trendChart(jobs []SeriesMember) []byte {
+	own := make([]int64, len(jobs))
+	earlier := make([]int64, len(jobs))
+	var ticks []tick
+	for i, m := range jobs {
+		own[i], earlier[i] = earlierDuplicates(m.Manifest)
+		ticks = append(ticks, tick{value: float64(i) + 0.5, label: m.Name})
+	}
+	h := histogram{
+		id: "trend", title: "Duplicates of each member of the series",
+		xTitle: "member", yTitle: "documents dropped",
+		series: []series{
+			{name: "own", label: "for one of its own documents", colour: colour(0), values: own},
+			{name: "earlier", label: "for an earlier member's document", colour: colour(1), values: earlier},
+		},
+		ticks:       ticks,
+		valueLabels: true,
+		binName:     func(i int) string { return jobs[i].Name },
+		emptyNote:   "no finished member",
+	}
+	return h.svg()
+}
+
+// seriesTemplate is the html/template of a series' report.html.
+const seriesTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>neardup series report: {{.Dir}}</title>
+` + pageStyle + `</head>
+<body>
+<main>
+<header>
+<h1>neardup series report</h1>
+<p>series <code>{{.Dir}}</code></p>
+</header>
+
+` + cardsTemplate + `
+<div class="grid">
+<div class="panel" id="trend">
+<h2>Trend</h2>
+{{.Trend}}
+<p class="caption">{{.Note}}</p>
+</div>
+<div class="panel" id="hosts">
+<h2>Duplicate rate by host</h2>
+{{if .Hosts -}}
+<table>
+<tr><th>host</th>{{range .Names}}<th class="num">{{.}}</th>{{end}}</tr>
+{{- range .Hosts}}
+<tr><td class="mono"><div class="trunc" title="{{.Name}}">{{.Name}}</div></td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}</tr>
+{{- end}}
+</table>
+<p class="caption">{{.HostsNote}}</p>
+{{- else -}}
+<p class="muted">The latest member's manifest counts no duplicates by host (a version before rates were counted).</p>
+{{- end}}
+</div>
+</div>
+
+{{if .Kept -}}
+<section id="kept-by-member">
+<h2>Duplicates by the member of the kept document</h2>
+<table>
+<tr><th>member</th>{{range .Names}}<th class="num">for {{.}}'s</th>{{end}}</tr>
+{{- range .Kept}}
+<tr><td class="key"><code>{{.Name}}</code></td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}</tr>
+{{- end}}
+</table>
+<p class="caption">{{.KeptNote}}</p>
+</section>
+
+{{end -}}
+<section id="members">
+<h2>Members</h2>
+<table>
+<tr><th>member</th><th>state</th><th class="num">documents</th><th class="num">duplicates</th><th class="num">rate</th><th class="num">for its own</th><th class="num">for an earlier member's</th><th class="num">text removed</th><th class="num">of its text</th><th class="num">pairs with earlier members</th></tr>
+{{- range .Weeks}}
+<tr><td class="key"><code>{{.Name}}</code></td><td class="key">{{.State}}</td><td class="num">{{.Docs}}</td><td class="num">{{.Duplicates}}</td><td class="num">{{.Rate}}</td><td class="num">{{.Own}}</td><td class="num">{{.Earlier}}</td><td class="num">{{.Removed}}</td><td class="num">{{.RemovedShare}}</td><td class="num">{{.PairsAgainst}}</td></tr>
+{{- end}}
+</table>
+<p class="caption">Each member's own report (DIR/MEMBER/report.html) gives its duplicates by host, input file and earlier member.</p>
+</section>
+
+<footer>Written from the members' manifest.json files by coordinator series report. The chart is also in report-trend.svg.</footer>
+</main>
+</body>
+</html>
+`
