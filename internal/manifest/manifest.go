@@ -132,6 +132,11 @@ type KeptFile struct {
 // TopHosts hosts with the most duplicates (then the most bytes removed,
 // then by name), followed, when there are more, by one row named
 // OtherHosts that sums the rest; HostCount counts the distinct hosts.
+// Past rates.MaxHosts distinct hosts, HostCount is an estimate
+// (HostCountEstimated) and each listed host's tallies may fall short of
+// its own by up to HostsBound duplicates (and their documents): the
+// other hosts' row holds the difference, so every row still sums to
+// Total.
 // Files lists every input file that had documents, in input order.
 // Earlier has a row for the job itself (named ThisJob) and for each
 // earlier job (--against, --series) whose documents were kept in place of
@@ -142,8 +147,13 @@ type Rates struct {
 	Total     Rate   `json:"total"`
 	Hosts     []Rate `json:"hosts"`
 	HostCount int64  `json:"host_count"`
-	Files     []Rate `json:"files"`
-	Earlier   []Rate `json:"earlier"`
+	// HostCountEstimated: HostCount is estimated from the hosts' hashes.
+	HostCountEstimated bool `json:"host_count_estimated,omitempty"`
+	// HostsBound is the most duplicates a listed host's row may lack (0:
+	// every row exact).
+	HostsBound int64  `json:"hosts_bound,omitempty"`
+	Files      []Rate `json:"files"`
+	Earlier    []Rate `json:"earlier"`
 }
 
 // Rate is one row of Rates: of Docs documents holding Bytes bytes of

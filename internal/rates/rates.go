@@ -47,13 +47,18 @@ type dupRow struct {
 // fails, naming the file, when duplicates.parquet names a document that
 // no docs/ file of chunks holds.
 func Tally(ctx context.Context, st storage.Opener, chunks []int, against []job.Against) (*manifest.Rates, error) {
+	return tallyAt(ctx, st, chunks, against, MaxHosts)
+}
+
+// tallyAt is Tally holding at most maxHosts hosts' tallies.
+func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, maxHosts int) (*manifest.Rates, error) {
 	dups, err := pqfile.Open[dupRow](ctx, st, job.DuplicatesFile, nil)
 	if err != nil {
 		return nil, fmt.Errorf("rates: %w", err)
 	}
 	defer dups.Close()
 	next := &dupCursor{r: dups, buf: make([]dupRow, 4096)}
-	t := newTally()
+	t := newTally(maxHosts)
 	for _, c := range slices.Sorted(slices.Values(chunks)) {
 		name := job.DocFile(c)
 		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []docRow) error {
@@ -125,14 +130,14 @@ func (c *dupCursor) match(doc int64) (*dupRow, error) {
 // tally is the rates being counted.
 type tally struct {
 	total   manifest.Rate
-	hosts   map[string]*manifest.Rate
+	hosts   *hostTally
 	files   map[string]*manifest.Rate
 	order   []string // files in the order first met
 	earlier map[string]*manifest.Rate
 }
 
-func newTally() *tally {
-	return &tally{hosts: map[string]*manifest.Rate{}, files: map[string]*manifest.Rate{}, earlier: map[string]*manifest.Rate{}}
+func newTally(maxHosts int) *tally {
+	return &tally{hosts: newHostTally(maxHosts), files: map[string]*manifest.Rate{}, earlier: map[string]*manifest.Rate{}}
 }
 
 // row returns m's row name, made if new.
@@ -147,12 +152,12 @@ func row(m map[string]*manifest.Rate, name string) (*manifest.Rate, bool) {
 
 // add counts document d, a duplicate when dup is not nil.
 func (t *tally) add(d docRow, dup *dupRow) {
-	h, _ := row(t.hosts, Host(d.URL))
+	t.hosts.add(Host(d.URL), d.Bytes, dup != nil)
 	f, made := row(t.files, d.File)
 	if made {
 		t.order = append(t.order, d.File)
 	}
-	for _, r := range []*manifest.Rate{&t.total, h, f} {
+	for _, r := range []*manifest.Rate{&t.total, f} {
 		r.Docs++
 		r.Bytes += d.Bytes
 		if dup != nil {
@@ -173,24 +178,28 @@ func (t *tally) add(d docRow, dup *dupRow) {
 
 // rates are the tallies as the manifest gives them.
 func (t *tally) rates(against []job.Against) *manifest.Rates {
-	out := &manifest.Rates{Total: t.total, HostCount: int64(len(t.hosts))}
-	hosts := make([]manifest.Rate, 0, len(t.hosts))
-	for _, r := range t.hosts {
-		hosts = append(hosts, *r)
-	}
-	slices.SortFunc(hosts, func(a, b manifest.Rate) int {
+	out := &manifest.Rates{Total: t.total}
+	out.HostCount, out.HostCountEstimated = t.hosts.count()
+	entries := slices.Clone(t.hosts.listed())
+	slices.SortFunc(entries, func(a, b *hostEntry) int {
 		return cmp.Or(cmp.Compare(b.Duplicates, a.Duplicates), cmp.Compare(b.BytesRemoved, a.BytesRemoved),
 			cmp.Compare(b.Docs, a.Docs), strings.Compare(a.Name, b.Name))
 	})
-	if len(hosts) > manifest.TopHosts {
-		other := manifest.Rate{Name: manifest.OtherHosts}
-		for _, r := range hosts[manifest.TopHosts:] {
-			other.Docs += r.Docs
-			other.Bytes += r.Bytes
-			other.Duplicates += r.Duplicates
-			other.BytesRemoved += r.BytesRemoved
-		}
-		hosts = append(hosts[:manifest.TopHosts], other)
+	hosts := make([]manifest.Rate, 0, manifest.TopHosts+1)
+	listed := t.total
+	for _, e := range entries[:min(len(entries), manifest.TopHosts)] {
+		hosts = append(hosts, e.Rate)
+		out.HostsBound = max(out.HostsBound, e.err)
+		listed.Docs -= e.Docs
+		listed.Bytes -= e.Bytes
+		listed.Duplicates -= e.Duplicates
+		listed.BytesRemoved -= e.BytesRemoved
+	}
+	// The other hosts' row is the rest of the total: the tallies of the
+	// hosts not listed, and those of hosts that gave up their place.
+	if len(entries) > manifest.TopHosts || t.hosts.evicted {
+		listed.Name = manifest.OtherHosts
+		hosts = append(hosts, listed)
 	}
 	out.Hosts = hosts
 	for _, name := range t.order {

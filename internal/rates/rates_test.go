@@ -166,3 +166,80 @@ func TestHost(t *testing.T) {
 		}
 	}
 }
+
+// TestTallyBoundedHosts tallies 3 hosts of many duplicates among 20,000
+// hosts of one document each, holding 16 hosts at most: the 3 are listed
+// first, each row within HostsBound of its exact tally (a tally holding
+// every host) and never above it, the rows sum to Total, the estimated
+// host count is within 5% of 20,003 (k minimum values over 16,384 hashes:
+// a standard error of 0.8%, so 5% is six of them), and a tally with
+// room for every host is exact, as Tally's.
+func TestTallyBoundedHosts(t *testing.T) {
+	var rows []records.DocRecord
+	var dups []records.Duplicate
+	heavy := []string{"big.example", "bigger.example", "biggest.example"}
+	for i := range 20000 {
+		n := len(rows)
+		rows = append(rows, doc(0, n, fmt.Sprintf("http://one%05d.example/", i), "f.jsonl", 1))
+		if i%3 == 0 {
+			dups = append(dups, dup(0, n, ""))
+		}
+		if i%50 == 0 {
+			for k, h := range heavy {
+				for range k + 1 {
+					n := len(rows)
+					rows = append(rows, doc(0, n, "http://"+h+"/", "f.jsonl", 2))
+					dups = append(dups, dup(0, n, ""))
+				}
+			}
+		}
+	}
+	st := write(t, map[int][]records.DocRecord{0: rows}, dups)
+	ctx := context.Background()
+	exact, err := tallyAt(ctx, st, []int{0}, nil, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exact.HostsBound != 0 || exact.HostCountEstimated || exact.HostCount != 20003 {
+		t.Fatalf("with room for every host: bound %d, estimated %v, %d hosts; want 0, false, 20003", exact.HostsBound, exact.HostCountEstimated, exact.HostCount)
+	}
+	got, err := tallyAt(ctx, st, []int{0}, nil, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.HostCountEstimated || got.HostCount < 19003 || got.HostCount > 21003 {
+		t.Errorf("estimated %v, %d hosts; want an estimate within 5%% of 20003", got.HostCountEstimated, got.HostCount)
+	}
+	if got.HostsBound == 0 {
+		t.Errorf("bound 0 with 16 places for 20003 hosts")
+	}
+	truth := map[string]manifest.Rate{}
+	for _, h := range exact.Hosts {
+		truth[h.Name] = h
+	}
+	var sum manifest.Rate
+	for i, h := range got.Hosts {
+		sum.Docs += h.Docs
+		sum.Bytes += h.Bytes
+		sum.Duplicates += h.Duplicates
+		sum.BytesRemoved += h.BytesRemoved
+		if h.Name == manifest.OtherHosts {
+			continue
+		}
+		if i < len(heavy) && h.Name != heavy[len(heavy)-1-i] {
+			t.Errorf("row %d is %s, want %s", i, h.Name, heavy[len(heavy)-1-i])
+		}
+		w, ok := truth[h.Name]
+		if !ok {
+			// a host of one document: not among the exact tally's 20, so
+			// its truth is one document, a duplicate or not
+			w = manifest.Rate{Docs: 1, Duplicates: h.Duplicates}
+		}
+		if h.Duplicates > w.Duplicates || h.Duplicates < w.Duplicates-got.HostsBound || h.Docs > w.Docs {
+			t.Errorf("host %s: %+v, exact %+v, bound %d", h.Name, h, w, got.HostsBound)
+		}
+	}
+	if sum != got.Total || got.Total != exact.Total {
+		t.Errorf("rows sum to %+v; total %+v, exact total %+v", sum, got.Total, exact.Total)
+	}
+}

@@ -52,8 +52,15 @@ func newRatesView(r *manifest.Rates) *ratesView {
 		row.Other = h.Name == manifest.OtherHosts
 		v.Hosts = append(v.Hosts, row)
 	}
+	hosts := plural(r.HostCount, "host", "hosts")
+	if r.HostCountEstimated {
+		hosts = "About " + hosts
+	}
 	v.HostsNote = fmt.Sprintf("%s in all; the %d with the most duplicates are listed, the others summed. Rate: the host's documents dropped; text: the share of its text bytes.",
-		plural(r.HostCount, "host", "hosts"), manifest.TopHosts)
+		hosts, manifest.TopHosts)
+	if r.HostsBound > 0 {
+		v.HostsNote += fmt.Sprintf(" The job has more hosts than the coordinator tallies one by one: a listed host's row may lack up to %s of its duplicates and their documents, which the other hosts' row holds.", groupDigits(r.HostsBound))
+	}
 	files := slices.Clone(r.Files)
 	slices.SortStableFunc(files, func(a, b manifest.Rate) int {
 		return cmp.Or(cmp.Compare(b.Duplicates, a.Duplicates), cmp.Compare(b.BytesRemoved, a.BytesRemoved))

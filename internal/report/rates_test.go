@@ -105,6 +105,25 @@ func TestBuildRates(t *testing.T) {
 	if cards := cardTexts(doc); !slices.Contains(cards, "text removed|1.0 MB|25.0% of the documents' text|") {
 		t.Errorf("no card of the text removed in %q", cards)
 	}
+	if !bytes.Contains(files[HTMLFile], []byte("30 hosts in all")) || bytes.Contains(files[HTMLFile], []byte("tallies one by one")) {
+		t.Error("exact host tallies: the note does not give 30 hosts, or speaks of a bound")
+	}
+
+	// Past rates.MaxHosts hosts: the count is an estimate and the rows
+	// may lack up to the bound.
+	r.HostCount, r.HostCountEstimated, r.HostsBound = 123_456, true, 1_234
+	m["rates"] = r
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if files, err = Build(data); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"About 123,456 hosts in all", "may lack up to 1,234 of its duplicates"} {
+		if !bytes.Contains(files[HTMLFile], []byte(want)) {
+			t.Errorf("bounded host tallies: no %q in the page", want)
+		}
+	}
 
 	files, err = Build([]byte(`{"params": {"bands": 16, "rows": 8, "threshold": 0.8}, "counts": {"docs": 10}}`))
 	if err != nil {
