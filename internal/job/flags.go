@@ -29,7 +29,7 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "hash seed")
 	fs.IntVar(&p.Partitions, "partitions", p.Partitions, "band partitions (reduce tasks); 0: one per 64 MiB of input text, at least 32, so that a reduce task's memory does not grow with the corpus")
 	fs.Var(checkLater(&p.Verify), "verify", "verification: exact (Jaccard of the shingle sets) or estimate (from signatures)")
-	fs.Var(checkLater(&p.Gather), "gather", "how verify reads signatures: on (shuffled to its tasks by sequential reads: for object storage and work areas larger than the page cache), off (each verify task reads every chunk's records itself), auto (on for an object-storage --out or over 64 MiB of input text)")
+	fs.Var(checkLater(&p.Gather), "gather", "how verify reads signatures: sets (map keeps each document's 64-bit shingle set in the work area, about 1.7 bytes a byte of text, which verify reads in place), on (verify's documents shuffled to its tasks from the text stores by sequential reads: for object storage and work areas larger than the page cache), off (each verify task reads every chunk's text store itself), auto (sets up to 1 GiB of input text, on beyond it, for an object-storage --out or with --against)")
 	fs.Var(checkLater(&p.Keep), "keep", "which document of a cluster to keep: first (input order) or longest")
 	fs.BoolVar(&p.Index, "index", p.Index, "keep the job's index (index/: signatures, shingle sets, band file lists) for later jobs' --against and for query; --index=false removes it with the work area")
 	fs.IntVar(&p.MaxBucket, "max-bucket", p.MaxBucket, "a band bucket of more documents compares each with its first few only, reported (bounds candidate pairs)")

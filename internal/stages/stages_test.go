@@ -29,7 +29,7 @@ func TestLookup(t *testing.T) {
 		}
 	}
 	// Every stage of every sequence can be looked up, and runs.
-	for _, gather := range []job.Gather{job.GatherOn, job.GatherOff} {
+	for _, gather := range []job.Gather{job.GatherOn, job.GatherOff, job.GatherSets} {
 		p := job.DefaultParams()
 		p.Gather = gather
 		for _, s := range Of(p) {
