@@ -11,8 +11,9 @@ import (
 
 // TestKeptCorpus runs the README's sample command, then the commands of
 // the section "Writing the deduplicated corpus" (docs/usage.md) as written
-// (the ```sh kept blocks of README.md and docs/*.md): the sample's corpus
-// without its duplicates and annotated, and a job on a generated Parquet
+// (the ```sh kept blocks of README.md and docs/*.md): a job on the sample
+// that writes its corpus (--write-kept), the sample's corpus without its
+// duplicates, as Parquet and annotated, and a job on a generated Parquet
 // table whose corpus is Parquet. It checks the counts of every kept.json
 // against the jobs' manifests, then runs the section's SQL (```sql kept)
 // in DuckDB: the Parquet corpus holds the table's documents minus its
@@ -35,12 +36,13 @@ func TestKeptCorpus(t *testing.T) {
 			ran++
 		}
 	}
-	if ran < 4 {
-		t.Fatalf("the ```sh kept blocks of README.md and docs/*.md hold %d commands, want the sample's corpus and the Parquet table's", ran)
+	if ran < 6 {
+		t.Fatalf("the ```sh kept blocks of README.md and docs/*.md hold %d commands, want the sample's corpus (a job's and write-kept's) and the Parquet table's", ran)
 	}
 	for kept, job := range map[string]string{
-		"out/sample-kept": "out/sample", "out/sample-annotated": "out/sample",
-		"out/table-kept": "out/table", "out/table-annotated": "out/table",
+		"out/sample-kept": "out/sample", "out/sample-annotated": "out/sample", "out/sample-parquet": "out/sample",
+		"out/sample-job-kept": "out/sample-job",
+		"out/table-kept":      "out/table", "out/table-annotated": "out/table",
 	} {
 		counts := readCounts(t, filepath.Join(dir, job))
 		var sum struct {

@@ -26,6 +26,21 @@ type seriesPair struct {
 	BID        string  `parquet:"b_id"`
 	Similarity float64 `parquet:"similarity"`
 	AJob       *string `parquet:"a_job,optional"`
+	APublished *bool   `parquet:"a_published,optional"`
+}
+
+// seriesCluster and seriesDuplicate are what TestSeries reads of
+// clusters.parquet and duplicates.parquet.
+type seriesCluster struct {
+	ID   string  `parquet:"id"`
+	Keep bool    `parquet:"keep"`
+	Job  *string `parquet:"job,optional"`
+}
+
+type seriesDuplicate struct {
+	ID      string  `parquet:"id"`
+	KeptID  string  `parquet:"kept_id"`
+	KeptJob *string `parquet:"kept_job,optional"`
 }
 
 // TestSeries runs a four-week series with --series (a generated corpus
@@ -35,10 +50,15 @@ type seriesPair struct {
 // an earlier week's, each named by that week's member name in a_job, with
 // the same similarity (and exactly the whole job's pairs among its own
 // documents, a_job null), and its manifest's pairs_against counts them.
-// A member interrupted before week 3 is skipped with a warning naming
-// it; after the first three weeks are compacted into a member of the
-// series, week 4 run again is matched against the compacted member alone
-// and lists the same pairs, named by it; `series list` shows it all.
+// Published means published: no week keeps, or names as kept, a
+// document an earlier week dropped, and pairs/ marks exactly the pairs
+// against such documents (a_published false). A member interrupted
+// before week 3 is skipped with a warning naming it; after the first
+// three weeks are compacted into a member of the series, week 4 run
+// again is matched against the compacted member alone and lists the same
+// pairs, each still named by its document's week (not the compacted
+// member), and keeps the same; `query` against the compacted member
+// names each match's week; `series list` shows it all.
 func TestSeries(t *testing.T) {
 	dir := t.TempDir()
 	corp := filepath.Join(dir, "corpus")
@@ -119,11 +139,13 @@ func TestSeries(t *testing.T) {
 		if w > 0 && against == 0 {
 			t.Errorf("%s: no pair with an earlier week: the corpus tests nothing", weeks[w])
 		}
+		checkPublished(t, ser, weeks[:w+1])
 	}
 	same := func(s string) string { return s }
 	for w := range 4 {
 		check(w, same)
 	}
+	kept4 := clusterKeys(readSeriesRows[seriesCluster](t, filepath.Join(ser, weeks[3]), "clusters.parquet"))
 
 	// Weeks 1-3 compacted into a member; week 4 again, against it alone.
 	compact := "2026-W49-compact"
@@ -134,12 +156,11 @@ func TestSeries(t *testing.T) {
 		!strings.Contains(log, "against=["+compact+"]") {
 		t.Errorf("week 4 against the compacted member:\n%s", log)
 	}
-	check(3, func(s string) string {
-		if pair, job, _ := strings.Cut(s, "\t"); slices.Contains(weeks[:3], job) {
-			return pair + "\t" + compact
-		}
-		return s
-	})
+	check(3, same)
+	if again := clusterKeys(readSeriesRows[seriesCluster](t, filepath.Join(ser, weeks[3]), "clusters.parquet")); !slices.Equal(again, kept4) {
+		t.Errorf("week 4 against the compacted member: clusters.parquet differs from week 4 against the weeks:\n%s", diffLines(again, kept4))
+	}
+	queryCompacted(t, filepath.Join(ser, compact), inputs[:3], weeks[:3])
 
 	list := run(t, "coordinator", "series", "list", "--json", ser)
 	var states []string
@@ -230,6 +251,130 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// checkPublished checks the last of the weeks of the series ser against
+// the earlier ones' duplicates: it keeps none of the documents they
+// dropped, names none as a kept document, and marks a pair as against
+// an unpublished document (a_published false) exactly when its earlier
+// document is one; an earlier document's week is named in job.
+func checkPublished(t *testing.T, ser string, weeks []string) {
+	t.Helper()
+	last := weeks[len(weeks)-1]
+	dropped := map[string]string{} // id -> week
+	for _, w := range weeks[:len(weeks)-1] {
+		for _, d := range readSeriesRows[seriesDuplicate](t, filepath.Join(ser, w), "duplicates.parquet") {
+			dropped[d.ID] = w
+		}
+	}
+	out := filepath.Join(ser, last)
+	var earlier, unpublished, marked int
+	for _, c := range readSeriesRows[seriesCluster](t, out, "clusters.parquet") {
+		if c.Job != nil {
+			earlier++
+		}
+		if w, ok := dropped[c.ID]; ok {
+			unpublished++
+			if c.Keep || deref(c.Job) != w {
+				t.Errorf("%s: %s, dropped by %s, has keep %v, job %s", last, c.ID, w, c.Keep, deref(c.Job))
+			}
+		}
+	}
+	for _, d := range readSeriesRows[seriesDuplicate](t, out, "duplicates.parquet") {
+		if w, ok := dropped[d.KeptID]; ok {
+			t.Errorf("%s: %s is dropped for %s (%s), which %s dropped", last, d.ID, d.KeptID, deref(d.KeptJob), w)
+		}
+	}
+	for _, p := range readSeriesPairs(t, out) {
+		_, wasDropped := dropped[p.AID]
+		switch {
+		case p.AJob == nil && p.APublished != nil:
+			t.Errorf("%s: pair %s %s of its own documents has a_published %v", last, p.AID, p.BID, *p.APublished)
+		case p.AJob != nil && (p.APublished == nil || *p.APublished == wasDropped):
+			t.Errorf("%s: pair %s %s: a_published %v, %s dropped by its week: %v", last, p.AID, p.BID, p.APublished, p.AID, wasDropped)
+		case p.AJob != nil && wasDropped:
+			marked++
+		}
+	}
+	if len(weeks) > 1 && (earlier == 0 || unpublished == 0 || marked == 0) {
+		t.Errorf("%s: %d earlier documents in its clusters, %d of them dropped by their week, %d pairs against them: the corpus tests nothing",
+			last, earlier, unpublished, marked)
+	}
+}
+
+// queryCompacted queries the documents of inputs[i] (the first lines of
+// each) against the compacted index at index, and checks that each finds
+// itself, named by its own week, weeks[i].
+func queryCompacted(t *testing.T, index string, inputs, weeks []string) {
+	t.Helper()
+	var lines []string
+	want := map[string]string{}
+	for i, in := range inputs {
+		data, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.SplitN(string(data), "\n", 4)[:3] {
+			var d struct{ ID string }
+			if err := json.Unmarshal([]byte(l), &d); err != nil {
+				t.Fatal(err)
+			}
+			lines, want[d.ID] = append(lines, l), weeks[i]
+		}
+	}
+	q := filepath.Join(t.TempDir(), "q.jsonl")
+	if err := os.WriteFile(q, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := command("coordinator", "query", "--index", index, q)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("query: %v\n%s", err, stderr.String())
+	}
+	out := string(stdout)
+	found := 0
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			ID      string
+			Matches []struct{ ID, Job string }
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("query: %v: %q", err, l)
+		}
+		for _, m := range r.Matches {
+			if m.ID == r.ID {
+				found++
+				if m.Job != want[r.ID] {
+					t.Errorf("query: %s found in the compacted index as of job %s, want %s", r.ID, m.Job, want[r.ID])
+				}
+			}
+		}
+	}
+	if found != len(want) {
+		t.Errorf("query: %d of %d documents found themselves in the compacted index:\n%s", found, len(want), out)
+	}
+}
+
+// clusterKeys describes rows of clusters.parquet as sorted lines.
+func clusterKeys(rows []seriesCluster) []string {
+	var out []string
+	for _, c := range rows {
+		out = append(out, fmt.Sprintf("%s keep=%v job=%s", c.ID, c.Keep, deref(c.Job)))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readSeriesRows reads the rows of the file name of out.
+func readSeriesRows[T any](t *testing.T, out, name string) []T {
+	t.Helper()
+	rows, err := parquet.ReadFile[T](filepath.Join(out, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 // interrupted starts a member that waits for outside workers, and

@@ -21,6 +21,14 @@ func TestExitCodes(t *testing.T) {
 	t.Setenv("NATS_URL", "") // the default of --nats
 	t.Setenv("NATS_CREDS", "")
 	out := filepath.Join(t.TempDir(), "out")
+	sample, err := filepath.Abs("../../testdata/sample/sample.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notEmpty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(notEmpty, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		prog     string
 		cmds     []Command
@@ -58,6 +66,11 @@ func TestExitCodes(t *testing.T) {
 		{"coordinator", Coordinator(), []string{"query", "--index", out, "--threshold", "2", "-"}, 2, "--threshold must be in (0, 1]"},
 		{"coordinator", Coordinator(), []string{"query", "--index", out, "--format", "xml", "-"}, 2, "--format must be auto, jsonl or text"},
 		{"coordinator", Coordinator(), []string{"query", "--index", out, "--batch", "0", "-"}, 2, "--batch 0"},
+		{"coordinator", Coordinator(), []string{"query", "--index", out, "--serve", "-"}, 2, "--serve reads its requests from standard input: no FILE, not 1 arguments"},
+		{"coordinator", Coordinator(), []string{"rows", "pairs"}, 2, "want DATASET OUT (DATASET one of clusters, duplicates, pairs, rejects), not 1 arguments"},
+		{"coordinator", Coordinator(), []string{"rows", "exact", out}, 2, `dataset "exact": want one of clusters, duplicates, pairs, rejects`},
+		{"coordinator", Coordinator(), []string{"rows", "pairs", out, "more"}, 2, "not 3 arguments"},
+		{"coordinator", Coordinator(), []string{"rows", "pairs", out}, 1, "coordinator rows: neardup: the output is not a complete job: " + out + ": it does not exist"},
 		{"coordinator", Coordinator(), []string{"query", "--index", out, "--log-format", "xml", "-"}, 2, "--log-format"},
 		{"coordinator", Coordinator(), []string{"query", "--index", out, "docs.jsonl"}, 1, "no such file or directory"},
 		{"worker", Worker(), nil, 2, "--nats (or $NEARDUP_NATS or $NATS_URL) is required"},
@@ -86,7 +99,16 @@ func TestExitCodes(t *testing.T) {
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "/nonexistent/in.jsonl"}, 2, "INPUT: data root /nonexistent/in.jsonl: "},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "/nonexistent/*.jsonl"}, 2, `INPUT pattern "/nonexistent/*.jsonl" matches no file`},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--data-root", "/nonexistent/data"}, 2, "--data-root: data root /nonexistent/data: "},
-		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--format", "csv", "."}, 2, "--format must be auto, jsonl or parquet"},
+		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--format", "csv", "."}, 2, `--format: the corpus's format must be auto, jsonl, parquet or warc, not "csv"`},
+		{"coordinator", Coordinator(), []string{"--out", out, "--write-kept", filepath.Join(t.TempDir(), "k"), "--kept-format", "csv", "in.jsonl"}, 2, `--kept-format: the corpus's format must be auto, jsonl, parquet or warc, not "csv"`},
+		{"coordinator", Coordinator(), []string{"--out", out, "--kept-format", "parquet", "in.jsonl"}, 2, "--kept-format goes with --write-kept"},
+		{"coordinator", Coordinator(), []string{"--out", out, "--write-kept", "s4://b/k", "in.jsonl"}, 2, "--write-kept"},
+		// Checked once the inputs are known, before the output is made.
+		{"coordinator", Coordinator(), []string{"--out", filepath.Join(t.TempDir(), "o"), "--quiet", "--write-kept", filepath.Join(t.TempDir(), "k"), "--kept-format", "warc", sample},
+			1, "sample.jsonl.gz (jsonl) cannot be written as warc"},
+		// A kept corpus's directory that holds other files: exit 3, as an
+		// output that holds a complete job.
+		{"coordinator", Coordinator(), []string{"--out", filepath.Join(t.TempDir(), "o"), "--quiet", "--write-kept", notEmpty, sample}, 3, "the output directory is not empty"},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", "j", "--dir", out, "--shard-docs", "-1", "."}, 2, "--shard-docs must be 0 or more"},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", t.TempDir(), "--dir", filepath.Join(t.TempDir(), "kept"), "."}, 1, "the job is not finished"},
 		{"coordinator", Coordinator(), []string{"write-kept", "--job", filepath.Join(t.TempDir(), "nojob"), "--dir", filepath.Join(t.TempDir(), "kept"), "--data-root", "."}, 1, "no such file or directory"},
@@ -300,5 +322,24 @@ func TestOtherEnv(t *testing.T) {
 				t.Errorf("exit %d, want 2 saying %q; stderr:\n%s", exit, tt.wantSays, stderr.String())
 			}
 		})
+	}
+}
+
+// TestKeptNotEmptySummary checks the summary of a job whose kept corpus's
+// directory holds other files: exit 3, as an output that holds a complete
+// job, but a status of its own.
+func TestKeptNotEmptySummary(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"--out", filepath.Join(t.TempDir(), "o"), "--quiet", "--write-kept", dir, "../../testdata/sample/sample.jsonl.gz"}
+	if code := Main("coordinator", args, Coordinator(), &stdout, &stderr); code != 3 {
+		t.Fatalf("exit %d, want 3:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"status":"kept_not_empty","exit_code":3`) {
+		t.Errorf("summary %s", stdout.String())
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/procstat"
 	"github.com/neardup/neardup/internal/queue"
@@ -24,7 +25,7 @@ import (
 const inputHelp = "INPUT: files, directories or globs of .warc.wet[.gz], .warc[.gz], .jsonl[.gz|.zst], .parquet, .txt"
 
 // Coordinator returns the coordinator's commands: a job (the default),
-// compare, params, query, write-kept, index and config.
+// compare, params, query, rows, write-kept, series, index and config.
 func Coordinator() []Command {
 	job := Command{Usage: "coordinator --out DIR [flags] INPUT...", Summary: "run a dedup job (" + inputHelp + ")", Setup: jobSetup(false)}
 	return []Command{
@@ -32,10 +33,12 @@ func Coordinator() []Command {
 		{Name: "compare", Usage: "coordinator compare --out DIR [flags] INPUT...", Summary: "run the job with MinHash and with SimHash, side by side", Setup: jobSetup(true)},
 		{Name: "params", Usage: "coordinator params [--method M] [--threshold T] [--perms K] [--bands B --rows R] [--svg FILE [--also BxR,...]]",
 			Summary: "show the banding plan for a threshold", Setup: paramsSetup},
-		{Name: "write-kept", Usage: "coordinator write-kept --job OUT --dir DIR [--data-root DIR]... [--annotate] [--shard-docs N] [--format auto|jsonl|parquet] [INPUT...]",
+		{Name: "write-kept", Usage: "coordinator write-kept --job OUT --dir DIR [--data-root DIR]... [--annotate] [--shard-docs N] [--format auto|jsonl|parquet|warc] [INPUT...]",
 			Summary: "write a finished job's corpus without its duplicates (or, --annotate, every document annotated)", Setup: writeKeptSetup},
 		{Name: "query", Usage: "coordinator query --index OUT [--index OUT2] [--threshold T] [--format auto|jsonl|text] [--batch N] FILE|-",
 			Summary: "print each document's near-duplicates in finished jobs' indexes, as JSON lines", Setup: querySetup},
+		{Name: "rows", Usage: "coordinator rows [--columns] DATASET OUT",
+			Summary: "print the rows of a complete job's pairs, clusters, duplicates or rejects as JSON lines (--columns: its columns)", Setup: rowsSetup},
 		{Name: "series", Usage: "coordinator series list [--json] DIR",
 			Summary: "list the members of a series (--series DIR): state, documents, pairs, and whether the next member is matched against each", Setup: seriesSetup},
 		{Name: "index", Usage: "coordinator index compact --out DIR [--job NAME] [--overwrite] OUT...",
@@ -62,11 +65,14 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		fs.StringVar(&cfg.Job, "job", "", "job name (default: derived from --out)")
 		fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace a complete or different job in --out")
 		fs.BoolVar(&cfg.KeepWork, "keep-work", false, "keep the work area (signatures, edges, job state) after success")
-		fs.Var((*listFlag)(&cfg.Against), "against", "an earlier job's output to match against (repeatable; give every earlier job of a series): its documents are never dropped, and this job's near-duplicates of them are")
+		fs.Var((*listFlag)(&cfg.Against), "against", "an earlier job's output to match against (repeatable; give every earlier job of a series): its documents are never dropped, this job's near-duplicates of its published ones are, and its dropped ones are never kept")
 		fs.BoolVar(&cfg.AllowPartial, "allow-partial", false, "accept a job whose map tasks failed for good as finished, marked _PARTIAL (without it: no marker, and a rerun retries them)")
 		var ser seriesFlags
 		if !compare {
 			ser.register(fs)
+			fs.StringVar(&cfg.WriteKept, "write-kept", "", "also write the corpus without its duplicates into this directory or URL, as the job's last stage "+
+				"(with --series: into DIR/NAME, a directory for each member); outside --out, the inputs and the earlier jobs")
+			fs.StringVar(&cfg.KeptFormat, "kept-format", kept.FormatAuto, "with --write-kept, "+keptFormatHelp)
 		}
 		p.RegisterFlags(fs)
 		qc.RegisterFlags(fs)
@@ -158,7 +164,7 @@ func runJob(ctx context.Context, cfg control.Config, out Streams) int {
 		log.Error("job failed", "err", err)
 		code := 1
 		switch {
-		case errors.Is(err, control.ErrComplete):
+		case errors.Is(err, control.ErrComplete), errors.Is(err, kept.ErrNotEmpty):
 			code = 3
 		case errors.Is(err, control.ErrJobBusy):
 			code = 5

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/dataroot"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -71,7 +72,10 @@ type k8sContainer struct {
 // through the flag sets and the config file that --config names, read
 // from the ConfigMap the container mounts there; then the command's own
 // checks of its settings (those it makes before any work). A flag
-// renamed, a key of a config file that is no flag, a bad value fail.
+// renamed, a key of a config file that is no flag, a bad value fail. And
+// every location a job with outside workers names (its series member, its
+// kept corpus, its inputs) must lie under the workers' data roots: they
+// refuse the tasks of any other.
 func TestDeployManifests(t *testing.T) {
 	files, err := filepath.Glob("../../deploy/kubernetes/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -100,6 +104,7 @@ func TestDeployManifests(t *testing.T) {
 	}
 	programs := map[string][]Command{"/usr/local/bin/coordinator": Coordinator(), "/usr/local/bin/worker": Worker()}
 	seen := map[string]int{}
+	var roots, named []string // the workers' data roots; what jobs on outside workers name
 	for _, o := range objs {
 		pod := o.Spec.Template
 		if o.Kind == "CronJob" {
@@ -151,7 +156,31 @@ func TestDeployManifests(t *testing.T) {
 				if _, err := prepare(inputs, Streams{Stdout: io.Discard, Stderr: io.Discard}); err != nil {
 					t.Errorf("%q: %v", args, err)
 				}
+				value := func(name string) string {
+					if f := fs.Lookup(name); f != nil {
+						return f.Value.String()
+					}
+					return ""
+				}
+				switch {
+				case c.Command[0] == "/usr/local/bin/worker":
+					roots = append(roots, strings.Split(value("data-root"), ",")...)
+				case value("nats") != "":
+					// The kept corpus's flag holds the member's directory
+					// once the command has prepared (DIR/NAME).
+					member := value("series") + "/" + value("name")
+					named = append(append(named, member, value("write-kept")), inputs...)
+				}
 			})
+		}
+	}
+	dr, err := dataroot.Resolve(roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range named {
+		if err := dr.Check(loc); err != nil || dr.Empty() {
+			t.Errorf("a job on the outside workers names %s: %v (roots %v)", loc, err, roots)
 		}
 	}
 	if seen["/usr/local/bin/coordinator"] == 0 || seen["/usr/local/bin/worker"] == 0 {

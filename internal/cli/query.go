@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -30,13 +31,17 @@ func querySetup(fs *flag.FlagSet) Prepare {
 	var tokenizer job.Tokenizer
 	fs.Var(&tokenizer, "tokenizer", "if given (scripts or words-only), refuse an index made with the other tokenizer; without it each index's documents are shingled by its own rule, which the queries follow")
 	cacheMB := fs.Int64("cache-mb", 256, "memory for the band files kept between batches (20 bytes a band record; 0: none, each batch reads the columns it needs)")
+	serve := fs.Bool("serve", false, `serve requests on standard input until it ends, instead of reading a FILE: a first line {"ready":true,"indexes":[...]}, then for each line {"docs":[{"id":...,"text":...},...]} one line {"results":[...]} (or {"error":...}), its documents queried as one batch (--format and --batch do not apply)`)
 	var logs logFlags
 	logs.register(fs)
 	return func(args []string, out Streams) (Run, error) {
 		if len(indexes) == 0 {
 			return nil, errors.New("--index is required")
 		}
-		if len(args) != 1 {
+		switch {
+		case *serve && len(args) != 0:
+			return nil, fmt.Errorf("--serve reads its requests from standard input: no FILE, not %d arguments", len(args))
+		case !*serve && len(args) != 1:
 			return nil, fmt.Errorf("want one FILE (or - for standard input), not %d arguments", len(args))
 		}
 		if !(*threshold >= 0 && *threshold <= 1) {
@@ -79,31 +84,21 @@ func querySetup(fs *flag.FlagSet) Prepare {
 						"index", ix.Job, "tokenizer", ix.Params.Tokenizer)
 				}
 			}
-			w := bufio.NewWriterSize(out.Stdout, 1<<16)
-			enc := json.NewEncoder(w)
-			enc.SetEscapeHTML(false)
 			var (
 				total query.Stats
 				lat   []time.Duration // per document: its batch's time over its size
 			)
-			err = query.ReadDocs(ctx, args[0], os.Stdin, *format, *batch, func(docs []query.Doc) error {
-				t0 := time.Now()
-				res, st, err := s.Query(ctx, docs)
-				if err != nil {
-					return err
-				}
-				per := time.Since(t0) / time.Duration(len(docs))
-				for range docs {
-					lat = append(lat, per)
+			observe := func(n int, st query.Stats, took time.Duration) {
+				for range n {
+					lat = append(lat, took/time.Duration(n))
 				}
 				total.Add(st)
-				for _, r := range res {
-					if err := enc.Encode(r); err != nil {
-						return err
-					}
-				}
-				return w.Flush() // a batch's results as soon as they are known
-			})
+			}
+			if *serve {
+				err = query.Serve(ctx, s, os.Stdin, out.Stdout, observe)
+			} else {
+				err = queryFile(ctx, s, args[0], *format, *batch, out.Stdout, observe)
+			}
 			if err != nil {
 				return fail(err)
 			}
@@ -116,6 +111,29 @@ func querySetup(fs *flag.FlagSet) Prepare {
 			return 0
 		}, nil
 	}
+}
+
+// queryFile prints the results of the documents of path (query.Stdin:
+// standard input) on w, one JSON line each, a batch's as soon as they are
+// known, and passes observe what each batch read and took.
+func queryFile(ctx context.Context, s *query.Searcher, path, format string, batch int, w io.Writer, observe func(int, query.Stats, time.Duration)) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return query.ReadDocs(ctx, path, os.Stdin, format, batch, func(docs []query.Doc) error {
+		t0 := time.Now()
+		res, st, err := s.Query(ctx, docs)
+		if err != nil {
+			return err
+		}
+		observe(len(docs), st, time.Since(t0))
+		for _, r := range res {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	})
 }
 
 // latencies returns the mean, median and 99th percentile of d.

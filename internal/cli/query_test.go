@@ -18,12 +18,8 @@ import (
 // document, in order, each sample document matching itself exactly, the
 // unrelated one nothing.
 func TestQueryCommand(t *testing.T) {
-	t.Setenv("NATS_URL", "")
-	out := filepath.Join(t.TempDir(), "out")
+	out := runSample(t, filepath.Join("..", "..", "testdata", "sample", "sample.jsonl.gz"))
 	var stdout, stderr bytes.Buffer
-	if exit := Main("coordinator", []string{"--out", out, "--quiet", filepath.Join("..", "..", "testdata", "sample", "sample.jsonl.gz")}, Coordinator(), &stdout, &stderr); exit != 0 {
-		t.Fatalf("job: exit %d:\n%s", exit, stderr.String())
-	}
 	f, err := os.Open(filepath.Join("..", "..", "testdata", "sample", "sample.jsonl.gz"))
 	if err != nil {
 		t.Fatal(err)

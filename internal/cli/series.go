@@ -29,7 +29,7 @@ type seriesFlags struct {
 }
 
 func (s *seriesFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.dir, "series", "", "a series' directory or URL: write the job to DIR/NAME (instead of --out) and match it against every finished member whose name sorts before NAME (as --against)")
+	fs.StringVar(&s.dir, "series", "", "a series' directory or URL: write the job to DIR/NAME (instead of --out) and match it against every finished member whose name sorts before NAME (as --against); --write-kept K writes its corpus to K/NAME")
 	fs.StringVar(&s.name, "name", "", "with --series: the member's name, also the job name unless --job (default: today's UTC date, 2006-01-02)")
 }
 
@@ -56,6 +56,12 @@ func (s *seriesFlags) apply(cfg *control.Config, now time.Time) error {
 	cfg.Out = out
 	if cfg.Job == "" {
 		cfg.Job = s.name
+	}
+	if cfg.WriteKept != "" {
+		// Each member's corpus in a directory of its own, named as it.
+		if cfg.WriteKept, err = series.Location(cfg.WriteKept, s.name); err != nil {
+			return fmt.Errorf("--write-kept: %w", err)
+		}
 	}
 	return nil
 }

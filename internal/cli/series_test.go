@@ -12,7 +12,8 @@ import (
 )
 
 // TestSeriesFlags checks how --series and --name set a job's output and
-// name, and the usage errors.
+// name (and the member's kept corpus, DIR/NAME of --write-kept), and the
+// usage errors.
 func TestSeriesFlags(t *testing.T) {
 	now := time.Date(2026, 11, 25, 23, 30, 0, 0, time.FixedZone("UTC-3", -3*3600)) // 2026-11-26 in UTC
 	tests := []struct {
@@ -21,6 +22,7 @@ func TestSeriesFlags(t *testing.T) {
 		out, job       string // given
 		wantOut, wantJ string
 		err            string
+		kept, wantKept string // --write-kept given, and the member's
 	}{
 		{name: "no series", out: "o", wantOut: "o"},
 		{name: "named", flags: seriesFlags{"s3://b/dedup", "2026-W48"}, wantOut: "s3://b/dedup/2026-W48", wantJ: "2026-W48"},
@@ -32,10 +34,13 @@ func TestSeriesFlags(t *testing.T) {
 		{name: "a name series list ignores", flags: seriesFlags{"dedup", "_under"}, err: `member name "_under": a name starting with _ or . is not a member`},
 		{name: "bad scheme", flags: seriesFlags{"s4://b/x", "w1"}, err: "--series"},
 		{name: "a bucket's options stay at the end", flags: seriesFlags{"s3://b/dedup?endpoint=http://minio:9000&region=eu-west-1", "2026-W48"}, wantOut: "s3://b/dedup/2026-W48?endpoint=http://minio:9000&region=eu-west-1", wantJ: "2026-W48"},
+		{name: "kept corpus", flags: seriesFlags{"s3://b/dedup", "2026-W48"}, kept: "s3://b/kept?region=eu-west-1", wantOut: "s3://b/dedup/2026-W48", wantJ: "2026-W48", wantKept: "s3://b/kept/2026-W48?region=eu-west-1"},
+		{name: "kept corpus without a series", out: "o", kept: "k", wantOut: "o", wantKept: "k"},
+		{name: "kept corpus of a bad scheme", flags: seriesFlags{"dedup", "w1"}, kept: "s4://b/k", err: "--write-kept"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := control.Config{Out: tt.out, Job: tt.job}
+			cfg := control.Config{Out: tt.out, Job: tt.job, WriteKept: tt.kept}
 			err := tt.flags.apply(&cfg, now)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
@@ -43,8 +48,8 @@ func TestSeriesFlags(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || cfg.Out != tt.wantOut || cfg.Job != tt.wantJ {
-				t.Fatalf("out %q, job %q, err %v; want %q, %q", cfg.Out, cfg.Job, err, tt.wantOut, tt.wantJ)
+			if err != nil || cfg.Out != tt.wantOut || cfg.Job != tt.wantJ || cfg.WriteKept != tt.wantKept {
+				t.Fatalf("out %q, job %q, kept %q, err %v; want %q, %q, %q", cfg.Out, cfg.Job, cfg.WriteKept, err, tt.wantOut, tt.wantJ, tt.wantKept)
 			}
 		})
 	}

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
 
 	"golang.org/x/term"
 
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/redact"
 )
@@ -16,7 +18,9 @@ import (
 // it ends, for a scheduler to read; logs and progress go to stderr.
 type summary struct {
 	// Status is the manifest's (complete or partial) for a job that
-	// finished, else failed, already_complete (exit 3) or busy (exit 5).
+	// finished, else failed, already_complete or kept_not_empty (exit 3:
+	// the output holds a complete job, or the kept corpus's directory
+	// holds other files) or busy (exit 5).
 	Status   string `json:"status"`
 	ExitCode int    `json:"exit_code"`
 	// Out is the output location, as given to --out.
@@ -41,6 +45,9 @@ func newSummary(out string, code int, man *manifest.Manifest, err error) summary
 	if err != nil {
 		s.Error = err.Error()
 		s.Status = map[int]string{3: "already_complete", 5: "busy"}[code]
+		if errors.Is(err, kept.ErrNotEmpty) {
+			s.Status = "kept_not_empty"
+		}
 		if s.Status == "" {
 			s.Status = "failed"
 		}

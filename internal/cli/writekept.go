@@ -14,6 +14,12 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 )
 
+// keptFormatHelp is the help of write-kept's --format and of the job's
+// --kept-format.
+const keptFormatHelp = "what the corpus's files are: auto (each input in its own format), jsonl (.jsonl.gz: a Parquet row as a JSON object of its columns; " +
+	"a WARC, WET or text document as {id, url, text}), parquet (.parquet: a JSONL document as a row of its members, the text once; a WARC, WET or text document as id, url, text) " +
+	"or warc (WARC and WET records as they are; refused for other inputs)"
+
 // writeKeptSetup registers the flags of `coordinator write-kept` and
 // returns its Prepare: it writes the corpus of a finished job without its
 // duplicates (package kept).
@@ -21,7 +27,7 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 	var o kept.Options
 	fs.StringVar(&o.Job, "job", "", "the finished job's output directory or URL (its --out; required)")
 	fs.StringVar(&o.Dir, "dir", "", "where to write the corpus: an empty directory or URL (required)")
-	fs.StringVar(&o.Format, "format", kept.FormatAuto, "how JSONL and Parquet inputs are written: auto (each in its own format), jsonl (all as .jsonl.gz: a Parquet row as a JSON object of its columns) or parquet (all as .parquet: a JSONL document as columns id, url, text and json, its line unchanged)")
+	fs.StringVar(&o.Format, "format", kept.FormatAuto, keptFormatHelp)
 	fs.BoolVar(&o.Annotate, "annotate", false, "write every document, with its cluster, cluster size, keep flag and best match, instead of the kept ones only")
 	fs.Int64Var(&o.ShardDocs, "shard-docs", 0, "start a new output file every N documents of an input file (0: one output file per input file)")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "replace the corpus in a --dir that holds one write-kept wrote (a --dir of other files is refused)")
@@ -36,8 +42,8 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 			return nil, errors.New("--job is required")
 		case o.Dir == "":
 			return nil, errors.New("--dir is required")
-		case o.Format != kept.FormatAuto && o.Format != kept.FormatJSONL && o.Format != kept.FormatParquet:
-			return nil, fmt.Errorf("--format must be auto, jsonl or parquet, not %q", o.Format)
+		case kept.CheckFormat(o.Format, nil) != nil:
+			return nil, fmt.Errorf("--format: %w", kept.CheckFormat(o.Format, nil))
 		case o.ShardDocs < 0:
 			return nil, fmt.Errorf("--shard-docs must be 0 or more, not %d", o.ShardDocs)
 		case len(args) == 0 && len(roots) == 0:

@@ -41,7 +41,8 @@ import (
 //     earlier document's id and url;
 //   - no document of the first half is in duplicates.parquet;
 //   - gather on gives the same bytes, and --keep longest keeps the
-//     longest earlier document of a cluster, never dropping one;
+//     longest earlier document of a cluster that the first job kept,
+//     never dropping one, nor keeping one the first job dropped;
 //   - the two runs keep what the whole job keeps, except documents of the
 //     first half that only the second half's documents joined into one
 //     cluster (earlier documents are never dropped): each such document is
@@ -278,8 +279,10 @@ func TestAgainst(t *testing.T) {
 	}
 	sameFiles(t, out2, gathered, "pairs/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet")
 
-	// With --keep longest, still no earlier document is dropped, and a
-	// cluster with earlier documents keeps the longest of them.
+	// With --keep longest, still no earlier document is dropped, the
+	// earlier documents of a cluster are kept as the first job kept them,
+	// and a cluster with earlier documents the first job kept keeps the
+	// longest of those.
 	longest := filepath.Join(base, "longest")
 	cfg = testConfig(t, "", longest, 2)
 	cfg.Inputs, cfg.Against = w.Files[1:], []string{out1}
@@ -293,19 +296,26 @@ func TestAgainst(t *testing.T) {
 			tokens[d.Doc] = d.Tokens
 		}
 	}
+	droppedBefore := map[int64]bool{}
+	for _, d := range readOutput[records.Duplicate](t, out1, job.DuplicatesFile) {
+		droppedBefore[d.Doc] = true
+	}
 	members := map[int64][]int64{}
 	for _, c := range readOutput[records.ClusterRecord](t, longest, job.ClustersFile) {
 		members[c.Cluster] = append(members[c.Cluster], c.Doc)
-		if man2.Earlier(c.Doc) && !c.Keep {
-			t.Fatalf("--keep longest: earlier document %s not kept", c.ID)
+		if man2.Earlier(c.Doc) && c.Keep == droppedBefore[c.Doc] {
+			t.Fatalf("--keep longest: earlier document %s kept %v, dropped by the first job %v", c.ID, c.Keep, droppedBefore[c.Doc])
 		}
 	}
 	for _, d := range readOutput[records.Duplicate](t, longest, job.DuplicatesFile) {
 		if man2.Earlier(d.Doc) {
 			t.Fatalf("--keep longest: earlier document %s dropped", d.ID)
 		}
+		if droppedBefore[d.KeptDoc] {
+			t.Fatalf("--keep longest: %s dropped for %d, which the first job dropped", d.ID, d.KeptDoc)
+		}
 		for _, m := range members[d.Cluster] {
-			if man2.Earlier(m) && (!man2.Earlier(d.KeptDoc) || tokens[m] > tokens[d.KeptDoc]) {
+			if man2.Earlier(m) && !droppedBefore[m] && (!man2.Earlier(d.KeptDoc) || tokens[m] > tokens[d.KeptDoc]) {
 				t.Fatalf("--keep longest: %s dropped for %d (%d tokens), but its cluster holds earlier document %d (%d tokens)",
 					d.ID, d.KeptDoc, tokens[d.KeptDoc], m, tokens[m])
 			}

@@ -62,7 +62,7 @@ func TestCompactIndexes(t *testing.T) {
 	key := func(out string) []string {
 		var keys []string
 		for _, p := range readPairs(t, out) {
-			keys = append(keys, fmt.Sprintf("%s %s %.6f %.6f %d %d", p.AID, p.BID, p.Similarity, p.Estimate, p.BandsCollided, p.FirstBand))
+			keys = append(keys, fmt.Sprintf("%s %s %.6f %.6f %d %d %s", p.AID, p.BID, p.Similarity, p.Estimate, p.BandsCollided, p.FirstBand, deref(p.AJob)))
 		}
 		slices.Sort(keys)
 		return keys
@@ -74,10 +74,17 @@ func TestCompactIndexes(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("against the compacted index: %d pairs, against the series: %d\nfirst: %q\nwant:  %q", len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
 	}
+	// Each pair against the compacted index names its document's own
+	// job in a_job (as the series does: the key above), and the
+	// compacted index in a_out.
 	earlier := 0
 	for _, p := range readPairs(t, byCompacted) {
-		if p.AJob != nil && *p.AJob == ix.Job {
-			earlier++
+		if p.AJob == nil {
+			continue
+		}
+		earlier++
+		if p.AOut == nil || *p.AOut != compacted || *p.AJob == ix.Job {
+			t.Fatalf("pair %s %s against the compacted index: a_job %s, a_out %v", p.AID, p.BID, *p.AJob, deref(p.AOut))
 		}
 	}
 	if earlier == 0 {
@@ -280,4 +287,11 @@ func TestCompactDamage(t *testing.T) {
 			})
 		}
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -1,15 +1,19 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -40,6 +44,14 @@ type Config struct {
 	// documents are never dropped, and a document of this job that is a
 	// near-duplicate of one of theirs is dropped in favour of it.
 	Against []string
+	// WriteKept is where the job writes its kept corpus, in its
+	// write-kept stage (package kept): its inputs without their
+	// duplicates. A local directory or object-store URL outside the
+	// output, the inputs and the earlier jobs; "" for none.
+	WriteKept string
+	// KeptFormat is what the kept corpus's files are (kept.Formats; ""
+	// is kept.FormatAuto).
+	KeptFormat string
 	// AllowPartial accepts a job whose map tasks failed for good as
 	// finished: its output is marked _PARTIAL, not _SUCCESS, and is not
 	// resumed. Without it such a job stops with its work area kept, and
@@ -100,6 +112,7 @@ func (cfg Config) Check() error {
 type locations struct {
 	out     storage.Location
 	against []storage.Location
+	kept    *storage.Location // WriteKept's, nil for none
 }
 
 // check checks cfg (see Check) and returns its locations, parsed.
@@ -126,6 +139,20 @@ func (cfg Config) check() (locations, error) {
 		}
 		locs.against = append(locs.against, l.Abs())
 	}
+	switch {
+	case cfg.WriteKept != "":
+		l, err := storage.ParseLocation(cfg.WriteKept)
+		if err != nil {
+			return locs, fmt.Errorf("--write-kept: %w", err)
+		}
+		l = l.Abs()
+		locs.kept = &l
+		if err := kept.CheckFormat(cfg.KeptFormat, nil); err != nil {
+			return locs, fmt.Errorf("--kept-format: %w", err)
+		}
+	case cfg.KeptFormat != "" && cfg.KeptFormat != kept.FormatAuto:
+		return locs, errors.New("--kept-format goes with --write-kept")
+	}
 	for _, in := range cfg.Inputs {
 		if storage.IsURL(in) {
 			if _, err := storage.ParseLocation(in); err != nil {
@@ -144,7 +171,8 @@ type checked struct {
 	derived job.Derived // of the earlier jobs
 	inputs  []job.Input // absolute paths
 	skipped []job.Skipped
-	earlier []earlierJob // --against, open: close them
+	earlier []earlierJob    // --against, open: close them
+	kept    *job.KeptOutput // --write-kept, nil for none
 }
 
 // checkConfig resolves the parameters and the inputs (as absolute paths),
@@ -162,6 +190,7 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 	if err != nil {
 		return nil, err
 	}
+	warnPublished(earlier, params.Keep, log)
 	c := &checked{locations: locs, earlier: earlier}
 	fail := func(err error) (*checked, error) {
 		closeEarlier(earlier)
@@ -191,7 +220,42 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 		skipped[i].Path = storage.AbsLocation(skipped[i].Path)
 	}
 	c.params, c.inputs, c.skipped = params, inputs, skipped
+	if locs.kept != nil {
+		if c.kept, err = cfg.keptOutput(locs, inputs); err != nil {
+			return fail(err)
+		}
+	}
 	return c, nil
+}
+
+// keptOutput is the job's kept corpus, once it is checked: its format
+// writes every input (kept.CheckFormat) and its directory is, holds or
+// lies under none of the output, the inputs (the files and the INPUTs as
+// named), the earlier jobs and the embedded server's store.
+func (cfg Config) keptOutput(locs locations, inputs []job.Input) (*job.KeptOutput, error) {
+	format := cmp.Or(cfg.KeptFormat, kept.FormatAuto)
+	if err := kept.CheckFormat(format, inputs); err != nil {
+		return nil, fmt.Errorf("--kept-format %s: %w", format, err)
+	}
+	var named []string
+	for _, in := range cfg.Inputs {
+		if !storage.IsURL(in) {
+			in = patternDir(in)
+		}
+		named = append(named, storage.AbsLocation(in))
+	}
+	places := kept.JobPlaces(locs.out.String(), inputs, named)
+	for _, a := range locs.against {
+		places = append(places, kept.Place{What: "an earlier job (--against)", Loc: a.String()})
+	}
+	if cfg.NATSStore != "" {
+		places = append(places, kept.Place{What: "the embedded NATS server's store (--nats-store)", Loc: cfg.NATSStore})
+	}
+	dir := locs.kept.String()
+	if err := kept.CheckPlacement(dir, places); err != nil {
+		return nil, fmt.Errorf("--write-kept: %w", err)
+	}
+	return &job.KeptOutput{Dir: dir, Format: format}, nil
 }
 
 // notInputs are the directories whose files are never inputs, wherever
@@ -220,4 +284,15 @@ func validJob(s string) bool {
 		}
 	}
 	return true
+}
+
+// patternDir is the directory that holds whatever a glob pattern
+// matches: the pattern up to the element before its first meta
+// character; the path itself when it has none.
+func patternDir(p string) string {
+	i := strings.IndexAny(p, "*?[")
+	if i < 0 {
+		return p
+	}
+	return filepath.Dir(p[:i] + "x")
 }

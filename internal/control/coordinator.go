@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/neardup/neardup/internal/examples"
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
@@ -23,6 +24,7 @@ type coordinator struct {
 	cfg   Config
 	log   *slog.Logger
 	st    *storage.Dir
+	kept  *storage.Dir // the kept corpus's directory (--write-kept), or nil
 	q     taskQueue
 	state stageState
 	reset stateReset
@@ -47,19 +49,19 @@ type confirmer interface {
 func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest.Manifest, error) {
 	j := &stage.Job{Spec: c.spec, Plan: c.plan, Out: c.st, FS: c.fs, Earlier: earlierMaps(c.earlier),
 		Manifest: stage.NewManifest(c.spec, c.plan, started, versions()), Log: c.log, KeepWork: c.cfg.KeepWork,
-		WholeEdges: c.cfg.wholeClusterEdges}
+		WholeEdges: c.cfg.wholeClusterEdges, Kept: c.kept}
 	var input int64
 	for _, ch := range c.plan.Chunks {
 		input += ch.Bytes
 	}
-	model := newETAModel(c.spec.Params, input)
+	model := newETAModel(c.spec, input)
 	if r, from, ok := earlierRatios(ctx, c.earlier, model.stages, input); ok {
 		maps.Copy(model.ratio, r)
 		c.log.Debug("the ETA takes the stages' costs from an earlier job", "against", from)
 	}
 	c.prog.start(started, model)
 	defer c.prog.finish()
-	if err := stage.Drive(ctx, j, stages.Of(c.spec.Params), c); err != nil {
+	if err := stage.Drive(ctx, j, stages.Of(c.spec), c); err != nil {
 		return nil, err
 	}
 	c.prog.finish()
@@ -80,7 +82,8 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	if w := simhashRecallWarning(p); w != "" {
 		warnings = append(warnings, w)
 	}
-	for _, w := range []string{notRegularWarning(man.SkippedInputs), duplicateIDWarning(man.Counts.DuplicateIDs, man.DuplicateIDExamples)} {
+	for _, w := range []string{notRegularWarning(man.SkippedInputs), duplicateIDWarning(man.Counts.DuplicateIDs, man.DuplicateIDExamples),
+		keepWarning(j.Mapped.Own, p)} {
 		if w != "" {
 			warnings = append(warnings, w)
 		}
@@ -122,6 +125,9 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 			return nil, err
 		}
 		ix.Model = model
+		if err := index.WriteDropped(ctx, c.st, ix); err != nil {
+			return nil, err
+		}
 		if err := index.Write(ctx, c.st, ix); err != nil {
 			return nil, err
 		}
@@ -142,7 +148,7 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	for _, m := range slices.Concat(j.Earlier, j.Mapped.Own) {
 		stored[m.Chunk] = m.SigFile
 	}
-	if err := writePairsPage(ctx, c.fs, c.spec, c.plan, stored, man.ExamplePairs, c.log); err != nil {
+	if err := examples.WritePairsPage(ctx, c.fs, c.spec, c.plan, stored, man.ExamplePairs, c.log); err != nil {
 		return nil, err
 	}
 	c.log.Info("example pairs written", "file", report.PairsFile, "pairs", len(man.ExamplePairs),
@@ -152,18 +158,26 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 			return nil, err
 		}
 	}
+	marker := ""
 	switch {
 	case man.Status == manifest.StatusComplete:
-		if err := storage.WriteFile(ctx, c.st, job.SuccessFile, nil); err != nil {
-			return nil, err
-		}
+		marker = job.SuccessFile
 	case c.cfg.AllowPartial:
-		if err := storage.WriteFile(ctx, c.st, job.PartialFile, nil); err != nil {
-			return nil, err
-		}
+		marker = job.PartialFile
 	default:
 		// Kept for the rerun: it retries the failed chunks and, since map
 		// tasks then run, redoes the stages after map.
+		return man, nil
+	}
+	// The kept corpus is complete (or partial) when the job is, just
+	// before it: the job's marker says the manifest records it.
+	if c.kept != nil {
+		if err := storage.WriteFile(ctx, c.kept, marker, nil); err != nil {
+			return nil, fmt.Errorf("the kept corpus in %s: %w", c.kept.Root(), err)
+		}
+	}
+	if err := storage.WriteFile(ctx, c.st, marker, nil); err != nil {
+		return nil, err
 	}
 	return man, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
@@ -95,6 +96,24 @@ func openEarlier(ctx context.Context, own storage.Location, locs []storage.Locat
 	return out, nil
 }
 
+// warnPublished warns of earlier jobs whose indexes do not say which
+// documents they dropped (all are taken as published), and, when the
+// job's keep rule ranks by a field, of those that ranked theirs by
+// another.
+func warnPublished(list []earlierJob, keep job.Keep, log *slog.Logger) {
+	rule, _ := keep.Rule()
+	for _, e := range list {
+		if slices.ContainsFunc(e.index.Chunks, func(c index.Chunk) bool { return c.Dropped == nil }) {
+			log.Warn("an earlier job's index does not record which of its documents it dropped (made before it did): all its documents are taken as published, "+
+				"and may be kept in place of this job's; run it again with this build to record them", "against", redact.URL(e.loc), "job", e.index.Job)
+		}
+		if rule.Ranked() && e.index.Params.Keep != keep {
+			log.Warn("an earlier job ranked its documents by another --keep rule: of its published documents in a cluster, the one named as kept is chosen by the values that rule read",
+				"against", redact.URL(e.loc), "its_keep", e.index.Params.Keep, "keep", keep)
+		}
+	}
+}
+
 func closeEarlier(list []earlierJob) {
 	for _, e := range list {
 		e.dir.Close()
@@ -108,7 +127,7 @@ func againstList(list []earlierJob) ([]job.Against, int) {
 	next := 0
 	for _, e := range list {
 		out = append(out, job.Against{Job: e.index.Job, Out: e.loc, FirstChunk: e.index.FirstChunk,
-			Chunks: e.index.End() - e.index.FirstChunk, Docs: e.index.Docs})
+			Chunks: e.index.End() - e.index.FirstChunk, Docs: e.index.Docs, Held: e.index.Compacted})
 		next = max(next, e.index.End())
 	}
 	return out, next
@@ -124,6 +143,14 @@ func earlierMaps(list []earlierJob) []job.MapResult {
 			m := job.MapResult{Chunk: c.Chunk, Docs: c.Docs, DocFile: c.DocFile, SigFile: c.SigFile}
 			m.DocFile.Name = job.InMount(i, m.DocFile.Name)
 			m.SigFile.Name = job.InMount(i, m.SigFile.Name)
+			if d := c.Dropped; d != nil {
+				m.Dropped = &job.DroppedList{Docs: d.Docs}
+				if d.File != nil {
+					f := *d.File
+					f.Name = job.InMount(i, f.Name)
+					m.Dropped.File = &f
+				}
+			}
 			out = append(out, m)
 		}
 	}

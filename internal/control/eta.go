@@ -44,15 +44,15 @@ const finishStage = "finish"
 // mapStageName is the stage whose cost the others are measured by.
 const mapStageName = "map"
 
-// newETAModel is the model of a job with parameters p reading inputBytes
-// of input: its stages, and the ratios measured for its kind and size of
-// job (ratiosFor).
-func newETAModel(p job.Params, inputBytes int64) etaModel {
+// newETAModel is the model of the job spec reading inputBytes of input:
+// its stages, and the ratios measured for its kind and size of job
+// (ratiosFor).
+func newETAModel(spec *job.Spec, inputBytes int64) etaModel {
 	var names []string
-	for _, s := range stages.Of(p) {
+	for _, s := range stages.Of(spec) {
 		names = append(names, s.Name)
 	}
-	return etaModel{stages: names, ratio: ratiosFor(p.Gather == job.GatherOn, inputBytes)}
+	return etaModel{stages: names, ratio: ratiosFor(spec.Params.Gather == job.GatherOn, inputBytes)}
 }
 
 // ratioPoint is the stages' costs per second of map measured on a whole

@@ -205,7 +205,7 @@ func testTasksIdempotent(t *testing.T, in string, gather job.Gather) {
 	j := &stage.Job{Spec: &spec, Plan: &plan, Out: st, FS: st, Manifest: stage.NewManifest(&spec, &plan, time.Now(), nil), Log: slog.New(slog.DiscardHandler),
 		KeepWork: cfg.KeepWork} // as the job ran: its stages leave their work files
 	env := &stage.Env{Spec: &spec, FS: st, Cache: &stage.Files{St: st}, Inputs: dataroot.Roots{}}
-	if err := stage.Drive(ctx, j, stages.Of(spec.Params), stages.Local{Env: env}); err != nil {
+	if err := stage.Drive(ctx, j, stages.Of(&spec), stages.Local{Env: env}); err != nil {
 		t.Fatal(err)
 	}
 	after := snapshot()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -29,7 +30,7 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, cc *checke
 		if err := readJSON(ctx, st, job.PlanFile, &oldPlan); err != nil {
 			return nil, nil, false, fmt.Errorf("%s holds an unfinished job whose plan cannot be read (pass --overwrite to start again): %w", st.Root(), err)
 		}
-		if diff := specDiff(old, oldPlan, jobName, params, cc.derived, inputs); diff != "" {
+		if diff := specDiff(old, oldPlan, jobName, params, cc.derived, inputs, cc.kept); diff != "" {
 			return nil, nil, false, fmt.Errorf("%s holds an unfinished job with %s: "+
 				"rerun it with the same ones to resume, or pass --overwrite to start again", st.Root(), diff)
 		}
@@ -63,7 +64,7 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, cc *checke
 	if jobName == "" {
 		jobName = "j" + strconv.FormatUint(xxhash.Sum64String(st.Root()), 16)
 	}
-	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: ".", Params: params, Derived: cc.derived, Format: job.SpecFormat}
+	spec := &job.Spec{Job: jobName, Epoch: randomHex(8), Out: ".", Params: params, Derived: cc.derived, Kept: cc.kept, Format: job.SpecFormat}
 	if err := writeJSON(ctx, st, job.PlanFile, plan); err != nil {
 		return nil, nil, false, err
 	}
@@ -76,7 +77,7 @@ func loadOrPlan(ctx context.Context, st *storage.Dir, jobName string, cc *checke
 
 // specDiff names what differs between an unfinished job and the one asked
 // for, "" when they are the same job.
-func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params, derived job.Derived, inputs []job.Input) string {
+func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params, derived job.Derived, inputs []job.Input, kept *job.KeptOutput) string {
 	if jobName != "" && old.Job != jobName {
 		return fmt.Sprintf("another job name (%q, not %q)", old.Job, jobName)
 	}
@@ -85,6 +86,9 @@ func specDiff(old job.Spec, oldPlan job.Plan, jobName string, params job.Params,
 	}
 	if !reflect.DeepEqual(old.Derived, derived) {
 		return "other earlier jobs (--against): " + strings.Join(fieldDiff(reflect.ValueOf(old.Derived), reflect.ValueOf(derived)), ", ")
+	}
+	if !reflect.DeepEqual(old.Kept, kept) {
+		return fmt.Sprintf("another kept corpus (--write-kept, --kept-format): %s, now %s", keptString(old.Kept), keptString(kept))
 	}
 	if !reflect.DeepEqual(oldPlan.Inputs, inputs) {
 		for i := range max(len(oldPlan.Inputs), len(inputs)) {
@@ -117,4 +121,12 @@ func fieldDiff(a, b reflect.Value) []string {
 		}
 	}
 	return fields
+}
+
+// keptString names a kept corpus in messages.
+func keptString(k *job.KeptOutput) string {
+	if k == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s as %s", redact.URL(k.Dir), k.Format)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/internal/redact"
@@ -74,6 +75,13 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	keptDir, err := claimKept(ctx, spec, st, cfg.Overwrite)
+	if err != nil {
+		return nil, err
+	}
+	if keptDir != nil {
+		defer keptDir.Close()
+	}
 	q, open, srv, stopNATS, err := connect(ctx, cfg, st, log)
 	if err != nil {
 		return nil, err
@@ -126,7 +134,7 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		defer stopWorkers()
 	}
 
-	c := &coordinator{cfg: cfg, log: log, st: st, q: q, state: state, reset: state, lease: lease, spec: spec, plan: plan,
+	c := &coordinator{cfg: cfg, log: log, st: st, kept: keptDir, q: q, state: state, reset: state, lease: lease, spec: spec, plan: plan,
 		earlier: cc.earlier, fs: mounted(st, cc.earlier),
 		prog: newProgress(cfg.Progress, cfg.Live, cfg.progressEvents(log)), life: life,
 		idle: idleWatch{after: cfg.NoWorkerWarning, src: q, nats: workerURL(cfg, srv), log: log}}
@@ -167,6 +175,21 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		}
 	}
 	return man, nil
+}
+
+// claimKept opens the directory of the job's kept corpus, if it writes
+// one (kept.Claim): empty, the corpus of this epoch of the job (a resumed
+// job), or with overwrite one write-kept wrote; nil when it writes none.
+func claimKept(ctx context.Context, spec *job.Spec, st *storage.Dir, overwrite bool) (*storage.Dir, error) {
+	if spec.Kept == nil {
+		return nil, nil
+	}
+	dir, err := kept.Claim(ctx, spec.Kept.Dir, kept.Marker{Job: st.Root(), Epoch: spec.Epoch}, overwrite)
+	if err != nil {
+		return nil, fmt.Errorf("--write-kept: %w", err)
+	}
+	dir.Fsync = spec.Params.Fsync
+	return dir, nil
 }
 
 // errStoppedAfterMarker is what Run returns when Config.stopAfterMarker
@@ -280,8 +303,8 @@ func startWorkers(ctx context.Context, cfg Config, open func(string) (*queue.Que
 }
 
 // jobRoots are the paths an in-process worker of the job may touch: its
-// output directory and its input files (those still there: a missing one
-// fails its map task anyway).
+// output directory, its input files (those still there: a missing one
+// fails its map task anyway) and its kept corpus's directory.
 func jobRoots(st *storage.Dir, plan *job.Plan, spec *job.Spec) []string {
 	roots := []string{st.Root()}
 	for _, a := range spec.Against {
@@ -289,6 +312,9 @@ func jobRoots(st *storage.Dir, plan *job.Plan, spec *job.Spec) []string {
 	}
 	for _, in := range plan.Inputs {
 		roots = append(roots, in.Path)
+	}
+	if spec.Kept != nil {
+		roots = append(roots, spec.Kept.Dir)
 	}
 	return roots
 }

@@ -33,32 +33,41 @@ func TestSpecDiff(t *testing.T) {
 		derived job.Derived // the one asked for's
 		want    []string    // substrings; none: the same job
 		not     []string    // substrings it must not have
+		// The kept corpora (--write-kept) of the unfinished job and of
+		// the one asked for.
+		oldKept, kept *job.KeptOutput
 	}{
-		{"same", "j1", func(*job.Params) {}, none, none, nil, nil},
-		{"same, name derived", "", func(*job.Params) {}, none, none, nil, nil},
-		{"name", "j2", func(*job.Params) {}, none, none, []string{`another job name ("j1", not "j2")`}, nil},
+		{"same", "j1", func(*job.Params) {}, none, none, nil, nil, nil, nil},
+		{"same, name derived", "", func(*job.Params) {}, none, none, nil, nil, nil, nil},
+		{"name", "j2", func(*job.Params) {}, none, none, []string{`another job name ("j1", not "j2")`}, nil, nil, nil},
 		{"threshold", "", func(p *job.Params) { p.Threshold = 0.9 }, none, none,
-			[]string{"other parameters: Threshold 0.8 (now 0.9)"}, []string{"LSHParams"}},
+			[]string{"other parameters: Threshold 0.8 (now 0.9)"}, []string{"LSHParams"}, nil, nil},
 		{"one of each group", "", func(p *job.Params) {
 			p.Keep, p.Words, p.Method, p.InputFormat = job.KeepLongest, 3, job.MethodSimHash, "jsonl"
 		}, none, none, []string{"Method minhash (now simhash)", "Words 5 (now 3)", "Keep first (now longest)", "InputFormat auto (now jsonl)"},
-			[]string{"Params", "Threshold"}},
+			[]string{"Params", "Threshold"}, nil, nil},
 		{"against", "", func(*job.Params) {}, none, j0,
-			[]string{"other earlier jobs (--against): FirstChunk 0 (now 2)", "Against [] (now [{j0 /out/j0 0 2 9}])"}, []string{"parameters"}},
-		{"against, same", "", func(*job.Params) {}, j0, j0, nil, nil},
+			[]string{"other earlier jobs (--against): FirstChunk 0 (now 2)", "Against [] (now [{j0 /out/j0 0 2 9}])"}, []string{"parameters"}, nil, nil},
+		{"against, same", "", func(*job.Params) {}, j0, j0, nil, nil, nil, nil},
 		{"against, no more", "", func(*job.Params) {}, j0, none,
-			[]string{"other earlier jobs (--against): FirstChunk 2 (now 0)", "Against [{j0 /out/j0 0 2 9}] (now [])"}, nil},
+			[]string{"other earlier jobs (--against): FirstChunk 2 (now 0)", "Against [{j0 /out/j0 0 2 9}] (now [])"}, nil, nil, nil},
 		{"against, grown", "", func(*job.Params) {}, j0, j0b,
-			[]string{"FirstChunk 2 (now 3)", "(now [{j0 /out/j0 0 3 12}])"}, nil},
+			[]string{"FirstChunk 2 (now 3)", "(now [{j0 /out/j0 0 3 12}])"}, nil, nil, nil},
 		{"against and threshold", "", func(p *job.Params) { p.Threshold = 0.9 }, none, j0,
-			[]string{"other parameters: Threshold 0.8 (now 0.9)"}, nil},
+			[]string{"other parameters: Threshold 0.8 (now 0.9)"}, nil, nil, nil},
+		{"kept, same", "", func(*job.Params) {}, none, none, nil, nil, &job.KeptOutput{Dir: "/k", Format: "auto"}, &job.KeptOutput{Dir: "/k", Format: "auto"}},
+		{"kept, new", "", func(*job.Params) {}, none, none, []string{"another kept corpus (--write-kept, --kept-format): none, now /k as auto"}, nil,
+			nil, &job.KeptOutput{Dir: "/k", Format: "auto"}},
+		{"kept, other format", "", func(*job.Params) {}, none, none, []string{"/k as auto, now /k as parquet"}, nil,
+			&job.KeptOutput{Dir: "/k", Format: "auto"}, &job.KeptOutput{Dir: "/k", Format: "parquet"}},
+		{"kept, no more", "", func(*job.Params) {}, none, none, []string{"/k as auto, now none"}, nil, &job.KeptOutput{Dir: "/k", Format: "auto"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := base
 			tt.set(&p)
-			old := job.Spec{Job: "j1", Epoch: "e", Out: ".", Params: base, Derived: tt.old}
-			got := specDiff(old, plan, tt.jobName, p, tt.derived, inputs)
+			old := job.Spec{Job: "j1", Epoch: "e", Out: ".", Params: base, Derived: tt.old, Kept: tt.oldKept}
+			got := specDiff(old, plan, tt.jobName, p, tt.derived, inputs, tt.kept)
 			if (got == "") != (tt.want == nil) {
 				t.Fatalf("specDiff = %q, want %q", got, tt.want)
 			}

@@ -108,7 +108,7 @@ func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.
 	if err != nil {
 		return nil, nil, err
 	}
-	if v, err := state.Get(ctx, specKey); err == nil {
+	if v, err := getRetried(ctx, state, specKey); err == nil {
 		var old job.Spec
 		if json.Unmarshal(v, &old) == nil && old.Epoch == spec.Epoch {
 			// The same epoch, resumed: keep its state, but tell workers
@@ -138,7 +138,7 @@ func jobState(ctx context.Context, q *queue.Queue, spec *job.Spec, holder queue.
 // does. (A run of the same output is this output's own earlier run, which
 // its lock shows to be over.)
 func othersJob(ctx context.Context, state *queue.State, spec *job.Spec) error {
-	v, err := state.Get(ctx, specKey)
+	v, err := getRetried(ctx, state, specKey)
 	if errors.Is(err, queue.ErrNotFound) {
 		return nil
 	}
@@ -166,11 +166,42 @@ func othersJob(ctx context.Context, state *queue.State, spec *job.Spec) error {
 func putSpec(ctx context.Context, state *queue.State, spec *job.Spec, lease *queue.Held) error {
 	data, err := json.Marshal(spec)
 	if err == nil {
-		err = state.Put(ctx, specKey, data)
+		rctx, cancel := context.WithTimeout(ctx, startRetry)
+		err = queue.Retry(rctx, func(ctx context.Context) error {
+			if err := state.Put(ctx, specKey, data); err != nil && !queue.Transient(err) {
+				return queue.Permanent(err)
+			} else {
+				return err
+			}
+		})
+		cancel()
 	}
 	if err != nil {
 		lease.Release()
 		return fmt.Errorf("job %s: storing spec: %w", spec.Job, err)
 	}
 	return nil
+}
+
+// startRetry bounds how long a coordinator that is starting a job retries
+// the job state's errors that time may mend: a JetStream cluster whose
+// stream has no leader for a moment (a server just killed or restarted)
+// answers "no responders".
+const startRetry = time.Minute
+
+// getRetried reads key of state, retrying transient errors (see
+// queue.Transient) for up to startRetry; ErrNotFound is an answer.
+func getRetried(ctx context.Context, state *queue.State, key string) ([]byte, error) {
+	rctx, cancel := context.WithTimeout(ctx, startRetry)
+	defer cancel()
+	var v []byte
+	err := queue.Retry(rctx, func(ctx context.Context) error {
+		var err error
+		v, err = state.Get(ctx, key)
+		if err != nil && (errors.Is(err, queue.ErrNotFound) || !queue.Transient(err)) {
+			return queue.Permanent(err)
+		}
+		return err
+	})
+	return v, err
 }

@@ -171,3 +171,23 @@ func lossWarnings(c manifest.Counts, changed []string) []string {
 	}
 	return out
 }
+
+// keepWarning says how many documents had no value for the --keep rule
+// to rank them by (they rank after every document that has one), and why
+// for the first, or "".
+func keepWarning(maps []job.MapResult, p job.Params) string {
+	var n, docs int64
+	why := ""
+	for _, m := range maps {
+		n += m.KeepUnranked
+		docs += m.Docs
+		if why == "" {
+			why = m.KeepProblem
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--keep %s: %d of %d documents have no value to rank by, and rank after every document that has one (the first: %s)",
+		p.Keep, n, docs, why)
+}

@@ -65,6 +65,8 @@ type jobCache struct {
 	fs      storage.FS
 	earlier []*storage.Dir
 	files   *stage.Files // its plan and map results, read once
+	// kept is its kept corpus's directory (job.Spec.Kept), or nil.
+	kept *storage.Dir
 }
 
 // NewWorker returns a worker that runs up to slots tasks at once.
@@ -112,6 +114,9 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 	}
 	reads := &heldRead{}
 	env := &stage.Env{Spec: &jc.spec, FS: w.faults.FS(jc.fs), Cache: jc.files, Inputs: w.roots, Reads: reads}
+	if jc.kept != nil {
+		env.Kept = w.faults.FS(jc.kept)
+	}
 	result, err := s.Run(ctx, env, stage.Task{Stage: t.Stage, Index: t.Index})
 	if errors.Is(err, stage.ErrRefused) {
 		return queue.Permanent(err)
@@ -197,6 +202,10 @@ func (w *Worker) job(ctx context.Context, t Task) (*jobCache, error) {
 		st.Close()
 		return nil, err
 	}
+	if j.kept, err = openKept(ctx, spec, w.roots); err != nil {
+		j.close()
+		return nil, err
+	}
 	w.jobs[t.cacheKey()] = j
 	w.order = append(w.order, t.cacheKey())
 	if len(w.order) > cachedJobs {
@@ -213,6 +222,26 @@ func (j *jobCache) close() {
 	for _, d := range j.earlier {
 		d.Close()
 	}
+	if j.kept != nil {
+		j.kept.Close()
+	}
+}
+
+// openKept opens the directory of the job's kept corpus, checked against
+// roots like the job's output; nil when the job writes none.
+func openKept(ctx context.Context, spec job.Spec, roots dataroot.Roots) (*storage.Dir, error) {
+	if spec.Kept == nil {
+		return nil, nil
+	}
+	if err := roots.Check(spec.Kept.Dir); err != nil {
+		return nil, queue.Permanent(fmt.Errorf("job %s: its kept corpus (--write-kept): %w", spec.Job, err))
+	}
+	d, err := storage.Open(ctx, spec.Kept.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: its kept corpus (--write-kept): %w", spec.Job, err)
+	}
+	d.Fsync = spec.Params.Fsync
+	return d, nil
 }
 
 // mountEarlier opens the outputs of the earlier jobs a job is matched

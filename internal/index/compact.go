@@ -97,6 +97,13 @@ func Compact(ctx context.Context, st storage.FS, srcs []*Index, outs []string, n
 			if ch.SigFile, err = copyMounted(ctx, st, i, outs[i], ch.SigFile, created); err != nil {
 				return nil, err
 			}
+			if d := ch.Dropped; d != nil && d.File != nil {
+				f, err := copyMounted(ctx, st, i, outs[i], *d.File, created)
+				if err != nil {
+					return nil, err
+				}
+				ch.Dropped = &job.DroppedList{File: &f, Docs: d.Docs}
+			}
 			if err := checkChunkFiles(ctx, st, ch); err != nil {
 				return nil, fmt.Errorf("compact: %s: chunk %d: %w", outs[i], ch.Chunk, err)
 			}
@@ -164,22 +171,29 @@ func copyMounted(ctx context.Context, st storage.FS, i int, out string, info fil
 
 // checkChunkNames checks that the files ch of the index ix names are
 // the chunk's own: its documents file and its text store (or, before
-// version 3, its signature file), each of its documents, by name. Two
+// version 3, its signature file), each of its documents, and its list of
+// documents dropped, by name and rows. Two
 // chunks' entries swapped in index.json fail here.
 func checkChunkNames(ix *Index, ch Chunk) error {
 	sig := job.TextFile(ch.Chunk)
 	if ix.Version < 3 {
 		sig = fmt.Sprintf("%s/sigs/chunk-%06d.sig", job.IndexDir, ch.Chunk)
 	}
-	for _, f := range []struct {
+	type chunkFile struct {
 		info fileinfo.Info
-		want string
-	}{{ch.DocFile, job.DocFile(ch.Chunk)}, {ch.SigFile, sig}} {
+		want string // its name
+		rows int64
+	}
+	files := []chunkFile{{ch.DocFile, job.DocFile(ch.Chunk), ch.Docs}, {ch.SigFile, sig, ch.Docs}}
+	if d := ch.Dropped; d != nil && d.File != nil {
+		files = append(files, chunkFile{*d.File, job.DroppedFile(ch.Chunk), d.Docs})
+	}
+	for _, f := range files {
 		if f.info.Name != f.want {
 			return fmt.Errorf("chunk %d names %s, not its own %s: %w", ch.Chunk, f.info.Name, f.want, pqfile.ErrCorrupt)
 		}
-		if f.info.Rows != ch.Docs {
-			return fmt.Errorf("chunk %d: %s of %d rows, not the chunk's %d documents: %w", ch.Chunk, f.info.Name, f.info.Rows, ch.Docs, pqfile.ErrCorrupt)
+		if f.info.Rows != f.rows {
+			return fmt.Errorf("chunk %d: %s of %d rows, not the %d it records: %w", ch.Chunk, f.info.Name, f.info.Rows, f.rows, pqfile.ErrCorrupt)
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@
 //
 //	index/index.json                 this description, with the list of band files
 //	index/text/chunk-CCCCCC.txz      per chunk: id, url and text by slot (package textstore; version 3)
+//	index/dropped/chunk-CCCCCC.parquet per chunk: its documents the job dropped, its rows of duplicates.parquet
 //	bands/parts-FFFFF-LLLLL.parquet  per reduce task: the band records of partitions F to L, a row group each
 //	docs/chunk-CCCCCC.parquet        the documents
 //
@@ -142,6 +143,10 @@ type Chunk struct {
 	// or its signature file (versions 1 and 2); readers tell them by
 	// their trailers (stage.OpenRecords).
 	SigFile fileinfo.Info `json:"sig_file"`
+	// Dropped lists the chunk's documents its job dropped (WriteDropped):
+	// a later job never keeps them. Nil in an index made before it was
+	// recorded, whose documents are all taken as published.
+	Dropped *job.DroppedList `json:"dropped,omitempty"`
 }
 
 // PartEntry is one chunk's entry in the list of a partition
@@ -177,6 +182,12 @@ func New(spec *job.Spec, maps []job.MapResult) *Index {
 		ix.Docs += m.Docs
 	}
 	return ix
+}
+
+// JobOf names the job chunk is of: the job a compacted index holds it
+// for, else the index's.
+func (ix *Index) JobOf(chunk int) string {
+	return job.Against{Job: ix.Job, Held: ix.Compacted}.JobOf(chunk)
 }
 
 // End is one past its last chunk.

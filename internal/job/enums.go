@@ -132,27 +132,6 @@ func (g Gather) Check() error {
 	return oneOf("--gather", g, GatherAuto, GatherOn, GatherOff, GatherSets)
 }
 
-// Keep is which document of a cluster is kept.
-type Keep string
-
-// The choices of the kept document.
-const (
-	// KeepFirst keeps the first in input order.
-	KeepFirst Keep = "first"
-	// KeepLongest keeps the one with the most tokens, the first of those
-	// that tie.
-	KeepLongest Keep = "longest"
-)
-
-// String returns k as --keep takes it.
-func (k Keep) String() string { return string(k) }
-
-// Set sets k to the choice s names.
-func (k *Keep) Set(s string) error { return set(k, s) }
-
-// Check reports whether k is a choice of the kept document.
-func (k Keep) Check() error { return oneOf("--keep", k, KeepFirst, KeepLongest) }
-
 // Tokenizer names the rule that cuts text into tokens, a
 // shingle.Tokenizer, by its String. Params hold the name rather than the
 // shingle.Tokenizer so that params naming a rule this version does not

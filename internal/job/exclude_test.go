@@ -99,7 +99,7 @@ func TestExclusionsObjects(t *testing.T) {
 		{"s3://b/in/out", "s3://b/in/out/docs/chunk-000000.parquet", true},
 		{"s3://b/in/out/sub", "s3://b/in/out/sub/a.jsonl", false},
 		{"s3://c/in", "s3://c/in/out/a.jsonl", false},
-		{"gs://b/in", "gs://b/in/out/a.jsonl", false},
+		{"s3://b/in?endpoint=http://other:9000", "s3://b/in/out/a.jsonl?endpoint=http://other:9000", false}, // another store's bucket b
 	}
 	for _, tt := range tests {
 		arg, err := storage.ParseLocation(tt.arg)

@@ -79,6 +79,13 @@ const PlannedRejectFile = RejectsDir + "/planned.parquet"
 // again. Indexes before version 3 held signature files instead
 // (index/sigs/chunk-CCCCCC.sig, package sigfile), named in index.json.
 func TextFile(chunk int) string { return fmt.Sprintf("%s/text/chunk-%06d.txz", IndexDir, chunk) }
+
+// DroppedFile lists the documents of a chunk that its job dropped (the
+// chunk's rows of duplicates.parquet): what a later job matched against
+// the index learns of which earlier documents were never published.
+func DroppedFile(chunk int) string {
+	return fmt.Sprintf("%s/dropped/chunk-%06d.parquet", IndexDir, chunk)
+}
 func CandidateFile(part int) string {
 	return fmt.Sprintf("%s/part=%05d.parquet", CandidatesDir, part)
 }
@@ -111,6 +118,10 @@ const (
 	// InputsBands (by reduce task) lists the partitions of a reduce task
 	// and the band run files it reads (layout 3).
 	InputsBands = "bands"
+	// InputsKept (by chunk) lists the input files a task of the
+	// write-kept stage writes, the docs/ files of their documents and
+	// the ordinals of the duplicates among them.
+	InputsKept = "kept"
 )
 
 // ResultFile holds the result of a task too large for the job's NATS

@@ -341,19 +341,33 @@ type Spec struct {
 	Params Params `json:"params"`
 	// Derived is what the job derived from --against at its start.
 	Derived
+	// Kept is the corpus the job writes in its write-kept stage
+	// (--write-kept), nil for none.
+	Kept *KeptOutput `json:"kept,omitempty"`
 	// Format is the spec's format (SpecFormat when the job began; 0
 	// before formats were numbered): a worker refuses a spec of a format
 	// it does not know instead of misreading it.
 	Format int `json:"format,omitempty"`
 }
 
+// KeptOutput is where and how a job writes its kept corpus.
+type KeptOutput struct {
+	// Dir is the corpus's directory: an absolute path or an object-store
+	// URL, as every worker sees it.
+	Dir string `json:"dir"`
+	// Format is what its files are (kept.Formats).
+	Format string `json:"format"`
+}
+
 // SpecFormat is the format of the specs this version writes: 1 has the
 // derived state beside the params (before, inside them); 2 says that the
 // reduce, gather and cluster tasks report route tables (Routes) instead
 // of their ranges by chunk or partition, which a coordinator of format 1
-// would not see. A coordinator that resumes a job of an earlier format
-// runs it in this one (its results of the old shape it reads).
-const SpecFormat = 2
+// would not see; 3 may name a kept corpus (Kept), whose write-kept stage
+// a worker of format 2 has not. A coordinator that resumes a job of an
+// earlier format runs it in this one (its results of the old shape it
+// reads).
+const SpecFormat = 3
 
 // CheckFormat refuses, on a worker, a spec of another format than this
 // version's: a newer one it would misread; an older one is from an
@@ -396,6 +410,30 @@ type Against struct {
 	FirstChunk int   `json:"first_chunk"`
 	Chunks     int   `json:"chunks"`
 	Docs       int64 `json:"docs"`
+	// Held lists, for a compacted index, the jobs it holds (their chunk
+	// ranges): each document belongs to its own (JobOf).
+	Held []Against `json:"held,omitempty"`
+}
+
+// String describes a as %v does a struct, with the jobs it holds when it
+// holds some.
+func (a Against) String() string {
+	s := fmt.Sprintf("{%s %s %d %d %d", a.Job, a.Out, a.FirstChunk, a.Chunks, a.Docs)
+	if len(a.Held) > 0 {
+		s += fmt.Sprintf(" held %v", a.Held)
+	}
+	return s + "}"
+}
+
+// JobOf names the job that chunk is of: the job a compacted index holds
+// it for, else a.Job.
+func (a Against) JobOf(chunk int) string {
+	for _, h := range a.Held {
+		if chunk >= h.FirstChunk && chunk < h.FirstChunk+h.Chunks {
+			return h.Job
+		}
+	}
+	return a.Job
 }
 
 // Mount is the name prefix under which a job's workers read the files of

@@ -193,20 +193,21 @@ func TestSpecJSONBefore(t *testing.T) {
 	}
 }
 
-// TestSpecJSONGolden checks the encoding of a spec with every parameter
-// and the derived state set against testdata/spec.golden.json (-update
-// rewrites it): the derived state's keys beside params, not in them; that
-// it decodes to the same spec; and that a spec without derived state has
-// the keys every version wrote for a job matched against none.
+// TestSpecJSONGolden checks the encoding of a spec with every parameter,
+// the derived state and a kept corpus set against
+// testdata/spec.golden.json (-update rewrites it): the derived state's
+// keys beside params, not in them; that it decodes to the same spec; and
+// that a spec without derived state and kept corpus has the keys every
+// version wrote for a job matched against none.
 func TestSpecJSONGolden(t *testing.T) {
-	s := Spec{Job: "j2", Epoch: "e2", Out: ".", Params: everyParam(), Derived: someDerived(), Format: SpecFormat}
+	s := Spec{Job: "j2", Epoch: "e2", Out: ".", Params: everyParam(), Derived: someDerived(), Kept: &KeptOutput{Dir: "/corpus/w48", Format: "parquet"}, Format: SpecFormat}
 	checkGolden(t, "spec.golden.json", "  ", s)
 	for _, tt := range []struct {
 		name string
 		spec Spec
 		keys []string
 	}{
-		{"derived", s, []string{"against", "epoch", "first_chunk", "format", "job", "out", "params"}},
+		{"derived", s, []string{"against", "epoch", "first_chunk", "format", "job", "kept", "out", "params"}},
 		{"none", Spec{Job: "j", Params: everyParam()}, []string{"epoch", "job", "out", "params"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -135,3 +135,21 @@ func TestParamsOptions(t *testing.T) {
 		t.Errorf("read options %+v", o)
 	}
 }
+
+// TestAgainstJobOf checks which job an earlier job's chunk is of: the
+// job a compacted index holds it for, else the index's own.
+func TestAgainstJobOf(t *testing.T) {
+	a := Against{Job: "weeks", FirstChunk: 0, Chunks: 9,
+		Held: []Against{{Job: "w1", FirstChunk: 0, Chunks: 3}, {Job: "w2", FirstChunk: 3, Chunks: 4}}}
+	for chunk, want := range map[int]string{0: "w1", 2: "w1", 3: "w2", 6: "w2", 7: "weeks", 8: "weeks"} {
+		if got := a.JobOf(chunk); got != want {
+			t.Errorf("JobOf(%d) = %q, want %q", chunk, got, want)
+		}
+	}
+	if got := (Against{Job: "w3"}).JobOf(5); got != "w3" {
+		t.Errorf("a job's own index: JobOf = %q, want w3", got)
+	}
+	if got, want := a.String(), "{weeks  0 9 0 held [{w1  0 3 0} {w2  3 4 0}]}"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}

@@ -40,7 +40,13 @@ type MapResult struct {
 	// (shingle.DominantScript's name), with their shingle counts.
 	Scripts     map[string]*ScriptStats `json:"scripts,omitempty"`
 	BandRecords int64                   `json:"band_records"`
-	DocFile     fileinfo.Info           `json:"doc_file"`
+	// KeepUnranked counts the documents the job's --keep rule ranks by a
+	// field that have no usable value of it (ranked after those that
+	// have one), and KeepProblem says why for the first of them, naming
+	// its file and offset.
+	KeepUnranked int64         `json:"keep_unranked,omitempty"`
+	KeepProblem  string        `json:"keep_problem,omitempty"`
+	DocFile      fileinfo.Info `json:"doc_file"`
 	// SigFile is the chunk's record file: its text store (TextFile), or
 	// in the index of an earlier job made before index version 3, its
 	// signature file (package sigfile).
@@ -56,6 +62,10 @@ type MapResult struct {
 	// job's index of that version.
 	BandFiles map[int]fileinfo.Info `json:"band_files"`
 	BandRuns  *fileinfo.Info        `json:"band_runs,omitempty"`
+	// Dropped is, for a chunk of an earlier job's index, the list of its
+	// documents that job dropped; nil when the index does not record it
+	// (made before it did).
+	Dropped *DroppedList `json:"dropped,omitempty"`
 	// BandRunFiles are the chunk's band run files (BandRunWorkFile), one
 	// per run, each holding every partition's records: what the map
 	// stage writes now, instead of BandFiles and BandRuns.
@@ -241,4 +251,21 @@ func HistEdges() []float64 {
 		edges[i] = histEdge(i)
 	}
 	return edges
+}
+
+// DroppedList is what an index records of a chunk's documents its job
+// dropped: a file of their rows of duplicates.parquet (DroppedFile), nil
+// when it dropped none.
+type DroppedList struct {
+	File *fileinfo.Info `json:"file,omitempty"`
+	Docs int64          `json:"docs"`
+}
+
+// NoteUnranked counts a document without a value to rank by, and keeps
+// why for the first.
+func (m *MapResult) NoteUnranked(why string) {
+	m.KeepUnranked++
+	if m.KeepProblem == "" {
+		m.KeepProblem = why
+	}
 }

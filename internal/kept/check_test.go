@@ -1,4 +1,4 @@
-package kept
+package kept_test
 
 import (
 	"bufio"
@@ -24,6 +24,7 @@ import (
 	"github.com/neardup/neardup/internal/control"
 	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/queue"
 	"github.com/neardup/neardup/pkg/formats"
@@ -53,7 +54,7 @@ func runJob(t *testing.T, chunkBytes int64, inputs ...string) string {
 
 // ranWith returns the roots of the inputs of jobDir, a job the test ran
 // itself: its manifest names the inputs it was given.
-func ranWith(t *testing.T, jobDir string) []Roots {
+func ranWith(t *testing.T, jobDir string) []kept.Roots {
 	t.Helper()
 	var paths []string
 	for _, in := range readManifestOf(t, jobDir).Inputs {
@@ -63,25 +64,25 @@ func ranWith(t *testing.T, jobDir string) []Roots {
 }
 
 // rootsAt returns the roots at paths.
-func rootsAt(t *testing.T, paths ...string) []Roots {
+func rootsAt(t *testing.T, paths ...string) []kept.Roots {
 	t.Helper()
 	r, err := dataroot.Resolve(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []Roots{r}
+	return []kept.Roots{r}
 }
 
 // writeCorpus writes the corpus of jobDir into a new directory, reading
 // the inputs the job was run with unless o.Roots says otherwise.
-func writeCorpus(t *testing.T, jobDir string, o Options) (string, *Summary) {
+func writeCorpus(t *testing.T, jobDir string, o kept.Options) (string, *kept.Summary) {
 	t.Helper()
 	if o.Roots == nil {
 		o.Roots = ranWith(t, jobDir)
 	}
 	o.Job = jobDir
 	o.Dir = filepath.Join(t.TempDir(), "kept")
-	sum, err := Write(context.Background(), o)
+	sum, err := kept.Write(context.Background(), o)
 	if err != nil {
 		t.Fatalf("Write: %v", err)
 	}
@@ -153,13 +154,13 @@ func (jf *jobFacts) droppedOffsets(file string) map[int64]bool {
 }
 
 // readSummary reads kept.json of a corpus.
-func readSummary(t *testing.T, dir string) *Summary {
+func readSummary(t *testing.T, dir string) *kept.Summary {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	data, err := os.ReadFile(filepath.Join(dir, kept.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s Summary
+	var s kept.Summary
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,11 @@ const MarkerFile = "_WRITE_KEPT"
 // ownName matches the names write-kept writes in its directory: the
 // outputs NNNNN-STEM[-NNNNN].EXT (NNNNN the input's place in the
 // manifest) and the files beside them.
-var ownName = regexp.MustCompile(`^([0-9]{5,}-[^/]+|` + regexp.QuoteMeta(SummaryFile) + `|` + SuccessFile + `|` + MarkerFile + `|` + regexp.QuoteMeta(AnnotationsFile) + `)$`)
+var ownName = regexp.MustCompile(`^(` + OutputPattern + `|` + regexp.QuoteMeta(SummaryFile) + `|` + SuccessFile + `|` + PartialFile + `|` + MarkerFile + `|` + regexp.QuoteMeta(AnnotationsFile) + `)$`)
+
+// OutputPattern matches the names of the corpus's files: NNNNN-STEM.EXT or
+// NNNNN-STEM-NNNNN.EXT, NNNNN the input's place among the job's inputs.
+const OutputPattern = `[0-9]{5,}-[^/]+`
 
 // checkInputs refuses the inputs of the manifest unless every one lies
 // under every one of roots; there must be some.
@@ -61,7 +65,7 @@ func checkInputs(where string, inputs []job.Input, roots []Roots) error {
 // after checkInputs cannot lead the read out of them. Where there is no
 // such path (another system, no /proc, an object), the check made before
 // opening stands.
-func checkOpened(f storage.File, input string, roots []Roots) error {
+func checkOpened(f storage.File, input string, roots []checker) error {
 	fd, ok := f.(interface{ Fd() uintptr })
 	if !ok {
 		return nil
@@ -78,31 +82,31 @@ func checkOpened(f storage.File, input string, roots []Roots) error {
 	return nil
 }
 
-// place is a location write-kept reads and must not write into: the job,
+// Place is a location write-kept reads and must not write into: the job,
 // an input.
-type place struct {
-	what string // "the job", "input 3", "the INPUT"
-	loc  string
+type Place struct {
+	What string // "the job", "input 3", "the INPUT"
+	Loc  string
 }
 
-// checkPlacement refuses an output location dir that is, lies under or
+// CheckPlacement refuses an output location dir that is, lies under or
 // holds one of the places (the job, its inputs): writing there, or
 // emptying it with --overwrite, would change what the corpus is made of.
-func checkPlacement(dir string, places []place) error {
+func CheckPlacement(dir string, places []Place) error {
 	d, err := resolve(dir)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	for _, p := range places {
-		l, err := resolve(p.loc)
+		l, err := resolve(p.Loc)
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", p.what, p.loc, err)
+			return fmt.Errorf("%s %s: %w", p.What, p.Loc, err)
 		}
 		switch {
 		case nested(l, d):
-			return fmt.Errorf("%s: the corpus cannot be written into %s (%s), or under it", dir, p.what, p.loc)
+			return fmt.Errorf("%s: the corpus cannot be written into %s (%s), or under it", dir, p.What, p.Loc)
 		case nested(d, l):
-			return fmt.Errorf("%s: holds %s (%s): the corpus cannot be written around it", dir, p.what, p.loc)
+			return fmt.Errorf("%s: holds %s (%s): the corpus cannot be written around it", dir, p.What, p.Loc)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package kept
+package kept_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -116,8 +117,8 @@ func TestForgedInputs(t *testing.T) {
 	dataRoots, baseRoots := rootsAt(t, c.data), rootsAt(t, filepath.Join(c.base, "data"), c.base)
 	tests := []struct {
 		name  string
-		path  string  // forged in place of data/notes.txt; "" keeps it
-		roots []Roots // baseRoots: both must admit an input
+		path  string       // forged in place of data/notes.txt; "" keeps it
+		roots []kept.Roots // baseRoots: both must admit an input
 		want  string
 	}{
 		{"an absolute path outside the roots", c.secret, dataRoots, c.secret},
@@ -137,7 +138,7 @@ func TestForgedInputs(t *testing.T) {
 				dir = c.forge(t, tt.path)
 			}
 			out := filepath.Join(t.TempDir(), "kept")
-			_, err := Write(ctx, Options{Job: dir, Dir: out, Roots: tt.roots, Inputs: []string{c.data}})
+			_, err := kept.Write(ctx, kept.Options{Job: dir, Dir: out, Roots: tt.roots, Inputs: []string{c.data}})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Write: %v, want an error naming %q", err, tt.want)
 			}
@@ -163,13 +164,13 @@ func TestForgedInputs(t *testing.T) {
 			}
 			return storage.OpenFile(ctx, path)
 		}
-		_, err := Write(ctx, Options{Job: c.job, Dir: filepath.Join(t.TempDir(), "kept"), Roots: dataRoots, Open: open})
+		_, err := kept.Write(ctx, kept.Options{Job: c.job, Dir: filepath.Join(t.TempDir(), "kept"), Roots: dataRoots, Open: open})
 		if err == nil || !strings.Contains(err.Error(), "was opened as "+other) {
 			t.Fatalf("Write: %v, want an error naming %s", err, other)
 		}
 	})
 	t.Run("the job as it was", func(t *testing.T) {
-		dir, _ := writeCorpus(t, c.job, Options{Roots: dataRoots, Inputs: []string{c.data}})
+		dir, _ := writeCorpus(t, c.job, kept.Options{Roots: dataRoots, Inputs: []string{c.data}})
 		c.check(t, dir)
 	})
 }
@@ -216,7 +217,7 @@ func TestOutputPlacement(t *testing.T) {
 		{"docs/ through a link", link, "into the job"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Write(ctx, Options{Job: c.job, Dir: tt.dir, Roots: rootsAt(t, c.data), Inputs: []string{c.data}, Overwrite: true})
+			_, err := kept.Write(ctx, kept.Options{Job: c.job, Dir: tt.dir, Roots: rootsAt(t, c.data), Inputs: []string{c.data}, Overwrite: true})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Write into %s: %v, want an error saying %q", tt.dir, err, tt.want)
 			}
@@ -228,7 +229,7 @@ func TestOutputPlacement(t *testing.T) {
 
 	roots := rootsAt(t, c.data)
 	corpus := func(t *testing.T) string {
-		dir, _ := writeCorpus(t, c.job, Options{Roots: roots, ShardDocs: 1})
+		dir, _ := writeCorpus(t, c.job, kept.Options{Roots: roots, ShardDocs: 1})
 		return dir
 	}
 	for _, tt := range []struct {
@@ -260,13 +261,13 @@ func TestOutputPlacement(t *testing.T) {
 		{"a corpus", corpus, ""},
 		{"a corpus of a build before the marker", func(t *testing.T) string {
 			dir := corpus(t)
-			os.Remove(filepath.Join(dir, MarkerFile))
+			os.Remove(filepath.Join(dir, kept.MarkerFile))
 			return dir
 		}, ""},
 	} {
 		t.Run("overwrite "+tt.name, func(t *testing.T) {
 			dir := tt.prepare(t)
-			_, err := Write(ctx, Options{Job: c.job, Dir: dir, Roots: roots, Overwrite: true})
+			_, err := kept.Write(ctx, kept.Options{Job: c.job, Dir: dir, Roots: roots, Overwrite: true})
 			if tt.foreign == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -277,7 +278,7 @@ func TestOutputPlacement(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrNotEmpty) || !strings.Contains(err.Error(), tt.foreign) {
+			if !errors.Is(err, kept.ErrNotEmpty) || !strings.Contains(err.Error(), tt.foreign) {
 				t.Fatalf("Write: %v, want ErrNotEmpty naming %s", err, tt.foreign)
 			}
 			if data, err := os.ReadFile(filepath.Join(dir, tt.foreign)); err != nil || string(data) != "mine" {

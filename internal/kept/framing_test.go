@@ -1,4 +1,4 @@
-package kept
+package kept_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
 )
 
@@ -69,7 +70,7 @@ func TestBrokenFraming(t *testing.T) {
 	if rejects := readCountsOf(t, jobDir).Rejected; rejects < 2 {
 		t.Fatalf("the job rejected %d records; the test wants the broken framing rejected", rejects)
 	}
-	dir, sum := writeCorpus(t, jobDir, Options{})
+	dir, sum := writeCorpus(t, jobDir, kept.Options{})
 	if sum.Dropped != 2 {
 		t.Fatalf("%d documents dropped, want b and d", sum.Dropped)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -46,8 +47,9 @@ func readManifest(ctx context.Context, s storage.Opener, where string) (*manifes
 	return m, nil
 }
 
-// readDuplicates returns the ordinals of duplicates.parquet, sorted.
-func readDuplicates(ctx context.Context, s storage.Opener) ([]int64, error) {
+// ReadDuplicates returns the ordinals of the job's duplicates.parquet in s,
+// sorted.
+func ReadDuplicates(ctx context.Context, s storage.Opener) ([]int64, error) {
 	var dups []int64
 	err := pqfile.Stream(ctx, s, job.DuplicatesFile, nil, batchRows, func(rows []records.Duplicate) error {
 		for _, r := range rows {
@@ -73,8 +75,9 @@ func contains(set []int64, v int64) bool {
 	return ok
 }
 
-// docFiles returns the files of docs/ in the order of their chunks.
-func docFiles(ctx context.Context, s *storage.Dir) ([]string, error) {
+// docFiles returns the files of docs/ in the order of their chunks (by
+// name only: what their writers recorded is not known).
+func docFiles(ctx context.Context, s *storage.Dir) ([]fileinfo.Info, error) {
 	names, err := s.List(ctx, job.DocsDir)
 	if err != nil {
 		return nil, err
@@ -91,19 +94,20 @@ func docFiles(ctx context.Context, s *storage.Dir) ([]string, error) {
 		}
 	}
 	slices.SortFunc(chunks, func(a, b chunk) int { return cmp.Compare(a.n, b.n) })
-	files := make([]string, len(chunks))
+	files := make([]fileinfo.Info, len(chunks))
 	for i, c := range chunks {
-		files[i] = c.name
+		files[i] = fileinfo.Info{Name: c.name}
 	}
 	return files, nil
 }
 
 // membersOnly reads docs/ once and returns the input files all of whose
 // documents are gzip members of their own.
-func membersOnly(ctx context.Context, s storage.Opener, files []string) (map[string]bool, error) {
+func membersOnly(ctx context.Context, s storage.Opener, files []fileinfo.Info) (map[string]bool, error) {
 	members := map[string]bool{}
-	for _, name := range files {
-		err := pqfile.Stream(ctx, s, name, nil, batchRows, func(rows []records.DocRecord) error {
+	for _, f := range files {
+		name := f.Name
+		err := pqfile.Stream(ctx, s, name, docInfo(f), batchRows, func(rows []records.DocRecord) error {
 			for _, r := range rows {
 				own := r.CompressedOffset != nil && r.CompressedLength != nil
 				if m, ok := members[r.File]; !ok || m {
@@ -124,13 +128,16 @@ func membersOnly(ctx context.Context, s storage.Opener, files []string) (map[str
 // the manifest, and a chunk lists its documents in the order it read
 // them, so the documents of input i come after those of the inputs
 // before it, in the order of their offsets. One pass over docs/ serves
-// every input.
+// every input. The rows of the inputs before the first written (a file
+// that ends in the first chunk of a task of the write-kept stage) are
+// passed over.
 type docCursor struct {
 	ctx    context.Context
 	s      storage.Opener
-	chunks []string       // docs/ files not yet opened
-	order  map[string]int // input index by path
-	cur    int            // index of the input being written
+	chunks []fileinfo.Info // docs/ files not yet opened
+	order  map[string]int  // input index by path
+	first  int             // index of the first input written
+	cur    int             // index of the input being written
 	path   string
 	r      *pqfile.Reader[records.DocRecord]
 	buf    []records.DocRecord
@@ -139,9 +146,9 @@ type docCursor struct {
 }
 
 // newDocCursor returns a cursor over the files of docs/ (in chunk order)
-// for the inputs.
-func newDocCursor(ctx context.Context, s storage.Opener, chunks []string, inputs []job.Input) *docCursor {
-	c := &docCursor{ctx: ctx, s: s, chunks: chunks, order: map[string]int{}, cur: -1}
+// for the inputs, from input first.
+func newDocCursor(ctx context.Context, s storage.Opener, chunks []fileinfo.Info, inputs []job.Input, first int) *docCursor {
+	c := &docCursor{ctx: ctx, s: s, chunks: chunks, order: map[string]int{}, first: first, cur: -1}
 	for i, in := range inputs {
 		c.order[in.Path] = i
 	}
@@ -161,7 +168,7 @@ func (c *docCursor) row() (*records.DocRecord, error) {
 			if len(c.chunks) == 0 {
 				return nil, nil
 			}
-			r, err := pqfile.Open[records.DocRecord](c.ctx, c.s, c.chunks[0], nil)
+			r, err := pqfile.Open[records.DocRecord](c.ctx, c.s, c.chunks[0].Name, docInfo(c.chunks[0]))
 			if err != nil {
 				return nil, err
 			}
@@ -190,6 +197,13 @@ func (c *docCursor) peek() (*records.DocRecord, error) {
 		return nil, err
 	}
 	i, ok := c.order[r.File]
+	for ok && i < c.first { // an input before those written
+		c.rows = c.rows[1:]
+		if r, err = c.row(); err != nil || r == nil {
+			return nil, err
+		}
+		i, ok = c.order[r.File]
+	}
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("docs/ lists document %d (id %q) of %s, which is not among the job's inputs", r.Doc, r.ID, r.File)

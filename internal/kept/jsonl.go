@@ -3,16 +3,15 @@ package kept
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/pkg/records"
 )
 
 // checkEvery is how many records go by between two checks of the context.
@@ -53,30 +52,54 @@ func gzipShards(out *shards) *gzip.Writer {
 
 // jsonl copies the lines of a JSONL file, as they are, except those of
 // the documents dropped; annotating, a document's line gets a "neardup"
-// member (appendJSON) before its closing brace. With FormatParquet it
-// writes a jsonlRecord row for each document instead (lines that are not
-// documents have no row).
+// member (appendJSON) before its closing brace.
 func (f *fileJob) jsonl(file storage.File) error {
+	gz := gzipShards(f.out)
+	var line []byte // an annotated document's line, wanted whole
+	return f.lines(file, func(isDoc bool) (bool, error) {
+		if !isDoc {
+			return true, f.out.ensure()
+		}
+		return true, nil
+	}, func(frag []byte, start int64, whole bool) error {
+		if whole && f.w.ann != nil {
+			line = append(line, frag...)
+			return nil
+		}
+		if _, err := gz.Write(frag); err != nil {
+			return fmt.Errorf("%s: offset %d: %w", f.in.Path, start, err)
+		}
+		return nil
+	}, func(d records.DocRecord, start int64) error {
+		defer func() { line = line[:0] }()
+		if f.w.ann == nil {
+			return nil
+		}
+		out, err := annotateLine(nil, line, f.annotation())
+		if err == nil {
+			_, err = gz.Write(out)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: offset %d: %w", f.in.Path, start, err)
+		}
+		return nil
+	})
+}
+
+// lines reads the lines of a JSONL file, telling each to the caller:
+// before a line, other(isDoc) says whether a line that is no document
+// is written (isDoc false; a document is written when f.write says so);
+// then the line's bytes go to frag, in pieces (whole says it is a
+// document's, written), and a document's line written ends with doc.
+func (f *fileJob) lines(file storage.File, other func(isDoc bool) (bool, error),
+	frag func(b []byte, start int64, whole bool) error, doc func(d records.DocRecord, start int64) error) error {
 	src, done, err := decompress(file, compressionOf(f.in), f.in.Path)
 	if err != nil {
 		return err
 	}
 	defer done()
-	var (
-		gz    *gzip.Writer
-		sink  *parquetSink
-		rows  = f.w.o.Format == FormatParquet
-		br    = bufio.NewReaderSize(src, 256<<10)
-		off   int64
-		line  []byte // a line wanted whole
-		field = f.w.params.TextField
-	)
-	schema := parquet.SchemaOf(jsonlRecord{})
-	if rows {
-		sink = newParquetSink(f, schema)
-	} else {
-		gz = gzipShards(f.out)
-	}
+	br := bufio.NewReaderSize(src, 256<<10)
+	var off int64
 	for n := 1; ; n++ {
 		if n%checkEvery == 0 {
 			if err := f.ctx.Err(); err != nil {
@@ -93,30 +116,20 @@ func (f *fileJob) jsonl(file storage.File) error {
 		if err != nil {
 			return err
 		}
-		write := true
-		switch {
-		case isDoc:
+		write, err := other(isDoc)
+		if err == nil && isDoc {
 			write, err = f.write(d)
-		case rows:
-			write = false
-		default:
-			err = f.out.ensure()
 		}
 		if err != nil {
 			return err
 		}
-		whole := write && isDoc && (rows || f.w.ann != nil)
 		start := off
-		line = line[:0]
 		for {
-			frag, err := br.ReadSlice('\n')
-			off += int64(len(frag))
-			switch {
-			case whole:
-				line = append(line, frag...)
-			case write:
-				if _, werr := gz.Write(frag); werr != nil {
-					return fmt.Errorf("%s: offset %d: %w", f.in.Path, start, werr)
+			b, err := br.ReadSlice('\n')
+			off += int64(len(b))
+			if write {
+				if ferr := frag(b, start, isDoc); ferr != nil {
+					return ferr
 				}
 			}
 			if errors.Is(err, bufio.ErrBufferFull) {
@@ -127,53 +140,12 @@ func (f *fileJob) jsonl(file storage.File) error {
 			}
 			break
 		}
-		if !whole {
-			continue
-		}
-		var an *Annotation
-		if f.w.ann != nil {
-			an = &f.an
-		}
-		if rows {
-			err = sink.add(jsonlRow(schema, line, d.ID, d.URL, field), an)
-			if err == nil && len(sink.held) >= 1024 {
-				err = sink.flush()
-			}
-		} else {
-			var out []byte
-			if out, err = annotateLine(nil, line, an); err == nil {
-				_, err = gz.Write(out)
+		if write && isDoc {
+			if err := doc(d, start); err != nil {
+				return err
 			}
 		}
-		if err != nil {
-			return fmt.Errorf("%s: offset %d: %w", f.in.Path, start, err)
-		}
 	}
-}
-
-// jsonlRecord is the row a JSONL document becomes with FormatParquet: its
-// id and URL as the job read them, its text, and its line as it is (every
-// member, unchanged; without its line end).
-type jsonlRecord struct {
-	ID   string  `parquet:"id"`
-	URL  *string `parquet:"url,optional"`
-	Text string  `parquet:"text"`
-	JSON string  `parquet:"json"`
-}
-
-// jsonlRow is the row of schema (jsonlRecord's) of a document's line; its
-// text is the member field.
-func jsonlRow(schema *parquet.Schema, line []byte, id, url, field string) parquet.Row {
-	line = bytes.TrimPrefix(bytes.TrimRight(line, "\r\n"), []byte("\xef\xbb\xbf"))
-	r := jsonlRecord{ID: id, JSON: string(line)}
-	if url != "" {
-		r.URL = &url
-	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(line, &members) == nil {
-		json.Unmarshal(members[field], &r.Text) // a document's text is a string
-	}
-	return schema.Deconstruct(nil, &r)
 }
 
 // annotateLine appends to dst the JSON object line with a member

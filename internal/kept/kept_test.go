@@ -1,4 +1,4 @@
-package kept
+package kept_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
@@ -27,7 +28,7 @@ import (
 // record against the inputs minus the duplicates.
 func TestSampleCorpus(t *testing.T) {
 	jobDir := runJob(t, 32<<20, "../../testdata/sample")
-	writeAndCheck(t, jobDir, 150, func(t *testing.T, dir string, sum *Summary) {
+	writeAndCheck(t, jobDir, 150, func(t *testing.T, dir string, sum *kept.Summary) {
 		copies := map[formats.Kind]string{}
 		for _, f := range sum.Files {
 			copies[f.Kind] = f.Copy
@@ -40,11 +41,11 @@ func TestSampleCorpus(t *testing.T) {
 		}
 	})
 	t.Run("annotate", func(t *testing.T) {
-		dir, sum := writeCorpus(t, jobDir, Options{Annotate: true})
+		dir, sum := writeCorpus(t, jobDir, kept.Options{Annotate: true})
 		if sum.Kept != sum.Docs || sum.Dropped != 0 {
 			t.Errorf("annotating wrote %d of %d documents, dropped %d", sum.Kept, sum.Docs, sum.Dropped)
 		}
-		if err := checkAnnotated(t, jobDir, dir, FormatAuto); err != nil {
+		if err := checkAnnotated(t, jobDir, dir, kept.FormatAuto); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -58,7 +59,7 @@ func TestSampleCorpus(t *testing.T) {
 			{"sample.warc.gz", swapLastMember},
 			{"sample.warc.wet.gz", swapLastMember},
 		} {
-			dir, sum := writeCorpus(t, jobDir, Options{})
+			dir, sum := writeCorpus(t, jobDir, kept.Options{})
 			for _, f := range sum.Files {
 				if filepath.Base(f.Input) == tamper.input {
 					tamper.fn(t, jf, f.Input, filepath.Join(dir, f.Outputs[0]))
@@ -76,14 +77,14 @@ func TestSampleCorpus(t *testing.T) {
 // writeAndCheck writes the corpus of jobDir with one output file per input
 // and in shards of per documents, checks each with checkKept (and the
 // shards with checkShards), then with more.
-func writeAndCheck(t *testing.T, jobDir string, per int64, more func(t *testing.T, dir string, sum *Summary)) {
+func writeAndCheck(t *testing.T, jobDir string, per int64, more func(t *testing.T, dir string, sum *kept.Summary)) {
 	for _, shard := range []int64{0, per} {
 		name := "one file per input"
 		if shard > 0 {
 			name = fmt.Sprintf("shards of %d documents", shard)
 		}
 		t.Run(name, func(t *testing.T) {
-			dir, sum := writeCorpus(t, jobDir, Options{ShardDocs: shard})
+			dir, sum := writeCorpus(t, jobDir, kept.Options{ShardDocs: shard})
 			if err := checkKept(t, jobDir, dir); err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +100,7 @@ func writeAndCheck(t *testing.T, jobDir string, per int64, more func(t *testing.
 
 // checkShards checks that each output of f holds at most per documents,
 // and all but the last exactly per.
-func checkShards(t *testing.T, dir string, f FileSummary, per int64) {
+func checkShards(t *testing.T, dir string, f kept.FileSummary, per int64) {
 	t.Helper()
 	if want := max(1, (f.Kept+per-1)/per); int64(len(f.Outputs)) != want {
 		t.Errorf("%s: %d outputs for %d documents, want %d", f.Input, len(f.Outputs), f.Kept, want)
@@ -215,6 +216,7 @@ func derivedInputs(t *testing.T) string {
 		part = append(part, l.data...)
 	}
 	write("part.jsonl", part)
+	write("typed.jsonl", typedLines(t, jsonl[900:1300]))
 
 	var rows []tableRow
 	for i, l := range jsonl[500:900] {
@@ -246,6 +248,56 @@ func derivedInputs(t *testing.T) string {
 	return dir
 }
 
+// typedLines makes JSONL lines of members of every kind from the sample's
+// lines ls (their id, URL and text): integers, numbers, booleans, objects,
+// arrays, members of mixed kinds, of nulls only, a number no float64
+// holds; the first line starts with a member the others have later. A
+// blank line, a line that is an array and one whose text is a number are
+// no documents.
+func typedLines(t *testing.T, ls []piece) []byte {
+	t.Helper()
+	var out []byte
+	for i, l := range ls {
+		var doc struct{ ID, URL, Text string }
+		if err := json.Unmarshal(l.data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := json.Marshal(doc.ID)
+		url, _ := json.Marshal(doc.URL)
+		text, _ := json.Marshal(doc.Text)
+		score := fmt.Sprint(i)
+		if i%2 == 1 {
+			score += ".5"
+		}
+		mixed := `"s"`
+		if i%2 == 1 {
+			mixed = fmt.Sprint(i)
+		}
+		first := ""
+		if i == 0 {
+			first = `"ok":true, `
+		}
+		line := fmt.Sprintf(`{%s"id":%s,"url":%s,"text":%s,"n":%d,"score":%s,"ok":%v,"meta":{"i": %d},"tags":[%d,"x"],"mixed":%s`,
+			first, id, url, text, i, score, i%3 == 0, i, i, mixed)
+		if i%2 == 0 {
+			line += `,"maybe":null`
+		}
+		if i == 5 {
+			line += `,"huge":1e999`
+		}
+		out = append(out, line+"}\n"...)
+		switch i {
+		case 10:
+			out = append(out, "\n"...)
+		case 11:
+			out = append(out, "[1, 2]\n"...)
+		case 12:
+			out = append(out, `{"id":"number-text","text":12,"ok":false}`+"\n"...)
+		}
+	}
+	return out
+}
+
 // TestDerivedInputs writes the corpus of a job on derivedInputs: WARC
 // records decompressed and written a gzip member each (with the request
 // and metadata records kept), JSONL lines of a file read in pieces, and
@@ -254,7 +306,7 @@ func TestDerivedInputs(t *testing.T) {
 	in := derivedInputs(t)
 	jobDir := runJob(t, 64<<10, in)
 	jf := readJob(t, jobDir)
-	writeAndCheck(t, jobDir, 100, func(t *testing.T, dir string, sum *Summary) {
+	writeAndCheck(t, jobDir, 100, func(t *testing.T, dir string, sum *kept.Summary) {
 		for _, f := range sum.Files {
 			if f.Dropped == 0 {
 				t.Errorf("%s: no duplicate dropped; the test wants some in every input", f.Input)
@@ -275,15 +327,15 @@ func TestDerivedInputs(t *testing.T) {
 			}
 		}
 	})
-	for _, format := range []string{FormatJSONL, FormatParquet} {
+	for _, format := range []string{kept.FormatJSONL, kept.FormatParquet} {
 		t.Run("format "+format, func(t *testing.T) {
-			dir, _ := writeCorpus(t, jobDir, Options{Format: format, ShardDocs: 100})
+			dir, _ := writeCorpus(t, jobDir, kept.Options{Format: format, ShardDocs: 100})
 			checkConverted(t, jobDir, dir, format)
 		})
 	}
-	for _, format := range []string{FormatAuto, FormatJSONL, FormatParquet} {
+	for _, format := range []string{kept.FormatAuto, kept.FormatJSONL, kept.FormatParquet} {
 		t.Run("annotate, format "+format, func(t *testing.T) {
-			dir, _ := writeCorpus(t, jobDir, Options{Annotate: true, ShardDocs: 100, Format: format})
+			dir, _ := writeCorpus(t, jobDir, kept.Options{Annotate: true, ShardDocs: 100, Format: format})
 			if err := checkAnnotated(t, jobDir, dir, format); err != nil {
 				t.Fatal(err)
 			}
@@ -291,7 +343,7 @@ func TestDerivedInputs(t *testing.T) {
 	}
 	t.Run("the check fails on a wrong row", func(t *testing.T) {
 		jf := readJob(t, jobDir)
-		dir, sum := writeCorpus(t, jobDir, Options{})
+		dir, sum := writeCorpus(t, jobDir, kept.Options{})
 		outs := outputsOf(t, dir, sum, "table.parquet")
 		input := filepath.Join(in, "table.parquet")
 		all := readRows[tableRow](t, input)
@@ -309,7 +361,7 @@ func TestDerivedInputs(t *testing.T) {
 }
 
 // outputsOf returns the paths of the outputs of the input named name.
-func outputsOf(t *testing.T, dir string, sum *Summary, name string) []string {
+func outputsOf(t *testing.T, dir string, sum *kept.Summary, name string) []string {
 	t.Helper()
 	for _, f := range sum.Files {
 		if filepath.Base(f.Input) == name {
@@ -326,7 +378,7 @@ func outputsOf(t *testing.T, dir string, sum *Summary, name string) []string {
 
 // checkTable reads the Parquet outputs of f as tableRow values: the input's
 // rows without the duplicates', every column equal.
-func checkTable(t *testing.T, jf *jobFacts, f FileSummary, dir string) {
+func checkTable(t *testing.T, jf *jobFacts, f kept.FileSummary, dir string) {
 	t.Helper()
 	all := readRows[tableRow](t, f.Input)
 	drop := jf.droppedOffsets(f.Input)
@@ -417,25 +469,25 @@ func TestWriteChecks(t *testing.T) {
 		}, "when the job read it: the file has changed"},
 		{"an unfinished job", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, job.SuccessFile))
-		}, ErrNotFinished.Error()},
+		}, kept.ErrNotFinished.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := clone(t)
 			tt.change(t, dir)
-			_, err := Write(ctx, Options{Job: dir, Dir: filepath.Join(t.TempDir(), "kept"), Roots: roots})
+			_, err := kept.Write(ctx, kept.Options{Job: dir, Dir: filepath.Join(t.TempDir(), "kept"), Roots: roots})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Write: %v, want an error saying %q", err, tt.want)
 			}
 		})
 	}
 	t.Run("a directory that holds a corpus", func(t *testing.T) {
-		out, _ := writeCorpus(t, jobDir, Options{ShardDocs: 1})
-		_, err := Write(ctx, Options{Job: jobDir, Dir: out, Roots: roots})
-		if !errors.Is(err, ErrNotEmpty) {
+		out, _ := writeCorpus(t, jobDir, kept.Options{ShardDocs: 1})
+		_, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: out, Roots: roots})
+		if !errors.Is(err, kept.ErrNotEmpty) {
 			t.Fatalf("Write into a directory that holds files: %v, want ErrNotEmpty", err)
 		}
-		if _, err := Write(ctx, Options{Job: jobDir, Dir: out, Roots: roots, Overwrite: true}); err != nil {
+		if _, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: out, Roots: roots, Overwrite: true}); err != nil {
 			t.Fatalf("with Overwrite: %v", err)
 		}
 		if shard, err := filepath.Glob(filepath.Join(out, "*-00001.*")); err != nil || len(shard) != 0 {
@@ -447,7 +499,7 @@ func TestWriteChecks(t *testing.T) {
 	})
 	t.Run("a directory that holds a job", func(t *testing.T) {
 		parent := filepath.Dir(clone(t))
-		_, err := Write(ctx, Options{Job: jobDir, Dir: parent, Roots: roots, Overwrite: true})
+		_, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: parent, Roots: roots, Overwrite: true})
 		if err == nil || !strings.Contains(err.Error(), "holds a job") {
 			t.Fatalf("Write over a directory that holds a job: %v", err)
 		}
@@ -466,18 +518,28 @@ func TestWriteChecks(t *testing.T) {
 			}
 			return storage.OpenFile(ctx, path)
 		}
-		_, err := Write(ctx, Options{Job: jobDir, Dir: out, Roots: roots, Open: open})
+		_, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: out, Roots: roots, Open: open})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Write: %v, want context.Canceled", err)
 		}
-		for _, name := range []string{SuccessFile, SummaryFile} {
+		for _, name := range []string{kept.SuccessFile, kept.SummaryFile} {
 			if _, err := os.Stat(filepath.Join(out, name)); !os.IsNotExist(err) {
 				t.Errorf("a cancelled Write left %s: %v", name, err)
 			}
 		}
 	})
+	t.Run("a format that cannot write an input", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "kept")
+		_, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: out, Roots: roots, Format: kept.FormatWARC})
+		if err == nil || !strings.Contains(err.Error(), "broken.jsonl (jsonl) cannot be written as warc") {
+			t.Fatalf("Write of a JSONL input as WARC: %v", err)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("the refused Write made its directory: %v", err)
+		}
+	})
 	t.Run("the job's own directory", func(t *testing.T) {
-		if _, err := Write(ctx, Options{Job: jobDir, Dir: jobDir, Roots: roots, Overwrite: true}); err == nil {
+		if _, err := kept.Write(ctx, kept.Options{Job: jobDir, Dir: jobDir, Roots: roots, Overwrite: true}); err == nil {
 			t.Fatal("Write into the job's directory succeeded")
 		}
 	})
@@ -559,6 +621,10 @@ func wantAnnotations(t *testing.T, jobDir string, jf *jobFacts) map[int64]annota
 	return want
 }
 
+// annotationColumns is how many columns --annotate adds to a Parquet
+// input's (docs/usage.md).
+const annotationColumns = 6
+
 // checkAnnotated checks an annotated corpus: annotations.parquet holds
 // every document once, with its file, offset and the annotation
 // wantAnnotations gives; JSONL outputs hold every input line, a
@@ -578,7 +644,7 @@ func checkAnnotated(t *testing.T, jobDir, dir, format string) error {
 			outputs[o] = true
 		}
 	}
-	for _, a := range readRows[Annotation](t, filepath.Join(dir, AnnotationsFile)) {
+	for _, a := range readRows[kept.Annotation](t, filepath.Join(dir, kept.AnnotationsFile)) {
 		d, ok := jf.byDoc[a.Doc]
 		got := annotation{a.Doc, a.Cluster, a.ClusterSize, a.Keep, a.BestMatchID, a.BestSimilarity}
 		switch {
@@ -609,35 +675,49 @@ func checkAnnotated(t *testing.T, jobDir, dir, format string) error {
 			return doc, ok
 		}
 		switch {
-		case in.Kind == formats.KindJSONL && format == FormatParquet:
-			// A row for each document, its line in the json column.
+		case in.Kind == formats.KindJSONL && format == kept.FormatParquet:
+			// A row for each document, its members in columns.
 			docs := jf.docs[in.Path]
-			inLines := map[int64]string{}
-			for _, l := range lines(decompressed(t, in.Path, in.Compression)) {
-				inLines[l.off] = string(bytes.TrimRight(l.data, "\r\n"))
+			var offsets []int64
+			for _, d := range docs {
+				offsets = append(offsets, d.Offset)
 			}
-			var rows []jsonlRecord
-			for _, o := range outs {
-				rows = append(rows, readRows[jsonlRecord](t, o)...)
-			}
-			if len(rows) != len(docs) {
-				errs = append(errs, fmt.Errorf("%s: %d rows, want one for each of its %d documents", in.Path, len(rows), len(docs)))
-				continue
-			}
-			for i, r := range rows {
-				if r.JSON != inLines[docs[i].Offset] || r.ID != docs[i].ID {
-					errs = append(errs, fmt.Errorf("%s: row %d is not document %q's line", in.Path, i, docs[i].ID))
-					break
-				}
-			}
+			errs = append(errs, checkColumns(t, in, outs, offsets, jf.man.Params.TextField, annotationColumns))
 			errs = append(errs, checkAnnotatedRows(t, in.Path, outs, func(i int) (int64, bool) { return docs[i].Doc, true }, want))
 		case in.Kind == formats.KindJSONL:
 			errs = append(errs, checkAnnotatedLines(t, in, outs, docAt, want))
-		case in.Kind == formats.KindParquet && format == FormatJSONL:
-			errs = append(errs, checkAnnotatedObjects(t, in.Path, outs, rowDoc, want))
+		case in.Kind == formats.KindParquet && format == kept.FormatJSONL:
+			var ids []string
+			for _, r := range readRows[tableRow](t, in.Path) {
+				ids = append(ids, r.ID)
+			}
+			errs = append(errs, checkAnnotatedObjects(t, in.Path, outs, ids, rowDoc, want))
 		case in.Kind == formats.KindParquet:
-			errs = append(errs, checkRows(t, in.Path, outs, nil, len(annotationColumns)))
+			errs = append(errs, checkRows(t, in.Path, outs, nil, annotationColumns))
 			errs = append(errs, checkAnnotatedRows(t, in.Path, outs, rowDoc, want))
+		case format == kept.FormatJSONL || format == kept.FormatParquet:
+			// A WARC, WET or text file: an object or a row for each
+			// document, in order.
+			docs := jf.docs[in.Path]
+			var ids []string
+			for _, d := range docs {
+				ids = append(ids, d.ID)
+			}
+			docOf := func(i int) (int64, bool) { return docs[i].Doc, true }
+			if format == kept.FormatJSONL {
+				errs = append(errs, checkAnnotatedObjects(t, in.Path, outs, ids, docOf, want))
+				continue
+			}
+			var got []string
+			for _, o := range outs {
+				for _, d := range readDocs(t, jf, o, formats.KindParquet, "") {
+					got = append(got, d.ID)
+				}
+			}
+			if !slices.Equal(got, ids) {
+				errs = append(errs, fmt.Errorf("%s: rows of documents %q, want %q", in.Path, got, ids))
+			}
+			errs = append(errs, checkAnnotatedRows(t, in.Path, outs, docOf, want))
 		default:
 			if !bytes.Equal(concat(t, outs), decompressed(t, in.Path, in.Compression)) {
 				errs = append(errs, fmt.Errorf("%s: the annotated outputs are not the input's records", in.Path))
@@ -673,14 +753,14 @@ func checkAnnotatedRows(t *testing.T, input string, outs []string, docOf func(i 
 	return nil
 }
 
-// checkAnnotatedObjects checks the JSON lines a Parquet input was written
-// as: line i is row i, with the "neardup" member of document docOf(i), or
-// none when it is no document.
-func checkAnnotatedObjects(t *testing.T, input string, outs []string, docOf func(i int) (int64, bool), want map[int64]annotation) error {
-	rows := readRows[tableRow](t, input)
+// checkAnnotatedObjects checks the JSON lines a Parquet input (or the
+// documents of a WARC, WET or text file) was written as: line i is record
+// i, whose id is ids[i], with the "neardup" member of document docOf(i),
+// or none when it is no document.
+func checkAnnotatedObjects(t *testing.T, input string, outs []string, ids []string, docOf func(i int) (int64, bool), want map[int64]annotation) error {
 	outLines := lines(concat(t, outs))
-	if len(outLines) != len(rows) {
-		return fmt.Errorf("%s: %d lines, want the input's %d rows", input, len(outLines), len(rows))
+	if len(outLines) != len(ids) {
+		return fmt.Errorf("%s: %d lines, want the input's %d records", input, len(outLines), len(ids))
 	}
 	for i, l := range outLines {
 		var obj struct {
@@ -692,8 +772,8 @@ func checkAnnotatedObjects(t *testing.T, input string, outs []string, docOf func
 		}
 		doc, isDoc := docOf(i)
 		switch {
-		case obj.ID != rows[i].ID:
-			return fmt.Errorf("%s: line %d is %q, not row %d, %q", input, i, obj.ID, i, rows[i].ID)
+		case obj.ID != ids[i]:
+			return fmt.Errorf("%s: line %d is %q, not record %d, %q", input, i, obj.ID, i, ids[i])
 		case isDoc != (obj.Neardup != nil):
 			return fmt.Errorf("%s: line %d: document %v, annotated %v", input, i, isDoc, obj.Neardup != nil)
 		case isDoc && !sameAnnotation(*obj.Neardup, want[doc]):

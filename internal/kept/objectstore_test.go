@@ -1,4 +1,4 @@
-package kept
+package kept_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/s3test"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -19,7 +20,7 @@ import (
 // written into the job's prefix, under it or around it.
 func TestObjectStorage(t *testing.T) {
 	jobDir := runJob(t, 32<<20, "../../testdata/sample/sample.warc.gz", "../../testdata/sample/broken.jsonl")
-	local, _ := writeCorpus(t, jobDir, Options{Annotate: true})
+	local, _ := writeCorpus(t, jobDir, kept.Options{Annotate: true})
 	s3test.Start(t, "crawl").PutDir(t, jobDir, "crawl", "job")
 	ctx := context.Background()
 	st, err := storage.Open(ctx, "s3://crawl")
@@ -36,7 +37,7 @@ func TestObjectStorage(t *testing.T) {
 	}
 	before := list("job")
 	for _, dir := range []string{"s3://crawl/job", "s3://crawl/job/docs", "s3://crawl/job/index/", "s3://crawl", "s3://crawl/?region=elsewhere"} {
-		_, err := Write(ctx, Options{Job: "s3://crawl/job", Dir: dir, Roots: ranWith(t, jobDir), Overwrite: true})
+		_, err := kept.Write(ctx, kept.Options{Job: "s3://crawl/job", Dir: dir, Roots: ranWith(t, jobDir), Overwrite: true})
 		if err == nil || !strings.Contains(err.Error(), "the job") {
 			t.Errorf("Write into %s: %v, want a refusal naming the job", dir, err)
 		}
@@ -44,7 +45,7 @@ func TestObjectStorage(t *testing.T) {
 	if after := list("job"); !slices.Equal(after, before) {
 		t.Fatalf("refused writes changed the job: %v, was %v", after, before)
 	}
-	if _, err := Write(ctx, Options{Job: "s3://crawl/job", Dir: "s3://crawl/kept", Annotate: true, Roots: ranWith(t, jobDir)}); err != nil {
+	if _, err := kept.Write(ctx, kept.Options{Job: "s3://crawl/job", Dir: "s3://crawl/kept", Annotate: true, Roots: ranWith(t, jobDir)}); err != nil {
 		t.Fatal(err)
 	}
 	got := list("kept")
@@ -60,7 +61,7 @@ func TestObjectStorage(t *testing.T) {
 		t.Fatalf("the bucket holds %v, the local directory %v", got, want)
 	}
 	for _, name := range want {
-		if name == "kept/"+SummaryFile || name == "kept/"+MarkerFile {
+		if name == "kept/"+kept.SummaryFile || name == "kept/"+kept.MarkerFile {
 			continue // name the job's location
 		}
 		a, _ := os.ReadFile(filepath.Join(local, filepath.FromSlash(strings.TrimPrefix(name, "kept/"))))

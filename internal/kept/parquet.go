@@ -45,7 +45,7 @@ func (f *fileJob) parquet(file storage.File) (err error) {
 		return fmt.Errorf("%s: not a readable parquet file: %w", f.in.Path, err)
 	}
 	var sink rowSink
-	if f.w.o.Format == FormatJSONL {
+	if f.w.format == FormatJSONL {
 		sink = newJSONSink(f, pf.Schema())
 	} else {
 		sink = newParquetSink(f, pf.Schema())

@@ -22,6 +22,7 @@ type shards struct {
 	name  string // the current file's, "" when none is open
 	docs  int64  // documents in the current file
 	names []string
+	bytes int64 // written to every file, the current one too
 	begin func(w io.Writer) error
 	end   func() error
 }
@@ -33,6 +34,7 @@ func newShards(ctx context.Context, fs storage.Creator, stem, ext string, per in
 // Write writes to the current file, which ensure or forDoc opened.
 func (s *shards) Write(p []byte) (int, error) {
 	n, err := s.w.Write(p)
+	s.bytes += int64(n)
 	if err != nil {
 		err = fmt.Errorf("write %s: %w", s.name, err)
 	}

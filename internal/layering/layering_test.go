@@ -50,6 +50,7 @@ internal/workfile < internal/worktest;
 internal/job, internal/storage < internal/manifest;
 internal/pqfile, internal/sketch, internal/workfile, pkg/records < internal/index;
 internal/dataroot, internal/job, internal/manifest, pkg/records < internal/kept;
+internal/kept < internal/kepttest;
 internal/manifest, pkg/bands, pkg/records, pkg/shingle < internal/report;
 internal/index, internal/manifest < internal/series;
 
@@ -58,12 +59,14 @@ internal/index, internal/manifest < internal/series;
 internal/index, internal/job, internal/manifest, internal/sketch, internal/workfile, internal/sigfile, internal/textstore, internal/transient, internal/radix, pkg/minhash, pkg/records < internal/stage;
 internal/stage < internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify;
 internal/stage, internal/unionfind < internal/stage/cluster;
-internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify, internal/stage/cluster < internal/stages;
+internal/stage, internal/kept < internal/stage/writekept;
+internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify, internal/stage/cluster, internal/stage/writekept < internal/stages;
 internal/stage/reduce, internal/stage/gather, internal/worktest < internal/stagetest;
 internal/index < internal/query;
 
-# the control plane
-internal/dataroot, internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
+# the control plane, and the report's page of example pairs it writes
+internal/index, internal/report < internal/examples;
+internal/dataroot, internal/examples, internal/faults, internal/index, internal/queue, internal/report, internal/stages < internal/control;
 
 # the public API: package pipeline (only commands and e2e may ever import
 # it); the module root is its package doc alone
@@ -71,7 +74,7 @@ internal/control, internal/query < pkg/pipeline;
 
 # tools and commands
 internal/corpus, internal/reference, internal/control < internal/accuracy;
-internal/configfile, internal/kept, internal/metrics, internal/procstat, internal/query, internal/control, internal/series < internal/cli;
+internal/configfile, internal/kept, internal/metrics, internal/procstat, internal/query, internal/control, internal/series, pkg/pipeline < internal/cli;
 internal/cli < cmd/coordinator, cmd/worker;
 internal/accuracy < cmd/accuracy;
 internal/corpus < cmd/gencorpus;

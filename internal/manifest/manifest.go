@@ -81,6 +81,9 @@ type Manifest struct {
 	// DuplicateIDExamples are a few ids that several documents of the
 	// job have (Counts.DuplicateIDs counts those documents).
 	DuplicateIDExamples []string `json:"duplicate_id_examples,omitempty"`
+	// Kept is the corpus the job wrote in its write-kept stage
+	// (--write-kept), nil when it wrote none.
+	Kept *Kept `json:"kept,omitempty"`
 	// ExamplePairs are the few pairs the report shows side by side
 	// (report-pairs.html), chosen from the pairs listed by an
 	// ExampleChooser as pairs/ is written.
@@ -89,6 +92,34 @@ type Manifest struct {
 	// written is the counts object as Decode read it (see CountList):
 	// nil for a manifest made in memory.
 	written []Count
+}
+
+// Kept is the kept corpus of a job (--write-kept): its documents but the
+// duplicates, in Dir.
+type Kept struct {
+	Dir    string `json:"dir"`
+	Format string `json:"format"`
+	// Docs is the documents of the inputs (rows of docs/), Kept those
+	// written and Dropped the others, which are Duplicates (the rows of
+	// duplicates.parquet); Bytes is the size of the files written.
+	Docs       int64      `json:"docs"`
+	Kept       int64      `json:"kept"`
+	Dropped    int64      `json:"dropped"`
+	Duplicates int64      `json:"duplicates"`
+	Bytes      int64      `json:"bytes"`
+	Files      []KeptFile `json:"files"`
+}
+
+// KeptFile is what the corpus holds of one input file.
+type KeptFile struct {
+	Input string `json:"input"`
+	// Outputs are the files written of it in Kept.Dir: none when every
+	// document was dropped.
+	Outputs []string `json:"outputs"`
+	Docs    int64    `json:"docs"`
+	Kept    int64    `json:"kept"`
+	Dropped int64    `json:"dropped"`
+	Bytes   int64    `json:"bytes"`
 }
 
 // The statuses of a finished job.

@@ -64,7 +64,9 @@ type Doc struct {
 
 // Match is an indexed document found near a queried one.
 type Match struct {
-	// Index is the index's location as given to Open, Job its job's name.
+	// Index is the index's location as given to Open, Job the name of
+	// the document's job (of a compacted index, the job it holds the
+	// document for).
 	Index string `json:"index"`
 	Job   string `json:"job"`
 	// Doc is the document's ordinal in its job (chunk<<32 | index), ID and
@@ -347,7 +349,7 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 			continue
 		}
 		res[c.doc].Matches = append(res[c.doc].Matches, Match{
-			Index: src.loc, Job: src.ix.Job, Doc: c.ord, ID: rec.ID, URL: rec.URL,
+			Index: src.loc, Job: src.ix.JobOf(job.ChunkOf(c.ord)), Doc: c.ord, ID: rec.ID, URL: rec.URL,
 			Similarity: v.Similarity, Estimate: v.Estimate, Method: v.Method,
 		})
 	}

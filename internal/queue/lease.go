@@ -252,7 +252,19 @@ func (s *State) TakeLease(ctx context.Context, l Lease, log *slog.Logger, lost f
 	kv := s.kv
 	holder, _ := json.Marshal(l)
 	var rev uint64
-	e, err := kv.Get(ctx, LeaseKey)
+	// A cluster electing a stream's leader answers "no responders" for a
+	// moment: read again, for up to leaseTTL, while time may mend it.
+	var e jetstream.KeyValueEntry
+	rctx, cancel := context.WithTimeout(ctx, leaseTTL)
+	err := Retry(rctx, func(ctx context.Context) error {
+		var err error
+		e, err = kv.Get(ctx, LeaseKey)
+		if err != nil && (errors.Is(err, jetstream.ErrKeyNotFound) || !Transient(err)) {
+			return Permanent(err)
+		}
+		return err
+	})
+	cancel()
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		rev, err = kv.Create(ctx, LeaseKey, holder)

@@ -36,6 +36,9 @@ type Job struct {
 	// one task (see Run): 0 means WholeEdges, a negative
 	// bound never.
 	WholeEdges int64
+	// Kept is the directory of the job's kept corpus (Spec.Kept), which
+	// the coordinator has claimed (kept.Claim); nil when it writes none.
+	Kept *storage.Dir
 
 	// What each stage leaves for the stages after it and for the job's
 	// end, set by its Done (or Steps).

@@ -94,6 +94,10 @@ type Env struct {
 	Inputs Checker
 	// Reads hears what each map task read (metrics); nil for none.
 	Reads ReadObserver
+	// Kept is the directory of the job's kept corpus (job.Spec.Kept),
+	// checked against the worker's data roots; nil when the job writes
+	// none.
+	Kept storage.FS
 }
 
 // Cache loads, once per job on a worker, what many tasks read.

@@ -218,7 +218,7 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	}
 	rec := recorder{ex: ex, out: map[string]*stage.Outcome{}}
 	r.out = st
-	if err := stage.Drive(ctx, j, Of(p), rec); err != nil {
+	if err := stage.Drive(ctx, j, Of(spec), rec); err != nil {
 		t.Fatal(err)
 	}
 	r.outcomes = rec.out

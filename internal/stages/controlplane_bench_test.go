@@ -73,7 +73,7 @@ func benchControlPlane(b *testing.B, chunks, parts int) {
 	resetPeakRSS(b)
 	w0 := writtenBytes(b)
 	t0 := time.Now()
-	if err := stage.Drive(ctx, j, Of(p), ex); err != nil {
+	if err := stage.Drive(ctx, j, Of(spec), ex); err != nil {
 		b.Fatal(err)
 	}
 	ex.endStage(b)

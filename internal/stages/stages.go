@@ -14,25 +14,32 @@ import (
 	"github.com/neardup/neardup/internal/stage/mapper"
 	"github.com/neardup/neardup/internal/stage/reduce"
 	"github.com/neardup/neardup/internal/stage/verify"
+	"github.com/neardup/neardup/internal/stage/writekept"
 )
 
-// Of returns the sequence of stages of a job with params p.
-func Of(p job.Params) []stage.Stage {
-	return sequence(p.Gather == job.GatherOn)
+// Of returns the sequence of stages of the job spec: write-kept only when
+// it writes a kept corpus (Spec.Kept).
+func Of(spec *job.Spec) []stage.Stage {
+	return sequence(spec.Params.Gather == job.GatherOn, spec.Kept != nil)
 }
 
-// sequence is the registry: every stage, in order; gather only when on.
-func sequence(withGather bool) []stage.Stage {
+// sequence is the registry: every stage, in order; gather and write-kept
+// only when on.
+func sequence(withGather, withKept bool) []stage.Stage {
 	s := []stage.Stage{mapper.Stage(), reduce.Stage()}
 	if withGather {
 		s = append(s, gather.Stage())
 	}
-	return append(s, verify.Stage(), cluster.Stage())
+	s = append(s, verify.Stage(), cluster.Stage())
+	if withKept {
+		s = append(s, writekept.Stage())
+	}
+	return s
 }
 
 // Lookup returns the stage a task of the named stage (or step) belongs to.
 func Lookup(name string) (stage.Stage, bool) {
-	for _, s := range sequence(true) {
+	for _, s := range sequence(true, true) {
 		if s.Steps == nil && name == s.Name || s.Steps != nil && strings.HasPrefix(name, s.Name+"-") {
 			return s, true
 		}

@@ -18,7 +18,7 @@ func TestLookup(t *testing.T) {
 		name string
 		want string // the stage found; "" for none
 	}{
-		{"map", "map"}, {"reduce", "reduce"}, {"gather", "gather"}, {"verify", "verify"},
+		{"map", "map"}, {"reduce", "reduce"}, {"gather", "gather"}, {"verify", "verify"}, {"write-kept", "write-kept"},
 		{"cluster-contract", "cluster"}, {"cluster-ls-3", "cluster"},
 		{"cluster", ""}, {"mapx", ""}, {"", ""}, {"verify-1", ""},
 	}
@@ -28,17 +28,26 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %q, %v; want %q", tt.name, s.Name, ok, tt.want)
 		}
 	}
-	// Every stage of every sequence can be looked up, and runs.
+	// Every stage of every sequence can be looked up, and runs; a job
+	// writes its kept corpus last.
 	for _, gather := range []job.Gather{job.GatherOn, job.GatherOff, job.GatherSets} {
-		p := job.DefaultParams()
-		p.Gather = gather
-		for _, s := range Of(p) {
-			name := s.Name
-			if s.Steps != nil {
-				name += "-x"
+		for _, spec := range []*job.Spec{
+			{Params: job.DefaultParams()},
+			{Params: job.DefaultParams(), Kept: &job.KeptOutput{Dir: "/kept", Format: "auto"}},
+		} {
+			spec.Params.Gather = gather
+			seq := Of(spec)
+			if last := seq[len(seq)-1].Name; (last == "write-kept") != (spec.Kept != nil) {
+				t.Errorf("the last stage of a job (kept corpus %v) is %s", spec.Kept, last)
 			}
-			if got, ok := Lookup(name); !ok || got.Name != s.Name || got.Run == nil {
-				t.Errorf("stage %s: Lookup(%q) = %q, %v", s.Name, name, got.Name, ok)
+			for _, s := range seq {
+				name := s.Name
+				if s.Steps != nil {
+					name += "-x"
+				}
+				if got, ok := Lookup(name); !ok || got.Name != s.Name || got.Run == nil {
+					t.Errorf("stage %s: Lookup(%q) = %q, %v", s.Name, name, got.Name, ok)
+				}
 			}
 		}
 	}
@@ -64,7 +73,7 @@ func TestRefused(t *testing.T) {
 	tests := []struct {
 		stage string
 		index int
-	}{{"map", 1}, {"map", -1}, {"cluster-one", 1}, {"cluster-one", -1}}
+	}{{"map", 1}, {"map", -1}, {"cluster-one", 1}, {"cluster-one", -1}, {"write-kept", 0}}
 	for _, tt := range tests {
 		s, ok := Lookup(tt.stage)
 		if !ok {
@@ -74,7 +83,7 @@ func TestRefused(t *testing.T) {
 			t.Errorf("%s task %d: %v, want ErrRefused", tt.stage, tt.index, err)
 		}
 	}
-	if s := Of(job.DefaultParams()); !slices.ContainsFunc(s, func(s stage.Stage) bool { return s.Name == "map" }) {
+	if s := Of(&job.Spec{Params: job.DefaultParams()}); !slices.ContainsFunc(s, func(s stage.Stage) bool { return s.Name == "map" }) {
 		t.Errorf("no map stage in %v", s)
 	}
 }

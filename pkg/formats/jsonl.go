@@ -92,6 +92,9 @@ func (r *pieceReader) jsonLine(sc *jsonLineScanner, b []byte, off, line int64) e
 		r.id = appendJSONString(r.id[:0], raw)
 		d.URL = string(bytes.ToValidUTF8(r.id, []byte("\uFFFD")))
 	}
+	if sc.field {
+		d.Value = jsonValue(sc.vals[memberField])
+	}
 	return r.doc(d)
 }
 

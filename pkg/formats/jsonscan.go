@@ -15,9 +15,10 @@ const maxJSONDepth = 10000
 // The members of a JSONL line that jsonLineScanner looks for, as indexes
 // of its names and vals.
 const (
-	memberID   = iota // the id field
-	memberText        // the text field
-	memberURL         // "url"
+	memberID    = iota // the id field
+	memberText         // the text field
+	memberURL          // "url"
+	memberField        // Options.Field
 	numMembers
 )
 
@@ -33,6 +34,8 @@ type jsonLineScanner struct {
 	// names are the member names looked for, compared with the decoded
 	// member names of the line as encoding/json decodes map keys.
 	names [numMembers]string
+	// field is set when names[memberField] is looked for (it is not "").
+	field bool
 	// vals are the raw values (no surrounding whitespace) of the named
 	// top-level members of the last line scanned, nil when absent. When a
 	// name occurs more than once, the last occurrence wins.
@@ -51,12 +54,15 @@ type jsonLineScanner struct {
 }
 
 // newJSONLineScanner returns a scanner looking for the id and text fields
-// of options o, whose defaults are filled in, and for "url".
+// of options o, whose defaults are filled in, for "url" and for
+// o.Field unless it is "".
 func newJSONLineScanner(o Options) *jsonLineScanner {
 	s := &jsonLineScanner{}
 	s.names[memberID] = o.IDField
 	s.names[memberText] = o.TextField
 	s.names[memberURL] = "url"
+	s.names[memberField] = o.Field
+	s.field = o.Field != ""
 	return s
 }
 
@@ -215,7 +221,7 @@ func (s *jsonLineScanner) match(lit []byte) uint8 {
 	}
 	var member uint8
 	for m, want := range s.names {
-		if string(name) == want {
+		if string(name) == want && (m != memberField || s.field) {
 			member |= 1 << m
 		}
 	}

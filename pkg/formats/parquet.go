@@ -15,8 +15,9 @@ import (
 const parquetBatch = 256
 
 // readParquet reads a parquet file: one document per row, from a string
-// text column, an optional string or integer id column and an optional
-// string url column, all top-level and not repeated. Reading goes column
+// text column, an optional string or integer id column, an optional
+// string url column and the optional column Options.Field, all top-level
+// and not repeated. Reading goes column
 // chunk by column chunk, so other columns are never decoded.
 func (r *pieceReader) readParquet(f File) (err error) {
 	// parquet-go may panic on corrupt files; the panic is not ours to pass
@@ -49,16 +50,29 @@ func (r *pieceReader) readParquet(f File) (err error) {
 	}
 	url, hasURL := parquetColumn(schema, "url")
 	hasURL = hasURL && checkColumn(url, "url", parquet.ByteArray) == nil
+	var field parquet.LeafColumn
+	hasField, repeated := false, Value{}
+	if r.o.Field != "" {
+		field, hasField = parquetColumn(schema, r.o.Field)
+	}
+	if hasField && field.MaxRepetitionLevel > 0 {
+		// Not one value a row: its values are not read, and no row has
+		// one to rank by.
+		hasField, repeated = false, Value{Kind: ValueOther, Str: "a repeated column"}
+	}
 
 	var row int64
 	for g, rg := range pf.RowGroups() {
 		chunks := rg.ColumnChunks()
-		group := parquetGroup{text: newColumnCursor(chunks[text.ColumnIndex])}
+		group := parquetGroup{text: newColumnCursor(chunks[text.ColumnIndex]), fixed: repeated}
 		if hasID {
 			group.id = newColumnCursor(chunks[id.ColumnIndex])
 		}
 		if hasURL {
 			group.url = newColumnCursor(chunks[url.ColumnIndex])
+		}
+		if hasField {
+			group.field, group.value = newColumnCursor(chunks[field.ColumnIndex]), newParquetValuer(field)
 		}
 		err := r.readRowGroup(&group, row, rg.NumRows())
 		group.close()
@@ -101,12 +115,14 @@ func (e *rowsLost) Error() string { return fmt.Sprintf("row %d: %v", e.row, e.er
 
 // parquetGroup holds the column cursors of one row group.
 type parquetGroup struct {
-	text, id, url *columnCursor // id and url are nil when absent
+	text, id, url, field *columnCursor // id, url and field are nil when absent
+	value                parquetValuer // field's
+	fixed                Value         // every row's value when field is nil
 }
 
 // close releases the pages of all cursors.
 func (g *parquetGroup) close() {
-	for _, c := range []*columnCursor{g.text, g.id, g.url} {
+	for _, c := range []*columnCursor{g.text, g.id, g.url, g.field} {
 		if c != nil {
 			c.close()
 		}
@@ -123,7 +139,7 @@ func (r *pieceReader) readRowGroup(g *parquetGroup, first, n int64) error {
 		if err != nil {
 			return &rowsLost{row: row, err: fmt.Errorf("column %q: %w", r.o.TextField, err)}
 		}
-		d := Doc{Offset: row, ID: r.path + ":" + strconv.FormatInt(row, 10)}
+		d := Doc{Offset: row, ID: r.path + ":" + strconv.FormatInt(row, 10), Value: g.fixed}
 		if g.id != nil {
 			v, err := g.id.next()
 			if err != nil {
@@ -147,6 +163,13 @@ func (r *pieceReader) readRowGroup(g *parquetGroup, first, n int64) error {
 			if !v.IsNull() {
 				d.URL = string(v.ByteArray())
 			}
+		}
+		if g.field != nil {
+			v, err := g.field.next()
+			if err != nil {
+				return &rowsLost{row: row, err: fmt.Errorf("column %q: %w", r.o.Field, err)}
+			}
+			d.Value = g.value(v)
 		}
 		if text.IsNull() {
 			err = r.rejectf(row, 0, "null text in column %q", r.o.TextField)

@@ -37,6 +37,11 @@ type Doc struct {
 	// single-stream gzip file).
 	CompressedOffset int64
 	CompressedLength int64
+	// Value is the record's value of Options.Field: a top-level member
+	// of a JSONL line, a top-level column of a Parquet row, a header of
+	// a WARC or WET record (its name compared ignoring case); ValueNone
+	// when Options.Field is "" or the record has none.
+	Value Value
 }
 
 // Reject is a record that could not be read, and why.
@@ -61,6 +66,10 @@ type Options struct {
 	IDField     string // JSONL and parquet id field, default "id"
 	TextField   string // JSONL and parquet text field, default "text"
 	MaxDocBytes int    // documents with more text bytes are rejected; 0 means no limit
+	// Field names a field whose value each document carries in
+	// Doc.Value (a JSONL member, a Parquet column, a WARC header); ""
+	// reads none.
+	Field string
 	// Open opens an input file by the path (or URL) of a piece; nil opens
 	// local files.
 	Open OpenFunc

@@ -23,6 +23,10 @@ type warcHeader struct {
 	contentType string // Content-Type
 	length      int64  // Content-Length; -1 when missing or unreadable
 	problem     string // the first malformed line or field, "" when none
+	// value is the value of the field named field (Options.Field), set
+	// when hasValue.
+	field, value string
+	hasValue     bool
 }
 
 // headerStatus tells how reading a WARC record header ended.
@@ -57,7 +61,7 @@ var warcMagic = []byte("WARC/1.")
 
 // readWARC reads the records of a WET or WARC stream.
 func (r *pieceReader) readWARC(s *stream, kind Kind) error {
-	var h warcHeader
+	h := warcHeader{field: r.o.Field}
 	for {
 		start, status, reason := readWARCHeader(s, &h)
 		switch status {
@@ -282,7 +286,7 @@ func (r *pieceReader) scanToHeader(s *stream, lineStart bool) (found bool, err e
 // lines that end the previous record. It returns the offset of the record,
 // how reading ended, and for headerLost the reason.
 func readWARCHeader(s *stream, h *warcHeader) (start int64, status headerStatus, reason string) {
-	*h = warcHeader{length: -1}
+	*h = warcHeader{length: -1, field: h.field}
 	for {
 		start = s.off
 		line, _, err := s.readLine(maxWARCHeaderLine)
@@ -341,6 +345,9 @@ func readWARCHeader(s *stream, h *warcHeader) (start int64, status headerStatus,
 			continue
 		}
 		value = bytes.TrimSpace(value)
+		if h.field != "" && fieldIs(name, h.field) {
+			h.value, h.hasValue, last = string(value), true, &h.value
+		}
 		switch {
 		case fieldIs(name, "WARC-Type"):
 			h.typ, last = string(value), &h.typ
@@ -398,6 +405,10 @@ func targetURL(uri string) string {
 
 // warcDoc is the document of the WARC record at start with header h.
 func (r *pieceReader) warcDoc(h *warcHeader, text []byte, start int64) Doc {
-	return Doc{ID: h.id, URL: targetURL(h.uri), Text: text, Offset: start,
+	d := Doc{ID: h.id, URL: targetURL(h.uri), Text: text, Offset: start,
 		CompressedOffset: r.memberOff, CompressedLength: r.memberLen}
+	if h.hasValue {
+		d.Value = Value{Kind: ValueString, Str: h.value}
+	}
+	return d
 }

@@ -85,6 +85,17 @@ func (o Options) config() (control.Config, error) {
 	}
 	locations("Inputs", o.Inputs)
 	locations("Against", o.Against)
+	if o.WriteKept != "" {
+		locations("WriteKept", []string{o.WriteKept})
+	}
+	switch o.KeptFormat {
+	case "", CorpusAuto, CorpusJSONL, CorpusParquet, CorpusWARC:
+		if o.KeptFormat != "" && o.WriteKept == "" {
+			errs = append(errs, errors.New("Options.KeptFormat goes with Options.WriteKept"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("Options.KeptFormat must be %s, %s, %s or %s, not %q", CorpusAuto, CorpusJSONL, CorpusParquet, CorpusWARC, o.KeptFormat))
+	}
 	if o.Workers < 0 {
 		errs = append(errs, fmt.Errorf("Options.Workers must not be negative, not %d", o.Workers))
 	}
@@ -112,7 +123,16 @@ func (o Options) config() (control.Config, error) {
 		Out: location(o.Out), Inputs: o.Inputs, Against: o.Against, Params: p,
 		NATSURL: o.NATSURL, Conn: conn, Workers: workers, Queue: queue.DefaultConfig(),
 		Overwrite: o.Overwrite, Log: o.Log, Progress: o.Progress, DiskFullTimeout: diskFull,
+		WriteKept: keptLocation(o.WriteKept), KeptFormat: string(o.KeptFormat),
 	}, nil
+}
+
+// keptLocation is location(s), or "" for none.
+func keptLocation(s string) string {
+	if s == "" {
+		return ""
+	}
+	return location(s)
 }
 
 // location is a local path made absolute, or a URL as it is.

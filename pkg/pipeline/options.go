@@ -32,14 +32,36 @@ const (
 	TokenizeWordsOnly Tokenizer = "words-only"
 )
 
-// Keep says which document of a cluster is kept.
+// Keep says which document of a cluster is kept, as --keep does: one
+// of the constants, "newest:FIELD" (the latest date in another field or
+// header), or KeepField's rule. Ties, and documents without a value,
+// go to input order. In a job matched against earlier ones (Against, a
+// series), an earlier job's published documents stay the kept ones: the
+// rule chooses which of them is named, and chooses among the job's own
+// documents only in clusters without one.
 type Keep string
 
 // The choices of the kept document.
 const (
 	KeepFirst   Keep = "first"   // the first in input order
-	KeepLongest Keep = "longest" // the one with the most text
+	KeepLongest Keep = "longest" // the one with the most tokens
+	// KeepNewest keeps the latest dated: a WARC or WET record's
+	// WARC-Date, a JSONL or Parquet record's "date" field (RFC 3339 and
+	// ISO 8601 date-times or dates, HTTP dates, 14-digit timestamps, Unix
+	// seconds, Parquet TIMESTAMP and DATE columns).
+	KeepNewest Keep = "newest"
 )
+
+// KeepField is the rule keeping the document with the largest value of
+// a record's field (a numeric or string JSONL member or top-level
+// Parquet column, a WARC or WET header), or with asc the smallest:
+// "field:NAME" or "field:NAME:asc".
+func KeepField(name string, asc bool) Keep {
+	if asc {
+		return Keep("field:" + name + ":asc")
+	}
+	return Keep("field:" + name)
+}
 
 // InputFormat is the kind of the input files.
 type InputFormat string
@@ -53,6 +75,19 @@ const (
 	FormatJSONL   InputFormat = "jsonl"   // one JSON object a line, with id and text fields
 	FormatParquet InputFormat = "parquet" // string id and text columns
 	FormatText    InputFormat = "text"    // one document a file, its path the id
+)
+
+// CorpusFormat is what the files of a job's kept corpus are
+// (Options.KeptFormat).
+type CorpusFormat string
+
+// The formats of a kept corpus. A JSONL or Parquet input, or a text file,
+// cannot be written as WARC: the job refuses it, naming the input.
+const (
+	CorpusAuto    CorpusFormat = "auto"    // each input in its own format
+	CorpusJSONL   CorpusFormat = "jsonl"   // .jsonl.gz: a document a line
+	CorpusParquet CorpusFormat = "parquet" // .parquet: a JSONL document's members as columns, its text once
+	CorpusWARC    CorpusFormat = "warc"    // WARC and WET records as they are
 )
 
 // DefaultDiskFullTimeout is how long a job waits for a full disk unless
@@ -122,8 +157,16 @@ type Options struct {
 	// negative value waits for ever.
 	DiskFullTimeout time.Duration
 	// Overwrite replaces a complete job, or an unfinished one with other
-	// options, in Out.
+	// options, in Out (and the kept corpus a job wrote in WriteKept).
 	Overwrite bool
+
+	// WriteKept, if set, is where the job writes its kept corpus, as its
+	// last stage: its inputs without their duplicates, a file for each
+	// input file. A local directory or an object-store URL, outside Out,
+	// the inputs and Against. KeptFormat is what its files are
+	// (CorpusAuto when empty).
+	WriteKept  string
+	KeptFormat CorpusFormat
 
 	// Log receives the job's log records; nil discards them.
 	Log *slog.Logger

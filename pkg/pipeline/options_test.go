@@ -27,6 +27,9 @@ func TestParams(t *testing.T) {
 		{"perms and words", Options{Perms: 64, Words: 3}, func(p *job.Params) { p.K, p.Words = 64, 3 }},
 		{"tokenizer", Options{Tokenizer: TokenizeWordsOnly}, func(p *job.Params) { p.Tokenizer = "words-only" }},
 		{"keep", Options{Keep: KeepLongest}, func(p *job.Params) { p.Keep = "longest" }},
+		{"keep newest", Options{Keep: KeepNewest}, func(p *job.Params) { p.Keep = "newest" }},
+		{"keep field", Options{Keep: KeepField("quality", false)}, func(p *job.Params) { p.Keep = "field:quality" }},
+		{"keep field asc", Options{Keep: KeepField("rank", true)}, func(p *job.Params) { p.Keep = "field:rank:asc" }},
 		{"input", Options{InputFormat: FormatJSONL, IDField: "key", TextField: "body"},
 			func(p *job.Params) { p.InputFormat, p.IDField, p.TextField = "jsonl", "key", "body" }},
 		{"text format", Options{InputFormat: FormatText}, func(p *job.Params) { p.InputFormat = "text" }},
@@ -80,6 +83,9 @@ func TestBadOptions(t *testing.T) {
 		{"input scheme", with(func(o *Options) { o.Inputs = []string{"in", "ftp://h/x"} }), []string{"Options.Inputs", "ftp"}},
 		{"against scheme", with(func(o *Options) { o.Against = []string{"ftp://h/x"} }), []string{"Options.Against", "ftp"}},
 		{"workers", with(func(o *Options) { o.Workers = -1 }), []string{"Options.Workers", "-1"}},
+		{"kept format", with(func(o *Options) { o.WriteKept, o.KeptFormat = "kept", "csv" }), []string{"Options.KeptFormat", `"csv"`}},
+		{"kept format alone", with(func(o *Options) { o.KeptFormat = CorpusParquet }), []string{"Options.KeptFormat goes with Options.WriteKept"}},
+		{"kept scheme", with(func(o *Options) { o.WriteKept = "ftp://h/k" }), []string{"Options.WriteKept", "ftp"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +127,10 @@ func TestConfig(t *testing.T) {
 	}
 	if cfg.Out != "s3://bucket/out" || cfg.NATSURL != "nats://h:4222" || cfg.Conn.URL != cfg.NATSURL {
 		t.Errorf("config: out %q, NATS %q (conn %q)", cfg.Out, cfg.NATSURL, cfg.Conn.URL)
+	}
+	cfg, err = Options{Inputs: []string{"in"}, Out: "out", WriteKept: "rel/kept", KeptFormat: CorpusParquet}.config()
+	if err != nil || !strings.HasSuffix(cfg.WriteKept, "/rel/kept") || !strings.HasPrefix(cfg.WriteKept, "/") || cfg.KeptFormat != "parquet" {
+		t.Errorf("config: kept corpus %q as %q (%v)", cfg.WriteKept, cfg.KeptFormat, err)
 	}
 	// The disk-full timeout: the command's default unless set; negative
 	// waits (0 for the pipeline).

@@ -31,8 +31,9 @@ type QueryResult struct {
 
 // Match is an indexed document found near a queried one.
 type Match struct {
-	// Index is the index's location as given to OpenIndex, Job its job's
-	// name.
+	// Index is the index's location as given to OpenIndex, Job the name
+	// of the document's job (of a compacted index, the job it holds the
+	// document for).
 	Index, Job string
 	// Doc is the document's ordinal in its job (the doc column of its
 	// datasets), ID and URL its id and url.

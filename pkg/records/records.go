@@ -48,19 +48,24 @@ type Band struct {
 // CompressedOffset and CompressedLength locate a WARC or WET record that
 // is a gzip member of its own (Common Crawl's convention): one HTTP range
 // request for those bytes of File, gunzipped, gives the record. They are
-// null for other records.
+// null for other records. KeepNum and KeepStr are the value the job's
+// --keep rule ranks the document by, read from its record: a number (a
+// date as Unix seconds) or a string; both null when the rule ranks by no
+// field or the record has no usable value.
 type DocRecord struct {
-	Doc              int64  `parquet:"doc"`
-	ID               string `parquet:"id"`
-	URL              string `parquet:"url"`
-	File             string `parquet:"file"`
-	Offset           int64  `parquet:"offset"`
-	Line             int64  `parquet:"line"`
-	Bytes            int64  `parquet:"bytes"`
-	Tokens           int32  `parquet:"tokens"`
-	Shingles         int32  `parquet:"shingles"`
-	CompressedOffset *int64 `parquet:"compressed_offset,optional"`
-	CompressedLength *int64 `parquet:"compressed_length,optional"`
+	Doc              int64    `parquet:"doc"`
+	ID               string   `parquet:"id"`
+	URL              string   `parquet:"url"`
+	File             string   `parquet:"file"`
+	Offset           int64    `parquet:"offset"`
+	Line             int64    `parquet:"line"`
+	Bytes            int64    `parquet:"bytes"`
+	Tokens           int32    `parquet:"tokens"`
+	Shingles         int32    `parquet:"shingles"`
+	CompressedOffset *int64   `parquet:"compressed_offset,optional"`
+	CompressedLength *int64   `parquet:"compressed_length,optional"`
+	KeepNum          *float64 `parquet:"keep_num,optional"`
+	KeepStr          *string  `parquet:"keep_str,optional"`
 }
 
 // Candidate is a pair of documents that share a band key; A < B. Band is the
@@ -101,6 +106,11 @@ type Pair struct {
 	// (--against); null when a is the job's own.
 	AJob *string `parquet:"a_job,optional"`
 	AOut *string `parquet:"a_out,optional"`
+	// APublished says, for a pair with an earlier job's document a,
+	// whether that job kept it (published it): a pair against a
+	// document its own job dropped is a match with a document no reader
+	// of that job's output has. Null when a is the job's own.
+	APublished *bool `parquet:"a_published,optional"`
 }
 
 // ExactRecord places one document in a group of documents with identical
@@ -126,22 +136,33 @@ type ExactMember struct {
 }
 
 // ClusterRecord places one document in a cluster of near-duplicates.
+// Job names the earlier job (--against, --series) it is a document of,
+// null for the job's own (as pairs/ names a_job). Keep says whether it
+// is published: for the job's own documents, whether the job keeps it;
+// for an earlier job's, whether that job kept it, which no later job
+// changes.
 type ClusterRecord struct {
-	Doc         int64  `parquet:"doc"`
-	ID          string `parquet:"id"`
-	Cluster     int64  `parquet:"cluster"`
-	ClusterSize int32  `parquet:"cluster_size"`
-	Keep        bool   `parquet:"keep"`
+	Doc         int64   `parquet:"doc"`
+	ID          string  `parquet:"id"`
+	Cluster     int64   `parquet:"cluster"`
+	ClusterSize int32   `parquet:"cluster_size"`
+	Keep        bool    `parquet:"keep"`
+	URL         string  `parquet:"url"`
+	Job         *string `parquet:"job,optional"`
 }
 
-// Duplicate is a document to drop, with the document kept in its place.
+// Duplicate is a document of the job to drop, with the document kept in
+// its place: a published one, the job's own or an earlier job's, which
+// KeptJob names (null for the job's own).
 type Duplicate struct {
-	Doc     int64  `parquet:"doc"`
-	ID      string `parquet:"id"`
-	URL     string `parquet:"url"`
-	Cluster int64  `parquet:"cluster"`
-	KeptDoc int64  `parquet:"kept_doc"`
-	KeptID  string `parquet:"kept_id"`
+	Doc     int64   `parquet:"doc"`
+	ID      string  `parquet:"id"`
+	URL     string  `parquet:"url"`
+	Cluster int64   `parquet:"cluster"`
+	KeptDoc int64   `parquet:"kept_doc"`
+	KeptID  string  `parquet:"kept_id"`
+	KeptURL string  `parquet:"kept_url"`
+	KeptJob *string `parquet:"kept_job,optional"`
 }
 
 // RejectRecord is an input record that was skipped, and why.

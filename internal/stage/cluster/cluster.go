@@ -98,8 +98,12 @@ func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 	}
 	slices.SortFunc(vf, func(x, y verifyFiles) int { return cmp.Compare(x.Chunk, y.Chunk) })
 	docs := make(map[int]fileinfo.Info, len(mapResults))
+	dropped := map[int]fileinfo.Info{}
 	for c, m := range mapResults {
 		docs[c] = m.DocFile
+		if m.Dropped != nil && m.Dropped.File != nil {
+			dropped[c] = *m.Dropped.File
+		}
 	}
 	d := driver{st: st, run: run}
 	var comps []componentsResult
@@ -107,9 +111,9 @@ func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 	var rounds int
 	var err error
 	if edges <= wholeEdges {
-		comps, written, err = d.whole(ctx, vf, docs)
+		comps, written, err = d.whole(ctx, vf, docs, dropped)
 	} else {
-		comps, written, rounds, err = d.distributed(ctx, clusterParts(mapResults, p.Partitions), vf, docs)
+		comps, written, rounds, err = d.distributed(ctx, clusterParts(mapResults, p.Partitions), vf, docs, dropped)
 	}
 	if err != nil {
 		return nil, err
@@ -161,7 +165,7 @@ func foldComponents(comps []componentsResult) (*stage.ClusterStats, int64) {
 // components as labels, then whole, then the outputs. It returns the
 // results of the components and output steps and the number of
 // large-star rounds.
-func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, docs map[int]fileinfo.Info) ([]componentsResult, []outputResult, int, error) {
+func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, docs, dropped map[int]fileinfo.Info) ([]componentsResult, []outputResult, int, error) {
 	// The components, as labels.
 	labels, rounds, err := d.components(ctx, parts, vf)
 	if err != nil {
@@ -169,7 +173,7 @@ func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, do
 	}
 
 	// The components, whole.
-	nodes := &clusterStep{Name: StepPrefix + stepNodes, Kind: stepNodes, Parts: parts, Tasks: parts, Verifies: vf, Docs: docs, Labels: labels}
+	nodes := &clusterStep{Name: StepPrefix + stepNodes, Kind: stepNodes, Parts: parts, Tasks: parts, Verifies: vf, Docs: docs, Dropped: dropped, Labels: labels}
 	joined, err := runStep[nodesResult](ctx, d, nodes)
 	if err != nil {
 		return nil, nil, 0, err
@@ -308,20 +312,4 @@ func runStep[T any](ctx context.Context, d driver, s *clusterStep) ([]T, error) 
 		}
 	}
 	return out, nil
-}
-
-// chooseKept picks the document a cluster keeps, given its documents in
-// ordinal order: the first, or with keep job.KeepLongest the one with the
-// most tokens, ties going to the smallest ordinal. It returns its index.
-func chooseKept(docs []compRow, keep job.Keep) int {
-	kept := 0
-	if keep != job.KeepLongest {
-		return kept
-	}
-	for i, d := range docs {
-		if d.Tokens > docs[kept].Tokens {
-			kept = i
-		}
-	}
-	return kept
 }

@@ -15,19 +15,54 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
+// TestChooseKept checks each keep rule's choice of a cluster's kept
+// document: ties go to the smallest ordinal, documents without a value to
+// the end whatever the direction, numbers and strings ranked apart, and
+// only eligible documents are chosen.
 func TestChooseKept(t *testing.T) {
-	docs := []compRow{{A: 1, Tokens: 10}, {A: 5, Tokens: 30}, {A: 9, Tokens: 30}, {A: 12, Tokens: 2}}
+	num := func(f float64) rank { return rank{Num: f, HasNum: true} }
+	str := func(s string) rank { return rank{Str: s, HasStr: true} }
+	docs := []compRow{
+		{A: 1, Tokens: 10, Rank: num(0.5)},
+		{A: 5, Tokens: 30},
+		{A: 9, Tokens: 30, Rank: num(0.9)},
+		{A: 12, Tokens: 2, Rank: num(0.9)},
+		{A: 14, Tokens: 1, Rank: num(-3)},
+	}
+	strs := []compRow{{A: 1, Rank: str("b")}, {A: 2, Rank: num(100)}, {A: 3, Rank: str("c")}, {A: 4}}
+	none := []compRow{{A: 1}, {A: 2}}
+	notFirst := func(d compRow) bool { return d.A != 1 && d.A != 9 }
 	tests := []struct {
-		keep job.Keep
-		want int64
+		keep     job.Keep
+		docs     []compRow
+		eligible func(compRow) bool
+		want     int64
 	}{
-		{"first", 1},
-		{"longest", 5}, // 5 and 9 tie: the first wins
+		{"first", docs, nil, 1},
+		{"longest", docs, nil, 5},            // 5 and 9 tie: the first wins
+		{"field:quality", docs, nil, 9},      // 9 and 12 tie
+		{"field:quality:desc", docs, nil, 9}, // the same
+		{"field:quality:asc", docs, nil, 14},
+		{"newest", docs, nil, 9},
+		{"field:q", strs, nil, 3},     // strings above numbers
+		{"field:q:asc", strs, nil, 2}, // and below them ascending; none last
+		{"field:q", none, nil, 1},
+		{"field:q:asc", none, nil, 1},
+		{"first", docs, notFirst, 5},
+		{"field:quality", docs, notFirst, 12},
+		{"longest", docs, notFirst, 5},
 	}
 	for _, tt := range tests {
-		if got := docs[chooseKept(docs, tt.keep)].A; got != tt.want {
+		rule, err := tt.keep.Rule()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tt.docs[chooseKept(tt.docs, tt.eligible, rule)].A; got != tt.want {
 			t.Errorf("chooseKept(%s) = %d, want %d", tt.keep, got, tt.want)
 		}
+	}
+	if k := chooseKept(docs, func(compRow) bool { return false }, job.KeepRule{}); k != -1 {
+		t.Errorf("chooseKept with none eligible = %d, want -1", k)
 	}
 }
 

@@ -71,7 +71,9 @@ func nodesTask(ctx context.Context, st storage.FS, s *clusterStep, part int) (*n
 
 // labelledRows returns the rows of partition part: its documents, whose
 // labels are labels ((document, label), by document), with their ids,
-// urls and lengths from the chunks' document files (s.Docs), and the
+// urls, lengths and keep rule values from the chunks' document files
+// (s.Docs) and, for an earlier job's documents that job dropped, what
+// it kept in their place (its index's dropped lists, s.Dropped), and the
 // group members and verified pairs of the verify files it reads, each
 // with its component's label. The rows are in no particular order.
 func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part int, labels []records.Candidate) ([]compRow, error) {
@@ -107,13 +109,30 @@ func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part i
 		err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []docInfo) error {
 			for _, d := range docs {
 				if i, ok := find(d.Doc); ok {
-					rows[i].ID, rows[i].URL, rows[i].Tokens = d.ID, d.URL, d.Tokens
+					rows[i].ID, rows[i].URL, rows[i].Tokens, rows[i].Rank = d.ID, d.URL, d.Tokens, rankOf(d)
 				}
 			}
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("clusters: %w", err)
+		}
+		// An earlier job's documents it dropped: never published.
+		if info, ok := s.Dropped[c]; ok {
+			err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []droppedInfo) error {
+				for _, d := range docs {
+					if i, ok := find(d.Doc); ok {
+						rows[i].Dropped, rows[i].Rep = true, keptRep{Doc: d.KeptDoc, ID: d.KeptID, URL: d.KeptURL}
+						if d.KeptJob != nil {
+							rows[i].Rep.Job = *d.KeptJob
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("clusters: %w", err)
+			}
 		}
 	}
 
@@ -293,6 +312,39 @@ func (c *component) lookups(dst []lookupRow, groups map[int64][2]int, bounded bo
 	if bounded {
 		for rep := range groups {
 			dst = append(dst, keptRow(rep))
+		}
+	}
+	return dst
+}
+
+// unpublished appends to dst, for the verify chunk of each pair whose
+// first document is an earlier job's (of the component's docs[:earlier]),
+// the documents of that side of the pair (the document and its exact
+// group) that their job dropped: pairs/ marks the pairs against them.
+func (c *component) unpublished(dst []lookupRow, groups map[int64][2]int, earlier int) []lookupRow {
+	dropped := map[int64]bool{}
+	for _, d := range c.docs[:earlier] {
+		if d.Dropped {
+			dropped[d.A] = true
+		}
+	}
+	if len(dropped) == 0 {
+		return dst
+	}
+	for _, pr := range c.pairs {
+		if !dropped[pr.A] && len(groups) == 0 {
+			continue
+		}
+		note := func(doc int64) {
+			if dropped[doc] {
+				dst = append(dst, lookupRow{Chunk: int32(job.ChunkOf(pr.A)), Kind: lookupUnpublished, Node: doc})
+			}
+		}
+		note(pr.A)
+		if g, ok := groups[pr.A]; ok {
+			for _, m := range c.members[g[0]:g[1]] {
+				note(m.B)
+			}
 		}
 	}
 	return dst

@@ -74,12 +74,14 @@ func expandTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSt
 // lookup rows that include those of its chunk, and counts the pairs listed
 // of each bounded cluster of top.
 func expandChunk(ctx context.Context, st storage.FS, spec *job.Spec, v verifyFiles, lookups []lookupRow, top []int64) (*outputResult, error) {
-	x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, spec: spec}
+	x := newExpander(spec)
 	for _, r := range lookups {
 		switch {
 		case int(r.Chunk) != v.Chunk:
 		case r.Kind == lookupKept:
 			x.bounded[r.Node] = keptDoc{cluster: r.Cluster, doc: r.Doc}
+		case r.Kind == lookupUnpublished:
+			x.unpublished[r.Node] = true
 		default:
 			x.groups[r.Node] = append(x.groups[r.Node], groupMember{doc: r.Doc, id: r.ID, url: r.URL})
 		}

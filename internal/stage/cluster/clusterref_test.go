@@ -140,9 +140,9 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 		stats.CompletePairs += pairTotal[i]
 		for _, d := range c {
 			m := members[d]
-			clusters = append(clusters, records.ClusterRecord{Doc: d, ID: m.id, Cluster: id, ClusterSize: size, Keep: d == k})
+			clusters = append(clusters, records.ClusterRecord{Doc: d, ID: m.id, Cluster: id, ClusterSize: size, Keep: d == k, URL: m.url})
 			if d != k {
-				dups = append(dups, records.Duplicate{Doc: d, ID: m.id, URL: m.url, Cluster: id, KeptDoc: k, KeptID: members[k].id})
+				dups = append(dups, records.Duplicate{Doc: d, ID: m.id, URL: m.url, Cluster: id, KeptDoc: k, KeptID: members[k].id, KeptURL: members[k].url})
 			}
 		}
 	}

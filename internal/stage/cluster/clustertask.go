@@ -45,6 +45,10 @@ type clusterStep struct {
 	Verifies []verifyFiles `json:"verifies,omitempty"`
 	// Docs are the chunks' document files (nodes).
 	Docs map[int]fileinfo.Info `json:"docs,omitempty"`
+	// Dropped are the lists of the documents earlier jobs dropped, by
+	// chunk (nodes; see job.DroppedList): those of chunks without one
+	// were all published, or their index does not say.
+	Dropped map[int]fileinfo.Info `json:"dropped,omitempty"`
 	// Routes are the route tables of what each task of the previous step
 	// wrote, by destination partition (large-star, small-star,
 	// components, out: the lookups): the driver's. They are not in the

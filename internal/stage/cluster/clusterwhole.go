@@ -39,12 +39,12 @@ type wholeResult struct {
 
 // whole runs the stage as one task: it returns its results as those of
 // one components task and of the output step's tasks.
-func (d driver) whole(ctx context.Context, vf []verifyFiles, docs map[int]fileinfo.Info) ([]componentsResult, []outputResult, error) {
+func (d driver) whole(ctx context.Context, vf []verifyFiles, docs, dropped map[int]fileinfo.Info) ([]componentsResult, []outputResult, error) {
 	// As for the output step: pairs/ is written whole.
 	if err := d.st.Remove(ctx, job.PairsDir); err != nil {
 		return nil, nil, err
 	}
-	res, err := runStep[wholeResult](ctx, d, &clusterStep{Name: StepPrefix + stepWhole, Kind: stepWhole, Parts: 1, Tasks: 1, Verifies: vf, Docs: docs})
+	res, err := runStep[wholeResult](ctx, d, &clusterStep{Name: StepPrefix + stepWhole, Kind: stepWhole, Parts: 1, Tasks: 1, Verifies: vf, Docs: docs, Dropped: dropped})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,7 +29,21 @@ type expander struct {
 	groups  map[int64][]groupMember
 	repOf   map[int64]groupMember // the task's representatives
 	bounded map[int64]keptDoc
-	spec    *job.Spec
+	// unpublished are the earlier jobs' documents their jobs dropped, of
+	// the task's pairs.
+	unpublished map[int64]bool
+	spec        *job.Spec
+	// jobs names the earlier jobs (AJob), and published and dropped are
+	// what APublished points to.
+	jobs               jobNames
+	published, dropped bool
+}
+
+// newExpander returns an expander for a task of the job of spec, its
+// groups and lookups to be filled in.
+func newExpander(spec *job.Spec) *expander {
+	return &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{},
+		unpublished: map[int64]bool{}, spec: spec, jobs: newJobNames(spec), published: true}
 }
 
 // keptDoc is a bounded cluster and its kept document.
@@ -210,9 +224,12 @@ func (x *expander) pair(first int64, a, b groupMember, tmpl records.Pair, res *e
 		a, b = b, a
 	}
 	tmpl.A, tmpl.B, tmpl.AID, tmpl.BID, tmpl.AURL, tmpl.BURL = a.doc, b.doc, a.id, b.id, a.url, b.url
-	tmpl.AJob, tmpl.AOut = nil, nil
+	tmpl.AJob, tmpl.AOut, tmpl.APublished = nil, nil, nil
 	if i, ok := x.spec.AgainstOf(a.doc); ok {
-		tmpl.AJob, tmpl.AOut = &x.spec.Against[i].Job, &x.spec.Against[i].Out
+		tmpl.AJob, tmpl.AOut, tmpl.APublished = x.jobs.of(a.doc), &x.spec.Against[i].Out, &x.published
+		if x.unpublished[a.doc] {
+			tmpl.APublished = &x.dropped
+		}
 		res.against++
 	}
 	res.examples.Add(manifest.Example{A: tmpl.A, B: tmpl.B, AID: tmpl.AID, BID: tmpl.BID, Similarity: tmpl.Similarity, Estimate: tmpl.Estimate,

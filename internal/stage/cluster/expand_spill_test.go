@@ -33,7 +33,7 @@ func newExpandCase(seed uint64, groups, bounded bool) expandCase {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	id := func(d int64) string { return fmt.Sprintf("d%d", d) }
 	x := func() *expander {
-		x := &expander{groups: map[int64][]groupMember{}, repOf: map[int64]groupMember{}, bounded: map[int64]keptDoc{}, spec: &job.Spec{Params: job.DefaultParams()}}
+		x := newExpander(&job.Spec{Params: job.DefaultParams()})
 		next := int64(1000)
 		for rep := int64(0); groups && rep < 200; rep += 2 {
 			x.reps = append(x.reps, rep)

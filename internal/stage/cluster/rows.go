@@ -3,6 +3,7 @@ package cluster
 import (
 	"cmp"
 	"encoding/binary"
+	"math"
 
 	"github.com/neardup/neardup/internal/workfile"
 )
@@ -18,19 +19,74 @@ type compRow struct {
 	ID     string
 	URL    string
 	Tokens int32
+	// Rank is the value the keep rule ranks the document by (rowDoc).
+	Rank rank
+	// Dropped is set for an earlier job's document that its own job
+	// dropped (rowDoc): never published, it is never kept; Rep is the
+	// document that job kept in its place.
+	Dropped bool
+	Rep     keptRep
 }
 
+// keptRep is the document an earlier job kept in place of one it
+// dropped, as its index records it: Job names its job when it is not the
+// one that dropped it.
+type keptRep struct {
+	Doc          int64
+	ID, URL, Job string
+}
+
+// The flags of an encoded compRow: which of its optional fields follow.
+const (
+	rowHasNum = 1 << iota
+	rowHasStr
+	rowDropped
+)
+
 func appendCompRow(b []byte, r compRow) []byte {
-	for _, v := range []int64{r.Label, int64(r.Kind), r.A, r.B, int64(r.Tokens)} {
+	var flags int64
+	if r.Rank.HasNum {
+		flags |= rowHasNum
+	}
+	if r.Rank.HasStr {
+		flags |= rowHasStr
+	}
+	if r.Dropped {
+		flags |= rowDropped
+	}
+	for _, v := range []int64{r.Label, int64(r.Kind), r.A, r.B, int64(r.Tokens), flags} {
 		b = binary.AppendVarint(b, v)
 	}
-	return workfile.AppendString(workfile.AppendString(b, r.ID), r.URL)
+	b = workfile.AppendString(workfile.AppendString(b, r.ID), r.URL)
+	if r.Rank.HasNum {
+		b = binary.AppendVarint(b, int64(math.Float64bits(r.Rank.Num)))
+	}
+	if r.Rank.HasStr {
+		b = workfile.AppendString(b, r.Rank.Str)
+	}
+	if r.Dropped {
+		b = binary.AppendVarint(b, r.Rep.Doc)
+		b = workfile.AppendString(workfile.AppendString(workfile.AppendString(b, r.Rep.ID), r.Rep.URL), r.Rep.Job)
+	}
+	return b
 }
 
 func decodeCompRow(b []byte) (compRow, int) {
 	d := workfile.DecodeRow(b)
 	r := compRow{Label: d.Int(), Kind: int32(d.Int()), A: d.Int(), B: d.Int(), Tokens: int32(d.Int())}
+	flags := d.Int()
 	r.ID, r.URL = d.String(), d.String()
+	if flags&rowHasNum != 0 {
+		r.Rank.HasNum, r.Rank.Num = true, math.Float64frombits(uint64(d.Int()))
+	}
+	if flags&rowHasStr != 0 {
+		r.Rank.HasStr, r.Rank.Str = true, d.String()
+	}
+	if flags&rowDropped != 0 {
+		r.Dropped = true
+		r.Rep.Doc = d.Int()
+		r.Rep.ID, r.Rep.URL, r.Rep.Job = d.String(), d.String(), d.String()
+	}
 	return r, d.Used()
 }
 
@@ -88,13 +144,28 @@ func decodeLookupRow(b []byte) (lookupRow, int) {
 const (
 	lookupKept int32 = iota
 	lookupMember
+	// lookupUnpublished: Node is an earlier job's document its job
+	// dropped, a in some pair of the chunk (pairs/ says so).
+	lookupUnpublished
 )
 
 // docInfo is what the cluster stage reads of a records.DocRecord: only
 // these columns are decoded.
 type docInfo struct {
-	Doc    int64  `parquet:"doc"`
-	ID     string `parquet:"id"`
-	URL    string `parquet:"url"`
-	Tokens int32  `parquet:"tokens"`
+	Doc     int64    `parquet:"doc"`
+	ID      string   `parquet:"id"`
+	URL     string   `parquet:"url"`
+	Tokens  int32    `parquet:"tokens"`
+	KeepNum *float64 `parquet:"keep_num,optional"`
+	KeepStr *string  `parquet:"keep_str,optional"`
+}
+
+// droppedInfo is what the cluster stage reads of an earlier job's
+// dropped list (job.DroppedFile: rows of records.Duplicate).
+type droppedInfo struct {
+	Doc     int64   `parquet:"doc"`
+	KeptDoc int64   `parquet:"kept_doc"`
+	KeptID  string  `parquet:"kept_id"`
+	KeptURL string  `parquet:"kept_url"`
+	KeptJob *string `parquet:"kept_job,optional"`
 }

@@ -28,6 +28,11 @@ type taken struct {
 // makes the component's rows of the outputs and its lookups for parts
 // output partitions.
 func takeComponents(ctx context.Context, spec *job.Spec, rows []compRow, parts int) (*taken, error) {
+	rule, err := spec.Params.Keep.Rule()
+	if err != nil {
+		return nil, err
+	}
+	names := newJobNames(spec)
 	res := &componentsResult{Stats: stage.ClusterStats{SizeHist: make([]int64, stage.SizeBins), Top: []manifest.ClusterSummary{}}}
 	var clusters []records.ClusterRecord
 	var dups []records.Duplicate
@@ -50,8 +55,7 @@ func takeComponents(ctx context.Context, spec *job.Spec, rows []compRow, parts i
 			return nil, fmt.Errorf("clusters: component %d has %d documents, the first %v", c.label, len(c.docs), c.docs[:min(len(c.docs), 1)])
 		}
 
-		// Documents of earlier jobs (--against) come first and are never
-		// dropped: a cluster holding any keeps one of them.
+		// Documents of earlier jobs (--against) come first.
 		earlier := 0
 		for earlier < len(c.docs) && spec.Earlier(c.docs[earlier].A) {
 			earlier++
@@ -64,26 +68,35 @@ func takeComponents(ctx context.Context, spec *job.Spec, rows []compRow, parts i
 			lookups = c.lookups(lookups, groups, false, c.label)
 			continue
 		}
-		keepable := c.docs
-		if earlier > 0 {
-			keepable = c.docs[:earlier]
+		kept, k, hub := keptOf(c.docs, earlier, rule)
+		var keptJob *string
+		switch {
+		case k >= 0:
+			keptJob = names.of(kept.A)
+		case kept.Rep.Job != "":
+			keptJob = names.ptr(kept.Rep.Job)
+		default: // the job that dropped the first earlier document kept it
+			keptJob = names.of(c.docs[0].A)
 		}
-		k := chooseKept(keepable, spec.Params.Keep)
-		kept := c.docs[k]
 		size := int32(len(c.docs))
+		var dropped int64
 		for i, d := range c.docs {
-			clusters = append(clusters, records.ClusterRecord{Doc: d.A, ID: d.ID, Cluster: c.label, ClusterSize: size, Keep: i == k || i < earlier})
-			if i != k && i >= earlier {
-				dups = append(dups, records.Duplicate{Doc: d.A, ID: d.ID, URL: d.URL, Cluster: c.label, KeptDoc: kept.A, KeptID: kept.ID})
+			own := i >= earlier
+			keep := i == k || !own && !d.Dropped
+			clusters = append(clusters, records.ClusterRecord{Doc: d.A, ID: d.ID, Cluster: c.label, ClusterSize: size, Keep: keep, URL: d.URL, Job: names.of(d.A)})
+			if own && !keep {
+				dropped++
+				dups = append(dups, records.Duplicate{Doc: d.A, ID: d.ID, URL: d.URL, Cluster: c.label, KeptDoc: kept.A, KeptID: kept.ID,
+					KeptURL: kept.URL, KeptJob: keptJob})
 			}
 		}
 		cs := &res.Stats
 		cs.Clusters++
 		cs.Clustered += int64(size)
-		cs.Duplicates += int64(size) - int64(max(earlier, 1))
+		cs.Duplicates += dropped
 		cs.Largest = max(cs.Largest, int64(size))
 		cs.SizeHist[stage.SizeBin(int64(size))]++
-		cs.Top = insertTop(cs.Top, summary(c.label, c.docs, k))
+		cs.Top = insertTop(cs.Top, summary(c.label, c.docs, kept))
 
 		total := c.completePairs(groups)
 		cs.CompletePairs += total
@@ -93,7 +106,10 @@ func takeComponents(ctx context.Context, spec *job.Spec, rows []compRow, parts i
 			res.BoundedPairs += total
 			cs.Bounded = insertBounded(cs.Bounded, manifest.BoundedCluster{Cluster: c.label, Size: int64(size), KeptID: kept.ID, Pairs: total})
 		}
-		lookups = c.lookups(lookups, groups, bounded, kept.A)
+		lookups = c.lookups(lookups, groups, bounded, hub)
+		if earlier > 0 {
+			lookups = c.unpublished(lookups, groups, earlier)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -108,9 +124,69 @@ func takeComponents(ctx context.Context, spec *job.Spec, rows []compRow, parts i
 	return &taken{res: res, clusters: clusters, dups: dups, lookups: slices.Compact(lookups)}, nil
 }
 
+// keptOf chooses the document a component keeps, of its documents docs
+// (in ordinal order, the first earlier of them earlier jobs'), under
+// rule. Published means published: an earlier job's document is kept if
+// that job kept it, and never if it dropped it.
+//
+//   - A component holding documents an earlier job published keeps them
+//     all, and names the one rule prefers of them as the kept document,
+//     in place of which its own documents are dropped.
+//   - One whose earlier documents were all dropped by their jobs keeps
+//     none of them, nor any of its own: its documents are copies of what
+//     an earlier job dropped as a copy of another, which that job kept
+//     (the representative its dropped list names; of the first such
+//     document's, if several), and which is named as the kept document.
+//   - One of the job's documents only keeps the one rule prefers.
+//
+// It returns the kept document (its ID, URL, and its job in Rep.Job when
+// it is not among docs), its index in docs (-1 when it is not), and the
+// document whose pairs a bounded component lists: the kept one, or the
+// first earlier document when the kept one is not among docs.
+func keptOf(docs []compRow, earlier int, rule job.KeepRule) (kept compRow, k int, hub int64) {
+	if earlier == 0 {
+		k = chooseKept(docs, nil, rule)
+		return docs[k], k, docs[k].A
+	}
+	if k = chooseKept(docs[:earlier], func(d compRow) bool { return !d.Dropped }, rule); k >= 0 {
+		return docs[k], k, docs[k].A
+	}
+	rep := docs[0].Rep
+	return compRow{A: rep.Doc, ID: rep.ID, URL: rep.URL, Rep: rep}, -1, docs[0].A
+}
+
+// jobNames names the earlier jobs of documents as nullable columns take
+// them: one pointer per name, nil for the job's own documents.
+type jobNames struct {
+	spec  *job.Spec
+	names map[string]*string
+}
+
+func newJobNames(spec *job.Spec) jobNames { return jobNames{spec: spec, names: map[string]*string{}} }
+
+// of names the earlier job of doc (the job a compacted index holds it
+// for), nil if doc is the job's own.
+func (n jobNames) of(doc int64) *string {
+	i, ok := n.spec.AgainstOf(doc)
+	if !ok {
+		return nil
+	}
+	return n.ptr(n.spec.Against[i].JobOf(job.ChunkOf(doc)))
+}
+
+// ptr is the pointer to name.
+func (n jobNames) ptr(name string) *string {
+	p, ok := n.names[name]
+	if !ok {
+		p = &name
+		n.names[name] = p
+	}
+	return p
+}
+
 // summary describes a component for the manifest's largest clusters.
-func summary(label int64, docs []compRow, kept int) manifest.ClusterSummary {
-	s := manifest.ClusterSummary{Cluster: label, Size: len(docs), KeptID: docs[kept].ID, KeptURL: docs[kept].URL}
+func summary(label int64, docs []compRow, kept compRow) manifest.ClusterSummary {
+	s := manifest.ClusterSummary{Cluster: label, Size: len(docs), KeptID: kept.ID, KeptURL: kept.URL}
 	for _, d := range docs[:min(len(docs), 5)] {
 		s.Members = append(s.Members, d.ID)
 	}

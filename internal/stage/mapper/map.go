@@ -38,6 +38,10 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 		return nil, err
 	}
 	scripts := shingle.NewScripts()
+	rule, err := p.Keep.Rule()
+	if err != nil {
+		return nil, err
+	}
 	res := &job.MapResult{Chunk: chunk.Index, InputBytes: chunk.Bytes, Scripts: map[string]*job.ScriptStats{}}
 	// The documents' texts go to the chunk's text store as they are read:
 	// they are most of a chunk's bytes. Verify and query sketch them
@@ -74,6 +78,8 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 		rejects []records.RejectRecord
 	)
 	for _, piece := range chunk.Pieces {
+		o := p.ReadOptions()
+		o.Field = rule.FieldFor(piece.Kind)
 		emit := func(d formats.Doc) error {
 			if ndocs >= 1<<32-1 {
 				return fmt.Errorf("chunk %d holds more than 2^32-1 documents: lower --chunk-bytes", chunk.Index)
@@ -89,6 +95,11 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			}
 			if d.CompressedLength > 0 {
 				row[0].CompressedOffset, row[0].CompressedLength = &d.CompressedOffset, &d.CompressedLength
+			}
+			var problem string
+			row[0].KeepNum, row[0].KeepStr, problem = rankValue(rule, d.Value)
+			if problem != "" {
+				res.NoteUnranked(unranked(piece, o.Field, d, problem))
 			}
 			if err := docs.Write(row[:]); err != nil {
 				return err
@@ -147,7 +158,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			res.ChangedFiles = append(res.ChangedFiles, piece.Path)
 		}
 		before := len(rejects)
-		if err := formats.Read(ctx, piece, p.ReadOptions(), emit, reject); err != nil {
+		if err := formats.Read(ctx, piece, o, emit, reject); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}

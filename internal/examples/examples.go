@@ -1,4 +1,4 @@
-package control
+package examples
 
 import (
 	"cmp"
@@ -23,13 +23,13 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// writePairsPage writes report.PairsFile: the example pairs side by side,
+// WritePairsPage writes report.PairsFile: the example pairs side by side,
 // their texts read from the chunks' text stores (stored: each chunk's
 // record file, the job's own and earlier jobs'), or again from the inputs
 // where there is none. A text that cannot be read (an input moved or
 // changed since) is said so on the page and in the log, and does not
 // fail the job.
-func writePairsPage(ctx context.Context, st storage.FS, spec *job.Spec, plan *job.Plan, stored map[int]fileinfo.Info, examples []manifest.Example, log *slog.Logger) error {
+func WritePairsPage(ctx context.Context, st storage.FS, spec *job.Spec, plan *job.Plan, stored map[int]fileinfo.Info, examples []manifest.Example, log *slog.Logger) error {
 	want := map[int64]bool{}
 	for _, e := range examples {
 		want[e.A], want[e.B] = true, true

@@ -1,4 +1,4 @@
-package control
+package examples
 
 import (
 	"bytes"
@@ -207,7 +207,7 @@ func TestExampleTexts(t *testing.T) {
 
 	// The page: every example is shown, with its highlighted words.
 	examples := []manifest.Example{{A: 0, B: 1, AID: "j0", BID: "j1", Similarity: 0.5}}
-	if err := writePairsPage(ctx, st, &job.Spec{Params: p}, &plan, nil, examples, discard); err != nil {
+	if err := WritePairsPage(ctx, st, &job.Spec{Params: p}, &plan, nil, examples, discard); err != nil {
 		t.Fatal(err)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "out", report.PairsFile))
