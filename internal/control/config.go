@@ -211,7 +211,7 @@ func checkConfig(ctx context.Context, cfg Config, log *slog.Logger) (*checked, e
 		params.ChunkBytes = job.AutoChunkBytes(inputs)
 	}
 	if params.Gather == job.GatherAuto {
-		params.Gather = job.AutoGather(inputs, !locs.out.Local())
+		params.Gather = job.AutoGather(inputs, !locs.out.Local(), len(earlier) > 0)
 	}
 	for i := range inputs {
 		inputs[i].Path = storage.AbsLocation(inputs[i].Path)

@@ -161,11 +161,11 @@ func TestInjectedFaults(t *testing.T) {
 }
 
 // TestTasksIdempotent runs every task of a job a second time and checks
-// that each rewrites byte-identical files, with the gather stage off and
-// on.
+// that each rewrites byte-identical files, with verify reading the text
+// stores, the gathered records and the set files.
 func TestTasksIdempotent(t *testing.T) {
 	in, _ := genCorpus(t, 300, 4, 2)
-	for _, gather := range []job.Gather{job.GatherOff, job.GatherOn} {
+	for _, gather := range []job.Gather{job.GatherOff, job.GatherOn, job.GatherSets} {
 		t.Run("gather="+gather.String(), func(t *testing.T) {
 			testTasksIdempotent(t, in, gather)
 		})

@@ -138,14 +138,29 @@ func DecodeGathered(raw []byte, rs *sketch.Resketcher) (sigfile.Record, error) {
 	return sigfile.Record{}, fmt.Errorf("record of kind %q: %w", raw[0], sigfile.ErrCorrupt)
 }
 
-// openChunkFile opens the record file of a chunk, checking it against
-// what its map task recorded.
+// OpenChunkRecords opens the record file of a chunk, checking it against
+// what its map task recorded: its set file in the work area when map
+// wrote one (--gather sets: the records as map sketched them), else its
+// text store.
 func OpenChunkRecords(ctx context.Context, st storage.Opener, maps map[int]job.MapResult, chunk int) (*RecordFile, func(), error) {
 	mr, ok := maps[chunk]
 	if !ok {
 		return nil, nil, fmt.Errorf("chunk %d has no map result", chunk)
 	}
+	if mr.SetFile != nil {
+		return OpenRecordFile(ctx, st, *mr.SetFile)
+	}
 	return OpenRecordFile(ctx, st, mr.SigFile)
+}
+
+// SetRecords reads the records of a signature file (a chunk's set file)
+// by slot; nil for a text store. Its records' slices are fresh, and it
+// may be read by several goroutines at once.
+func (c *RecordFile) SetRecords() RecordReader {
+	if c.sig == nil {
+		return nil
+	}
+	return &sigRecords{r: c.sig, name: c.Name}
 }
 
 // OpenRecordFile opens a record file, checking its size and slot count

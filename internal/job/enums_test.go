@@ -36,7 +36,7 @@ func TestEnumSet(t *testing.T) {
 		{"verify", func() enumValue { return new(Verify) }, []string{"exact", "estimate"},
 			[]string{"none", "maybe"}, "--verify must be exact or estimate"},
 		{"gather", func() enumValue { return new(Gather) }, []string{"auto", "on", "off"},
-			[]string{"true", "yes"}, "--gather must be auto, on or off"},
+			[]string{"true", "yes"}, "--gather must be auto, on, off or sets"},
 		{"keep", func() enumValue { return new(Keep) }, []string{"first", "longest", "newest", "newest:crawl_date", "field:quality", "field:quality:asc", "field:a:b:desc"},
 			[]string{"last", "shortest", "field:", "field::asc", "newest:", "Field:x"}, "--keep must be first, longest, newest, newest:FIELD or field:NAME[:asc|:desc]"},
 		{"tokenizer", func() enumValue { return new(Tokenizer) }, []string{"scripts", "words-only"},
@@ -131,7 +131,7 @@ func TestEnumFlags(t *testing.T) {
 				`--keep must be first, longest, newest, newest:FIELD or field:NAME[:asc|:desc], not "last"`, `--input-format must be auto, warc, wet, jsonl, parquet or text, not "csv"`}},
 		{[]string{"--method", "lsh", "--gather", "yes", "--sketch", "bbit", "--simhash-weights", "idf", "--tokenizer", "x"},
 			func(p Params) bool { return p.Method == "lsh" },
-			[]string{`--method must be minhash or simhash, not "lsh"`, `--gather must be auto, on or off, not "yes"`,
+			[]string{`--method must be minhash or simhash, not "lsh"`, `--gather must be auto, on, off or sets, not "yes"`,
 				`--sketch must be dart or classic, not "bbit"`, `--simhash-weights must be none or tf, not "idf"`,
 				`--tokenizer must be scripts or words-only, not "x"`}},
 	}

@@ -149,6 +149,14 @@ func RequestFile(part int) string {
 	return fmt.Sprintf("%s/part=%05d.req", RequestsDir, part)
 }
 
+// SetsDir holds the chunks' set files (GatherSets): each document's
+// record for verification, written by map, read by verify, removed once
+// verify is done.
+const SetsDir = WorkDir + "/sets"
+
+// SetWorkFile is the set file of a chunk (package sigfile's layout).
+func SetWorkFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.sig", SetsDir, chunk) }
+
 // GatherFile holds the signature records a chunk's gather task read for
 // the verify tasks, grouped by verify task.
 func GatherFile(chunk int) string {

@@ -367,15 +367,28 @@ func AutoChunkBytes(inputs []Input) int64 {
 // the gather stage decodes each frame once.
 const GatherText = 64 << 20
 
+// SetsText is the input text up to which AutoGather chooses GatherSets:
+// its work files (each document's 64-bit shingle set and signature, about
+// 1.7 bytes a byte of text: 1.7 GiB here) stay in the page cache of a
+// machine of a few GiB, and verify reads them instead of decoding and
+// sketching its candidates' texts again (the 100k corpus: about 1.5 s of
+// a job's 7.7 s of CPU, docs/performance.md).
+const SetsText = 1 << 30
+
 // AutoGather resolves --gather auto: GatherOn for an output in object
-// storage (where a random read is a request) or inputs of more than
-// GatherText bytes of text (a compressed input byte counting
-// compressionEstimate), else GatherOff.
-func AutoGather(inputs []Input, remoteOut bool) Gather {
-	if remoteOut || estimatedText(inputs) > GatherText {
+// storage (where a random read is a request), a job matched against
+// earlier ones (whose chunks have no set files: the gather stage decodes
+// each of their text stores' frames once, where every verify task would
+// decode those holding its documents) or inputs of more than SetsText
+// bytes of text (a compressed input byte counting compressionEstimate),
+// else GatherSets. GatherOff, reading the text stores by random access,
+// is never chosen: above GatherText bytes of text it decodes their frames
+// many times over.
+func AutoGather(inputs []Input, remoteOut, against bool) Gather {
+	if remoteOut || against || estimatedText(inputs) > SetsText {
 		return GatherOn
 	}
-	return GatherOff
+	return GatherSets
 }
 
 // estimatedText is the text of inputs, a compressed byte counting

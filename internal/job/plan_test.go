@@ -371,3 +371,28 @@ func TestIsDocumentation(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoGather checks what --gather auto chooses: the set files for a
+// local output of up to SetsText bytes of text (a compressed byte counting
+// four), the gather stage beyond it, for an output in object storage or
+// for a job matched against earlier ones.
+func TestAutoGather(t *testing.T) {
+	tests := []struct {
+		name            string
+		inputs          []Input
+		remote, against bool
+		want            Gather
+	}{
+		{"small", []Input{{Path: "a.jsonl", Size: 100 << 20}}, false, false, GatherSets},
+		{"at the limit", []Input{{Path: "a.jsonl", Size: SetsText / 2}, {Path: "b.jsonl.gz", Size: SetsText / 8}}, false, false, GatherSets},
+		{"over the limit", []Input{{Path: "a.jsonl", Size: SetsText/2 + 1}, {Path: "b.jsonl.gz", Size: SetsText / 8}}, false, false, GatherOn},
+		{"compressed, over", []Input{{Path: "a.warc.wet.gz", Size: SetsText/4 + 1}}, false, false, GatherOn},
+		{"small, object storage", []Input{{Path: "a.jsonl", Size: 1 << 20}}, true, false, GatherOn},
+		{"small, against earlier jobs", []Input{{Path: "a.jsonl", Size: 1 << 20}}, false, true, GatherOn},
+	}
+	for _, tt := range tests {
+		if got := AutoGather(tt.inputs, tt.remote, tt.against); got != tt.want {
+			t.Errorf("%s: AutoGather = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}

@@ -50,7 +50,11 @@ type MapResult struct {
 	// SigFile is the chunk's record file: its text store (TextFile), or
 	// in the index of an earlier job made before index version 3, its
 	// signature file (package sigfile).
-	SigFile    fileinfo.Info  `json:"sig_file"`
+	SigFile fileinfo.Info `json:"sig_file"`
+	// SetFile is the chunk's set file (SetWorkFile) in a job with
+	// GatherSets: the records of SigFile's documents as a signature file
+	// holds them (package sigfile), for verify.
+	SetFile    *fileinfo.Info `json:"set_file,omitempty"`
 	RejectFile *fileinfo.Info `json:"reject_file,omitempty"`
 	// BandFiles and BandRuns are a chunk's band files in the layout of
 	// index versions 1 and 2 (BandFile, and the JSON file listing its

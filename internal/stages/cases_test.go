@@ -331,7 +331,7 @@ func TestStageCases(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Both ways of reading signatures in verify give the same result.
-		for _, gather := range []job.Gather{job.GatherOff, job.GatherOn} {
+		for _, gather := range []job.Gather{job.GatherOff, job.GatherOn, job.GatherSets} {
 			c.params.Gather = gather
 			t.Run(c.name+"/gather="+gather.String(), func(t *testing.T) {
 				testCase(t, c, file)

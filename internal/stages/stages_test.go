@@ -30,22 +30,24 @@ func TestLookup(t *testing.T) {
 	}
 	// Every stage of every sequence can be looked up, and runs; a job
 	// writes its kept corpus last.
-	for _, spec := range []*job.Spec{
-		{Params: job.DefaultParams()},
-		{Params: job.DefaultParams(), Kept: &job.KeptOutput{Dir: "/kept", Format: "auto"}},
-	} {
-		spec.Params.Gather = job.GatherOn
-		seq := Of(spec)
-		if last := seq[len(seq)-1].Name; (last == "write-kept") != (spec.Kept != nil) {
-			t.Errorf("the last stage of a job (kept corpus %v) is %s", spec.Kept, last)
-		}
-		for _, s := range seq {
-			name := s.Name
-			if s.Steps != nil {
-				name += "-x"
+	for _, gather := range []job.Gather{job.GatherOn, job.GatherOff, job.GatherSets} {
+		for _, spec := range []*job.Spec{
+			{Params: job.DefaultParams()},
+			{Params: job.DefaultParams(), Kept: &job.KeptOutput{Dir: "/kept", Format: "auto"}},
+		} {
+			spec.Params.Gather = gather
+			seq := Of(spec)
+			if last := seq[len(seq)-1].Name; (last == "write-kept") != (spec.Kept != nil) {
+				t.Errorf("the last stage of a job (kept corpus %v) is %s", spec.Kept, last)
 			}
-			if got, ok := Lookup(name); !ok || got.Name != s.Name || got.Run == nil {
-				t.Errorf("stage %s: Lookup(%q) = %q, %v", s.Name, name, got.Name, ok)
+			for _, s := range seq {
+				name := s.Name
+				if s.Steps != nil {
+					name += "-x"
+				}
+				if got, ok := Lookup(name); !ok || got.Name != s.Name || got.Run == nil {
+					t.Errorf("stage %s: Lookup(%q) = %q, %v", s.Name, name, got.Name, ok)
+				}
 			}
 		}
 	}

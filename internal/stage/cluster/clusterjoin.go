@@ -109,7 +109,10 @@ func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part i
 		err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []docInfo) error {
 			for _, d := range docs {
 				if i, ok := find(d.Doc); ok {
-					rows[i].ID, rows[i].URL, rows[i].Tokens, rows[i].Rank = d.ID, d.URL, d.Tokens, rankOf(d)
+					rows[i].ID, rows[i].URL, rows[i].Tokens = d.ID, d.URL, d.Tokens
+					if rk := rankOf(d); rk.HasNum || rk.HasStr {
+						rows[i].setMore().Rank = rk
+					}
 				}
 			}
 			return nil
@@ -122,9 +125,10 @@ func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part i
 			err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []droppedInfo) error {
 				for _, d := range docs {
 					if i, ok := find(d.Doc); ok {
-						rows[i].Dropped, rows[i].Rep = true, keptRep{Doc: d.KeptDoc, ID: d.KeptID, URL: d.KeptURL}
+						m := rows[i].setMore()
+						m.Dropped, m.Rep = true, keptRep{Doc: d.KeptDoc, ID: d.KeptID, URL: d.KeptURL}
 						if d.KeptJob != nil {
-							rows[i].Rep.Job = *d.KeptJob
+							m.Rep.Job = *d.KeptJob
 						}
 					}
 				}
@@ -324,7 +328,7 @@ func (c *component) lookups(dst []lookupRow, groups map[int64][2]int, bounded bo
 func (c *component) unpublished(dst []lookupRow, groups map[int64][2]int, earlier int) []lookupRow {
 	dropped := map[int64]bool{}
 	for _, d := range c.docs[:earlier] {
-		if d.Dropped {
+		if d.dropped() {
 			dropped[d.A] = true
 		}
 	}

@@ -84,7 +84,7 @@ func prefers(rule job.KeepRule, x, y compRow) bool {
 	case job.KeepByTokens:
 		return x.Tokens > y.Tokens
 	case job.KeepByDate, job.KeepByField:
-		return compareRanks(x.Rank, y.Rank, rule.Desc) < 0
+		return compareRanks(x.rank(), y.rank(), rule.Desc) < 0
 	}
 	return false
 }

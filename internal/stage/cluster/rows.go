@@ -11,21 +11,58 @@ import (
 // compRow is one row the nodes step sends to the components step: a
 // document of the component Label, a member of one of its exact groups,
 // or one of its verified pairs of representatives.
+//
+// The components step sorts all of its rows, nearly all of them pairs:
+// what only some documents have is behind a pointer (more), nil for the
+// rest, so that a row stays 72 bytes.
 type compRow struct {
 	Label  int64
 	Kind   int32
+	Tokens int32
 	A      int64 // the document; the group's representative; the pair's first
 	B      int64 // the member; the pair's second
 	ID     string
 	URL    string
-	Tokens int32
-	// Rank is the value the keep rule ranks the document by (rowDoc).
+	more   *rowMore
+}
+
+// rowMore is what a document's row (rowDoc) may carry beyond the others.
+type rowMore struct {
+	// Rank is the value the keep rule ranks the document by.
 	Rank rank
 	// Dropped is set for an earlier job's document that its own job
-	// dropped (rowDoc): never published, it is never kept; Rep is the
-	// document that job kept in its place.
+	// dropped: never published, it is never kept; Rep is the document
+	// that job kept in its place.
 	Dropped bool
 	Rep     keptRep
+}
+
+// rank is the value the keep rule ranks the row's document by.
+func (r compRow) rank() rank {
+	if r.more == nil {
+		return rank{}
+	}
+	return r.more.Rank
+}
+
+// dropped reports whether the row's document is an earlier job's that
+// its job dropped.
+func (r compRow) dropped() bool { return r.more != nil && r.more.Dropped }
+
+// rep is the document kept in place of a dropped one.
+func (r compRow) rep() keptRep {
+	if r.more == nil {
+		return keptRep{}
+	}
+	return r.more.Rep
+}
+
+// setMore returns the row's rowMore, made if it has none.
+func (r *compRow) setMore() *rowMore {
+	if r.more == nil {
+		r.more = &rowMore{}
+	}
+	return r.more
 }
 
 // keptRep is the document an earlier job kept in place of one it
@@ -45,28 +82,29 @@ const (
 
 func appendCompRow(b []byte, r compRow) []byte {
 	var flags int64
-	if r.Rank.HasNum {
+	rk, rep := r.rank(), r.rep()
+	if rk.HasNum {
 		flags |= rowHasNum
 	}
-	if r.Rank.HasStr {
+	if rk.HasStr {
 		flags |= rowHasStr
 	}
-	if r.Dropped {
+	if r.dropped() {
 		flags |= rowDropped
 	}
 	for _, v := range []int64{r.Label, int64(r.Kind), r.A, r.B, int64(r.Tokens), flags} {
 		b = binary.AppendVarint(b, v)
 	}
 	b = workfile.AppendString(workfile.AppendString(b, r.ID), r.URL)
-	if r.Rank.HasNum {
-		b = binary.AppendVarint(b, int64(math.Float64bits(r.Rank.Num)))
+	if rk.HasNum {
+		b = binary.AppendVarint(b, int64(math.Float64bits(rk.Num)))
 	}
-	if r.Rank.HasStr {
-		b = workfile.AppendString(b, r.Rank.Str)
+	if rk.HasStr {
+		b = workfile.AppendString(b, rk.Str)
 	}
-	if r.Dropped {
-		b = binary.AppendVarint(b, r.Rep.Doc)
-		b = workfile.AppendString(workfile.AppendString(workfile.AppendString(b, r.Rep.ID), r.Rep.URL), r.Rep.Job)
+	if flags&rowDropped != 0 {
+		b = binary.AppendVarint(b, rep.Doc)
+		b = workfile.AppendString(workfile.AppendString(workfile.AppendString(b, rep.ID), rep.URL), rep.Job)
 	}
 	return b
 }
@@ -77,15 +115,18 @@ func decodeCompRow(b []byte) (compRow, int) {
 	flags := d.Int()
 	r.ID, r.URL = d.String(), d.String()
 	if flags&rowHasNum != 0 {
-		r.Rank.HasNum, r.Rank.Num = true, math.Float64frombits(uint64(d.Int()))
+		m := r.setMore()
+		m.Rank.HasNum, m.Rank.Num = true, math.Float64frombits(uint64(d.Int()))
 	}
 	if flags&rowHasStr != 0 {
-		r.Rank.HasStr, r.Rank.Str = true, d.String()
+		m := r.setMore()
+		m.Rank.HasStr, m.Rank.Str = true, d.String()
 	}
 	if flags&rowDropped != 0 {
-		r.Dropped = true
-		r.Rep.Doc = d.Int()
-		r.Rep.ID, r.Rep.URL, r.Rep.Job = d.String(), d.String(), d.String()
+		m := r.setMore()
+		m.Dropped = true
+		m.Rep.Doc = d.Int()
+		m.Rep.ID, m.Rep.URL, m.Rep.Job = d.String(), d.String(), d.String()
 	}
 	return r, d.Used()
 }

@@ -73,8 +73,8 @@ func takeComponents(ctx context.Context, spec *job.Spec, rows []compRow, parts i
 		switch {
 		case k >= 0:
 			keptJob = names.of(kept.A)
-		case kept.Rep.Job != "":
-			keptJob = names.ptr(kept.Rep.Job)
+		case kept.rep().Job != "":
+			keptJob = names.ptr(kept.rep().Job)
 		default: // the job that dropped the first earlier document kept it
 			keptJob = names.of(c.docs[0].A)
 		}
@@ -82,7 +82,7 @@ func takeComponents(ctx context.Context, spec *job.Spec, rows []compRow, parts i
 		var dropped int64
 		for i, d := range c.docs {
 			own := i >= earlier
-			keep := i == k || !own && !d.Dropped
+			keep := i == k || !own && !d.dropped()
 			clusters = append(clusters, records.ClusterRecord{Doc: d.A, ID: d.ID, Cluster: c.label, ClusterSize: size, Keep: keep, URL: d.URL, Job: names.of(d.A)})
 			if own && !keep {
 				dropped++
@@ -148,11 +148,11 @@ func keptOf(docs []compRow, earlier int, rule job.KeepRule) (kept compRow, k int
 		k = chooseKept(docs, nil, rule)
 		return docs[k], k, docs[k].A
 	}
-	if k = chooseKept(docs[:earlier], func(d compRow) bool { return !d.Dropped }, rule); k >= 0 {
+	if k = chooseKept(docs[:earlier], func(d compRow) bool { return !d.dropped() }, rule); k >= 0 {
 		return docs[k], k, docs[k].A
 	}
-	rep := docs[0].Rep
-	return compRow{A: rep.Doc, ID: rep.ID, URL: rep.URL, Rep: rep}, -1, docs[0].A
+	rep := docs[0].rep()
+	return compRow{A: rep.Doc, ID: rep.ID, URL: rep.URL, more: &rowMore{Rep: rep}}, -1, docs[0].A
 }
 
 // jobNames names the earlier jobs of documents as nullable columns take

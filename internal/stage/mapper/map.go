@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/localfile"
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
@@ -49,6 +51,16 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 		return nil, err
 	}
 	defer sigs.abort()
+	// With --gather sets, the records verify reads go to the work area
+	// too: the sets as sketched here.
+	var sets *slotFile[sigfile.Record]
+	if p.Gather == job.GatherSets {
+		if sets, err = newSetWriter(ctx, st, job.SetWorkFile(chunk.Index)); err != nil {
+			return nil, err
+		}
+		defer sets.abort()
+	}
+	exact := p.Verify == job.VerifyExact
 	// Documents go to their file as they are read, and band records in
 	// runs of about ChunkBytes of text (at most job.RunText): a chunk that
 	// is a whole compressed file, or packs several, holds many times that,
@@ -97,6 +109,11 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			job.AddDoc(res.Scripts, scripts.Dominant(d.Text), int64(len(set)))
 			if len(set) == 0 {
 				res.Empty++
+				if sets != nil {
+					if err := sets.add(nil); err != nil {
+						return err
+					}
+				}
 				return sigs.add(nil)
 			}
 			fp := skt.FP
@@ -108,6 +125,16 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			}
 			if runs.text += int64(len(d.Text)); runs.text >= p.RunBytes() {
 				if err := runs.flush(ctx); err != nil {
+					return err
+				}
+			}
+			if sets != nil {
+				// As sketch.Resketcher makes it from the stored text.
+				rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: skt.Sig}
+				if exact {
+					rec.Shingles = skt.SetBytes
+				}
+				if err := sets.add(&rec); err != nil {
 					return err
 				}
 			}
@@ -178,6 +205,13 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	}
 	if res.SigFile, err = sigs.commit(); err != nil {
 		return nil, err
+	}
+	if sets != nil {
+		info, err := sets.commit()
+		if err != nil {
+			return nil, err
+		}
+		res.SetFile = &info
 	}
 	if len(rejects) > 0 {
 		info, err := pqfile.Write(ctx, st, job.RejectFile(chunk.Index), rejects, rejectOptions())
@@ -323,59 +357,92 @@ func pieceBytes(ctx context.Context, p formats.Piece) int64 {
 	return 0
 }
 
-// textLevel and textFrameDocs are the text store's zstd level and
-// documents a frame, chosen by measurement on the generated 100k corpus
-// (docs/footprint-plan.md).
+// textLevel, textFrameDocs and textFrameBytes are the text store's zstd
+// level and frames: frames of up to 4 MiB of documents at zstd's default
+// level cost map about the CPU of frames of 64 at its fastest (12-15 µs a
+// document of the 100k corpus, one core) and take 39% fewer bytes there
+// (636 against 1,040 a document): a larger window finds what the
+// documents of a chunk share. Reading a document alone decodes its frame (2-7 ms, against
+// 0.1-0.2 for a frame of 64): a query of one document at a time pays it
+// for each match. What reads many in slot order (gather, verify without
+// it, a batch of queries) decodes each frame once, faster than frames of
+// 64 (2.4 against 7-9 µs a document). Smaller frames or the first frame
+// as the others' dictionary cost more bytes or more CPU
+// (docs/performance.md, 2026-11-28).
 const (
-	textLevel     = zstd.SpeedFastest
-	textFrameDocs = 64
+	textLevel      = zstd.SpeedDefault
+	textFrameDocs  = 4096
+	textFrameBytes = 4 << 20
 )
 
-// textWriter streams a chunk's text store, one slot per document.
-type textWriter struct {
-	name string
-	w    storage.Writer
-	sum  *fileinfo.Summer
-	bw   *bufio.Writer
-	tw   *textstore.Writer
-	n    int64
+// slotFile is a file of one slot per document (a text store, a set
+// file) written as a stream, described (fileinfo.Info) when committed.
+type slotFile[T any] struct {
+	name  string
+	w     storage.Writer
+	sum   *fileinfo.Summer
+	bw    *bufio.Writer
+	n     int64 // slots written
+	put   func(*T) error
+	close func() error
 }
 
-func newTextWriter(ctx context.Context, st storage.Creator, name string) (*textWriter, error) {
+// newSlotFile creates name; open starts its format on the writer given.
+func newSlotFile[T any](ctx context.Context, st storage.Creator, name string, open func(io.Writer) (put func(*T) error, close func() error, err error)) (*slotFile[T], error) {
 	w, err := st.Create(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	sum := fileinfo.NewSummer(w)
-	bw := bufio.NewWriterSize(sum, 1<<20) // frames are small: one write per MiB
-	tw, err := textstore.NewWriter(bw, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs})
-	if err != nil {
+	f := &slotFile[T]{name: name, w: w, sum: sum, bw: bufio.NewWriterSize(sum, 1<<20)} // one write per MiB
+	if f.put, f.close, err = open(f.bw); err != nil {
 		w.Abort()
 		return nil, err
 	}
-	return &textWriter{name: name, w: w, sum: sum, bw: bw, tw: tw}, nil
+	return f, nil
 }
 
 // add writes the next document's slot; nil leaves it empty. The document
 // is copied: its slices may be reused.
-func (s *textWriter) add(d *textstore.Doc) error {
-	s.n++
-	if err := s.tw.Add(d); err != nil {
-		return fmt.Errorf("writing %s: %w", s.name, err)
+func (f *slotFile[T]) add(d *T) error {
+	f.n++
+	if err := f.put(d); err != nil {
+		return fmt.Errorf("writing %s: %w", f.name, err)
 	}
 	return nil
 }
 
 // commit completes the file and describes it.
-func (s *textWriter) commit() (fileinfo.Info, error) {
-	if err := errors.Join(s.tw.Close(), s.bw.Flush()); err != nil {
-		return fileinfo.Info{}, fmt.Errorf("writing %s: %w", s.name, err)
+func (f *slotFile[T]) commit() (fileinfo.Info, error) {
+	if err := errors.Join(f.close(), f.bw.Flush()); err != nil {
+		return fileinfo.Info{}, fmt.Errorf("writing %s: %w", f.name, err)
 	}
-	if err := s.w.Commit(); err != nil {
+	if err := f.w.Commit(); err != nil {
 		return fileinfo.Info{}, err
 	}
-	return s.sum.Info(s.name, s.n), nil
+	return f.sum.Info(f.name, f.n), nil
 }
 
 // abort discards an uncommitted file (nothing after commit).
-func (s *textWriter) abort() { s.w.Abort() }
+func (f *slotFile[T]) abort() { f.w.Abort() }
+
+// newTextWriter starts a chunk's text store.
+func newTextWriter(ctx context.Context, st storage.Creator, name string) (*slotFile[textstore.Doc], error) {
+	return newSlotFile(ctx, st, name, func(w io.Writer) (func(*textstore.Doc) error, func() error, error) {
+		tw, err := textstore.NewWriter(w, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs, FrameBytes: textFrameBytes})
+		if err != nil {
+			return nil, nil, err
+		}
+		return tw.Add, tw.Close, nil
+	})
+}
+
+// newSetWriter starts a chunk's set file (--gather sets): the record of
+// each document as verify reads it, its 64-bit shingle set as map
+// computed it, so that verify sketches nothing again.
+func newSetWriter(ctx context.Context, st storage.Creator, name string) (*slotFile[sigfile.Record], error) {
+	return newSlotFile(ctx, st, name, func(w io.Writer) (func(*sigfile.Record) error, func() error, error) {
+		sw := sigfile.NewWriter(w)
+		return sw.Add, sw.Close, nil
+	})
+}

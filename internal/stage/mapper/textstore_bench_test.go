@@ -29,10 +29,11 @@ func cpuTime() time.Duration {
 // BenchmarkTextStore writes and reads a text store of the documents of
 // $NEARDUP_TEXT_CORPUS (e.g. the 100k benchmark corpus) at each zstd level
 // and frame size: B/doc, and the CPU time a document to encode and to
-// decode (the process's, the collector's included), which chose
-// textLevel and textFrameDocs:
+// decode every slot in order (the process's, the collector's included),
+// at the settings that chose textLevel, textFrameDocs and textFrameBytes
+// (docs/performance.md, 2026-11-28):
 //
-//	NEARDUP_TEXT_CORPUS=/work/main/.cache/bench/corpus-100000-1 go test -run - -bench TextStore -benchtime 1x -count 3 ./internal/stage
+//	NEARDUP_TEXT_CORPUS=/work/main/.cache/bench/corpus-100000-1 go test -run - -bench TextStore -benchtime 1x -count 3 ./internal/stage/mapper
 func BenchmarkTextStore(b *testing.B) {
 	dir := os.Getenv("NEARDUP_TEXT_CORPUS")
 	if dir == "" {
@@ -52,47 +53,53 @@ func BenchmarkTextStore(b *testing.B) {
 	perDoc := func(b *testing.B, cpu time.Duration) {
 		b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*len(docs)), "cpu-ns/doc")
 	}
-	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
-		for _, frame := range []int{32, 64, 128} {
-			o := textstore.Options{Level: level, FrameDocs: frame}
-			var file []byte
-			b.Run(fmt.Sprintf("level=%s/frame=%d/write", level, frame), func(b *testing.B) {
-				cpu := cpuTime()
-				for range b.N {
-					var buf bytes.Buffer
-					w, err := textstore.NewWriter(&buf, o)
-					if err != nil {
-						b.Fatal(err)
-					}
-					for _, d := range docs {
-						if err := w.Add(d); err != nil {
-							b.Fatal(err)
-						}
-					}
-					if err := w.Close(); err != nil {
-						b.Fatal(err)
-					}
-					file = buf.Bytes()
+	for _, c := range []struct {
+		level     zstd.EncoderLevel
+		frameDocs int
+		frameMiB  int
+	}{
+		{zstd.SpeedFastest, 64, 1}, {zstd.SpeedDefault, 64, 1}, {zstd.SpeedDefault, 4096, 1},
+		{zstd.SpeedDefault, 4096, 2}, {textLevel, textFrameDocs, textFrameBytes >> 20},
+	} {
+		level, frame := c.level, c.frameDocs
+		o := textstore.Options{Level: level, FrameDocs: frame, FrameBytes: c.frameMiB << 20}
+		var file []byte
+		b.Run(fmt.Sprintf("level=%s/frame=%d,%dMiB/write", level, frame, c.frameMiB), func(b *testing.B) {
+			cpu := cpuTime()
+			for range b.N {
+				var buf bytes.Buffer
+				w, err := textstore.NewWriter(&buf, o)
+				if err != nil {
+					b.Fatal(err)
 				}
-				perDoc(b, cpu)
-				b.ReportMetric(float64(len(file))/float64(len(docs)), "B/doc")
-			})
-			b.Run(fmt.Sprintf("level=%s/frame=%d/read", level, frame), func(b *testing.B) {
-				cpu := cpuTime()
-				for range b.N {
-					r, err := textstore.NewReader(bytes.NewReader(file), int64(len(file)), "bench")
-					if err != nil {
+				for _, d := range docs {
+					if err := w.Add(d); err != nil {
 						b.Fatal(err)
 					}
-					for i := range r.Len() {
-						if _, _, err := r.Get(i); err != nil {
-							b.Fatal(err)
-						}
-					}
-					r.Close()
 				}
-				perDoc(b, cpu)
-			})
-		}
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+				file = buf.Bytes()
+			}
+			perDoc(b, cpu)
+			b.ReportMetric(float64(len(file))/float64(len(docs)), "B/doc")
+		})
+		b.Run(fmt.Sprintf("level=%s/frame=%d,%dMiB/read", level, frame, c.frameMiB), func(b *testing.B) {
+			cpu := cpuTime()
+			for range b.N {
+				r, err := textstore.NewReader(bytes.NewReader(file), int64(len(file)), "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range r.Len() {
+					if _, _, err := r.Get(i); err != nil {
+						b.Fatal(err)
+					}
+				}
+				r.Close()
+			}
+			perDoc(b, cpu)
+		})
 	}
 }

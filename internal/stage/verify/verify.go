@@ -105,6 +105,10 @@ func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, ch
 		scr, err = workfile.ReadGathered(ctx, st, chunk, s.Gathers)
 	case s.Maps == nil:
 		return nil, nil, fmt.Errorf("the gather stage is off but the verify task has no map results")
+	case p.Gather == job.GatherSets && allSets(s.Maps):
+		// Every chunk's records are in its set file, read in place.
+		sets := &setRecords{st: st, maps: s.Maps}
+		return sets, sets.close, nil
 	default:
 		scr, err = readDirect(ctx, st, s.Maps, infos)
 	}
@@ -112,6 +116,78 @@ func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, ch
 		return nil, nil, err
 	}
 	return &gatheredRecords{scr: scr, rs: rs}, scr.Remove, nil
+}
+
+// allSets reports whether every chunk of maps has a set file (a job
+// matched against earlier ones has none for their chunks).
+func allSets(maps map[int]job.MapResult) bool {
+	for _, m := range maps {
+		if m.SetFile == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// setRecords reads the records of the chunks' set files in place, by
+// random access: what map sketched, decoded and nothing more. Each fork
+// opens the files it reads.
+type setRecords struct {
+	st    storage.Opener
+	maps  map[int]job.MapResult
+	files map[int]setFile
+	done  []func()
+	forks []*setRecords
+}
+
+func (s *setRecords) fork() (recordSource, error) {
+	f := &setRecords{st: s.st, maps: s.maps}
+	s.forks = append(s.forks, f)
+	return f, nil
+}
+
+func (s *setRecords) get(ctx context.Context, doc int64) (sigfile.Record, error) {
+	c := job.ChunkOf(doc)
+	r, ok := s.files[c]
+	if !ok {
+		f, done, err := index.OpenChunkRecords(ctx, s.st, s.maps, c)
+		if err != nil {
+			return sigfile.Record{}, err
+		}
+		rr := f.SetRecords()
+		if rr == nil {
+			done()
+			return sigfile.Record{}, fmt.Errorf("%s is not a set file", f.Name)
+		}
+		r = setFile{rr, f.Name}
+		if s.files == nil {
+			s.files = map[int]setFile{}
+		}
+		s.files[c], s.done = setFile{r, f.Name}, append(s.done, done)
+	}
+	rec, present, err := r.Record(job.SlotOf(doc))
+	if err != nil {
+		return sigfile.Record{}, fmt.Errorf("document %d: %w", doc, err)
+	}
+	if !present {
+		return sigfile.Record{}, fmt.Errorf("%s: document %d has no signature", r.name, doc)
+	}
+	return rec, nil
+}
+
+// setFile is an open set file.
+type setFile struct {
+	index.RecordReader
+	name string
+}
+
+// close closes the files of s and its forks.
+func (s *setRecords) close() {
+	for _, f := range append(s.forks, s) {
+		for _, done := range f.done {
+			done()
+		}
+	}
 }
 
 // readDirect copies the records of the documents the edges of infos name

@@ -151,7 +151,7 @@ func TestVerifyEdges(t *testing.T) {
 			window int
 			gather job.Gather
 			cache  int64
-		}{{verifyWindowDocs, "off", verifyCacheBytes}, {verifyWindowDocs, "on", verifyCacheBytes}, {1, "off", verifyCacheBytes}, {1, "on", 0}, {2, "on", 1}, {2, "off", verifyCacheBytes}} {
+		}{{verifyWindowDocs, "off", verifyCacheBytes}, {verifyWindowDocs, "on", verifyCacheBytes}, {verifyWindowDocs, "sets", verifyCacheBytes}, {1, "off", verifyCacheBytes}, {1, "on", 0}, {1, "sets", 0}, {2, "on", 1}, {2, "off", verifyCacheBytes}, {2, "sets", 1}} {
 			window := run.window
 			t.Run(fmt.Sprintf("%s/window=%d/gather=%s/cache=%d", tt.name, window, run.gather, run.cache), func(t *testing.T) {
 				st := worktest.NewStore(t)
@@ -224,7 +224,7 @@ func TestVerifyMissingInputs(t *testing.T) {
 		wantErr error  // or
 		wantMsg string // a text of the error
 	}{
-		{"no map result for chunk 1", []job.Gather{job.GatherOff, job.GatherOn},
+		{"no map result for chunk 1", []job.Gather{job.GatherOff, job.GatherOn, job.GatherSets},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				return map[int]job.MapResult{0: maps[0]}
 			}, nil, "chunk 1 has no map result"},
@@ -241,21 +241,39 @@ func TestVerifyMissingInputs(t *testing.T) {
 			}, textstore.ErrCorrupt, ""},
 		{"damaged frame", []job.Gather{job.GatherOff, job.GatherOn},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
-				b, err := os.ReadFile(st.Path(maps[0].SigFile.Name))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b[5] ^= 0x40
-				if err := os.WriteFile(st.Path(maps[0].SigFile.Name), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				flipByte(t, st, maps[0].SigFile.Name, 5)
 				return maps
 			}, nil, job.TextFile(0) + ": frame 0 at offset 0: checksum"},
-		{"damaged edge file", []job.Gather{job.GatherOff, job.GatherOn},
+		{"damaged edge file", []job.Gather{job.GatherOff, job.GatherOn, job.GatherSets},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				damage(t, st, rr.EdgeFiles[0].Name)
 				return maps
 			}, workfile.ErrCorrupt, ""},
+		{"set file of another size", []job.Gather{job.GatherSets},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				set := maps[1]
+				info := *set.SetFile
+				info.Bytes++
+				set.SetFile = &info
+				return map[int]job.MapResult{0: maps[0], 1: set}
+			}, sigfile.ErrCorrupt, ""},
+		{"damaged set file", []job.Gather{job.GatherSets},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				damage(t, st, maps[1].SetFile.Name)
+				return maps
+			}, nil, job.SetWorkFile(1) + ": offset 630: neither a text store's trailer nor a signature file's"},
+		{"damaged record in a set file", []job.Gather{job.GatherSets},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				flipByte(t, st, maps[0].SetFile.Name, 5)
+				return maps
+			}, sigfile.ErrCorrupt, ""},
+		{"set file missing", []job.Gather{job.GatherSets},
+			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
+				if err := os.Remove(st.Path(maps[1].SetFile.Name)); err != nil {
+					t.Fatal(err)
+				}
+				return maps
+			}, fs.ErrNotExist, ""},
 		{"damaged request file", []job.Gather{job.GatherOn},
 			func(t *testing.T, st *storage.Dir, maps map[int]job.MapResult, rr job.ReduceResult) map[int]job.MapResult {
 				damage(t, st, rr.RequestFiles[1].Name)
@@ -732,6 +750,19 @@ func TestVerifyTaskError(t *testing.T) {
 	}
 	if n := strings.Count(err.Error(), "verify chunk 0:"); n != 1 {
 		t.Errorf("%q names the chunk %d times, want once", err, n)
+	}
+}
+
+// flipByte changes a bit of byte off of a file.
+func flipByte(t *testing.T, st *storage.Dir, name string, off int) {
+	t.Helper()
+	b, err := os.ReadFile(st.Path(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[off] ^= 0x40
+	if err := os.WriteFile(st.Path(name), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -49,7 +49,7 @@ func Stage() stage.Stage {
 			// area's peak is the lower for it. A rerun that verifies
 			// again gathers again.
 			if !j.KeepWork {
-				for _, dir := range []string{job.GatherDir, job.RequestsDir} {
+				for _, dir := range []string{job.GatherDir, job.RequestsDir, job.SetsDir} {
 					if err := stage.Retried(ctx, func() error { return j.Out.Remove(ctx, dir) }); err != nil {
 						return fmt.Errorf("removing %s: %w", dir, err)
 					}
