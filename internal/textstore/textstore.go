@@ -1,10 +1,10 @@
 // Package textstore stores the documents of a chunk (id, url and text)
-// compactly, zstd-compressed in frames of documents (as many as its
-// writer's options allow), for random access by slot: reading a slot
-// decodes its frame, and the reader keeps the frame it decoded last, so
-// reading slots in order decodes each frame once. Every frame and the
-// frame table carry an xxhash, so a damaged or truncated file is an error
-// naming the file and the offset, never a wrong answer.
+// compactly, zstd-compressed in frames of a few dozen documents, for
+// random access by slot: reading a slot decodes its frame, and the reader
+// keeps the frames it decoded last, so reading slots in order decodes each
+// frame once. Every frame and the frame table carry an xxhash, so a
+// damaged or truncated file is an error naming the file and the offset,
+// never a wrong answer.
 //
 // Layout: frames, then the frame table (per frame its first slot, its
 // offset and the xxhash of its compressed bytes, 24 bytes, then the end
@@ -177,16 +177,16 @@ type Reader struct {
 	nDec  int
 }
 
-// decoded is a decoded frame: its bytes, and where each slot's entry
-// starts in them.
+// decoded is a decoded frame: its documents by slot (ok false for an
+// empty one).
 type decoded struct {
 	frame int
-	raw   []byte
-	offs  []int
+	docs  []Doc
+	ok    []bool
 }
 
 // cacheFrames is how many decoded frames a reader keeps.
-const cacheFrames = 1
+const cacheFrames = 2
 
 // NewReader opens the file name of the given size, checking its table.
 func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
@@ -252,8 +252,7 @@ func (r *Reader) Decoded() int { return r.nDec }
 func (r *Reader) Close() { r.dec.Close() }
 
 // Get returns the document of a slot; ok is false for an empty slot. The
-// document's text must not be modified; it is valid until the reader
-// decodes another frame (a later Get of a slot of another frame).
+// document's text must not be modified; it stays valid.
 func (r *Reader) Get(slot int) (d Doc, ok bool, err error) {
 	if slot < 0 || slot >= r.slots {
 		return Doc{}, false, fmt.Errorf("%s: slot %d of %d", r.name, slot, r.slots)
@@ -264,11 +263,7 @@ func (r *Reader) Get(slot int) (d Doc, ok bool, err error) {
 		return Doc{}, false, err
 	}
 	i := slot - int(r.frames[f].first)
-	_, id, url, text, present, err := splitEntry(fr.raw[fr.offs[i]:])
-	if err != nil || !present {
-		return Doc{}, false, err // checked when the frame was decoded
-	}
-	return Doc{ID: string(id), URL: string(url), Text: text}, true, nil
+	return fr.docs[i], fr.ok[i], nil
 }
 
 // sortSearchFrame returns the frame holding slot.
@@ -304,28 +299,29 @@ func (r *Reader) frame(f int) (*decoded, error) {
 	if xxhash.Sum64(r.comp) != r.frames[f].sum {
 		return nil, corrupt("checksum")
 	}
-	// The frame evicted gives its buffers to the one decoded.
-	var d decoded
-	if len(r.cache) >= cacheFrames {
-		d = r.cache[0]
-		r.cache = slices.Delete(r.cache, 0, 1)
-	}
-	raw, err := r.dec.DecodeAll(r.comp, d.raw[:0])
+	raw, err := r.dec.DecodeAll(r.comp, nil)
 	if err != nil {
 		return nil, corrupt("%v", err)
 	}
 	n := int(last - r.frames[f].first)
-	d.frame, d.raw, d.offs = f, raw, slices.Grow(d.offs[:0], n)
+	d := decoded{frame: f, docs: make([]Doc, n), ok: make([]bool, n)}
 	for i := range n {
-		d.offs = append(d.offs, len(raw)-len(d.raw))
-		if d.raw, _, _, _, _, err = splitEntry(d.raw); err != nil {
+		var id, url, text []byte
+		var present bool
+		if raw, id, url, text, present, err = splitEntry(raw); err != nil {
 			return nil, corrupt("slot %d: %v", int(r.frames[f].first)+i, err)
 		}
+		if present {
+			d.docs[i] = Doc{ID: string(id), URL: string(url), Text: text}
+			d.ok[i] = true
+		}
 	}
-	if len(d.raw) != 0 {
-		return nil, corrupt("%d bytes after its last slot", len(d.raw))
+	if len(raw) != 0 {
+		return nil, corrupt("%d bytes after its last slot", len(raw))
 	}
-	d.raw = raw
+	if len(r.cache) >= cacheFrames {
+		r.cache = slices.Delete(r.cache, 0, 1)
+	}
 	r.cache = append(r.cache, d)
 	r.nDec++
 	return &r.cache[len(r.cache)-1], nil

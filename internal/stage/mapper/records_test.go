@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/sketch"
@@ -21,7 +22,19 @@ import (
 // fingerprint of its band records.
 func TestTextStoreSketchesAgain(t *testing.T) {
 	ctx := context.Background()
-	chunk := worktest.WholeChunk(2, generated(t, 1500, 3)...)
+	pool, err := corpus.BundledPool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := corpus.New(pool, corpus.DefaultConfig(1500, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := corpus.Write(g, corpus.WriteOptions{Dir: t.TempDir(), Format: corpus.FormatJSONL, Files: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := worktest.WholeChunk(2, w.Files...)
 	for _, tc := range []struct {
 		name string
 		set  func(p *job.Params)
