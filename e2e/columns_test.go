@@ -65,7 +65,7 @@ func TestColumnsUnquoted(t *testing.T) {
 	for _, want := range []string{
 		"out/sample/docs/*.parquet", "out/sample/bands/*.parquet", "out/sample/candidates/*.parquet",
 		"out/sample/pairs/*.parquet", "out/sample/exact.parquet", "out/sample/clusters.parquet",
-		"out/sample/duplicates.parquet", "out/sample/rejects/*.parquet", "out/sample/index/dropped/*.parquet",
+		"out/sample/duplicates.parquet", "out/sample/rejects/*.parquet", "out/sample/index/*.parquet",
 		"annotated/annotations/*.parquet",
 	} {
 		if !slices.Contains(names, want) {

@@ -144,7 +144,7 @@ func earlierMaps(list []earlierJob) []job.MapResult {
 			m.DocFile.Name = job.InMount(i, m.DocFile.Name)
 			m.SigFile.Name = job.InMount(i, m.SigFile.Name)
 			if d := c.Dropped; d != nil {
-				m.Dropped = &job.DroppedList{Docs: d.Docs}
+				m.Dropped = &job.DroppedList{Docs: d.Docs, First: d.First}
 				if d.File != nil {
 					f := *d.File
 					f.Name = job.InMount(i, f.Name)

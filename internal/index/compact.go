@@ -97,13 +97,6 @@ func Compact(ctx context.Context, st storage.FS, srcs []*Index, outs []string, n
 			if ch.SigFile, err = copyMounted(ctx, st, i, outs[i], ch.SigFile, created); err != nil {
 				return nil, err
 			}
-			if d := ch.Dropped; d != nil && d.File != nil {
-				f, err := copyMounted(ctx, st, i, outs[i], *d.File, created)
-				if err != nil {
-					return nil, err
-				}
-				ch.Dropped = &job.DroppedList{File: &f, Docs: d.Docs}
-			}
 			if err := checkChunkFiles(ctx, st, ch); err != nil {
 				return nil, fmt.Errorf("compact: %s: chunk %d: %w", outs[i], ch.Chunk, err)
 			}
@@ -120,6 +113,9 @@ func Compact(ctx context.Context, st storage.FS, srcs []*Index, outs []string, n
 		out.Model = fp
 	}
 	slices.SortFunc(out.Chunks, func(a, b Chunk) int { return cmp.Compare(a.Chunk, b.Chunk) })
+	if err := compactDropped(ctx, st, srcs, out, created); err != nil {
+		return nil, err
+	}
 	files, err := compactBands(ctx, st, srcs, out, created)
 	if err != nil {
 		return nil, err
@@ -186,7 +182,12 @@ func checkChunkNames(ix *Index, ch Chunk) error {
 	}
 	files := []chunkFile{{ch.DocFile, job.DocFile(ch.Chunk), ch.Docs}, {ch.SigFile, sig, ch.Docs}}
 	if d := ch.Dropped; d != nil && d.File != nil {
-		files = append(files, chunkFile{*d.File, job.DroppedFile(ch.Chunk), d.Docs})
+		if d.File.Name != job.DroppedIndexFile {
+			// an earlier build's list: a file of the chunk's own
+			files = append(files, chunkFile{*d.File, job.DroppedFile(ch.Chunk), d.Docs})
+		} else if d.First < 0 || d.Docs <= 0 || d.First+d.Docs > d.File.Rows {
+			return fmt.Errorf("chunk %d: rows %d to %d of %s, which holds %d: %w", ch.Chunk, d.First, d.First+d.Docs, d.File.Name, d.File.Rows, pqfile.ErrCorrupt)
+		}
 	}
 	for _, f := range files {
 		if f.info.Name != f.want {

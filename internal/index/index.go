@@ -9,7 +9,7 @@
 //
 //	index/index.json                 this description, with the list of band files
 //	index/text/chunk-CCCCCC.txz      per chunk: id, url and text by slot (package textstore; version 3)
-//	index/dropped/chunk-CCCCCC.parquet per chunk: its documents the job dropped, its rows of duplicates.parquet
+//	index/dropped.parquet            the documents the job dropped, its rows of duplicates.parquet, a row group a chunk
 //	bands/parts-FFFFF-LLLLL.parquet  per reduce task: the band records of partitions F to L, a row group each
 //	docs/chunk-CCCCCC.parquet        the documents
 //
@@ -17,6 +17,11 @@
 // chunk and partition:
 //
 //	index/sigs/chunk-CCCCCC.sig      per chunk: id, url, signature, shingle set by slot (package sigfile)
+//
+// Builds of version 3 before index/dropped.parquet wrote a list a chunk
+// (still read; compaction merges them into one file):
+//
+//	index/dropped/chunk-CCCCCC.parquet per chunk: its documents the job dropped
 //	index/parts/part=NNNNN.json      per partition: every chunk's band files in bands/
 //	index/bandruns/chunk-CCCCCC.json per chunk read in runs: its later runs' band files
 //	bands/part=NNNNN/chunk-*.parquet the band records, sorted by (band, key, doc)

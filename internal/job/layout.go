@@ -80,9 +80,16 @@ const PlannedRejectFile = RejectsDir + "/planned.parquet"
 // (index/sigs/chunk-CCCCCC.sig, package sigfile), named in index.json.
 func TextFile(chunk int) string { return fmt.Sprintf("%s/text/chunk-%06d.txz", IndexDir, chunk) }
 
-// DroppedFile lists the documents of a chunk that its job dropped (the
-// chunk's rows of duplicates.parquet): what a later job matched against
-// the index learns of which earlier documents were never published.
+// DroppedIndexFile lists the documents the job dropped (its rows of
+// duplicates.parquet), one row group a chunk (DroppedList says where each
+// chunk's rows are): what a later job matched against the index learns of
+// which earlier documents were never published. One file for the job, not
+// one a chunk: a chunk's list is small, and index/ keeps to large files.
+const DroppedIndexFile = IndexDir + "/dropped.parquet"
+
+// DroppedFile is a chunk's list of the documents its job dropped in the
+// indexes of the builds before DroppedIndexFile (one file a chunk): still
+// read, never written.
 func DroppedFile(chunk int) string {
 	return fmt.Sprintf("%s/dropped/chunk-%06d.parquet", IndexDir, chunk)
 }

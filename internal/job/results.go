@@ -254,11 +254,13 @@ func HistEdges() []float64 {
 }
 
 // DroppedList is what an index records of a chunk's documents its job
-// dropped: a file of their rows of duplicates.parquet (DroppedFile), nil
-// when it dropped none.
+// dropped: Docs rows of duplicates.parquet from row First of File
+// (DroppedIndexFile, the job's; in indexes of earlier builds the chunk's
+// own DroppedFile, First 0), File nil when it dropped none.
 type DroppedList struct {
-	File *fileinfo.Info `json:"file,omitempty"`
-	Docs int64          `json:"docs"`
+	File  *fileinfo.Info `json:"file,omitempty"`
+	Docs  int64          `json:"docs"`
+	First int64          `json:"first,omitempty"`
 }
 
 // NoteUnranked counts a document without a value to rank by, and keeps

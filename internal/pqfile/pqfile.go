@@ -338,6 +338,19 @@ func (r *Reader[T]) Read(buf []T) (int, error) {
 	return n, nil
 }
 
+// SeekToRow positions the reader at row n, the first row the next Read
+// returns (parquet-go skips the pages before it). The rows passed over
+// count as read: a reader that seeks checks no row count at its end
+// unless it reads through to it.
+func (r *Reader[T]) SeekToRow(n int64) error {
+	err := guard(func() error { return r.r.SeekToRow(n) })
+	if err != nil {
+		return fmt.Errorf("pqfile: %s: row %d: %w", r.name, n, err)
+	}
+	r.total = n
+	return nil
+}
+
 // checkFooter checks that the footer's length, in a Parquet file's last 8
 // bytes, fits in the file: parquet-go allocates what it claims before it
 // reads it (up to 4 GiB for a file of a few bytes).

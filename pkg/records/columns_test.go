@@ -31,7 +31,7 @@ var datasets = []struct {
 	{"pairs/", records.Pair{}},
 	{"exact.parquet", records.ExactRecord{}},
 	{"clusters.parquet", records.ClusterRecord{}},
-	{"duplicates.parquet and index/dropped/", records.Duplicate{}},
+	{"duplicates.parquet and index/dropped.parquet", records.Duplicate{}},
 	{"rejects/", records.RejectRecord{}},
 	{"the kept corpus's annotations (--annotate)", kept.Annotation{}},
 }

@@ -98,11 +98,11 @@ func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 	}
 	slices.SortFunc(vf, func(x, y verifyFiles) int { return cmp.Compare(x.Chunk, y.Chunk) })
 	docs := make(map[int]fileinfo.Info, len(mapResults))
-	dropped := map[int]fileinfo.Info{}
+	dropped := map[int]droppedRows{}
 	for c, m := range mapResults {
 		docs[c] = m.DocFile
-		if m.Dropped != nil && m.Dropped.File != nil {
-			dropped[c] = *m.Dropped.File
+		if l := m.Dropped; l != nil && l.File != nil {
+			dropped[c] = droppedRows{Info: *l.File, First: l.First, Count: l.Docs}
 		}
 	}
 	d := driver{st: st, run: run}
@@ -165,7 +165,7 @@ func foldComponents(comps []componentsResult) (*stage.ClusterStats, int64) {
 // components as labels, then whole, then the outputs. It returns the
 // results of the components and output steps and the number of
 // large-star rounds.
-func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, docs, dropped map[int]fileinfo.Info) ([]componentsResult, []outputResult, int, error) {
+func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, docs map[int]fileinfo.Info, dropped map[int]droppedRows) ([]componentsResult, []outputResult, int, error) {
 	// The components, as labels.
 	labels, rounds, err := d.components(ctx, parts, vf)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/stage"
 
 	"github.com/neardup/neardup/internal/fileinfo"
@@ -121,8 +122,8 @@ func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part i
 			return nil, fmt.Errorf("clusters: %w", err)
 		}
 		// An earlier job's documents it dropped: never published.
-		if info, ok := s.Dropped[c]; ok {
-			err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []droppedInfo) error {
+		if l, ok := s.Dropped[c]; ok {
+			err := index.StreamDropped(ctx, st, l.Info, l.First, l.Count, func(docs []droppedInfo) error {
 				for _, d := range docs {
 					if i, ok := find(d.Doc); ok {
 						m := rows[i].setMore()

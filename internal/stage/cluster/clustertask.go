@@ -48,7 +48,7 @@ type clusterStep struct {
 	// Dropped are the lists of the documents earlier jobs dropped, by
 	// chunk (nodes; see job.DroppedList): those of chunks without one
 	// were all published, or their index does not say.
-	Dropped map[int]fileinfo.Info `json:"dropped,omitempty"`
+	Dropped map[int]droppedRows `json:"dropped,omitempty"`
 	// Routes are the route tables of what each task of the previous step
 	// wrote, by destination partition (large-star, small-star,
 	// components, out: the lookups): the driver's. They are not in the
@@ -248,4 +248,14 @@ func readRunsColumn(ctx context.Context, st storage.Opener, s *clusterStep, part
 		}
 	}
 	return runs, nil
+}
+
+// droppedRows is where a chunk's list of the documents its job dropped is:
+// Count rows from row First of the file (job.DroppedList); every row of
+// it when Count is 0, as in the task inputs of an earlier build, whose
+// lists were files of their own (the JSON of a fileinfo.Info then).
+type droppedRows struct {
+	fileinfo.Info
+	First int64 `json:"first_row,omitempty"`
+	Count int64 `json:"count,omitempty"`
 }

@@ -39,7 +39,7 @@ type wholeResult struct {
 
 // whole runs the stage as one task: it returns its results as those of
 // one components task and of the output step's tasks.
-func (d driver) whole(ctx context.Context, vf []verifyFiles, docs, dropped map[int]fileinfo.Info) ([]componentsResult, []outputResult, error) {
+func (d driver) whole(ctx context.Context, vf []verifyFiles, docs map[int]fileinfo.Info, dropped map[int]droppedRows) ([]componentsResult, []outputResult, error) {
 	// As for the output step: pairs/ is written whole.
 	if err := d.st.Remove(ctx, job.PairsDir); err != nil {
 		return nil, nil, err
