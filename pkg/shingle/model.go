@@ -216,3 +216,21 @@ func JaccardCount(inter, na, nb int) float64 {
 	}
 	return float64(inter) / float64(na+nb-inter)
 }
+
+// AppendNormalized appends to dst the tokens of text, as [Tokens] gives
+// them (lower-cased, o's normalisations applied, cut by o's tokenizer),
+// joined by single spaces, and returns the extended slice: the text as the
+// shingles see it, with case, punctuation and spacing (and with o's
+// options, digits and diacritics) ironed out. A text without tokens
+// appends nothing. It allocates nothing beyond dst's growth.
+func AppendNormalized(dst []byte, text string, o Options) []byte {
+	first := true
+	tokenize(text, o, func(tok []byte, _ Span, _ bool) {
+		if !first {
+			dst = append(dst, ' ')
+		}
+		first = false
+		dst = append(dst, tok...)
+	})
+	return dst
+}
