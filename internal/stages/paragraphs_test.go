@@ -66,6 +66,13 @@ func sitesCorpus(t *testing.T, dir string, cfg corpus.SitesConfig) (*corpus.Site
 // process, its output in out.
 func runParagraphs(t *testing.T, files []string, out string, p job.Params, keepWork bool) *paraJob {
 	t.Helper()
+	return runParagraphsKept(t, files, out, p, keepWork, nil)
+}
+
+// runParagraphsKept is runParagraphs of a job that writes the kept
+// corpus ko (--write-kept), nil for none.
+func runParagraphsKept(t *testing.T, files []string, out string, p job.Params, keepWork bool, ko *job.KeptOutput) *paraJob {
+	t.Helper()
 	ctx := context.Background()
 	st, err := storage.NewDir(out)
 	if err != nil {
@@ -74,7 +81,13 @@ func runParagraphs(t *testing.T, files []string, out string, p job.Params, keepW
 	if err := p.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	spec := &job.Spec{Job: "sites", Epoch: "test", Out: st.Root(), Params: p}
+	spec := &job.Spec{Job: "sites", Epoch: "test", Out: st.Root(), Params: p, Kept: ko}
+	var keptDir *storage.Dir
+	if ko != nil {
+		if keptDir, err = kept.Claim(ctx, ko.Dir, kept.Marker{Job: st.Root(), Epoch: spec.Epoch}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
 	inputs, _, err := job.ExpandInputs(ctx, files, job.InputOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +100,11 @@ func runParagraphs(t *testing.T, files []string, out string, p job.Params, keepW
 		t.Fatal(err)
 	}
 	j := &stage.Job{Spec: spec, Plan: &plan, Out: st, FS: st, Manifest: &manifest.Manifest{}, Log: slog.New(slog.DiscardHandler), KeepWork: keepWork}
-	ex := Local{Env: &stage.Env{Spec: spec, FS: st, Cache: &stage.Files{St: st}, Inputs: anyPath{}}}
+	env := &stage.Env{Spec: spec, FS: st, Cache: &stage.Files{St: st}, Inputs: anyPath{}}
+	if keptDir != nil {
+		j.Kept, env.Kept = keptDir, keptDir
+	}
+	ex := Local{Env: env}
 	if err := stage.Drive(ctx, j, Of(spec), ex); err != nil {
 		t.Fatal(err)
 	}
@@ -477,6 +494,25 @@ func TestParagraphStrip(t *testing.T) {
 			}
 			if wantShort == 0 || sum.Stripped == 0 {
 				t.Errorf("the test strips nothing or drops no page: %d short, %d units stripped", wantShort, sum.Stripped)
+			}
+			// The job's write-kept stage (--write-kept) writes the same
+			// files, byte for byte.
+			stageDir := filepath.Join(dir, fmt.Sprintf("job-kept-%v", keepFirst))
+			runParagraphsKept(t, files, filepath.Join(dir, fmt.Sprintf("job2-%v", keepFirst)), p, false,
+				&job.KeptOutput{Dir: stageDir, Format: kept.FormatJSONL, Strip: strip})
+			for _, pattern := range []string{"*.jsonl.gz", kept.ShortDir + "/*.parquet"} {
+				a, _ := filepath.Glob(filepath.Join(keptDir, pattern))
+				b, _ := filepath.Glob(filepath.Join(stageDir, pattern))
+				if len(a) != len(b) {
+					t.Fatalf("%s: write-kept wrote %d files, the job's stage %d", pattern, len(a), len(b))
+				}
+				for i := range a {
+					x, _ := os.ReadFile(a[i])
+					y, _ := os.ReadFile(b[i])
+					if filepath.Base(a[i]) != filepath.Base(b[i]) || !bytes.Equal(x, y) {
+						t.Errorf("%s: the job's stage wrote %s otherwise", filepath.Base(a[i]), filepath.Base(b[i]))
+					}
+				}
 			}
 		})
 	}
