@@ -14,14 +14,14 @@ import (
 )
 
 // TestColumnsUnquoted runs the README's sample job with its kept corpus
-// as Parquet (--write-kept) and `coordinator write-kept --annotate` after
+// as Parquet (--write-kept) and the paragraph pass (--paragraphs), and `coordinator write-kept --annotate` after
 // it, then, for every Parquet dataset they wrote (every folder's or top
 // file's, the work area aside), DuckDB runs a SELECT naming every column
 // of its files unquoted: a column named by a reserved word (offset,
 // group) is a syntax error there. The datasets must include every one
 // docs/usage.md lists, so that none is missed.
 func TestColumnsUnquoted(t *testing.T) {
-	args := append(sampleArgs(t), "--write-kept", "kept", "--kept-format", "parquet")
+	args := append(sampleArgs(t), "--write-kept", "kept", "--kept-format", "parquet", "--paragraphs")
 	dir, out, _ := readmeJob(t, args)
 	ann := filepath.Join(dir, "annotated")
 	run(t, "coordinator", "write-kept", "--job", out, "--dir", ann, "--annotate", "--format", "parquet", "--data-root", filepath.Join(dir, "testdata"))
@@ -66,7 +66,7 @@ func TestColumnsUnquoted(t *testing.T) {
 		"out/sample/docs/*.parquet", "out/sample/bands/*.parquet", "out/sample/candidates/*.parquet",
 		"out/sample/pairs/*.parquet", "out/sample/exact.parquet", "out/sample/clusters.parquet",
 		"out/sample/duplicates.parquet", "out/sample/rejects/*.parquet", "out/sample/index/*.parquet",
-		"annotated/annotations/*.parquet",
+		"out/sample/paragraphs/*.parquet", "annotated/annotations/*.parquet",
 	} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no dataset %s among %v", want, names)

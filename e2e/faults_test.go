@@ -73,25 +73,33 @@ func TestWorkerKilled(t *testing.T) {
 	}
 	for _, point := range points {
 		t.Run(point, func(t *testing.T) {
-			srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Shutdown()
 			out := filepath.Join(t.TempDir(), "out")
-			common := []string{"--nats", srv.URL(), "--ack-wait", "2s"}
-			coord := start(t, nil, "coordinator", append(append(append([]string{"--out", out}, common...), jobArgs...), in)...)
-			victim := start(t, []string{faults.EnvVar + "=" + point}, "worker", append(common, "--slots", "1")...)
-			victim.waitFor(t, "fault injected", 60*time.Second)
-			victim.cmd.Process.Signal(syscall.SIGKILL)
-			victim.wait(t, 10*time.Second)
-
-			start(t, nil, "worker", append(common, "--slots", "2")...)
-			if err := coord.wait(t, 2*time.Minute); err != nil {
-				t.Fatalf("coordinator: %v\n%s", err, coord.output())
-			}
+			runWorkerKilled(t, in, out, point, jobArgs)
 			sameResults(t, ref, out)
 		})
+	}
+}
+
+// runWorkerKilled runs a job of args over in into out, with outside
+// workers: the first killed (SIGKILL) at the fault point, another taking
+// its task over after AckWait.
+func runWorkerKilled(t *testing.T, in, out, point string, args []string) {
+	t.Helper()
+	srv, err := queue.StartEmbedded(t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	common := []string{"--nats", srv.URL(), "--ack-wait", "2s"}
+	coord := start(t, nil, "coordinator", append(append(append([]string{"--out", out}, common...), args...), in)...)
+	victim := start(t, []string{faults.EnvVar + "=" + point}, "worker", append(common, "--slots", "1")...)
+	victim.waitFor(t, "fault injected", 60*time.Second)
+	victim.cmd.Process.Signal(syscall.SIGKILL)
+	victim.wait(t, 10*time.Second)
+
+	start(t, nil, "worker", append(common, "--slots", "2")...)
+	if err := coord.wait(t, 2*time.Minute); err != nil {
+		t.Fatalf("coordinator: %v\n%s", err, coord.output())
 	}
 }
 

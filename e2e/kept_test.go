@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -20,23 +19,7 @@ import (
 // duplicates.
 func TestKeptCorpus(t *testing.T) {
 	dir, _ := sampleJob(t)
-	ran := 0
-	for _, b := range docBlocks(t, "sh kept") {
-		for _, line := range strings.Split(b, "\n") {
-			rest, ok := strings.CutPrefix(line, "go run ./cmd/")
-			if !ok {
-				continue
-			}
-			f := strings.Fields(rest)
-			cmd := command(f[0], f[1:]...)
-			cmd.Dir = dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v\n%s", line, err, out)
-			}
-			ran++
-		}
-	}
-	if ran < 6 {
+	if ran := runDocCommands(t, dir, "sh kept"); ran < 6 {
 		t.Fatalf("the ```sh kept blocks of README.md and docs/*.md hold %d commands, want the sample's corpus (a job's and write-kept's) and the Parquet table's", ran)
 	}
 	for kept, job := range map[string]string{

@@ -8,6 +8,12 @@
 //
 //	go run ./cmd/gencorpus -profile templated -n 20000 -seed 1 -gzip -out /tmp/templated
 //
+// -profile sites writes pages of web sites instead (corpus.Sites: each
+// site's header, menu and footer lines around each page's body, and
+// paragraphs mirrored across sites), for the paragraph pass:
+//
+//	go run ./cmd/gencorpus -profile sites -n 100000 -seed 1 -out /tmp/sites
+//
 // The same flags always produce byte-identical files. See package
 // github.com/neardup/neardup/internal/corpus for how documents are built.
 package main
@@ -48,7 +54,7 @@ func run() error {
 		editMin = flag.Float64("edit-min", def.EditRateMin, "lowest per-mutation word edit rate")
 		editMax = flag.Float64("edit-max", def.EditRateMax, "highest per-mutation word edit rate")
 		accCfg  = flag.Bool("accuracy", false, "start from corpus.AccuracyConfig (length mix, short families, graded copies, a template family) instead of DefaultConfig; the flags above override it only when given")
-		profile = flag.String("profile", "default", "starting configuration: default (corpus.DefaultConfig), accuracy (corpus.AccuracyConfig, as -accuracy) or templated (corpus.TemplatedConfig: long pages of template families of 150 pages); the other flags override it only when given")
+		profile = flag.String("profile", "default", "starting configuration: default (corpus.DefaultConfig), accuracy (corpus.AccuracyConfig, as -accuracy) templated (corpus.TemplatedConfig: long pages of template families of 150 pages) or sites (corpus.Sites: pages of sites with their header, menu and footer lines, for --paragraphs; only -n, -seed and the output flags apply); the other flags override it only when given")
 		pages   = flag.Int("template-pages", 0, "pages of the template family (with -accuracy, default min(1000, n/10))")
 		tfams   = flag.Int("template-families", 0, "template families the template pages are split into, each with its own template (0: one)")
 		workers = flag.Int("workers", 0, "files written at once (0: GOMAXPROCS); never changes the output")
@@ -72,8 +78,13 @@ func run() error {
 	if *accCfg {
 		*profile = "accuracy"
 	}
+	var src corpus.Source
 	var cfg corpus.Config
 	switch *profile {
+	case "sites":
+		if src, err = corpus.NewSites(pool, corpus.DefaultSitesConfig(*n, *seed)); err != nil {
+			return err
+		}
 	case "default":
 		cfg = corpus.DefaultConfig(*n, *seed)
 	case "accuracy":
@@ -81,7 +92,7 @@ func run() error {
 	case "templated":
 		cfg = corpus.TemplatedConfig(*n, *seed)
 	default:
-		return fmt.Errorf("-profile %q: want default, accuracy or templated", *profile)
+		return fmt.Errorf("-profile %q: want default, accuracy, templated or sites", *profile)
 	}
 	flag.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -105,11 +116,15 @@ func run() error {
 			cfg.TemplateFamilies = *tfams
 		}
 	})
-	g, err := corpus.New(pool, cfg)
-	if err != nil {
-		return err
+	clusters := 0
+	if src == nil {
+		g, err := corpus.New(pool, cfg)
+		if err != nil {
+			return err
+		}
+		src, clusters = g, g.Clusters()
 	}
-	written, err := corpus.Write(g, corpus.WriteOptions{
+	written, err := corpus.Write(src, corpus.WriteOptions{
 		Dir: *out, Format: f, Files: *files, Gzip: *gz, Name: *name, Truth: *truth, Workers: *workers,
 	})
 	if err != nil {
@@ -117,7 +132,7 @@ func run() error {
 	}
 	if !*quiet {
 		fmt.Fprintf(os.Stderr, "gencorpus: %d documents (%d planted families, pool of %d sentences) in %d file(s) under %s in %v\n",
-			g.Len(), g.Clusters(), pool.Len(), len(written.Files), *out, time.Since(start).Round(time.Millisecond))
+			src.Len(), clusters, pool.Len(), len(written.Files), *out, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }

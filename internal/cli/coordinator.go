@@ -69,12 +69,14 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		fs.BoolVar(&cfg.AllowPartial, "allow-partial", false, "accept a job whose map tasks failed for good as finished, marked _PARTIAL (without it: no marker, and a rerun retries them)")
 		var ser seriesFlags
 		var batch batchFlags
+		checkStrip := func() error { return nil }
 		if !compare {
 			ser.register(fs)
 			batch.register(fs)
 			fs.StringVar(&cfg.WriteKept, "write-kept", "", "also write the corpus without its duplicates into this directory or URL, as the job's last stage "+
 				"(with --series: into DIR/NAME, a directory for each member); outside --out, the inputs and the earlier jobs")
 			fs.StringVar(&cfg.KeptFormat, "kept-format", kept.FormatAuto, "with --write-kept, "+keptFormatHelp)
+			checkStrip = registerStrip(fs, &cfg.KeptStrip)
 		}
 		p.RegisterFlags(fs)
 		qc.RegisterFlags(fs)
@@ -83,6 +85,9 @@ func jobSetup(compare bool) func(fs *flag.FlagSet) Prepare {
 		proc.register(fs)
 		return func(args []string, out Streams) (Run, error) {
 			if err := ser.apply(&cfg, time.Now()); err != nil {
+				return nil, err
+			}
+			if err := checkStrip(); err != nil {
 				return nil, err
 			}
 			if cfg.Out == "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/internal/dataroot"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -34,6 +35,7 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 	var roots stringList
 	fs.Var(&roots, "data-root", "read the inputs the job's manifest names only if they lie under this directory or object-store prefix (repeatable; default: under the INPUTs)")
 	fs.BoolVar(&o.Fsync, "fsync", false, "flush each file to disk before renaming it")
+	checkStrip := registerStrip(fs, &o.Strip)
 	var logs logFlags
 	logs.register(fs)
 	return func(args []string, out Streams) (Run, error) {
@@ -46,6 +48,10 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 			return nil, fmt.Errorf("--format: %w", kept.CheckFormat(o.Format, nil))
 		case o.ShardDocs < 0:
 			return nil, fmt.Errorf("--shard-docs must be 0 or more, not %d", o.ShardDocs)
+		case checkStrip() != nil:
+			return nil, checkStrip()
+		case kept.CheckStrip(o.Strip, o.Format) != nil:
+			return nil, kept.CheckStrip(o.Strip, o.Format)
 		case len(args) == 0 && len(roots) == 0:
 			return nil, errors.New("name the job's inputs as you gave them to the coordinator (write-kept --job OUT --dir DIR INPUT...), " +
 				"or the directories they lie under (--data-root DIR): write-kept reads only inputs under those, never a path the job's files alone name")
@@ -112,6 +118,52 @@ func writeKeptSetup(fs *flag.FlagSet) Prepare {
 			return code
 		}, nil
 	}
+}
+
+// registerStrip registers --strip-paragraphs and --min-kept-chars, which
+// set *strip (nil without --strip-paragraphs), and returns the check
+// of the two once parsed: --min-kept-chars without --strip-paragraphs is
+// refused.
+func registerStrip(fs *flag.FlagSet, strip **job.Strip) func() error {
+	sf := &stripFlag{strip: strip}
+	fs.Var(sf, "strip-paragraphs", "min-count=N[,keep-first=false]: remove the units (lines or paragraphs, --paragraph-unit) that the job's paragraph pass (--paragraphs) found in at least N documents "+
+		"from every kept document but the first holding them (keep-first=false: from all); each document is written as its id, url and text (--format jsonl or parquet)")
+	fs.IntVar(&sf.minChars, "min-kept-chars", 0, "with --strip-paragraphs, drop a document left with fewer characters, listed with the reason in short/ beside the corpus")
+	return func() error {
+		switch {
+		case sf.minChars < 0:
+			return fmt.Errorf("--min-kept-chars must be 0 or more, not %d", sf.minChars)
+		case sf.minChars > 0 && *strip == nil:
+			return errors.New("--min-kept-chars goes with --strip-paragraphs")
+		case *strip != nil:
+			(*strip).MinKeptChars = sf.minChars
+		}
+		return nil
+	}
+}
+
+// stripFlag is --strip-paragraphs: its value as given ("" for none), and
+// the strip it sets.
+type stripFlag struct {
+	value    string
+	strip    **job.Strip
+	minChars int
+}
+
+func (f *stripFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.value
+}
+
+func (f *stripFlag) Set(v string) error {
+	s, err := job.ParseStrip(v)
+	if err != nil {
+		return err
+	}
+	f.value, *f.strip = v, s
+	return nil
 }
 
 // expandPatterns replaces each glob among the INPUTs of write-kept by the

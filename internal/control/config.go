@@ -52,6 +52,10 @@ type Config struct {
 	// KeptFormat is what the kept corpus's files are (kept.Formats; ""
 	// is kept.FormatAuto).
 	KeptFormat string
+	// KeptStrip strips the repeated units the paragraph pass found from
+	// the kept corpus's documents (--strip-paragraphs, with --paragraphs
+	// and --write-kept); nil for none.
+	KeptStrip *job.Strip
 	// AllowPartial accepts a job whose map tasks failed for good as
 	// finished: its output is marked _PARTIAL, not _SUCCESS, and is not
 	// resumed. Without it such a job stops with its work area kept, and
@@ -152,6 +156,17 @@ func (cfg Config) check() (locations, error) {
 		}
 	case cfg.KeptFormat != "" && cfg.KeptFormat != kept.FormatAuto:
 		return locs, errors.New("--kept-format goes with --write-kept")
+	}
+	switch {
+	case cfg.KeptStrip == nil:
+	case cfg.WriteKept == "":
+		return locs, errors.New("--strip-paragraphs goes with --write-kept")
+	case !cfg.Params.Paragraphs:
+		return locs, errors.New("--strip-paragraphs needs --paragraphs: the paragraph pass finds the units to strip")
+	default:
+		if err := kept.CheckStrip(cfg.KeptStrip, cmp.Or(cfg.KeptFormat, kept.FormatAuto)); err != nil {
+			return locs, fmt.Errorf("--kept-format: %w", err)
+		}
 	}
 	for _, in := range cfg.Inputs {
 		if storage.IsURL(in) {
@@ -255,7 +270,7 @@ func (cfg Config) keptOutput(locs locations, inputs []job.Input) (*job.KeptOutpu
 	if err := kept.CheckPlacement(dir, places); err != nil {
 		return nil, fmt.Errorf("--write-kept: %w", err)
 	}
-	return &job.KeptOutput{Dir: dir, Format: format}, nil
+	return &job.KeptOutput{Dir: dir, Format: format, Strip: cfg.KeptStrip}, nil
 }
 
 // notInputs are the directories whose files are never inputs, wherever

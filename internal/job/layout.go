@@ -66,6 +66,27 @@ func ReduceBandFile(first, last int) string {
 	return fmt.Sprintf("%s/parts-%05d-%05d.parquet", BandsDir, first, last)
 }
 
+// UnitRunsDir holds the unit run files of the paragraph pass
+// (UnitRunWorkFile).
+const UnitRunsDir = WorkDir + "/unitruns"
+
+// UnitRunWorkFile holds run r of a chunk's unit records (--paragraphs),
+// in the format of a band run file: a record for every unit of every
+// document, its hash the key, by partition; the paragraphs tasks read it
+// and write paragraphs/ (ParagraphFile).
+func UnitRunWorkFile(chunk, run int) string {
+	return fmt.Sprintf("%s/chunk-%06d-run%04d.units", UnitRunsDir, chunk, run)
+}
+
+// ParagraphsDir holds the repeated units' occurrences (--paragraphs).
+const ParagraphsDir = "paragraphs"
+
+// ParagraphFile holds the occurrences of the repeated units of
+// partitions first to last, written by one paragraphs task.
+func ParagraphFile(first, last int) string {
+	return fmt.Sprintf("%s/parts-%05d-%05d.parquet", ParagraphsDir, first, last)
+}
+
 func DocFile(chunk int) string    { return fmt.Sprintf("%s/chunk-%06d.parquet", DocsDir, chunk) }
 func RejectFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", RejectsDir, chunk) }
 
@@ -129,6 +150,10 @@ const (
 	// write-kept stage writes, the docs/ files of their documents and
 	// the ordinals of the duplicates among them.
 	InputsKept = "kept"
+	// InputsUnits (by paragraphs task) lists the partitions of a task of
+	// the paragraph pass, the unit run files it reads and the docs/
+	// files that name their documents.
+	InputsUnits = "units"
 )
 
 // ResultFile holds the result of a task too large for the job's NATS

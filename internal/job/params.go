@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/neardup/neardup/internal/paragraph"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/shingle"
@@ -88,6 +89,12 @@ type ExecParams struct {
 	MaxClusterPairs int64 `json:"max_cluster_pairs"`
 	Strict          bool  `json:"strict"`
 	Fsync           bool  `json:"fsync,omitempty"` // flush every file before renaming it
+	// Paragraphs runs the paragraph pass: every document cut into units
+	// of ParagraphUnit (paragraph.Line or paragraph.Paragraph), the
+	// documents holding each unit counted, the repeated ones listed in
+	// paragraphs/.
+	Paragraphs    bool   `json:"paragraphs,omitempty"`
+	ParagraphUnit string `json:"paragraph_unit,omitempty"`
 }
 
 // InputParams are how the input files are read and cut into chunks (see
@@ -220,6 +227,15 @@ func (p *Params) Resolve() error {
 		bad("--max-doc-bytes must not be negative")
 	}
 	check(p.Tokenizer.Check())
+	switch {
+	case p.Paragraphs && p.ParagraphUnit == "":
+		p.ParagraphUnit = paragraph.Line
+	case !p.Paragraphs && p.ParagraphUnit != "":
+		bad("--paragraph-unit goes with --paragraphs")
+	}
+	if p.Paragraphs {
+		check(paragraph.CheckKind(p.ParagraphUnit))
+	}
 	if err := p.ShingleOptions().Validate(); err != nil {
 		bad("--words %d, --char-grams %d: %v", p.Words, p.CharGrams, err)
 	}
@@ -357,6 +373,9 @@ type KeptOutput struct {
 	Dir string `json:"dir"`
 	// Format is what its files are (kept.Formats).
 	Format string `json:"format"`
+	// Strip strips the repeated units from its documents
+	// (--strip-paragraphs); nil for none.
+	Strip *Strip `json:"strip,omitempty"`
 }
 
 // SpecFormat is the format of the specs this version writes: 1 has the
@@ -364,10 +383,12 @@ type KeptOutput struct {
 // reduce, gather and cluster tasks report route tables (Routes) instead
 // of their ranges by chunk or partition, which a coordinator of format 1
 // would not see; 3 may name a kept corpus (Kept), whose write-kept stage
-// a worker of format 2 has not. A coordinator that resumes a job of an
+// a worker of format 2 has not; 4 may ask for the paragraph pass
+// (Params.Paragraphs), whose unit records a worker of format 3 would not
+// write. A coordinator that resumes a job of an
 // earlier format runs it in this one (its results of the old shape it
 // reads).
-const SpecFormat = 3
+const SpecFormat = 4
 
 // CheckFormat refuses, on a worker, a spec of another format than this
 // version's: a newer one it would misread; an older one is from an

@@ -25,7 +25,7 @@ var flatKeys = []string{
 	"strip_diacritics", "hamming", "simhash_weights", "threshold", "fp_weight", "fn_weight", "seed",
 	"partitions", "verify", "gather", "keep", "index", "max_bucket",
 	"max_cluster_pairs", "id_field", "text_field", "max_doc_bytes", "chunk_bytes", "input_format",
-	"strict", "fsync",
+	"strict", "fsync", "paragraphs", "paragraph_unit",
 }
 
 // derivedKeys are the keys of the derived state (Derived), which earlier
@@ -40,7 +40,7 @@ func everyParam() Params {
 			SimHashWeights: WeightsTF, Threshold: 0.7, FPWeight: 0.2, FNWeight: 0.8, Seed: 7, MaxBucket: 99},
 		ShingleParams: ShingleParams{Words: 3, Tokenizer: TokenizeWordsOnly, CharGrams: 4, DigitsToZero: true, StripDiacritics: true},
 		ExecParams: ExecParams{Partitions: 40, Verify: VerifyEstimate, Gather: GatherOn, Keep: KeepLongest, Index: true,
-			MaxClusterPairs: 77, Strict: true, Fsync: true},
+			MaxClusterPairs: 77, Strict: true, Fsync: true, Paragraphs: true, ParagraphUnit: "paragraph"},
 		InputParams: InputParams{IDField: "uid", TextField: "body", MaxDocBytes: 1000, ChunkBytes: 4096, InputFormat: formats.KindParquet},
 	}
 }
@@ -200,7 +200,7 @@ func TestSpecJSONBefore(t *testing.T) {
 // that a spec without derived state and kept corpus has the keys every
 // version wrote for a job matched against none.
 func TestSpecJSONGolden(t *testing.T) {
-	s := Spec{Job: "j2", Epoch: "e2", Out: ".", Params: everyParam(), Derived: someDerived(), Kept: &KeptOutput{Dir: "/corpus/w48", Format: "parquet"}, Format: SpecFormat}
+	s := Spec{Job: "j2", Epoch: "e2", Out: ".", Params: everyParam(), Derived: someDerived(), Kept: &KeptOutput{Dir: "/corpus/w48", Format: "parquet", Strip: &Strip{MinCount: 4, KeepFirst: true, MinKeptChars: 50}}, Format: SpecFormat}
 	checkGolden(t, "spec.golden.json", "  ", s)
 	for _, tt := range []struct {
 		name string

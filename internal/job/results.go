@@ -70,6 +70,12 @@ type MapResult struct {
 	// per run, each holding every partition's records: what the map
 	// stage writes now, instead of BandFiles and BandRuns.
 	BandRunFiles []fileinfo.Info `json:"band_run_files,omitempty"`
+	// UnitRunFiles are the chunk's unit run files (UnitRunWorkFile) of
+	// the paragraph pass; Units counts the units cut from its documents,
+	// UnitBytes their bytes.
+	UnitRunFiles []fileinfo.Info `json:"unit_run_files,omitempty"`
+	Units        int64           `json:"units,omitempty"`
+	UnitBytes    int64           `json:"unit_bytes,omitempty"`
 	// IDRunFiles are the chunk's id run files (IDRunWorkFile): its
 	// documents' ids, hashed, for the reduce tasks to count those that
 	// share one.

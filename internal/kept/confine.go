@@ -32,7 +32,7 @@ const MarkerFile = "_WRITE_KEPT"
 // ownName matches the names write-kept writes in its directory: the
 // outputs NNNNN-STEM[-NNNNN].EXT (NNNNN the input's place in the
 // manifest) and the files beside them.
-var ownName = regexp.MustCompile(`^(` + OutputPattern + `|` + regexp.QuoteMeta(SummaryFile) + `|` + SuccessFile + `|` + PartialFile + `|` + MarkerFile + `|` + regexp.QuoteMeta(AnnotationsFile) + `)$`)
+var ownName = regexp.MustCompile(`^(` + OutputPattern + `|` + regexp.QuoteMeta(SummaryFile) + `|` + SuccessFile + `|` + PartialFile + `|` + MarkerFile + `|` + regexp.QuoteMeta(AnnotationsFile) + `|` + ShortDir + `/` + OutputPattern + `)$`)
 
 // OutputPattern matches the names of the corpus's files: NNNNN-STEM.EXT or
 // NNNNN-STEM-NNNNN.EXT, NNNNN the input's place among the job's inputs.

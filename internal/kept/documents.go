@@ -123,6 +123,19 @@ func (f *fileJob) documents(file storage.File) error {
 		if d.ID != doc.ID {
 			return fmt.Errorf("%s: offset %d: docs/ places document %d (id %q) here, but the record there is %q", f.in.Path, doc.Offset, d.Doc, d.ID, doc.ID)
 		}
+		if st := f.w.strip; st != nil && !contains(f.w.dups, d.Doc) {
+			text, chars, short, err := st.strip(d.Doc, doc.Text)
+			if err != nil {
+				return fmt.Errorf("%s: offset %d: %w", f.in.Path, doc.Offset, err)
+			}
+			if short {
+				f.sum.Docs++
+				f.sum.Short++
+				f.short = append(f.short, ShortDoc{Doc: d.Doc, ID: d.ID, Chars: int64(chars), Reason: st.shortReason(chars)})
+				return nil
+			}
+			doc.Text = text
+		}
 		if write, err := f.write(d); err != nil || !write {
 			return err
 		}

@@ -84,6 +84,10 @@ type Options struct {
 	Log *slog.Logger
 	// Open opens an input file by path or URL; nil: storage.OpenFile.
 	Open func(ctx context.Context, path string) (storage.File, error)
+	// Strip strips the repeated units the job's paragraph pass found
+	// (--strip-paragraphs); nil for none. It needs Format jsonl or
+	// parquet (CheckStrip).
+	Strip *job.Strip
 }
 
 // Summary is what was written: kept.json.
@@ -107,6 +111,14 @@ type Summary struct {
 	Files []FileSummary `json:"files"`
 	// Annotations is the sidecar written with Annotate.
 	Annotations string `json:"annotations,omitempty"`
+	// Strip is how the documents were stripped of repeated units;
+	// Stripped and StrippedBytes count the units stripped and their
+	// bytes, Short the documents dropped as too short after (each input's
+	// listed in its ShortFile).
+	Strip         *job.Strip `json:"strip,omitempty"`
+	Stripped      int64      `json:"stripped,omitempty"`
+	StrippedBytes int64      `json:"stripped_bytes,omitempty"`
+	Short         int64      `json:"short,omitempty"`
 }
 
 // FileSummary is what was written of one input file.
@@ -139,6 +151,12 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	}
 	if err := CheckFormat(o.Format, nil); err != nil {
 		return nil, err
+	}
+	if err := CheckStrip(o.Strip, o.Format); err != nil {
+		return nil, err
+	}
+	if o.Strip != nil && o.Annotate {
+		return nil, errors.New("--strip-paragraphs and --annotate do not go together: an annotated corpus keeps every document as it is")
 	}
 	if o.ShardDocs < 0 {
 		return nil, fmt.Errorf("documents per output file must be 0 (one file per input) or more, not %d", o.ShardDocs)
@@ -193,7 +211,16 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 	}
 	w := &writer{src: src, dst: dst, inputs: man.Inputs, params: man.Params, format: o.Format, shardDocs: o.ShardDocs,
 		dups: dups, open: o.Open, checks: checks, log: o.Log}
-	sum := &Summary{Job: o.Job, Format: o.Format, Annotate: o.Annotate, ShardDocs: o.ShardDocs, Duplicates: int64(len(dups))}
+	sum := &Summary{Job: o.Job, Format: o.Format, Annotate: o.Annotate, ShardDocs: o.ShardDocs, Duplicates: int64(len(dups)), Strip: o.Strip}
+	if o.Strip != nil {
+		files, err := paragraphFiles(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		if w.strip, err = loadStripper(ctx, src, files, man.Params, *o.Strip); err != nil {
+			return nil, err
+		}
+	}
 	if o.Annotate {
 		if w.ann, err = newAnnotator(ctx, src, dups); err != nil {
 			return nil, err
@@ -209,6 +236,7 @@ func Write(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.Add(files)
+	sum.AddStripped(w.strip)
 	dropped := sum.Dropped
 	if o.Annotate {
 		dropped = w.notKept
@@ -235,5 +263,14 @@ func (s *Summary) Add(files []FileSummary) {
 		s.Kept += f.Kept
 		s.Dropped += f.Dropped
 		s.Bytes += f.Bytes
+		s.Short += f.Short
+	}
+}
+
+// AddStripped adds what a writer's stripper stripped (none when nil).
+func (s *Summary) AddStripped(st *stripper) {
+	if st != nil {
+		s.Stripped += st.Units
+		s.StrippedBytes += st.Bytes
 	}
 }

@@ -42,6 +42,9 @@ type writer struct {
 	ann     *annotator
 	annW    *pqfile.Writer[Annotation]
 	notKept int64 // documents annotated as not kept
+	// strip strips the repeated units of the documents written
+	// (--strip-paragraphs); nil for none.
+	strip *stripper
 }
 
 // part writes the inputs t.First to t.Last, whose documents the docs/
@@ -94,6 +97,9 @@ func (w *writer) file(ctx context.Context, i int, in job.Input, members bool) (*
 	if how == "" {
 		return nil, CheckFormat(w.format, []job.Input{in})
 	}
+	if w.strip != nil {
+		how = copyDocs // a stripped document is written anew
+	}
 	f := &fileJob{ctx: ctx, w: w, in: in, docs: w.docs,
 		sum: FileSummary{KeptFile: manifest.KeptFile{Input: in.Path, Outputs: []string{}}, Kind: in.Kind, Copy: how}}
 	file, err := w.open(ctx, in.Path)
@@ -137,6 +143,9 @@ func (w *writer) file(ctx context.Context, i int, in job.Input, members bool) (*
 	if err == nil {
 		err = f.out.finish()
 	}
+	if err == nil {
+		err = f.writeShort(i)
+	}
 	if err != nil {
 		f.out.abort()
 		return nil, err
@@ -155,6 +164,8 @@ type fileJob struct {
 	out  *shards
 	sum  FileSummary
 	an   Annotation // the annotation of the last document met
+	// short are the documents stripping left too short, dropped.
+	short []ShortDoc
 }
 
 // write reports whether document d is written: a kept one, or any when

@@ -23,6 +23,9 @@ type Task struct {
 	// Dups are the ordinals of the job's duplicates among the documents
 	// of Docs, sorted (those of other inputs too).
 	Dups []int64 `json:"dups"`
+	// Paragraphs are the job's paragraphs/ files, from which a corpus
+	// stripped of repeated units (TaskOptions.Strip) reads them.
+	Paragraphs []fileinfo.Info `json:"paragraphs,omitempty"`
 }
 
 // TaskOptions is what a task of the write-kept stage writes with.
@@ -41,6 +44,8 @@ type TaskOptions struct {
 	// Open opens an input file; nil: storage.OpenFile.
 	Open func(ctx context.Context, path string) (storage.File, error)
 	Log  *slog.Logger
+	// Strip strips the repeated units (--strip-paragraphs); nil for none.
+	Strip *job.Strip
 }
 
 // checkFunc is a func as a checker.
@@ -52,11 +57,14 @@ func (f checkFunc) Check(path string) error { return f(path) }
 // and returns what it wrote of each. Written again, a task writes the same
 // bytes into the same names: a task is idempotent, and its files appear
 // whole when complete.
-func WriteTask(ctx context.Context, o TaskOptions, t Task) ([]FileSummary, error) {
+func WriteTask(ctx context.Context, o TaskOptions, t Task) (*TaskSummary, error) {
 	if o.Format == "" {
 		o.Format = FormatAuto
 	}
 	if err := CheckFormat(o.Format, nil); err != nil {
+		return nil, err
+	}
+	if err := CheckStrip(o.Strip, o.Format); err != nil {
 		return nil, err
 	}
 	w := &writer{src: o.Job, dst: o.Dir, inputs: o.Inputs, params: o.Params, format: o.Format,
@@ -64,5 +72,27 @@ func WriteTask(ctx context.Context, o TaskOptions, t Task) ([]FileSummary, error
 	if o.Check != nil {
 		w.checks = []checker{checkFunc(o.Check)}
 	}
-	return w.part(ctx, t)
+	if o.Strip != nil {
+		var err error
+		if w.strip, err = loadStripper(ctx, o.Job, t.Paragraphs, o.Params, *o.Strip); err != nil {
+			return nil, err
+		}
+	}
+	files, err := w.part(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	sum := &TaskSummary{Files: files}
+	if w.strip != nil {
+		sum.Stripped, sum.StrippedBytes = w.strip.Units, w.strip.Bytes
+	}
+	return sum, nil
+}
+
+// TaskSummary is what a task wrote: each input's summary, and the units
+// it stripped (--strip-paragraphs) and their bytes.
+type TaskSummary struct {
+	Files         []FileSummary `json:"files"`
+	Stripped      int64         `json:"stripped,omitempty"`
+	StrippedBytes int64         `json:"stripped_bytes,omitempty"`
 }

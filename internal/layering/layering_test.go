@@ -32,7 +32,7 @@ internal/localfile < pkg/formats, internal/storage;
 
 # kernels
 pkg/minhash < pkg/bands;
-pkg/shingle < internal/reference;
+pkg/shingle < internal/reference, internal/paragraph;
 
 # files, records and the task queue, a worker's data roots
 internal/redact < internal/storage;
@@ -44,7 +44,7 @@ internal/redact, internal/storage < internal/dataroot;
 
 # the job's vocabulary, its document model and verdict, its manifest, and
 # what reads finished jobs
-internal/pqfile, pkg/bands, pkg/formats, pkg/shingle, pkg/simhash < internal/job;
+internal/paragraph, internal/pqfile, pkg/bands, pkg/formats, pkg/shingle, pkg/simhash < internal/job;
 internal/job, internal/sigfile, internal/textstore, pkg/minhash < internal/sketch;
 internal/job, internal/radix, pkg/records < internal/workfile;
 internal/workfile < internal/worktest;
@@ -59,10 +59,10 @@ internal/manifest, internal/pqfile < internal/rates;
 # the stages: the contract and driver, each stage its own package (which
 # imports no other stage's), their sequence; and what their tests share
 internal/index, internal/job, internal/manifest, internal/sketch, internal/workfile, internal/sigfile, internal/textstore, internal/transient, internal/radix, pkg/minhash, pkg/records < internal/stage;
-internal/stage < internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify;
+internal/stage < internal/stage/mapper, internal/stage/paragraphs, internal/stage/reduce, internal/stage/gather, internal/stage/verify;
 internal/stage, internal/unionfind < internal/stage/cluster;
 internal/stage, internal/kept < internal/stage/writekept;
-internal/stage/mapper, internal/stage/reduce, internal/stage/gather, internal/stage/verify, internal/stage/cluster, internal/stage/writekept < internal/stages;
+internal/stage/mapper, internal/stage/paragraphs, internal/stage/reduce, internal/stage/gather, internal/stage/verify, internal/stage/cluster, internal/stage/writekept < internal/stages;
 internal/stage/reduce, internal/stage/gather, internal/worktest < internal/stagetest;
 internal/index < internal/query;
 

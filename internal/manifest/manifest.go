@@ -88,6 +88,9 @@ type Manifest struct {
 	// Kept is the corpus the job wrote in its write-kept stage
 	// (--write-kept), nil when it wrote none.
 	Kept *Kept `json:"kept,omitempty"`
+	// Paragraphs is what the paragraph pass found (--paragraphs), nil
+	// when it did not run.
+	Paragraphs *Paragraphs `json:"paragraphs,omitempty"`
 	// ExamplePairs are the few pairs the report shows side by side
 	// (report-pairs.html), chosen from the pairs listed by an
 	// ExampleChooser as pairs/ is written.
@@ -112,6 +115,59 @@ type Kept struct {
 	Duplicates int64      `json:"duplicates"`
 	Bytes      int64      `json:"bytes"`
 	Files      []KeptFile `json:"files"`
+	// Stripped counts the units stripped (--strip-paragraphs) and their
+	// bytes; Short the documents it left too short, dropped.
+	Stripped      int64 `json:"stripped,omitempty"`
+	StrippedBytes int64 `json:"stripped_bytes,omitempty"`
+	Short         int64 `json:"short,omitempty"`
+}
+
+// Paragraphs is what the paragraph pass found: the units (lines or
+// paragraphs) cut from the documents, and those held by two documents or
+// more, listed in paragraphs/.
+type Paragraphs struct {
+	// Unit is the kind of unit: line or paragraph.
+	Unit string `json:"unit"`
+	// Units counts the units cut (stretches of text with a token), and
+	// UnitBytes their bytes; Distinct the distinct units (by the hash of
+	// their normalised text).
+	Units     int64 `json:"units"`
+	UnitBytes int64 `json:"unit_bytes"`
+	Distinct  int64 `json:"distinct"`
+	// Repeated counts the distinct units held by two documents or more;
+	// Occurrences their occurrences, RepeatedBytes the bytes of those.
+	// ExtraBytes is the bytes of their occurrences outside the first
+	// document holding each: what stripping them (keeping the first)
+	// would remove. The shares are of the documents' text bytes.
+	Repeated      int64   `json:"repeated"`
+	Occurrences   int64   `json:"occurrences"`
+	RepeatedBytes int64   `json:"repeated_bytes"`
+	ExtraBytes    int64   `json:"extra_bytes"`
+	RepeatedShare float64 `json:"repeated_share"`
+	ExtraShare    float64 `json:"extra_share"`
+	// Bounded counts the units held by more than --max-bucket
+	// documents, whose rows in paragraphs/ are those of their first
+	// max-bucket documents; RowsNotListed the occurrences left out.
+	Bounded       int64 `json:"bounded"`
+	RowsNotListed int64 `json:"rows_not_listed"`
+	// Top are the units held by the most documents, most first.
+	Top []TopUnit `json:"top"`
+}
+
+// TopUnit is a unit held by many documents.
+type TopUnit struct {
+	// Hash is the unit's hash (paragraphs/'s unit_hash).
+	Hash int64 `json:"hash"`
+	// Docs counts the documents holding it, Occurrences its occurrences.
+	Docs        int64 `json:"docs"`
+	Occurrences int64 `json:"occurrences"`
+	// FirstDoc is the first document holding it, and Offset and Length
+	// where it is in that document's text; Sample is the start of its
+	// text there ("" when the text could not be read).
+	FirstDoc int64  `json:"first_doc"`
+	Offset   int64  `json:"offset"`
+	Length   int64  `json:"length"`
+	Sample   string `json:"sample"`
 }
 
 // KeptFile is what the corpus holds of one input file.
@@ -124,6 +180,11 @@ type KeptFile struct {
 	Kept    int64    `json:"kept"`
 	Dropped int64    `json:"dropped"`
 	Bytes   int64    `json:"bytes"`
+	// Short counts the documents dropped because stripping their
+	// repeated units (--strip-paragraphs) left them shorter than
+	// --min-kept-chars; ShortFile lists them, with the reason.
+	Short     int64  `json:"short,omitempty"`
+	ShortFile string `json:"short_file,omitempty"`
 }
 
 // Rates say where a job's duplicates are: Total over every document,

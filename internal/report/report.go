@@ -101,6 +101,7 @@ type page struct {
 	Versions                             []row
 	Examples                             []exampleRow
 	Rates                                *ratesView
+	Paragraphs                           *paragraphsPart
 
 	SCurve, Similarity, Clusters, StageChart template.HTML
 }
@@ -136,6 +137,41 @@ type exampleRow struct {
 	Link, AID, BID, Similarity, Bands, Why string
 }
 
+// paragraphsPart is the paragraph pass's section: a note and the most
+// repeated units.
+type paragraphsPart struct {
+	Note string
+	Top  []topUnitRow
+}
+
+// topUnitRow is a row of the most repeated units' table.
+type topUnitRow struct{ Docs, Occurrences, FirstDoc, Sample string }
+
+// newParagraphs is the section of what the paragraph pass found.
+func newParagraphs(m *manifest.Manifest) *paragraphsPart {
+	pp := m.Paragraphs
+	if pp == nil {
+		return nil
+	}
+	part := &paragraphsPart{Note: fmt.Sprintf("The documents were cut into %s %ss (%s distinct). %s of them are held by two documents or more, "+
+		"in %s occurrences of %s: %s of the text. Beyond the first document holding each, they are %s, %s of the text: "+
+		"what stripping them would remove. paragraphs/ lists every occurrence.",
+		groupDigits(pp.Units), pp.Unit, groupDigits(pp.Distinct), groupDigits(pp.Repeated), groupDigits(pp.Occurrences),
+		bytesText(pp.RepeatedBytes), percentOf(pp.RepeatedShare), bytesText(pp.ExtraBytes), percentOf(pp.ExtraShare))}
+	if pp.Bounded > 0 {
+		part.Note += fmt.Sprintf(" %s held by more than --max-bucket %s documents list the occurrences of their first %s only: %s occurrences are not listed.",
+			plural(pp.Bounded, "unit", "units"), groupDigits(int64(m.Params.MaxBucket)), groupDigits(int64(m.Params.MaxBucket)), groupDigits(pp.RowsNotListed))
+	}
+	for _, u := range pp.Top {
+		part.Top = append(part.Top, topUnitRow{Docs: groupDigits(u.Docs), Occurrences: groupDigits(u.Occurrences),
+			FirstDoc: strconv.FormatInt(u.FirstDoc, 10), Sample: u.Sample})
+	}
+	return part
+}
+
+// percentOf writes a share as a percentage.
+func percentOf(share float64) string { return fmt.Sprintf("%.1f%%", 100*share) }
+
 // stageRow is a row of the stage timings' table.
 type stageRow struct {
 	Name, Tasks, Failed, Seconds, Share, Rate string
@@ -163,6 +199,7 @@ func newPage(m *manifest.Manifest, charts map[string][]byte) *page {
 			Bands: fmt.Sprintf("%d of %d, from band %d", e.BandsCollided, m.Params.Bands, e.FirstBand), Why: e.Why,
 		})
 	}
+	p.Paragraphs = newParagraphs(m)
 	c := m.Counts
 	docs, inBytes := c.Docs, c.InputBytes
 	p.Cards = []card{

@@ -763,3 +763,36 @@ func cardTexts(doc *html.Node) []string {
 	}
 	return cards
 }
+
+// TestBuildParagraphs checks the section of the paragraph pass: shown
+// with the manifest's counts and most repeated units (their samples
+// escaped), and absent from the report of a job without the pass.
+func TestBuildParagraphs(t *testing.T) {
+	files := buildEdited(t, "sample", func(m map[string]any) {
+		m["paragraphs"] = map[string]any{
+			"unit": "line", "units": 1200, "unit_bytes": 50000, "distinct": 700, "repeated": 42, "occurrences": 300,
+			"repeated_bytes": 9000, "extra_bytes": 8000, "repeated_share": 0.125, "extra_share": 0.1, "bounded": 1, "rows_not_listed": 17,
+			"top": []any{
+				map[string]any{"hash": -5, "docs": 120, "occurrences": 121, "first_doc": 4294967296, "offset": 0, "length": 20, "sample": "Home | About <b>"},
+				map[string]any{"hash": 7, "docs": 30, "occurrences": 30, "first_doc": 3, "offset": 9, "length": 5, "sample": "© 2026"},
+			},
+		}
+	})
+	page := string(files[HTMLFile])
+	for _, want := range []string{
+		`id="paragraphs"`, "1,200 lines (700 distinct)", "42 of them", "300 occurrences", "12.5% of the text", "10.0% of the text",
+		"1 unit held by more than --max-bucket", "17 occurrences are not listed",
+		"Home | About &lt;b&gt;", "© 2026", "4294967296", ">121<",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<b>") && strings.Contains(page, "About <b>") {
+		t.Error("a sample is not escaped")
+	}
+	plain := string(buildEdited(t, "sample", func(map[string]any) {})[HTMLFile])
+	if strings.Contains(plain, `id="paragraphs"`) {
+		t.Error("the report of a job without --paragraphs has the section")
+	}
+}

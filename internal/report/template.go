@@ -162,6 +162,19 @@ const pageTemplate = `<!DOCTYPE html>
 </table>
 {{- end}}
 </section>
+{{- if .Paragraphs}}
+
+<section id="paragraphs">
+<h2>Repeated units (--paragraphs)</h2>
+<p class="caption">{{.Paragraphs.Note}}</p>
+<table>
+<tr><th class="num">documents</th><th class="num">occurrences</th><th class="num">first document</th><th>text (start)</th></tr>
+{{- range .Paragraphs.Top}}
+<tr><td class="num">{{.Docs}}</td><td class="num">{{.Occurrences}}</td><td class="num mono">{{.FirstDoc}}</td><td class="mono">{{.Sample}}</td></tr>
+{{- end}}
+</table>
+</section>
+{{- end}}
 
 <div class="grid">
 <div class="panel" id="stages-panel">

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
@@ -46,6 +47,9 @@ type Job struct {
 	Reduced  *Reduced
 	Verified []job.VerifyResult
 	Clusters *ClusterStats
+	// ParagraphFiles are the paragraphs/ files of the paragraph pass
+	// (--paragraphs), from which a kept corpus strips repeated units.
+	ParagraphFiles []fileinfo.Info
 }
 
 // Mapped is what the map stage leaves.

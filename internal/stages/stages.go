@@ -12,21 +12,27 @@ import (
 	"github.com/neardup/neardup/internal/stage/cluster"
 	"github.com/neardup/neardup/internal/stage/gather"
 	"github.com/neardup/neardup/internal/stage/mapper"
+	"github.com/neardup/neardup/internal/stage/paragraphs"
 	"github.com/neardup/neardup/internal/stage/reduce"
 	"github.com/neardup/neardup/internal/stage/verify"
 	"github.com/neardup/neardup/internal/stage/writekept"
 )
 
-// Of returns the sequence of stages of the job spec: write-kept only when
-// it writes a kept corpus (Spec.Kept).
+// Of returns the sequence of stages of the job spec: the paragraph pass
+// only with --paragraphs, write-kept only when it writes a kept corpus
+// (Spec.Kept).
 func Of(spec *job.Spec) []stage.Stage {
-	return sequence(spec.Params.Gather == job.GatherOn, spec.Kept != nil)
+	return sequence(spec.Params.Gather == job.GatherOn, spec.Kept != nil, spec.Params.Paragraphs)
 }
 
-// sequence is the registry: every stage, in order; gather and write-kept
-// only when on.
-func sequence(withGather, withKept bool) []stage.Stage {
-	s := []stage.Stage{mapper.Stage(), reduce.Stage()}
+// sequence is the registry: every stage, in order; gather, write-kept
+// and the paragraph pass only when on.
+func sequence(withGather, withKept, withParagraphs bool) []stage.Stage {
+	s := []stage.Stage{mapper.Stage()}
+	if withParagraphs {
+		s = append(s, paragraphs.Stage())
+	}
+	s = append(s, reduce.Stage())
 	if withGather {
 		s = append(s, gather.Stage())
 	}
@@ -39,7 +45,7 @@ func sequence(withGather, withKept bool) []stage.Stage {
 
 // Lookup returns the stage a task of the named stage (or step) belongs to.
 func Lookup(name string) (stage.Stage, bool) {
-	for _, s := range sequence(true, true) {
+	for _, s := range sequence(true, true, true) {
 		if s.Steps == nil && name == s.Name || s.Steps != nil && strings.HasPrefix(name, s.Name+"-") {
 			return s, true
 		}

@@ -18,7 +18,7 @@ func TestLookup(t *testing.T) {
 		name string
 		want string // the stage found; "" for none
 	}{
-		{"map", "map"}, {"reduce", "reduce"}, {"gather", "gather"}, {"verify", "verify"}, {"write-kept", "write-kept"},
+		{"map", "map"}, {"reduce", "reduce"}, {"gather", "gather"}, {"verify", "verify"}, {"write-kept", "write-kept"}, {"paragraphs", "paragraphs"},
 		{"cluster-contract", "cluster"}, {"cluster-ls-3", "cluster"},
 		{"cluster", ""}, {"mapx", ""}, {"", ""}, {"verify-1", ""},
 	}
@@ -34,9 +34,13 @@ func TestLookup(t *testing.T) {
 		for _, spec := range []*job.Spec{
 			{Params: job.DefaultParams()},
 			{Params: job.DefaultParams(), Kept: &job.KeptOutput{Dir: "/kept", Format: "auto"}},
+			{Params: paragraphParams()},
 		} {
 			spec.Params.Gather = gather
 			seq := Of(spec)
+			if has := slices.ContainsFunc(seq, func(s stage.Stage) bool { return s.Name == "paragraphs" }); has != spec.Params.Paragraphs {
+				t.Errorf("a job with --paragraphs=%v has the paragraphs stage: %v", spec.Params.Paragraphs, has)
+			}
 			if last := seq[len(seq)-1].Name; (last == "write-kept") != (spec.Kept != nil) {
 				t.Errorf("the last stage of a job (kept corpus %v) is %s", spec.Kept, last)
 			}
@@ -51,6 +55,13 @@ func TestLookup(t *testing.T) {
 			}
 		}
 	}
+}
+
+// paragraphParams are the default params with the paragraph pass.
+func paragraphParams() job.Params {
+	p := job.DefaultParams()
+	p.Paragraphs = true
+	return p
 }
 
 // TestRefused checks that the tasks a stage does not have are refused

@@ -33,6 +33,7 @@ var datasets = []struct {
 	{"clusters.parquet", records.ClusterRecord{}},
 	{"duplicates.parquet and index/dropped.parquet", records.Duplicate{}},
 	{"rejects/", records.RejectRecord{}},
+	{"paragraphs/ (--paragraphs)", records.Paragraph{}},
 	{"the kept corpus's annotations (--annotate)", kept.Annotation{}},
 }
 

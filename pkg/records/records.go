@@ -173,3 +173,26 @@ type RejectRecord struct {
 	Line   int64  `parquet:"line"`
 	Reason string `parquet:"reason"`
 }
+
+// Paragraph is one row of paragraphs/ (--paragraphs): an occurrence, in
+// document Doc, of a unit (a line, or a paragraph) that Holders
+// documents of the job hold. The unit is the UnitIndex-th of the
+// document's units, its bytes text[ByteOffset:ByteOffset+ByteLength] of
+// the document's text; UnitHash is the xxhash of its normalised text
+// (tokens as the shingles see them, joined by spaces). FirstDoc is the
+// first document (least ordinal) holding it, of job FirstJob. A file
+// holds the partitions of one task, sorted by (unit_hash, doc,
+// unit_index); a unit held by more documents than --max-bucket lists the
+// occurrences of its first max-bucket documents only (the manifest says
+// how many units and rows that left out), Holders still counting all.
+type Paragraph struct {
+	UnitHash   int64  `parquet:"unit_hash"`
+	Doc        int64  `parquet:"doc"`
+	UnitIndex  int32  `parquet:"unit_index"`
+	ID         string `parquet:"id"`
+	ByteOffset int64  `parquet:"byte_offset"`
+	ByteLength int32  `parquet:"byte_length"`
+	Holders    int64  `parquet:"holders"`
+	FirstDoc   int64  `parquet:"first_doc"`
+	FirstJob   string `parquet:"first_job,dict"`
+}

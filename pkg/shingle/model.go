@@ -216,3 +216,54 @@ func JaccardCount(inter, na, nb int) float64 {
 	}
 	return float64(inter) / float64(na+nb-inter)
 }
+
+// AppendNormalized appends to dst the tokens of text, as [Tokens] gives
+// them (lower-cased, o's normalisations applied, cut by o's tokenizer),
+// joined by single spaces, and returns the extended slice: the text as the
+// shingles see it, with case, punctuation and spacing (and with o's
+// options, digits and diacritics) ironed out. A text without tokens
+// appends nothing. It allocates nothing beyond dst's growth.
+func AppendNormalized(dst []byte, text string, o Options) []byte {
+	if isASCII(text) {
+		return appendNormalizedASCII(dst, text, o)
+	}
+	first := true
+	tokenize(text, o, func(tok []byte, _ Span, _ bool) {
+		if !first {
+			dst = append(dst, ' ')
+		}
+		first = false
+		dst = append(dst, tok...)
+	})
+	return dst
+}
+
+// appendNormalizedASCII is AppendNormalized of an ASCII text, a byte at a
+// time: there every token is a maximal run of letters and digits (no
+// ASCII byte is a mark, a joiner or a letter of a script without spaces),
+// lower-cased, its digits '0' with DigitsToZero (diacritics are not
+// ASCII). TestAppendNormalizedASCII checks it against the reference.
+func appendNormalizedASCII(dst []byte, text string, o Options) []byte {
+	start, in := len(dst), false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case 'a' <= c && c <= 'z':
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case '0' <= c && c <= '9':
+			if o.DigitsToZero {
+				c = '0'
+			}
+		default:
+			in = false
+			continue
+		}
+		if !in && len(dst) > start {
+			dst = append(dst, ' ')
+		}
+		in = true
+		dst = append(dst, c)
+	}
+	return dst
+}

@@ -1,7 +1,6 @@
 package shingle
 
 import (
-	"encoding/binary"
 	"slices"
 	"unicode"
 	"unicode/utf8"
@@ -205,11 +204,11 @@ func NewScripts() *Scripts {
 
 // isASCII reports whether every byte of b is below 0x80, 8 bytes at a
 // time.
-func isASCII(b []byte) bool {
+func isASCII[T string | []byte](b T) bool {
 	var or uint64
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
-		or |= binary.LittleEndian.Uint64(b[i:])
+		or |= le64(b[i:])
 	}
 	for ; i < len(b); i++ {
 		or |= uint64(b[i])

@@ -72,6 +72,14 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	defer docs.Abort()
 	runs := &bandRuns{st: st, chunk: chunk.Index, parts: make([][]records.BandRecord, p.Partitions),
 		ids: make([][]records.BandRecord, p.Partitions), res: res}
+	// The paragraph pass's unit records go in runs with the band records.
+	var units *unitCutter
+	if p.Paragraphs {
+		if units, err = newUnitCutter(p); err != nil {
+			return nil, err
+		}
+		runs.units = make([][]records.BandRecord, p.Partitions)
+	}
 	var (
 		ndocs   int
 		row     [1]records.DocRecord // the document being written
@@ -107,6 +115,11 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			res.TextBytes += int64(len(d.Text))
 			res.Shingles += int64(len(set))
 			job.AddDoc(res.Scripts, scripts.Dominant(d.Text), int64(len(set)))
+			if units != nil {
+				if err := units.add(d.Text, ord, runs.units, res); err != nil {
+					return err
+				}
+			}
 			if len(set) == 0 {
 				res.Empty++
 				if sets != nil {
@@ -238,10 +251,14 @@ type bandRuns struct {
 	chunk int
 	parts [][]records.BandRecord
 	ids   [][]records.BandRecord // by partition, as parts
-	res   *job.MapResult
-	run   int
-	idRun int
-	text  int64 // of the documents in parts
+	// units are the unit records of the paragraph pass, by partition;
+	// nil without it.
+	units   [][]records.BandRecord
+	unitRun int
+	res     *job.MapResult
+	run     int
+	idRun   int
+	text    int64 // of the documents in parts
 	// scratch is the sort's (sortBandRecords).
 	scratch []records.BandRecord
 }
@@ -288,6 +305,16 @@ func (r *bandRuns) flush(ctx context.Context) error {
 	if info != nil {
 		r.res.IDRunFiles = append(r.res.IDRunFiles, *info)
 		r.idRun++
+	}
+	if r.units == nil {
+		return nil
+	}
+	if info, err = r.writeRun(ctx, r.units, job.UnitRunWorkFile(r.chunk, r.unitRun)); err != nil {
+		return err
+	}
+	if info != nil {
+		r.res.UnitRunFiles = append(r.res.UnitRunFiles, *info)
+		r.unitRun++
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 func slimMaps(maps []job.MapResult) []job.MapResult {
 	out := slices.Clone(maps)
 	for i := range out {
-		out[i].BandFiles, out[i].BandRunFiles, out[i].IDRunFiles = nil, nil, nil
+		out[i].BandFiles, out[i].BandRunFiles, out[i].IDRunFiles, out[i].UnitRunFiles = nil, nil, nil, nil
 	}
 	return out
 }

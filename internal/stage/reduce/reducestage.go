@@ -160,11 +160,6 @@ func foldDuplicateIDs(ctx context.Context, j *stage.Job, docs []int64) {
 	}
 }
 
-// lister lists the files under a prefix (storage.Dir).
-type lister interface {
-	List(ctx context.Context, prefix string) ([]string, error)
-}
-
 // cleanBands removes what the reduce stage no longer needs: the band
 // run files, once every map task succeeded (a rerun that retries failed
 // chunks reduces again and reads them all) unless the work area is kept, and the bands/ files of an
@@ -178,28 +173,9 @@ func cleanBands(ctx context.Context, j *stage.Job) error {
 			return fmt.Errorf("removing the band run files: %w", err)
 		}
 	}
-	l, ok := j.Out.(lister)
-	if !ok {
-		return nil
-	}
-	var names []string
-	err := stage.Retried(ctx, func() (err error) {
-		names, err = l.List(ctx, job.BandsDir)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("listing %s: %w", job.BandsDir, err)
-	}
 	keep := map[string]bool{}
 	for _, f := range j.Reduced.BandFiles {
 		keep[f.File.Name] = true
 	}
-	for _, n := range names {
-		if !keep[n] {
-			if err := stage.Retried(ctx, func() error { return j.Out.Remove(ctx, n) }); err != nil {
-				return fmt.Errorf("removing %s, of an earlier run: %w", n, err)
-			}
-		}
-	}
-	return nil
+	return stage.RemoveOthers(ctx, j.Out, job.BandsDir, keep)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
@@ -58,11 +59,10 @@ func PlanTasks(maps []job.MapResult, partitions int) map[int]TaskInput {
 	if runs == nil {
 		runs = []bandRunFile{}
 	}
-	n := int((total + reduceTaskBytes - 1) / reduceTaskBytes)
-	n = min(max(n, minReduceTasks), partitions)
-	tasks := make(map[int]TaskInput, n)
-	for t := range n {
-		tasks[t] = TaskInput{First: t * partitions / n, Last: (t+1)*partitions/n - 1, Runs: runs, IDs: ids}
+	ranges := stage.SplitPartitions(total, reduceTaskBytes, minReduceTasks, partitions)
+	tasks := make(map[int]TaskInput, len(ranges))
+	for t, r := range ranges {
+		tasks[t] = TaskInput{First: r.First, Last: r.Last, Runs: runs, IDs: ids}
 	}
 	return tasks
 }

@@ -33,10 +33,9 @@ import (
 // Name is the stage's name.
 const Name = "write-kept"
 
-// Result is what a task reports: what it wrote of each of its inputs.
-type Result struct {
-	Files []kept.FileSummary `json:"files"`
-}
+// Result is what a task reports: what it wrote of each of its inputs,
+// and the repeated units it stripped (--strip-paragraphs).
+type Result = kept.TaskSummary
 
 // Stage returns the write-kept stage.
 func Stage() stage.Stage {
@@ -99,6 +98,9 @@ func tasks(ctx context.Context, j *stage.Job) ([]int, error) {
 		lo, _ := slices.BinarySearch(dups, job.Ordinal(c, 0))
 		hi, _ := slices.BinarySearch(dups, job.Ordinal(ends[c]+1, 0))
 		t.Dups = dups[lo:hi:hi]
+		if j.Spec.Kept.Strip != nil {
+			t.Paragraphs = j.ParagraphFiles
+		}
 		inputs[c] = t
 	}
 	if err := stage.WriteTaskInputs(ctx, j.Out, job.InputsKept, inputs); err != nil {
@@ -125,7 +127,7 @@ func run(ctx context.Context, e *stage.Env, t stage.Task) (any, error) {
 	if in.First < 0 || in.Last >= len(plan.Inputs) || in.First > in.Last {
 		return nil, fmt.Errorf("%w: %s task %d: inputs %d to %d, but the plan has %d", stage.ErrRefused, Name, t.Index, in.First, in.Last, len(plan.Inputs))
 	}
-	o := kept.TaskOptions{Job: e.FS, Dir: e.Kept, Inputs: plan.Inputs, Params: e.Spec.Params, Format: e.Spec.Kept.Format}
+	o := kept.TaskOptions{Job: e.FS, Dir: e.Kept, Inputs: plan.Inputs, Params: e.Spec.Params, Format: e.Spec.Kept.Format, Strip: e.Spec.Kept.Strip}
 	if e.Inputs != nil {
 		for _, in := range plan.Inputs[in.First : in.Last+1] {
 			if err := e.Inputs.Check(in.Path); err != nil {
@@ -134,20 +136,22 @@ func run(ctx context.Context, e *stage.Env, t stage.Task) (any, error) {
 		}
 		o.Check = e.Inputs.Check
 	}
-	files, err := kept.WriteTask(ctx, o, in)
+	r, err := kept.WriteTask(ctx, o, in)
 	if err != nil {
 		return nil, fmt.Errorf("%s task %d: %w", Name, t.Index, err)
 	}
-	return Result{Files: files}, nil
+	return r, nil
 }
 
 // done checks that the tasks dropped every duplicate and read every
 // document, completes the corpus (kept.Complete: its summary) and records
 // it in the manifest. The corpus's marker comes with the job's.
 func done(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
-	sum := &kept.Summary{Job: j.Spec.Out, Format: j.Spec.Kept.Format, Duplicates: j.Clusters.Duplicates}
+	sum := &kept.Summary{Job: j.Spec.Out, Format: j.Spec.Kept.Format, Duplicates: j.Clusters.Duplicates, Strip: j.Spec.Kept.Strip}
 	err := stage.EachResult(ctx, out, func(_ int, r Result) error {
 		sum.Add(r.Files)
+		sum.Stripped += r.Stripped
+		sum.StrippedBytes += r.StrippedBytes
 		return nil
 	})
 	if err != nil {
@@ -163,7 +167,8 @@ func done(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
 		return fmt.Errorf("the kept corpus in %s: %w", j.Kept.Root(), err)
 	}
 	m := &manifest.Kept{Dir: j.Spec.Kept.Dir, Format: sum.Format, Docs: sum.Docs, Kept: sum.Kept, Dropped: sum.Dropped,
-		Duplicates: sum.Duplicates, Bytes: sum.Bytes, Files: make([]manifest.KeptFile, len(sum.Files))}
+		Duplicates: sum.Duplicates, Bytes: sum.Bytes, Files: make([]manifest.KeptFile, len(sum.Files)),
+		Stripped: sum.Stripped, StrippedBytes: sum.StrippedBytes, Short: sum.Short}
 	for i, f := range sum.Files {
 		m.Files[i] = f.KeptFile
 	}

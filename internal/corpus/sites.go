@@ -1,0 +1,106 @@
+package corpus
+
+import (
+	"fmt"
+	"strings"
+)
+
+// KindSitePage is the kind of a page of a Sites corpus.
+const KindSitePage Kind = "site-page"
+
+// streamSites draws the pages and sites of a Sites corpus.
+const streamSites uint64 = 101
+
+// SitesConfig describes a corpus of web sites (-profile sites): every
+// page of a site has the site's header, menu and footer lines around a
+// body of its own, and some pages carry one of a few paragraphs mirrored
+// across sites. The paragraph pass (--paragraphs) finds the site lines
+// and the mirrored paragraphs; the bodies' sentences, drawn from the
+// pool, repeat by chance too.
+type SitesConfig struct {
+	N    int
+	Seed uint64
+	// Sites is the number of sites; page i is of site i mod Sites.
+	Sites int
+	// Mirrored is the number of paragraphs mirrored across sites, and
+	// MirrorEvery says that one page in MirrorEvery carries one.
+	Mirrored    int
+	MirrorEvery int
+}
+
+// DefaultSitesConfig is n pages on n/100 sites (at least 2), 50
+// mirrored paragraphs, one in 4 pages carrying one.
+func DefaultSitesConfig(n int, seed uint64) SitesConfig {
+	return SitesConfig{N: n, Seed: seed, Sites: max(2, n/100), Mirrored: 50, MirrorEvery: 4}
+}
+
+// Sites is a generated corpus of site pages (see SitesConfig); its
+// documents are pure functions of their position.
+type Sites struct {
+	pool *Pool
+	cfg  SitesConfig
+}
+
+// NewSites returns the corpus cfg describes, of sentences from pool.
+func NewSites(pool *Pool, cfg SitesConfig) (*Sites, error) {
+	if cfg.N < 0 || cfg.Sites < 1 || cfg.Mirrored < 1 || cfg.MirrorEvery < 1 {
+		return nil, fmt.Errorf("sites corpus: n %d, sites %d, mirrored %d, mirror-every %d: want n >= 0 and the others >= 1", cfg.N, cfg.Sites, cfg.Mirrored, cfg.MirrorEvery)
+	}
+	if pool.Len() == 0 || len(pool.vocab) == 0 {
+		return nil, fmt.Errorf("sites corpus: the pool has no sentences")
+	}
+	return &Sites{pool: pool, cfg: cfg}, nil
+}
+
+// Len returns the number of pages.
+func (s *Sites) Len() int { return s.cfg.N }
+
+// Doc returns page i.
+func (s *Sites) Doc(i int) Doc { return Doc{ID: ID(i), URL: s.URL(i), Text: s.Text(i)} }
+
+// URL returns the URL of page i, on its site's host.
+func (s *Sites) URL(i int) string {
+	return fmt.Sprintf("https://site-%s.example/page-%d.html", pad(i%s.cfg.Sites, 5), i)
+}
+
+// Truth returns the ground truth of page i: its kind and its site (as
+// Cluster).
+func (s *Sites) Truth(i int) Truth {
+	return Truth{ID: ID(i), URL: s.URL(i), Kind: KindSitePage, Cluster: fmt.Sprintf("site-%s", pad(i%s.cfg.Sites, 5))}
+}
+
+// Text returns page i: its site's header and menu lines, a blank line,
+// its body (paragraphs of one sentence a line), perhaps a mirrored
+// paragraph, and its site's footer line.
+func (s *Sites) Text(i int) string {
+	site := i % s.cfg.Sites
+	sr := newRNG(s.cfg.Seed, streamSites, uint64(site)|1<<40)
+	v := s.pool.vocab
+	name := fmt.Sprintf("%s %s %d", strings.ToUpper(pick(&sr, v)), pick(&sr, v), site)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s | Home | About | Contact\n", name)
+	for range 3 {
+		fmt.Fprintf(&b, "> %s · %s · %s\n", pick(&sr, v), pick(&sr, v), pick(&sr, v))
+	}
+	footer := fmt.Sprintf("© 2026 %s · %s · privacy · terms\n", name, pick(&sr, v))
+	r := newRNG(s.cfg.Seed, streamSites, uint64(i))
+	for range r.between(2, 5) {
+		b.WriteByte('\n')
+		for range r.between(1, 4) {
+			b.WriteString(s.pool.Sentence(r.intn(s.pool.Len())))
+			b.WriteByte('\n')
+		}
+	}
+	if r.intn(s.cfg.MirrorEvery) == 0 {
+		m := r.intn(s.cfg.Mirrored)
+		mr := newRNG(s.cfg.Seed, streamSites, uint64(m)|2<<40)
+		b.WriteByte('\n')
+		for range mr.between(2, 3) {
+			b.WriteString(s.pool.Sentence(mr.intn(s.pool.Len())))
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteByte('\n')
+	b.WriteString(footer)
+	return b.String()
+}
