@@ -47,9 +47,12 @@ func Stage() stage.Stage {
 			// document of the job) go before the cluster stage writes
 			// its own work files, not at the end of the job: the work
 			// area's peak is the lower for it. A rerun that verifies
-			// again gathers again.
+			// again gathers again. The set files (GatherSets) stay with
+			// the work area: a rerun that verifies again (a partial
+			// job's, once its failed map tasks have run) reads every
+			// chunk's, and map does not run again for the chunks it did.
 			if !j.KeepWork {
-				for _, dir := range []string{job.GatherDir, job.RequestsDir, job.SetsDir} {
+				for _, dir := range []string{job.GatherDir, job.RequestsDir} {
 					if err := stage.Retried(ctx, func() error { return j.Out.Remove(ctx, dir) }); err != nil {
 						return fmt.Errorf("removing %s: %w", dir, err)
 					}
