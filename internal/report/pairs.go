@@ -1,9 +1,7 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"html/template"
 	"slices"
 	"strconv"
 
@@ -111,7 +109,7 @@ func segments(text string, spans []shingle.Span, maxRunes int) ([]segment, bool)
 	return out, limit < len(text)
 }
 
-// pairsPage is what the pairs template shows.
+// pairsPage is what PairsFile shows.
 type pairsPage struct {
 	MaxRunes string
 	Pairs    []pairView
@@ -178,15 +176,8 @@ func PairsPage(o shingle.Options, examples []manifest.Example, docs map[int64]Ex
 		}
 		pg.Pairs = append(pg.Pairs, v)
 	}
-	tmpl, err := template.New(PairsFile).Parse(pairsTemplate)
-	if err != nil {
-		return nil, fmt.Errorf("report: parsing the pairs template: %w", err)
-	}
-	var out bytes.Buffer
-	if err := tmpl.Execute(&out, pg); err != nil {
-		return nil, fmt.Errorf("report: rendering %s: %w", PairsFile, err)
-	}
-	return out.Bytes(), nil
+	out := pg.html()
+	return out, nil
 }
 
 // where says where a document was read: file, offset and line.
@@ -200,73 +191,3 @@ func where(r records.DocRecord) string {
 	}
 	return s
 }
-
-// pairsTemplate is the html/template of PairsFile: self-contained, like
-// report.html.
-const pairsTemplate = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>neardup example pairs</title>
-<style>
-* { box-sizing: border-box; }
-body { margin: 0; background: #f4f5f7; color: #1f2328; font: 14px/1.45 "DejaVu Sans", Helvetica, Arial, sans-serif; }
-main { max-width: 1400px; margin: 0 auto; padding: 20px 24px 32px; }
-h1 { margin: 0 0 4px; font-size: 24px; }
-h2 { margin: 0 0 8px; font-size: 17px; }
-code, .mono { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; }
-section { background: #fff; border: 1px solid #dcdfe4; border-radius: 6px; padding: 14px 16px; margin-top: 16px; }
-table { border-collapse: collapse; }
-td { padding: 2px 10px 2px 0; vertical-align: top; }
-td.note, .muted { color: #666; }
-.side { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; margin-top: 10px; }
-@media (max-width: 900px) { .side { grid-template-columns: minmax(0, 1fr); } }
-.doc h3 { margin: 0; font-size: 14px; overflow-wrap: anywhere; }
-.doc p { margin: 2px 0; overflow-wrap: anywhere; }
-.text { white-space: pre-wrap; overflow-wrap: anywhere; border: 1px solid #eceef1; border-radius: 4px; padding: 8px; margin-top: 6px; max-height: 640px; overflow-y: auto; }
-mark { background: #fde68a; color: inherit; }
-p.err { color: #9a3412; font-weight: bold; }
-</style>
-</head>
-<body>
-<main>
-<h1>Example pairs</h1>
-<p><a href="report.html">Back to the run report</a></p>
-<p class="muted">Each document's text is read again from its input. <mark>Highlighted</mark> words belong to at least one shingle that both documents have (with the job's shingle options). Only the first {{.MaxRunes}} characters of each document are shown; the shingles are those of the whole text.</p>
-{{- range .Pairs}}
-<section id="{{.Anchor}}">
-<h2>{{.Title}}</h2>
-<p class="muted">Chosen as: {{.Why}}.</p>
-<table>
-{{- range .Rows}}
-<tr><td>{{.Name}}</td><td class="mono">{{.Value}}</td><td class="note">{{.Note}}</td></tr>
-{{- end}}
-</table>
-<div class="side">
-{{- range .Docs}}
-<div class="doc">
-<h3><code>{{.ID}}</code></h3>
-{{- with .URL}}
-<p class="mono muted">{{.}}</p>
-{{- end}}
-{{- with .Where}}
-<p class="mono muted">{{.}}</p>
-{{- end}}
-{{- if .Err}}
-<p class="err">The text could not be read again: {{.Err}}</p>
-{{- else}}
-<p class="muted">{{.Note}}{{if .Cut}}; text cut after {{$.MaxRunes}} characters{{end}}.</p>
-<div class="text">{{range .Segments}}{{if .Shared}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</div>
-{{- end}}
-</div>
-{{- end}}
-</div>
-</section>
-{{- else}}
-<p>No pairs were found.</p>
-{{- end}}
-</main>
-</body>
-</html>
-`

@@ -5,10 +5,8 @@
 package report
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
-	"html/template"
 	"math"
 	"slices"
 	"strconv"
@@ -44,15 +42,8 @@ func Build(data []byte) (map[string][]byte, error) {
 		ClustersFile:   clusterChart(m.ClusterSizeHist),
 		StagesFile:     stageChart(m.Stages),
 	}
-	tmpl, err := template.New(HTMLFile).Parse(pageTemplate)
-	if err != nil {
-		return nil, fmt.Errorf("report: parsing the page template: %w", err)
-	}
-	var out bytes.Buffer
-	if err := tmpl.Execute(&out, newPage(m, charts)); err != nil {
-		return nil, fmt.Errorf("report: rendering %s: %w", HTMLFile, err)
-	}
-	files := map[string][]byte{HTMLFile: out.Bytes()}
+	p := newPage(m, charts)
+	files := map[string][]byte{HTMLFile: p.html()}
 	for name, svg := range charts {
 		files[name] = svg
 	}
@@ -74,8 +65,8 @@ func decode(data []byte) (*manifest.Manifest, error) {
 	return m, nil
 }
 
-// page is what the template shows; every string in it is plain text, to be
-// escaped, except the charts.
+// page is what report.html shows; every string in it is plain text, to be
+// escaped, except the charts (SVG drawn by this package, its data escaped).
 type page struct {
 	Title, Job, Epoch, Started, Finished string
 	Cards                                []card
@@ -103,7 +94,7 @@ type page struct {
 	Rates                                *ratesView
 	Paragraphs                           *paragraphsPart
 
-	SCurve, Similarity, Clusters, StageChart template.HTML
+	SCurve, Similarity, Clusters, StageChart string
 }
 
 // scriptRow is a row of the scripts table.
@@ -179,19 +170,17 @@ type stageRow struct {
 
 func newPage(m *manifest.Manifest, charts map[string][]byte) *page {
 	p := &page{
-		Title:    "neardup run report",
-		Job:      m.Job,
-		Epoch:    m.Epoch,
-		Started:  timeText(m.Started),
-		Finished: timeText(m.Finished),
-		Warnings: m.Warnings,
-		Failures: m.Failures,
-		// The charts were drawn by this package, with every piece of
-		// data escaped.
-		SCurve:     template.HTML(charts[SCurveFile]),
-		Similarity: template.HTML(charts[SimilarityFile]),
-		Clusters:   template.HTML(charts[ClustersFile]),
-		StageChart: template.HTML(charts[StagesFile]),
+		Title:      "neardup run report",
+		Job:        m.Job,
+		Epoch:      m.Epoch,
+		Started:    timeText(m.Started),
+		Finished:   timeText(m.Finished),
+		Warnings:   m.Warnings,
+		Failures:   m.Failures,
+		SCurve:     string(charts[SCurveFile]),
+		Similarity: string(charts[SimilarityFile]),
+		Clusters:   string(charts[ClustersFile]),
+		StageChart: string(charts[StagesFile]),
 	}
 	for i, e := range m.ExamplePairs {
 		p.Examples = append(p.Examples, exampleRow{

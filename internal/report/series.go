@@ -1,9 +1,7 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"html/template"
 	"slices"
 	"strconv"
 
@@ -40,15 +38,8 @@ func BuildSeries(dir string, members []SeriesMember) (map[string][]byte, error) 
 	}
 	trend := trendChart(jobs)
 	p := newSeriesPage(dir, members, jobs, trend)
-	tmpl, err := template.New(SeriesHTMLFile).Parse(seriesTemplate)
-	if err != nil {
-		return nil, fmt.Errorf("report: parsing the series template: %w", err)
-	}
-	var out bytes.Buffer
-	if err := tmpl.Execute(&out, p); err != nil {
-		return nil, fmt.Errorf("report: rendering the series report: %w", err)
-	}
-	return map[string][]byte{SeriesHTMLFile: out.Bytes(), SeriesTrendFile: trend}, nil
+	out := p.html()
+	return map[string][]byte{SeriesHTMLFile: out, SeriesTrendFile: trend}, nil
 }
 
 // weekRow is a member's row of the series table.
@@ -64,11 +55,11 @@ type trendRow struct {
 	Cells []string
 }
 
-// seriesPage is what the series template shows.
+// seriesPage is what a series' report.html shows.
 type seriesPage struct {
 	Dir       string
 	Cards     []card
-	Trend     template.HTML
+	Trend     string // the chart, SVG drawn by this package, its data escaped
 	Note      string
 	Weeks     []weekRow
 	Names     []string // of the members with a manifest, for the hosts table
@@ -99,7 +90,7 @@ func earlierDuplicates(m *manifest.Manifest) (own, earlier int64) {
 }
 
 func newSeriesPage(dir string, members, jobs []SeriesMember, trend []byte) *seriesPage {
-	p := &seriesPage{Dir: dir, Trend: template.HTML(trend)} // drawn by this package, escaped
+	p := &seriesPage{Dir: dir, Trend: string(trend)}
 	for _, m := range members {
 		r := weekRow{Name: m.Name, State: m.State}
 		if man := m.Manifest; man != nil {
@@ -202,71 +193,3 @@ func trendChart(jobs []SeriesMember) []byte {
 	}
 	return h.svg()
 }
-
-// seriesTemplate is the html/template of a series' report.html.
-const seriesTemplate = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>neardup series report: {{.Dir}}</title>
-` + pageStyle + `</head>
-<body>
-<main>
-<header>
-<h1>neardup series report</h1>
-<p>series <code>{{.Dir}}</code></p>
-</header>
-
-` + cardsTemplate + `
-<div class="grid">
-<div class="panel" id="trend">
-<h2>Trend</h2>
-{{.Trend}}
-<p class="caption">{{.Note}}</p>
-</div>
-<div class="panel" id="hosts">
-<h2>Duplicate rate by host</h2>
-{{if .Hosts -}}
-<table>
-<tr><th>host</th>{{range .Names}}<th class="num">{{.}}</th>{{end}}</tr>
-{{- range .Hosts}}
-<tr><td class="mono"><div class="trunc" title="{{.Name}}">{{.Name}}</div></td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}</tr>
-{{- end}}
-</table>
-<p class="caption">{{.HostsNote}}</p>
-{{- else -}}
-<p class="muted">The latest member's manifest counts no duplicates by host (a version before rates were counted).</p>
-{{- end}}
-</div>
-</div>
-
-{{if .Kept -}}
-<section id="kept-by-member">
-<h2>Duplicates by the member of the kept document</h2>
-<table>
-<tr><th>member</th>{{range .Names}}<th class="num">for {{.}}'s</th>{{end}}</tr>
-{{- range .Kept}}
-<tr><td class="key"><code>{{.Name}}</code></td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}</tr>
-{{- end}}
-</table>
-<p class="caption">{{.KeptNote}}</p>
-</section>
-
-{{end -}}
-<section id="members">
-<h2>Members</h2>
-<table>
-<tr><th>member</th><th>state</th><th class="num">documents</th><th class="num">duplicates</th><th class="num">rate</th><th class="num">for its own</th><th class="num">for an earlier member's</th><th class="num">text removed</th><th class="num">of its text</th><th class="num">pairs with earlier members</th></tr>
-{{- range .Weeks}}
-<tr><td class="key"><code>{{.Name}}</code></td><td class="key">{{.State}}</td><td class="num">{{.Docs}}</td><td class="num">{{.Duplicates}}</td><td class="num">{{.Rate}}</td><td class="num">{{.Own}}</td><td class="num">{{.Earlier}}</td><td class="num">{{.Removed}}</td><td class="num">{{.RemovedShare}}</td><td class="num">{{.PairsAgainst}}</td></tr>
-{{- end}}
-</table>
-<p class="caption">Each member's own report (DIR/MEMBER/report.html) gives its duplicates by host, input file and earlier member.</p>
-</section>
-
-<footer>Written from the members' manifest.json files by coordinator series report. The chart is also in report-trend.svg.</footer>
-</main>
-</body>
-</html>
-`
