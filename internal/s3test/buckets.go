@@ -45,11 +45,19 @@ func MakeBuckets(ctx context.Context, endpoint string, key Key, buckets ...strin
 	return nil
 }
 
-// makeBucket makes bucket unless it exists.
+// makeBucket makes bucket unless it exists. A creation refused because
+// the bucket exists after all (the server came up between the two
+// requests: the first found no server, the second the bucket) is no
+// error if the bucket now answers.
 func makeBucket(ctx context.Context, c *s3.Client, bucket string) error {
 	if _, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bucket}); err == nil {
 		return nil
 	}
 	_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket})
+	if err != nil {
+		if _, again := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bucket}); again == nil {
+			return nil
+		}
+	}
 	return err
 }
