@@ -95,6 +95,11 @@ type ExecParams struct {
 	// paragraphs/.
 	Paragraphs    bool   `json:"paragraphs,omitempty"`
 	ParagraphUnit string `json:"paragraph_unit,omitempty"`
+	// ShingleAfterStrip, when not 0, sketches every document without the
+	// units (of ParagraphUnit) that at least ShingleAfterStrip documents
+	// of the job hold: a pass before map counts them (the strip-units
+	// and strip-count stages). 0 (the default) sketches the whole text.
+	ShingleAfterStrip int `json:"shingle_after_strip,omitempty"`
 }
 
 // InputParams are how the input files are read and cut into chunks (see
@@ -227,13 +232,20 @@ func (p *Params) Resolve() error {
 		bad("--max-doc-bytes must not be negative")
 	}
 	check(p.Tokenizer.Check())
+	units := p.Paragraphs || p.ShingleAfterStrip != 0
 	switch {
-	case p.Paragraphs && p.ParagraphUnit == "":
+	case units && p.ParagraphUnit == "":
 		p.ParagraphUnit = paragraph.Line
-	case !p.Paragraphs && p.ParagraphUnit != "":
-		bad("--paragraph-unit goes with --paragraphs")
+	case !units && p.ParagraphUnit != "":
+		bad("--paragraph-unit goes with --paragraphs or --shingle-after-strip")
 	}
-	if p.Paragraphs {
+	switch {
+	case p.ShingleAfterStrip < 0 || p.ShingleAfterStrip == 1:
+		bad("--shingle-after-strip %d: it is the least number of documents holding a unit for it to be left out of the sketches: 2 or more (0: off)", p.ShingleAfterStrip)
+	case p.ShingleAfterStrip != 0 && p.Index:
+		bad("--shingle-after-strip needs --index=false: an index's documents would be sketched again, by later jobs and queries, without this job's repeated units left out")
+	}
+	if units {
 		check(paragraph.CheckKind(p.ParagraphUnit))
 	}
 	if err := p.ShingleOptions().Validate(); err != nil {
