@@ -397,10 +397,12 @@ type KeptOutput struct {
 // would not see; 3 may name a kept corpus (Kept), whose write-kept stage
 // a worker of format 2 has not; 4 may ask for the paragraph pass
 // (Params.Paragraphs), whose unit records a worker of format 3 would not
-// write. A coordinator that resumes a job of an
+// write; 5 may ask for --shingle-after-strip (Params.ShingleAfterStrip),
+// whose map tasks a worker of format 4 would sketch with the whole text.
+// A coordinator that resumes a job of an
 // earlier format runs it in this one (its results of the old shape it
 // reads).
-const SpecFormat = 4
+const SpecFormat = 5
 
 // CheckFormat refuses, on a worker, a spec of another format than this
 // version's: a newer one it would misread; an older one is from an
