@@ -10,6 +10,7 @@ import (
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
 )
@@ -57,6 +58,9 @@ func TestShingleAfterStrip(t *testing.T) {
 			out := filepath.Join(dir, fmt.Sprintf("out-%d-%d", c.minCount, c.partitions))
 			r := runParagraphs(t, files, out, p, false)
 			got := plantedPairs(t, r, src)
+			if ss := r.man.StripSet; (ss != nil) != (c.minCount != 0) || ss != nil && (ss.LeftOut == 0 || ss.LeftOut >= ss.Distinct || ss.MinCount != c.minCount) {
+				t.Errorf("manifest's shingle_after_strip: %+v", ss)
+			}
 			t.Logf("%d copies, %d paired with their page; %d of %d pairs of thin pages; %d pairs in all", got.copies, got.copiesFound, got.thinPairs, got.thinPossible, len(got.pairs))
 			if got.copies < 20 {
 				t.Fatalf("the corpus has %d copies, want 20 or more", got.copies)
@@ -136,4 +140,71 @@ func pairsBytes(t *testing.T, st *storage.Dir) []byte {
 		all = append(append(all, name...), b...)
 	}
 	return all
+}
+
+// TestShingleAfterStripRerun runs the tasks of strip-units and
+// strip-count again over a finished job's work area, as workers would
+// after others died writing: every file of _work/strip/ is the same
+// bytes, and a job run again writes the same pairs/.
+func TestShingleAfterStripRerun(t *testing.T) {
+	dir := t.TempDir()
+	_, files := sitesCorpus(t, filepath.Join(dir, "in"), corpus.SitesConfig{N: 300, Seed: 5, Sites: 4, Mirrored: 3, MirrorEvery: 2, CopyEvery: 6})
+	p := job.DefaultParams()
+	p.ShingleAfterStrip, p.Index, p.Partitions, p.ChunkBytes = 10, false, 3, 32<<10
+	a := runParagraphs(t, files, filepath.Join(dir, "a"), p, true)
+	b := runParagraphs(t, files, filepath.Join(dir, "b"), p, false)
+	if string(pairsBytes(t, a.st)) != string(pairsBytes(t, b.st)) {
+		t.Error("pairs/ differs between two runs of the job")
+	}
+	ctx := context.Background()
+	names, err := a.st.List(ctx, job.StripDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{}
+	var hashFiles, chunks int
+	for _, name := range names {
+		data, err := storage.ReadFile(ctx, a.st, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[name] = string(data)
+		switch filepath.Ext(name) {
+		case ".hashes":
+			hashFiles++
+		case ".units":
+			chunks++
+		}
+	}
+	if hashFiles < 2 || chunks < 2 {
+		t.Fatalf("_work/strip/ holds %d hash files and %d unit run files, want 2 or more of each: %v", hashFiles, chunks, names)
+	}
+	spec := &job.Spec{Job: "sites", Epoch: "test", Out: a.st.Root(), Params: p}
+	if err := spec.Params.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	ex := Local{Env: &stage.Env{Spec: spec, FS: a.st, Cache: &stage.Files{St: a.st}, Inputs: anyPath{}}}
+	plan, err := ex.Env.Cache.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chunkTasks []int
+	for _, c := range plan.Chunks {
+		chunkTasks = append(chunkTasks, c.Index)
+	}
+	if _, err := ex.Execute(ctx, mustLookup(t, "strip-units"), chunkTasks); err != nil {
+		t.Fatalf("the strip-units tasks run again: %v", err)
+	}
+	if _, err := ex.Execute(ctx, mustLookup(t, "strip-count"), stage.Seq(hashFiles)); err != nil {
+		t.Fatalf("the strip-count tasks run again: %v", err)
+	}
+	for name, data := range before {
+		got, err := storage.ReadFile(ctx, a.st, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != data {
+			t.Errorf("%s changed when its task ran again", name)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/workfile"
@@ -78,6 +79,7 @@ func StripCountStage() stage.Stage {
 				return fmt.Errorf("--shingle-after-strip %d: %d units are held by that many documents, more than the %d a map or verify task holds: raise it",
 					j.Spec.Params.ShingleAfterStrip, held, stage.MaxStripUnits)
 			}
+			j.Manifest.StripSet = &manifest.StripSet{Unit: j.Spec.Params.ParagraphUnit, MinCount: j.Spec.Params.ShingleAfterStrip, Distinct: distinct, LeftOut: held}
 			j.Log.Info("units to leave out of the sketches counted", "distinct", distinct, "left_out", held, "min_count", j.Spec.Params.ShingleAfterStrip)
 			return storage.WriteJSON(ctx, j.Out, job.StripSetList, files, true)
 		},
