@@ -43,8 +43,11 @@ func runDocCommands(t *testing.T, dir, lang string) int {
 // counts.
 func TestParagraphsDocs(t *testing.T) {
 	dir := t.TempDir()
-	if ran := runDocCommands(t, dir, "sh paragraphs"); ran < 3 {
-		t.Fatalf("the ```sh paragraphs blocks of docs/*.md hold %d commands, want the corpus's, the job's and write-kept's", ran)
+	if ran := runDocCommands(t, dir, "sh paragraphs"); ran < 4 {
+		t.Fatalf("the ```sh paragraphs blocks of docs/*.md hold %d commands, want the corpus's, the job's, write-kept's and --shingle-after-strip's", ran)
+	}
+	if docs := readCounts(t, filepath.Join(dir, "out/sites-sketched"))["docs"]; docs != readCounts(t, filepath.Join(dir, "out/sites"))["docs"] {
+		t.Errorf("the job with --shingle-after-strip read %d documents, the job with --paragraphs %d", docs, readCounts(t, filepath.Join(dir, "out/sites"))["docs"])
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "out/sites/manifest.json"))
 	if err != nil {

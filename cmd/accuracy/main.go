@@ -62,6 +62,7 @@ func run(args []string) int {
 	fs.IntVar(&p.Rows, "rows", 0, "rows per band (r)")
 	fs.IntVar(&p.Hamming, "hamming", p.Hamming, "SimHash: largest Hamming distance of a pair")
 	fs.Var(&p.Tokenizer, "tokenizer", "how text becomes tokens: scripts or words-only (the earlier rule); the truth follows it")
+	fs.IntVar(&p.ShingleAfterStrip, "shingle-after-strip", 0, "N: the jobs sketch each document without its lines held by N documents or more (and keep no index); the truth stays the whole texts' Jaccard")
 	workers := fs.Int("workers", 2, "in-process workers of each job")
 	jsonPath := fs.String("json", "", "also write the report as JSON to this file")
 	check := fs.Bool("check", false, "exit 1 unless every MinHash run has precision 1, recall >= 0.99 for J >= t+0.05, >= 0.94 for [t, t+0.05) and 1 for J = 1 (--multilingual: precision 1 and recall >= 0.99 for J >= t+0.05 in every language, and planted-pair recall >= 0.99 at t = 0.8)")
@@ -90,6 +91,9 @@ func run(args []string) int {
 	if *multilingual && english || !*multilingual && *langs != "" {
 		fmt.Fprintln(os.Stderr, "accuracy: --prose and --template-pages are for English corpora, --languages for --multilingual")
 		return 2
+	}
+	if p.ShingleAfterStrip != 0 {
+		p.Index = false // --shingle-after-strip keeps no index
 	}
 	cfg := corpus.AccuracyConfig(*n, *seed)
 	if *pages >= 0 {

@@ -5,8 +5,19 @@ import (
 	"strings"
 )
 
-// KindSitePage is the kind of a page of a Sites corpus.
-const KindSitePage Kind = "site-page"
+// The kinds of page of a Sites corpus.
+const (
+	// KindSitePage is a page of its site's template around a body of
+	// its own.
+	KindSitePage Kind = "site-page"
+	// KindSiteCopy is a page whose body is that of the page before it,
+	// of another site (SitesConfig.CopyEvery): same body, another
+	// template.
+	KindSiteCopy Kind = "site-copy"
+	// KindSiteThin is a page whose body is a few words of its own
+	// (SitesConfig.ThinEvery): its site's template and little else.
+	KindSiteThin Kind = "site-thin"
+)
 
 // streamSites draws the pages and sites of a Sites corpus.
 const streamSites uint64 = 101
@@ -26,6 +37,18 @@ type SitesConfig struct {
 	// MirrorEvery says that one page in MirrorEvery carries one.
 	Mirrored    int
 	MirrorEvery int
+	// CopyEvery, when not 0, makes page i a copy (KindSiteCopy) when i
+	// mod CopyEvery is 1, i mod Sites is not 0, and neither it nor page
+	// i-1 is thin: its body is page i-1's, under its own site's template.
+	CopyEvery int
+	// ThinEvery, when not 0, makes the pages of every ThinEvery-th row
+	// of sites thin (KindSiteThin): page i when (i / Sites) mod
+	// ThinEvery is ThinEvery-1. Its body is ThinWords words.
+	ThinEvery int
+	ThinWords int
+	// MenuLines are menu lines of the template beyond its first 3 (a
+	// larger template).
+	MenuLines int
 }
 
 // DefaultSitesConfig is n pages on n/100 sites (at least 2), 50
@@ -45,6 +68,9 @@ type Sites struct {
 func NewSites(pool *Pool, cfg SitesConfig) (*Sites, error) {
 	if cfg.N < 0 || cfg.Sites < 1 || cfg.Mirrored < 1 || cfg.MirrorEvery < 1 {
 		return nil, fmt.Errorf("sites corpus: n %d, sites %d, mirrored %d, mirror-every %d: want n >= 0 and the others >= 1", cfg.N, cfg.Sites, cfg.Mirrored, cfg.MirrorEvery)
+	}
+	if cfg.CopyEvery < 0 || cfg.ThinEvery < 0 || cfg.MenuLines < 0 || cfg.ThinEvery > 0 && cfg.ThinWords < 1 {
+		return nil, fmt.Errorf("sites corpus: copy-every %d, thin-every %d, thin-words %d, menu-lines %d: want them not negative, and thin pages of one word or more", cfg.CopyEvery, cfg.ThinEvery, cfg.ThinWords, cfg.MenuLines)
 	}
 	if pool.Len() == 0 || len(pool.vocab) == 0 {
 		return nil, fmt.Errorf("sites corpus: the pool has no sentences")
@@ -66,7 +92,23 @@ func (s *Sites) URL(i int) string {
 // Truth returns the ground truth of page i: its kind and its site (as
 // Cluster).
 func (s *Sites) Truth(i int) Truth {
-	return Truth{ID: ID(i), URL: s.URL(i), Kind: KindSitePage, Cluster: fmt.Sprintf("site-%s", pad(i%s.cfg.Sites, 5))}
+	return Truth{ID: ID(i), URL: s.URL(i), Kind: s.Kind(i), Cluster: fmt.Sprintf("site-%s", pad(i%s.cfg.Sites, 5))}
+}
+
+// Kind returns the kind of page i.
+func (s *Sites) Kind(i int) Kind {
+	switch {
+	case s.thin(i):
+		return KindSiteThin
+	case s.cfg.CopyEvery > 0 && i%s.cfg.CopyEvery == 1 && i%s.cfg.Sites != 0 && !s.thin(i-1):
+		return KindSiteCopy
+	}
+	return KindSitePage
+}
+
+// thin tells whether page i is thin (SitesConfig.ThinEvery).
+func (s *Sites) thin(i int) bool {
+	return s.cfg.ThinEvery > 0 && i/s.cfg.Sites%s.cfg.ThinEvery == s.cfg.ThinEvery-1
 }
 
 // Text returns page i: its site's header and menu lines, a blank line,
@@ -83,6 +125,30 @@ func (s *Sites) Text(i int) string {
 		fmt.Fprintf(&b, "> %s · %s · %s\n", pick(&sr, v), pick(&sr, v), pick(&sr, v))
 	}
 	footer := fmt.Sprintf("© 2026 %s · %s · privacy · terms\n", name, pick(&sr, v))
+	for range s.cfg.MenuLines { // drawn after the footer: the 3 lines' draws as without
+		fmt.Fprintf(&b, "> %s · %s · %s\n", pick(&sr, v), pick(&sr, v), pick(&sr, v))
+	}
+	b.WriteString(s.body(i))
+	b.WriteByte('\n')
+	b.WriteString(footer)
+	return b.String()
+}
+
+// body returns page i's body, the text between its menu and its footer
+// (the page before's for a copy).
+func (s *Sites) body(i int) string {
+	switch s.Kind(i) {
+	case KindSiteThin:
+		r := newRNG(s.cfg.Seed, streamSites, uint64(i)|3<<40)
+		words := make([]string, s.cfg.ThinWords)
+		for k := range words {
+			words[k] = pick(&r, s.pool.vocab)
+		}
+		return "\n" + strings.Join(words, " ") + "\n"
+	case KindSiteCopy:
+		i--
+	}
+	var b strings.Builder
 	r := newRNG(s.cfg.Seed, streamSites, uint64(i))
 	for range r.between(2, 5) {
 		b.WriteByte('\n')
@@ -100,7 +166,5 @@ func (s *Sites) Text(i int) string {
 			b.WriteByte('\n')
 		}
 	}
-	b.WriteByte('\n')
-	b.WriteString(footer)
 	return b.String()
 }

@@ -42,6 +42,7 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&p.Strict, "strict", p.Strict, "fail the job on any rejected record, failed task, or input file skipped for its unknown kind")
 	fs.BoolVar(&p.Paragraphs, "paragraphs", p.Paragraphs, "the paragraph pass: cut every document into units (--paragraph-unit), count the documents holding each unit (normalised as shingles are) and list the units held by two or more in paragraphs/")
 	fs.StringVar(&p.ParagraphUnit, "paragraph-unit", p.ParagraphUnit, "the paragraph pass's unit: line (the default), or paragraph (the text between blank lines)")
+	fs.IntVar(&p.ShingleAfterStrip, "shingle-after-strip", p.ShingleAfterStrip, "N: sketch every document without its units (--paragraph-unit) that N documents or more of the job hold, counted in a pass before map (0: off)")
 	fs.BoolVar(&p.Fsync, "fsync", p.Fsync, "flush every file to disk before renaming it (durability across power loss)")
 }
 

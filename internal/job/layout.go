@@ -78,6 +78,29 @@ func UnitRunWorkFile(chunk, run int) string {
 	return fmt.Sprintf("%s/chunk-%06d-run%04d.units", UnitRunsDir, chunk, run)
 }
 
+// StripDir holds the work files of --shingle-after-strip: kept until
+// verify, which sketches documents again, has run (the paragraph pass
+// removes UnitRunsDir after its own stage).
+const StripDir = WorkDir + "/strip"
+
+// StripUnitRunWorkFile holds run r of a chunk's unit records written by
+// the strip-units stage (--shingle-after-strip), as UnitRunWorkFile.
+func StripUnitRunWorkFile(chunk, run int) string {
+	return fmt.Sprintf("%s/chunk-%06d-run%04d.units", StripDir, chunk, run)
+}
+
+// StripSetWorkFile holds the hashes of the units held by
+// --shingle-after-strip documents or more, of partitions first to last,
+// written by one strip-count task (workfile.WriteHashes).
+func StripSetWorkFile(first, last int) string {
+	return fmt.Sprintf("%s/parts-%05d-%05d.hashes", StripDir, first, last)
+}
+
+// StripSetList lists the StripSetWorkFile files of the job (their
+// fileinfo.Info, JSON): the map and verify tasks of a job with
+// --shingle-after-strip read it.
+const StripSetList = StripDir + "/set.json"
+
 // ParagraphsDir holds the repeated units' occurrences (--paragraphs).
 const ParagraphsDir = "paragraphs"
 
@@ -154,6 +177,10 @@ const (
 	// the paragraph pass, the unit run files it reads and the docs/
 	// files that name their documents.
 	InputsUnits = "units"
+	// InputsStrip (by strip-count task) lists the partitions of a task
+	// counting the units of --shingle-after-strip and the unit run files
+	// it reads.
+	InputsStrip = "strip"
 )
 
 // ResultFile holds the result of a task too large for the job's NATS

@@ -95,6 +95,11 @@ type ExecParams struct {
 	// paragraphs/.
 	Paragraphs    bool   `json:"paragraphs,omitempty"`
 	ParagraphUnit string `json:"paragraph_unit,omitempty"`
+	// ShingleAfterStrip, when not 0, sketches every document without the
+	// units (of ParagraphUnit) that at least ShingleAfterStrip documents
+	// of the job hold: a pass before map counts them (the strip-units
+	// and strip-count stages). 0 (the default) sketches the whole text.
+	ShingleAfterStrip int `json:"shingle_after_strip,omitempty"`
 }
 
 // InputParams are how the input files are read and cut into chunks (see
@@ -227,13 +232,20 @@ func (p *Params) Resolve() error {
 		bad("--max-doc-bytes must not be negative")
 	}
 	check(p.Tokenizer.Check())
+	units := p.Paragraphs || p.ShingleAfterStrip != 0
 	switch {
-	case p.Paragraphs && p.ParagraphUnit == "":
+	case units && p.ParagraphUnit == "":
 		p.ParagraphUnit = paragraph.Line
-	case !p.Paragraphs && p.ParagraphUnit != "":
-		bad("--paragraph-unit goes with --paragraphs")
+	case !units && p.ParagraphUnit != "":
+		bad("--paragraph-unit goes with --paragraphs or --shingle-after-strip")
 	}
-	if p.Paragraphs {
+	switch {
+	case p.ShingleAfterStrip < 0 || p.ShingleAfterStrip == 1:
+		bad("--shingle-after-strip %d: it is the least number of documents holding a unit for it to be left out of the sketches: 2 or more (0: off)", p.ShingleAfterStrip)
+	case p.ShingleAfterStrip != 0 && p.Index:
+		bad("--shingle-after-strip needs --index=false: an index's documents would be sketched again, by later jobs and queries, without this job's repeated units left out")
+	}
+	if units {
 		check(paragraph.CheckKind(p.ParagraphUnit))
 	}
 	if err := p.ShingleOptions().Validate(); err != nil {
@@ -385,10 +397,12 @@ type KeptOutput struct {
 // would not see; 3 may name a kept corpus (Kept), whose write-kept stage
 // a worker of format 2 has not; 4 may ask for the paragraph pass
 // (Params.Paragraphs), whose unit records a worker of format 3 would not
-// write. A coordinator that resumes a job of an
+// write; 5 may ask for --shingle-after-strip (Params.ShingleAfterStrip),
+// whose map tasks a worker of format 4 would sketch with the whole text.
+// A coordinator that resumes a job of an
 // earlier format runs it in this one (its results of the old shape it
 // reads).
-const SpecFormat = 4
+const SpecFormat = 5
 
 // CheckFormat refuses, on a worker, a spec of another format than this
 // version's: a newer one it would misread; an older one is from an

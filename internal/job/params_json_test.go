@@ -25,7 +25,7 @@ var flatKeys = []string{
 	"strip_diacritics", "hamming", "simhash_weights", "threshold", "fp_weight", "fn_weight", "seed",
 	"partitions", "verify", "gather", "keep", "index", "max_bucket",
 	"max_cluster_pairs", "id_field", "text_field", "max_doc_bytes", "chunk_bytes", "input_format",
-	"strict", "fsync", "paragraphs", "paragraph_unit",
+	"strict", "fsync", "paragraphs", "paragraph_unit", "shingle_after_strip",
 }
 
 // derivedKeys are the keys of the derived state (Derived), which earlier
@@ -40,7 +40,7 @@ func everyParam() Params {
 			SimHashWeights: WeightsTF, Threshold: 0.7, FPWeight: 0.2, FNWeight: 0.8, Seed: 7, MaxBucket: 99},
 		ShingleParams: ShingleParams{Words: 3, Tokenizer: TokenizeWordsOnly, CharGrams: 4, DigitsToZero: true, StripDiacritics: true},
 		ExecParams: ExecParams{Partitions: 40, Verify: VerifyEstimate, Gather: GatherOn, Keep: KeepLongest, Index: true,
-			MaxClusterPairs: 77, Strict: true, Fsync: true, Paragraphs: true, ParagraphUnit: "paragraph"},
+			MaxClusterPairs: 77, Strict: true, Fsync: true, Paragraphs: true, ParagraphUnit: "paragraph", ShingleAfterStrip: 7},
 		InputParams: InputParams{IDField: "uid", TextField: "body", MaxDocBytes: 1000, ChunkBytes: 4096, InputFormat: formats.KindParquet},
 	}
 }

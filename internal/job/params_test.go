@@ -45,6 +45,10 @@ func TestResolveInvalid(t *testing.T) {
 		{"rows without bands", func(p *Params) { p.Rows = 3 }, []string{"--bands", "--rows"}, ""},
 		{"negative bands", func(p *Params) { p.Bands, p.Rows = -2, 3 }, []string{"--bands", "--rows"}, ""},
 		{"bands x rows over perms", func(p *Params) { p.Bands, p.Rows = 17, 8 }, []string{"--bands 17", "--rows 8", "--perms 128"}, ""},
+		{"shingle after strip 1", func(p *Params) { p.ShingleAfterStrip, p.Index = 1, false }, []string{"--shingle-after-strip 1"}, ""},
+		{"shingle after strip negative", func(p *Params) { p.ShingleAfterStrip, p.Index = -2, false }, []string{"--shingle-after-strip -2"}, ""},
+		{"shingle after strip with index", func(p *Params) { p.ShingleAfterStrip = 3 }, []string{"--shingle-after-strip", "--index=false"}, ""},
+		{"paragraph unit alone", func(p *Params) { p.ParagraphUnit = "line" }, []string{"--paragraph-unit", "--shingle-after-strip"}, ""},
 		{"several at once", func(p *Params) { p.Method, p.Keep, p.K = "x", "y", 0 }, []string{"--method", "--keep", "--perms"}, ""},
 	}
 	for _, tt := range tests {

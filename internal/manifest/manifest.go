@@ -91,6 +91,9 @@ type Manifest struct {
 	// Paragraphs is what the paragraph pass found (--paragraphs), nil
 	// when it did not run.
 	Paragraphs *Paragraphs `json:"paragraphs,omitempty"`
+	// StripSet is what the sketches left out (--shingle-after-strip),
+	// nil without it.
+	StripSet *StripSet `json:"shingle_after_strip,omitempty"`
 	// ExamplePairs are the few pairs the report shows side by side
 	// (report-pairs.html), chosen from the pairs listed by an
 	// ExampleChooser as pairs/ is written.
@@ -120,6 +123,16 @@ type Kept struct {
 	Stripped      int64 `json:"stripped,omitempty"`
 	StrippedBytes int64 `json:"stripped_bytes,omitempty"`
 	Short         int64 `json:"short,omitempty"`
+}
+
+// StripSet counts the units the documents were sketched without
+// (--shingle-after-strip): of the Distinct unit hashes of the job,
+// LeftOut are held by MinCount documents or more.
+type StripSet struct {
+	Unit     string `json:"unit"`
+	MinCount int    `json:"min_count"`
+	Distinct int64  `json:"distinct"`
+	LeftOut  int64  `json:"left_out"`
 }
 
 // Paragraphs is what the paragraph pass found: the units (lines or

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/paragraph"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/textstore"
 )
@@ -17,6 +18,9 @@ type Resketcher struct {
 	sk    *Sketcher
 	exact bool
 	p     job.Params
+	// without, if set, strips a text before it is sketched
+	// (--shingle-after-strip), as map stripped it.
+	without *paragraph.Without
 }
 
 // NewResketcher returns a Resketcher for documents of a job with
@@ -30,11 +34,29 @@ func NewResketcher(p job.Params) (*Resketcher, error) {
 }
 
 // Fork returns another Resketcher of the same job, for another goroutine.
-func (r *Resketcher) Fork() (*Resketcher, error) { return NewResketcher(r.p) }
+func (r *Resketcher) Fork() (*Resketcher, error) {
+	f, err := NewResketcher(r.p)
+	if err != nil || r.without == nil {
+		return f, err
+	}
+	f.without = r.without.Fork()
+	return f, nil
+}
+
+// Without makes r sketch each text without the units w strips, as map
+// sketched it with --shingle-after-strip.
+func (r *Resketcher) Without(w *paragraph.Without) { r.without = w }
 
 // Record sketches d again into its record; its slices are fresh.
 func (r *Resketcher) Record(d textstore.Doc) (sigfile.Record, error) {
-	s := r.sk.Sketch(d.Text)
+	text := d.Text
+	if r.without != nil {
+		var err error
+		if text, err = r.without.Text(text); err != nil {
+			return sigfile.Record{}, fmt.Errorf("document %s: %w", d.ID, err)
+		}
+	}
+	s := r.sk.Sketch(text)
 	if len(s.Set) == 0 {
 		// Map stores no text for such a document: the model changed.
 		return sigfile.Record{}, fmt.Errorf("document %s: its stored text has no shingles under this build's document model", d.ID)

@@ -50,6 +50,9 @@ type Job struct {
 	// ParagraphFiles are the paragraphs/ files of the paragraph pass
 	// (--paragraphs), from which a kept corpus strips repeated units.
 	ParagraphFiles []fileinfo.Info
+	// StripUnits are the results of the strip-units stage
+	// (--shingle-after-strip): each chunk's unit run files.
+	StripUnits []job.MapResult
 }
 
 // Mapped is what the map stage leaves.

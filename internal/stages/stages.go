@@ -22,13 +22,18 @@ import (
 // only with --paragraphs, write-kept only when it writes a kept corpus
 // (Spec.Kept).
 func Of(spec *job.Spec) []stage.Stage {
-	return sequence(spec.Params.Gather == job.GatherOn, spec.Kept != nil, spec.Params.Paragraphs)
+	return sequence(spec.Params.Gather == job.GatherOn, spec.Kept != nil, spec.Params.Paragraphs, spec.Params.ShingleAfterStrip != 0)
 }
 
-// sequence is the registry: every stage, in order; gather, write-kept
-// and the paragraph pass only when on.
-func sequence(withGather, withKept, withParagraphs bool) []stage.Stage {
-	s := []stage.Stage{mapper.Stage()}
+// sequence is the registry: every stage, in order; gather, write-kept,
+// the paragraph pass and the count of the units left out of the sketches
+// (--shingle-after-strip: before map) only when on.
+func sequence(withGather, withKept, withParagraphs, withStrip bool) []stage.Stage {
+	var s []stage.Stage
+	if withStrip {
+		s = append(s, mapper.StripUnitsStage(), paragraphs.StripCountStage())
+	}
+	s = append(s, mapper.Stage())
 	if withParagraphs {
 		s = append(s, paragraphs.Stage())
 	}
@@ -45,7 +50,7 @@ func sequence(withGather, withKept, withParagraphs bool) []stage.Stage {
 
 // Lookup returns the stage a task of the named stage (or step) belongs to.
 func Lookup(name string) (stage.Stage, bool) {
-	for _, s := range sequence(true, true, true) {
+	for _, s := range sequence(true, true, true, true) {
 		if s.Steps == nil && name == s.Name || s.Steps != nil && strings.HasPrefix(name, s.Name+"-") {
 			return s, true
 		}

@@ -19,6 +19,7 @@ func TestLookup(t *testing.T) {
 		want string // the stage found; "" for none
 	}{
 		{"map", "map"}, {"reduce", "reduce"}, {"gather", "gather"}, {"verify", "verify"}, {"write-kept", "write-kept"}, {"paragraphs", "paragraphs"},
+		{"strip-units", "strip-units"}, {"strip-count", "strip-count"},
 		{"cluster-contract", "cluster"}, {"cluster-ls-3", "cluster"},
 		{"cluster", ""}, {"mapx", ""}, {"", ""}, {"verify-1", ""},
 	}
@@ -35,11 +36,15 @@ func TestLookup(t *testing.T) {
 			{Params: job.DefaultParams()},
 			{Params: job.DefaultParams(), Kept: &job.KeptOutput{Dir: "/kept", Format: "auto"}},
 			{Params: paragraphParams()},
+			{Params: stripParams()},
 		} {
 			spec.Params.Gather = gather
 			seq := Of(spec)
 			if has := slices.ContainsFunc(seq, func(s stage.Stage) bool { return s.Name == "paragraphs" }); has != spec.Params.Paragraphs {
 				t.Errorf("a job with --paragraphs=%v has the paragraphs stage: %v", spec.Params.Paragraphs, has)
+			}
+			if first := seq[0].Name; (first == "strip-units") != (spec.Params.ShingleAfterStrip != 0) {
+				t.Errorf("a job with --shingle-after-strip %d begins with %s", spec.Params.ShingleAfterStrip, first)
 			}
 			if last := seq[len(seq)-1].Name; (last == "write-kept") != (spec.Kept != nil) {
 				t.Errorf("the last stage of a job (kept corpus %v) is %s", spec.Kept, last)
@@ -64,6 +69,13 @@ func paragraphParams() job.Params {
 	return p
 }
 
+// stripParams are the default params with --shingle-after-strip.
+func stripParams() job.Params {
+	p := job.DefaultParams()
+	p.ShingleAfterStrip, p.Index = 3, false
+	return p
+}
+
 // TestRefused checks that the tasks a stage does not have are refused
 // for good (ErrRefused), not retried.
 func TestRefused(t *testing.T) {
@@ -84,7 +96,7 @@ func TestRefused(t *testing.T) {
 	tests := []struct {
 		stage string
 		index int
-	}{{"map", 1}, {"map", -1}, {"cluster-one", 1}, {"cluster-one", -1}, {"write-kept", 0}}
+	}{{"map", 1}, {"map", -1}, {"cluster-one", 1}, {"cluster-one", -1}, {"write-kept", 0}, {"strip-units", 0}, {"strip-count", 0}}
 	for _, tt := range tests {
 		s, ok := Lookup(tt.stage)
 		if !ok {

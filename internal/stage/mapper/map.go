@@ -18,6 +18,7 @@ import (
 	"github.com/neardup/neardup/internal/pqfile"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
 	"github.com/neardup/neardup/internal/transient"
@@ -61,6 +62,12 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 		defer sets.abort()
 	}
 	exact := p.Verify == job.VerifyExact
+	// With --shingle-after-strip, a document is sketched without its
+	// units that the strip-count stage found in enough documents.
+	without, err := stage.LoadWithout(ctx, st, p)
+	if err != nil {
+		return nil, err
+	}
 	// Documents go to their file as they are read, and band records in
 	// runs of about ChunkBytes of text (at most job.RunText): a chunk that
 	// is a whole compressed file, or packs several, holds many times that,
@@ -95,7 +102,13 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 			ord := job.Ordinal(chunk.Index, ndocs)
 			ndocs++
 			runs.addID(d.ID, ord)
-			skt := sk.Sketch(d.Text)
+			sketched := d.Text
+			if without != nil {
+				if sketched, err = without.Text(d.Text); err != nil {
+					return fmt.Errorf("document %s: %w", d.ID, err)
+				}
+			}
+			skt := sk.Sketch(sketched)
 			set, tokens := skt.Set, skt.Tokens
 			row[0] = records.DocRecord{
 				Doc: ord, ID: d.ID, URL: d.URL, File: piece.Path, Offset: d.Offset, Line: d.Line,
@@ -255,10 +268,12 @@ type bandRuns struct {
 	// nil without it.
 	units   [][]records.BandRecord
 	unitRun int
-	res     *job.MapResult
-	run     int
-	idRun   int
-	text    int64 // of the documents in parts
+	// unitName names a unit run file: job.UnitRunWorkFile when nil.
+	unitName func(chunk, run int) string
+	res      *job.MapResult
+	run      int
+	idRun    int
+	text     int64 // of the documents in parts
 	// scratch is the sort's (sortBandRecords).
 	scratch []records.BandRecord
 }
@@ -309,7 +324,11 @@ func (r *bandRuns) flush(ctx context.Context) error {
 	if r.units == nil {
 		return nil
 	}
-	if info, err = r.writeRun(ctx, r.units, job.UnitRunWorkFile(r.chunk, r.unitRun)); err != nil {
+	name := job.UnitRunWorkFile
+	if r.unitName != nil {
+		name = r.unitName
+	}
+	if info, err = r.writeRun(ctx, r.units, name(r.chunk, r.unitRun)); err != nil {
 		return err
 	}
 	if info != nil {

@@ -23,31 +23,13 @@ func Stage() stage.Stage {
 	return stage.Stage{
 		Name:    "map",
 		MayFail: true,
-		Tasks: func(_ context.Context, j *stage.Job) ([]int, error) {
-			s := make([]int, len(j.Plan.Chunks))
-			for i := range s {
-				s[i] = j.Plan.FirstChunk + i
-			}
-			return s, nil
-		},
+		Tasks:   chunkTasks,
 		Run: func(ctx context.Context, e *stage.Env, t stage.Task) (any, error) {
-			plan, err := e.Cache.Plan(ctx)
+			chunk, err := taskChunk(ctx, e, t)
 			if err != nil {
 				return nil, err
 			}
-			i := t.Index - plan.FirstChunk
-			if i < 0 || i >= len(plan.Chunks) {
-				return nil, fmt.Errorf("%w: map task %d: the plan has chunks %d to %d", stage.ErrRefused, t.Index, plan.FirstChunk, plan.FirstChunk+len(plan.Chunks)-1)
-			}
-			for _, pc := range plan.Chunks[i].Pieces {
-				if e.Inputs == nil {
-					break
-				}
-				if err := e.Inputs.Check(pc.Path); err != nil {
-					return nil, fmt.Errorf("%w: job %s: input: %w", stage.ErrRefused, e.Spec.Job, err)
-				}
-			}
-			r, err := Map(ctx, e.FS, e.Spec, plan.Chunks[i])
+			r, err := Map(ctx, e.FS, e.Spec, chunk)
 			if err != nil {
 				return nil, fmt.Errorf("map chunk %d: %w", t.Index, err)
 			}
@@ -56,13 +38,7 @@ func Stage() stage.Stage {
 			}
 			return r, nil
 		},
-		Count: func(result []byte) (int64, int64) {
-			var r job.MapResult
-			if json.Unmarshal(result, &r) != nil {
-				return 0, 0
-			}
-			return r.Docs, r.InputBytes
-		},
+		Count: countMap,
 		Done: func(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
 			list, err := stage.DecodeResults[job.MapResult](ctx, out)
 			if err != nil {
@@ -94,6 +70,48 @@ func Stage() stage.Stage {
 			return storage.WriteJSON(ctx, j.Out, job.MapStageFile, all, true)
 		},
 	}
+}
+
+// taskChunk is the chunk of the plan that task t of a stage of a task a
+// chunk reads, its input files checked against the worker's data roots.
+func taskChunk(ctx context.Context, e *stage.Env, t stage.Task) (job.Chunk, error) {
+	plan, err := e.Cache.Plan(ctx)
+	if err != nil {
+		return job.Chunk{}, err
+	}
+	i := t.Index - plan.FirstChunk
+	if i < 0 || i >= len(plan.Chunks) {
+		return job.Chunk{}, fmt.Errorf("%w: %s task %d: the plan has chunks %d to %d", stage.ErrRefused, t.Stage, t.Index, plan.FirstChunk, plan.FirstChunk+len(plan.Chunks)-1)
+	}
+	for _, pc := range plan.Chunks[i].Pieces {
+		if e.Inputs == nil {
+			break
+		}
+		if err := e.Inputs.Check(pc.Path); err != nil {
+			return job.Chunk{}, fmt.Errorf("%w: job %s: input: %w", stage.ErrRefused, e.Spec.Job, err)
+		}
+	}
+	return plan.Chunks[i], nil
+}
+
+// chunkTasks are the tasks of a stage of a task a chunk: the plan's
+// chunks.
+func chunkTasks(_ context.Context, j *stage.Job) ([]int, error) {
+	s := make([]int, len(j.Plan.Chunks))
+	for i := range s {
+		s[i] = j.Plan.FirstChunk + i
+	}
+	return s, nil
+}
+
+// countMap tells progress the documents and input bytes of a map
+// result.
+func countMap(result []byte) (int64, int64) {
+	var r job.MapResult
+	if json.Unmarshal(result, &r) != nil {
+		return 0, 0
+	}
+	return r.Docs, r.InputBytes
 }
 
 // foldPlanned adds the files planning rejected (not regular files, see

@@ -68,26 +68,53 @@ func compareUnit(a, b records.BandRecord) int {
 // by the reach of one unit. It is idempotent: run again, it writes the
 // same bytes into the same name.
 func RunTask(ctx context.Context, st storage.FS, jobName string, maxBucket int, in TaskInput) (*Result, error) {
+	res := &Result{First: in.First, Last: in.Last, Top: []manifest.TopUnit{}}
+	var rows []records.Paragraph
+	err := eachUnit(ctx, st, in, func(group []records.BandRecord, docs int64) {
+		res.Distinct++
+		if docs >= 2 {
+			rows = res.addUnit(group, docs, jobName, maxBucket, rows)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := fillIDs(ctx, st, in.Docs, rows); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(rows, func(a, b records.Paragraph) int {
+		return cmp.Or(cmp.Compare(a.UnitHash, b.UnitHash), cmp.Compare(a.Doc, b.Doc), cmp.Compare(a.UnitIndex, b.UnitIndex))
+	})
+	if res.File, err = pqfile.Write(ctx, st, job.ParagraphFile(in.First, in.Last), rows, pqfile.Sorted("unit_hash", "doc", "unit_index")); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// eachUnit calls fn, in partitions in.First to in.Last one after
+// another, with the records of each unit hash (sorted by compareUnit)
+// and the number of documents holding it, from the partition's blocks of
+// every unit run file (loaded at once, as a reduce task loads its band
+// runs: memory is about the task's share of the unit records).
+func eachUnit(ctx context.Context, st storage.Opener, in TaskInput, fn func(group []records.BandRecord, docs int64)) error {
 	runs := make([]*workfile.BandRunReader, 0, len(in.Runs))
 	for _, rf := range in.Runs {
 		r, err := workfile.LoadBandRun(ctx, st, rf.File, rf.Chunk, in.First, in.Last)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		runs = append(runs, r)
 	}
-	res := &Result{First: in.First, Last: in.Last, Top: []manifest.TopUnit{}}
 	var recs []records.BandRecord
-	var rows []records.Paragraph
 	for part := in.First; part <= in.Last; part++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		recs = recs[:0]
 		for _, r := range runs {
 			p, err := r.Part(part) // its errors name the file and partition
 			if err != nil {
-				return nil, err
+				return err
 			}
 			recs = append(recs, p...)
 		}
@@ -99,27 +126,14 @@ func RunTask(ctx context.Context, st storage.FS, jobName string, maxBucket int, 
 				case recs[j].Doc != recs[j-1].Doc:
 					docs++
 				case recs[j].Band == recs[j-1].Band:
-					return nil, fmt.Errorf("paragraphs partition %d: unit %d of document %d twice: a unit run file was read twice", part, recs[j].Band, recs[j].Doc)
+					return fmt.Errorf("partition %d: unit %d of document %d twice: a unit run file was read twice", part, recs[j].Band, recs[j].Doc)
 				}
 			}
-			res.Distinct++
-			if docs >= 2 {
-				rows = res.addUnit(recs[i:j], docs, jobName, maxBucket, rows)
-			}
+			fn(recs[i:j], docs)
 			i = j
 		}
 	}
-	if err := fillIDs(ctx, st, in.Docs, rows); err != nil {
-		return nil, err
-	}
-	slices.SortFunc(rows, func(a, b records.Paragraph) int {
-		return cmp.Or(cmp.Compare(a.UnitHash, b.UnitHash), cmp.Compare(a.Doc, b.Doc), cmp.Compare(a.UnitIndex, b.UnitIndex))
-	})
-	var err error
-	if res.File, err = pqfile.Write(ctx, st, job.ParagraphFile(in.First, in.Last), rows, pqfile.Sorted("unit_hash", "doc", "unit_index")); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return nil
 }
 
 // addUnit counts a unit held by docs documents, its records group (by

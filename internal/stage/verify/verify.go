@@ -15,6 +15,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
@@ -96,6 +97,13 @@ func (s SigSource) open(ctx context.Context, st storage.Opener, p job.Params, ch
 	rs, err := sketch.NewResketcher(p)
 	if err != nil {
 		return nil, nil, err
+	}
+	without, err := stage.LoadWithout(ctx, st, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if without != nil {
+		rs.Without(without)
 	}
 	var scr *workfile.Scratch
 	switch {
