@@ -45,6 +45,18 @@ func (r *Roots) add(root string, object bool) {
 // same options (so a forged job cannot send the worker's credentials to
 // another endpoint).
 func Resolve(paths []string) (Roots, error) {
+	return resolveAll(paths, func(p string) (string, error) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		return filepath.EvalSymlinks(abs)
+	})
+}
+
+// resolveAll makes roots of paths: object-store URLs as they are, local
+// paths as resolve gives them.
+func resolveAll(paths []string, resolve func(string) (string, error)) (Roots, error) {
 	var r Roots
 	for _, p := range paths {
 		if l, ok, err := objectLocation(p); err != nil {
@@ -53,11 +65,7 @@ func Resolve(paths []string) (Roots, error) {
 			r.add(l.String(), true)
 			continue
 		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return Roots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
-		}
-		real, err := filepath.EvalSymlinks(abs)
+		real, err := resolve(p)
 		if err != nil {
 			return Roots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
 		}
@@ -72,21 +80,7 @@ func Resolve(paths []string) (Roots, error) {
 // the path it was planned with, so that its map task reaches it and lists
 // it as an unreadable reject rather than refusing it as outside the roots.
 func ForJob(paths []string) (Roots, error) {
-	var r Roots
-	for _, p := range paths {
-		if l, ok, err := objectLocation(p); err != nil {
-			return Roots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
-		} else if ok {
-			r.add(l.String(), true)
-			continue
-		}
-		real, err := resolveOrParent(p)
-		if err != nil {
-			return Roots{}, fmt.Errorf("data root %s: %w", redact.URL(p), err)
-		}
-		r.add(real, false)
-	}
-	return r, nil
+	return resolveAll(paths, resolveOrParent)
 }
 
 // resolveOrParent is resolvePath, but a last component that cannot be
