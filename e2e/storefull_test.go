@@ -77,8 +77,15 @@ func TestExternalStoreFull(t *testing.T) {
 	filler := filepath.Join(disk, "filler")
 	checkStoreFailure(t, storeFailure{
 		server: func() []string { return []string{"-js", "-sd", store} },
-		spoil: func(*proc) time.Time {
+		// A full disk fails no write until one needs a page the store
+		// does not have yet: the lease's small updates may go on for a
+		// minute or more in the last page of its block. The store has
+		// failed when the server says so.
+		spoil: func(srv *proc) time.Time {
+			filled := time.Now()
 			fill(t, filler)
+			srv.waitFor(t, "no space left on device", 4*time.Minute)
+			t.Logf("the server's first failed write came %v after the disk was full", time.Since(filled).Round(time.Second))
 			return time.Now()
 		},
 		want: "no space left on device",
