@@ -37,6 +37,9 @@ func (o Options) params() (job.Params, error) {
 	set(&p.Words, o.Words)
 	set(&p.Partitions, o.Partitions)
 	set(&p.Seed, o.Seed)
+	set(&p.Paragraphs, o.Paragraphs)
+	set(&p.ParagraphUnit, string(o.ParagraphUnit))
+	set(&p.ShingleAfterStrip, o.ShingleAfterStrip)
 	if o.NoIndex {
 		p.Index = false
 	}
@@ -62,7 +65,8 @@ func optionsError(err error) error {
 		"--method", "Options.Method", "--threshold", "Options.Threshold", "--perms", "Options.Perms",
 		"--hamming", "Options.Hamming", "--words", "Options.Words", "--tokenizer", "Options.Tokenizer",
 		"--keep", "Options.Keep", "--input-format", "Options.InputFormat", "--partitions", "Options.Partitions",
-		"--char-grams", "char grams")
+		"--char-grams", "char grams", "--paragraph-unit", "Options.ParagraphUnit", "--paragraphs", "Options.Paragraphs",
+		"--shingle-after-strip", "Options.ShingleAfterStrip", "--index=false", "Options.NoIndex")
 	return fmt.Errorf("%w: %s", ErrInvalidOptions, strings.ReplaceAll(r.Replace(err.Error()), "\n", "; "))
 }
 
@@ -96,6 +100,22 @@ func (o Options) config() (control.Config, error) {
 	default:
 		errs = append(errs, fmt.Errorf("Options.KeptFormat must be %s, %s, %s or %s, not %q", CorpusAuto, CorpusJSONL, CorpusParquet, CorpusWARC, o.KeptFormat))
 	}
+	if r := o.StripParagraphs; r != nil {
+		switch {
+		case o.WriteKept == "":
+			errs = append(errs, errors.New("Options.StripParagraphs goes with Options.WriteKept"))
+		case !o.Paragraphs:
+			errs = append(errs, errors.New("Options.StripParagraphs needs Options.Paragraphs: the paragraph pass finds the units to strip"))
+		case o.KeptFormat != CorpusJSONL && o.KeptFormat != CorpusParquet:
+			errs = append(errs, fmt.Errorf("Options.StripParagraphs writes each document's id, url and stripped text: it needs Options.KeptFormat %s or %s, not %q", CorpusJSONL, CorpusParquet, o.KeptFormat))
+		}
+		if r.MinCount < 2 {
+			errs = append(errs, fmt.Errorf("Options.StripParagraphs.MinCount must be at least 2 (a unit of one document is not repeated), not %d", r.MinCount))
+		}
+		if r.MinKeptChars < 0 {
+			errs = append(errs, fmt.Errorf("Options.StripParagraphs.MinKeptChars must not be negative, not %d", r.MinKeptChars))
+		}
+	}
 	if o.Workers < 0 {
 		errs = append(errs, fmt.Errorf("Options.Workers must not be negative, not %d", o.Workers))
 	}
@@ -123,8 +143,16 @@ func (o Options) config() (control.Config, error) {
 		Out: location(o.Out), Inputs: o.Inputs, Against: o.Against, Params: p,
 		NATSURL: o.NATSURL, Conn: conn, Workers: workers, Queue: queue.DefaultConfig(),
 		Overwrite: o.Overwrite, Log: o.Log, Progress: o.Progress, DiskFullTimeout: diskFull,
-		WriteKept: keptLocation(o.WriteKept), KeptFormat: string(o.KeptFormat),
+		WriteKept: keptLocation(o.WriteKept), KeptFormat: string(o.KeptFormat), KeptStrip: o.StripParagraphs.strip(),
 	}, nil
+}
+
+// strip is the job's rule of r (nil for none).
+func (r *StripRule) strip() *job.Strip {
+	if r == nil {
+		return nil
+	}
+	return &job.Strip{MinCount: r.MinCount, KeepFirst: !r.All, MinKeptChars: r.MinKeptChars}
 }
 
 // keptLocation is location(s), or "" for none.

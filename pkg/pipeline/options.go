@@ -90,6 +90,31 @@ const (
 	CorpusWARC    CorpusFormat = "warc"    // WARC and WET records as they are
 )
 
+// ParagraphUnit is what the paragraph pass cuts a document into
+// (Options.ParagraphUnit).
+type ParagraphUnit string
+
+// The units of the paragraph pass.
+const (
+	UnitLine      ParagraphUnit = "line"      // each line
+	UnitParagraph ParagraphUnit = "paragraph" // the text between blank lines
+)
+
+// StripRule is how a job's kept corpus strips the repeated units its
+// paragraph pass found (Options.StripParagraphs, the command's
+// --strip-paragraphs and --min-kept-chars).
+type StripRule struct {
+	// MinCount is the least number of documents holding a unit for it to
+	// be stripped: 2 or more.
+	MinCount int
+	// All strips a unit from every document holding it; by default the
+	// first document holding it (the earliest in input order) keeps it.
+	All bool
+	// MinKeptChars drops a kept document left with fewer characters of
+	// text once stripped, listing it with its reason; 0 keeps them all.
+	MinKeptChars int
+}
+
 // DefaultDiskFullTimeout is how long a job waits for a full disk unless
 // Options.DiskFullTimeout says otherwise.
 const DefaultDiskFullTimeout = time.Minute
@@ -138,6 +163,18 @@ type Options struct {
 	Partitions int
 	// Seed seeds the hashes; 0 takes the default seed.
 	Seed uint64
+	// Paragraphs runs the paragraph pass (--paragraphs): every document
+	// cut into units of ParagraphUnit, the documents holding each unit
+	// counted across the job, the repeated ones listed in paragraphs/.
+	Paragraphs bool
+	// ParagraphUnit is the unit of the paragraph pass and of
+	// ShingleAfterStrip: UnitLine when empty.
+	ParagraphUnit ParagraphUnit
+	// ShingleAfterStrip, when 2 or more, sketches and compares every
+	// document without the units that at least that many of the job's
+	// documents hold (boilerplate), so that pages differing only in it
+	// pair and pages sharing only it do not; it needs NoIndex. 0 is off.
+	ShingleAfterStrip int
 	// NoIndex removes the job's index (index/) at the end: without it a
 	// later job cannot match against this one and OpenIndex cannot query
 	// it.
@@ -167,6 +204,10 @@ type Options struct {
 	// (CorpusAuto when empty).
 	WriteKept  string
 	KeptFormat CorpusFormat
+	// StripParagraphs, with WriteKept and Paragraphs, strips the repeated
+	// units from the kept corpus's documents, written as id, url and text
+	// (KeptFormat CorpusJSONL or CorpusParquet); nil strips none.
+	StripParagraphs *StripRule
 
 	// Log receives the job's log records; nil discards them.
 	Log *slog.Logger

@@ -35,6 +35,11 @@ func TestParams(t *testing.T) {
 		{"text format", Options{InputFormat: FormatText}, func(p *job.Params) { p.InputFormat = "text" }},
 		{"partitions and seed", Options{Partitions: 7, Seed: 42}, func(p *job.Params) { p.Partitions, p.Seed = 7, 42 }},
 		{"no index", Options{NoIndex: true}, func(p *job.Params) { p.Index = false }},
+		{"paragraphs", Options{Paragraphs: true}, func(p *job.Params) { p.Paragraphs = true }},
+		{"paragraph unit", Options{Paragraphs: true, ParagraphUnit: UnitParagraph},
+			func(p *job.Params) { p.Paragraphs, p.ParagraphUnit = true, "paragraph" }},
+		{"shingle after strip", Options{ShingleAfterStrip: 20, NoIndex: true},
+			func(p *job.Params) { p.ShingleAfterStrip, p.Index = 20, false }},
 		{"not parameters", Options{Workers: 3, NATSURL: "nats://x:4222", Overwrite: true}, func(*job.Params) {}},
 	}
 	for _, tt := range tests {
@@ -86,6 +91,22 @@ func TestBadOptions(t *testing.T) {
 		{"kept format", with(func(o *Options) { o.WriteKept, o.KeptFormat = "kept", "csv" }), []string{"Options.KeptFormat", `"csv"`}},
 		{"kept format alone", with(func(o *Options) { o.KeptFormat = CorpusParquet }), []string{"Options.KeptFormat goes with Options.WriteKept"}},
 		{"kept scheme", with(func(o *Options) { o.WriteKept = "ftp://h/k" }), []string{"Options.WriteKept", "ftp"}},
+		{"paragraph unit", with(func(o *Options) { o.Paragraphs, o.ParagraphUnit = true, "sentence" }), []string{"Options.ParagraphUnit", `"sentence"`}},
+		{"paragraph unit alone", with(func(o *Options) { o.ParagraphUnit = UnitParagraph }), []string{"Options.ParagraphUnit goes with Options.Paragraphs"}},
+		{"shingle after strip 1", with(func(o *Options) { o.ShingleAfterStrip, o.NoIndex = 1, true }), []string{"Options.ShingleAfterStrip 1"}},
+		{"shingle after strip with an index", with(func(o *Options) { o.ShingleAfterStrip = 5 }), []string{"Options.ShingleAfterStrip needs Options.NoIndex"}},
+		{"strip without a kept corpus", with(func(o *Options) { o.Paragraphs, o.StripParagraphs = true, &StripRule{MinCount: 2} }),
+			[]string{"Options.StripParagraphs goes with Options.WriteKept"}},
+		{"strip without the pass", with(func(o *Options) {
+			o.WriteKept, o.KeptFormat, o.StripParagraphs = "k", CorpusJSONL, &StripRule{MinCount: 2}
+		}),
+			[]string{"Options.StripParagraphs needs Options.Paragraphs"}},
+		{"strip as WARC", with(func(o *Options) {
+			o.Paragraphs, o.WriteKept, o.StripParagraphs = true, "k", &StripRule{MinCount: 2}
+		}), []string{"Options.StripParagraphs", "Options.KeptFormat jsonl or parquet"}},
+		{"strip min count", with(func(o *Options) {
+			o.Paragraphs, o.WriteKept, o.KeptFormat, o.StripParagraphs = true, "k", CorpusJSONL, &StripRule{MinCount: 1, MinKeptChars: -1}
+		}), []string{"Options.StripParagraphs.MinCount must be at least 2", "Options.StripParagraphs.MinKeptChars"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,6 +152,17 @@ func TestConfig(t *testing.T) {
 	cfg, err = Options{Inputs: []string{"in"}, Out: "out", WriteKept: "rel/kept", KeptFormat: CorpusParquet}.config()
 	if err != nil || !strings.HasSuffix(cfg.WriteKept, "/rel/kept") || !strings.HasPrefix(cfg.WriteKept, "/") || cfg.KeptFormat != "parquet" {
 		t.Errorf("config: kept corpus %q as %q (%v)", cfg.WriteKept, cfg.KeptFormat, err)
+	}
+	// The kept corpus stripped: the first holder keeps a unit unless All.
+	for _, r := range []StripRule{{MinCount: 3, MinKeptChars: 40}, {MinCount: 2, All: true}} {
+		cfg, err := Options{Inputs: []string{"in"}, Out: "out", Paragraphs: true, WriteKept: "kept", KeptFormat: CorpusJSONL, StripParagraphs: &r}.config()
+		want := job.Strip{MinCount: r.MinCount, KeepFirst: !r.All, MinKeptChars: r.MinKeptChars}
+		if err != nil || cfg.KeptStrip == nil || *cfg.KeptStrip != want {
+			t.Errorf("StripParagraphs %+v: the job strips %+v (%v), want %+v", r, cfg.KeptStrip, err, want)
+		}
+		if err := cfg.Check(); err != nil {
+			t.Errorf("StripParagraphs %+v: the pipeline refuses the config: %v", r, err)
+		}
 	}
 	// The disk-full timeout: the command's default unless set; negative
 	// waits (0 for the pipeline).

@@ -30,6 +30,9 @@ type (
 	Duplicate = records.Duplicate
 	// Reject is a row of rejects/: an input record skipped, and why.
 	Reject = records.RejectRecord
+	// Paragraph is a row of paragraphs/: an occurrence of a unit (a line
+	// or a paragraph) that two documents or more hold.
+	Paragraph = records.Paragraph
 )
 
 // Pairs returns the near-duplicate pairs of the complete job in out (a
@@ -57,6 +60,14 @@ func Duplicates(ctx context.Context, out string) iter.Seq2[Duplicate, error] {
 // why (rejects/).
 func Rejects(ctx context.Context, out string) iter.Seq2[Reject, error] {
 	return rows[Reject](ctx, out, job.RejectsDir)
+}
+
+// Paragraphs returns the occurrences of repeated units the paragraph
+// pass (Options.Paragraphs) of the complete job in out found
+// (paragraphs/), by unit hash, document and unit index within each file;
+// a job without the pass has none.
+func Paragraphs(ctx context.Context, out string) iter.Seq2[Paragraph, error] {
+	return rows[Paragraph](ctx, out, job.ParagraphsDir)
 }
 
 // rows yields the rows of a dataset of the complete job in out: a file, or

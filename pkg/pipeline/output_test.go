@@ -1,8 +1,12 @@
 package pipeline_test
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"os"
@@ -48,6 +52,9 @@ func TestOutputs(t *testing.T) {
 	if want := readParquet[pipeline.Reject](t, out, "rejects/*.parquet"); !reflect.DeepEqual(rejects, want) || int64(len(rejects)) != res.Counts.Rejected {
 		t.Errorf("Rejects gave %d rows, rejects/ holds %d, the result counts %d", len(rejects), len(want), res.Counts.Rejected)
 	}
+	if paras := collect(t, pipeline.Paragraphs(ctx, out)); len(paras) != 0 {
+		t.Errorf("a job without the paragraph pass: %d rows of paragraphs/, want none", len(paras))
+	}
 	for range pipeline.Pairs(ctx, out) {
 		break // stopping early is fine
 	}
@@ -63,6 +70,92 @@ func TestOutputs(t *testing.T) {
 	if err := firstErr(pipeline.Pairs(ctx, out)); !errors.Is(err, pipeline.ErrNotComplete) || !strings.Contains(err.Error(), "not finished") {
 		t.Errorf("pairs of an output without _SUCCESS: %v, want ErrNotComplete saying it is not finished", err)
 	}
+}
+
+// TestParagraphs runs the job of the sample's JSONL file with the paragraph pass and a kept
+// corpus, once as it is and once stripped of the units two documents or
+// more hold: Paragraphs reads paragraphs/ as parquet-go does, and the
+// stripped corpus holds the same documents with less text, none with
+// more.
+func TestParagraphs(t *testing.T) {
+	ctx := context.Background()
+	run := func(strip *pipeline.StripRule) (out string, kept map[string]string) {
+		dir := t.TempDir()
+		out, keptDir := filepath.Join(dir, "out"), filepath.Join(dir, "kept")
+		res, err := pipeline.Run(ctx, pipeline.Options{Inputs: []string{"../../testdata/sample/sample.jsonl.gz"}, Out: out, Workers: 2,
+			Paragraphs: true, WriteKept: keptDir, KeptFormat: pipeline.CorpusJSONL, StripParagraphs: strip})
+		if err != nil || !res.Complete() {
+			t.Fatalf("job with the paragraph pass, strip %+v: %v (%+v)", strip, err, res)
+		}
+		return out, keptTexts(t, keptDir)
+	}
+	out, whole := run(nil)
+	paras := collect(t, pipeline.Paragraphs(ctx, out))
+	if want := readParquet[pipeline.Paragraph](t, out, "paragraphs/*.parquet"); len(paras) == 0 || !reflect.DeepEqual(paras, want) {
+		t.Errorf("Paragraphs gave %d rows, paragraphs/ holds %d, or they differ", len(paras), len(want))
+	}
+	for _, p := range paras {
+		if p.Holders < 2 {
+			t.Fatalf("row %+v: a unit of fewer than 2 documents", p)
+		}
+	}
+	_, stripped := run(&pipeline.StripRule{MinCount: 2})
+	if len(stripped) != len(whole) || len(whole) == 0 {
+		t.Fatalf("kept %d documents stripped, %d whole", len(stripped), len(whole))
+	}
+	shorter, wholeBytes, strippedBytes := 0, 0, 0
+	for id, text := range whole {
+		s, ok := stripped[id]
+		switch {
+		case !ok:
+			t.Fatalf("document %q kept whole but not stripped", id)
+		case len(s) > len(text):
+			t.Errorf("document %q: %d bytes stripped, %d whole", id, len(s), len(text))
+		case len(s) < len(text):
+			shorter++
+		}
+		wholeBytes += len(text)
+		strippedBytes += len(s)
+	}
+	if shorter == 0 {
+		t.Errorf("no kept document lost text to stripping (%d documents, %d rows of paragraphs/)", len(whole), len(paras))
+	}
+	t.Logf("%d of %d kept documents stripped: %d bytes of text of %d", shorter, len(whole), strippedBytes, wholeBytes)
+}
+
+// keptTexts reads the text of every document of the JSONL kept corpus in
+// dir, by id.
+func keptTexts(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	texts := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(path, ".jsonl.gz") {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		dec := json.NewDecoder(zr)
+		for {
+			var d struct{ ID, Text string }
+			if err := dec.Decode(&d); errors.Is(err, io.EOF) {
+				return nil
+			} else if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			texts[d.ID] = d.Text
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return texts
 }
 
 // TestNotComplete checks that reading an output without a complete job
