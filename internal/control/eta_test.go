@@ -3,10 +3,12 @@ package control
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/neardup/neardup/internal/index"
+	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/storage"
 )
@@ -112,6 +114,34 @@ func TestRatiosFor(t *testing.T) {
 	}
 	if r := ratiosFor(false, 1e9); r["gather"] != 0 || r["verify"] == 0 {
 		t.Errorf("without gather: %v", r)
+	}
+}
+
+// TestEveryStageHasARatio checks that each stage after map of every job
+// the options make (the gather stage or not, the paragraph pass, the kept
+// corpus, the stages before map of --shingle-after-strip), at every size,
+// has a cost in the ETA's model: one without counts as free, and the
+// ETA of a job running it ends before the job.
+func TestEveryStageHasARatio(t *testing.T) {
+	for _, gather := range []job.Gather{job.GatherOn, job.GatherOff, job.GatherSets} {
+		for _, kept := range []*job.KeptOutput{nil, {Dir: "/kept", Format: "auto"}} {
+			for _, paragraphs := range []bool{false, true} {
+				for _, strip := range []int{0, 5} {
+					spec := &job.Spec{Params: job.DefaultParams(), Kept: kept}
+					spec.Params.Gather, spec.Params.Paragraphs, spec.Params.ShingleAfterStrip = gather, paragraphs, strip
+					for _, size := range []int64{1e6, 3e8, 1e11} {
+						m := newETAModel(spec, size)
+						after := slices.Index(m.stages, mapStageName)
+						for _, s := range append(m.stages[after+1:], finishStage) {
+							if m.ratio[s] <= 0 {
+								t.Errorf("gather %s, kept %v, paragraphs %v, strip %d, %d bytes: stage %s has no cost in the ETA (ratio %g)",
+									gather, kept != nil, paragraphs, strip, size, s, m.ratio[s])
+							}
+						}
+					}
+				}
+			}
+		}
 	}
 }
 
