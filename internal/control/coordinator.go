@@ -141,7 +141,7 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	for i, m := range j.Mapped.Own {
 		chunks[i] = m.Chunk
 	}
-	r, err := rates.Tally(ctx, c.st, chunks, man.Against)
+	r, err := rates.Tally(ctx, c.st, chunks, man.Against, j.UnitDocFiles)
 	if err != nil {
 		return nil, err
 	}

@@ -78,6 +78,26 @@ func UnitRunWorkFile(chunk, run int) string {
 	return fmt.Sprintf("%s/chunk-%06d-run%04d.units", UnitRunsDir, chunk, run)
 }
 
+// UnitDocsDir holds, for each paragraphs task, the bytes of text in
+// repeated units of every document holding some (UnitDocsWorkFile).
+const UnitDocsDir = WorkDir + "/unitdocs"
+
+// UnitDocsWorkFile holds the repeated bytes by document (doc, bytes;
+// sorted by doc) of the units in partitions first to last, written by
+// one paragraphs task; the job's end sums them by host and input file
+// (the manifest's rates).
+func UnitDocsWorkFile(first, last int) string {
+	return fmt.Sprintf("%s/parts-%05d-%05d.parquet", UnitDocsDir, first, last)
+}
+
+// DocBytes is a row of a UnitDocsWorkFile: a document's bytes of text
+// in the repeated units of the file's partitions (a unit held by two
+// documents or more, each occurrence counted).
+type DocBytes struct {
+	Doc   int64 `parquet:"doc"`
+	Bytes int64 `parquet:"bytes"`
+}
+
 // StripDir holds the work files of --shingle-after-strip: kept until
 // verify, which sketches documents again, has run (the paragraph pass
 // removes UnitRunsDir after its own stage).

@@ -228,6 +228,9 @@ type Rates struct {
 	HostsBound int64  `json:"hosts_bound,omitempty"`
 	Files      []Rate `json:"files"`
 	Earlier    []Rate `json:"earlier"`
+	// Repeated: the paragraph pass ran (--paragraphs), and every row
+	// counts its documents' bytes of text in repeated units.
+	Repeated bool `json:"repeated,omitempty"`
 }
 
 // Rate is one row of Rates: of Docs documents holding Bytes bytes of
@@ -238,6 +241,10 @@ type Rate struct {
 	Bytes        int64  `json:"bytes"`
 	Duplicates   int64  `json:"duplicates"`
 	BytesRemoved int64  `json:"bytes_removed"`
+	// RepeatedBytes are the bytes of the documents' text in units (lines
+	// or paragraphs) that two documents or more hold, each occurrence
+	// counted (with --paragraphs: Rates.Repeated).
+	RepeatedBytes int64 `json:"repeated_bytes,omitempty"`
 }
 
 // The names of Rates' rows that are no host or job, and the number of

@@ -87,8 +87,9 @@ func newHostTally(max int) *hostTally {
 	return &hostTally{max: max, byName: map[string]*hostEntry{}, seen: map[uint64]bool{}}
 }
 
-// add counts a document of host holding bytes, a duplicate if dup.
-func (t *hostTally) add(host string, bytes int64, dup bool) {
+// add counts a document of host holding bytes, repeated of them in
+// repeated units, a duplicate if dup.
+func (t *hostTally) add(host string, bytes, repeated int64, dup bool) {
 	t.distinct(host)
 	e, ok := t.byName[host]
 	if !ok {
@@ -104,6 +105,7 @@ func (t *hostTally) add(host string, bytes int64, dup bool) {
 	}
 	e.Docs++
 	e.Bytes += bytes
+	e.RepeatedBytes += repeated
 	if dup {
 		e.Duplicates++
 		e.BytesRemoved += bytes

@@ -16,6 +16,6 @@ func BenchmarkHostTally(b *testing.B) {
 	b.ResetTimer()
 	t := newHostTally(MaxHosts)
 	for i := range b.N {
-		t.add(hosts[i%len(hosts)], 100, i%4 == 0)
+		t.add(hosts[i%len(hosts)], 100, 0, i%4 == 0)
 	}
 }

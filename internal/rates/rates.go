@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -46,18 +47,30 @@ type dupRow struct {
 // against the earlier jobs it was matched against, in their order. It
 // fails, naming the file, when duplicates.parquet names a document that
 // no docs/ file of chunks holds.
-func Tally(ctx context.Context, st storage.Opener, chunks []int, against []job.Against) (*manifest.Rates, error) {
-	return tallyAt(ctx, st, chunks, against, MaxHosts)
+//
+// repeated, when not nil, are the paragraph pass's files of repeated
+// bytes by document (job.UnitDocsWorkFile): every row then also counts
+// its documents' bytes of text in repeated units (Rate.RepeatedBytes),
+// and Rates.Repeated says so.
+func Tally(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, repeated []fileinfo.Info) (*manifest.Rates, error) {
+	return tallyAt(ctx, st, chunks, against, repeated, MaxHosts)
 }
 
 // tallyAt is Tally holding at most maxHosts hosts' tallies.
-func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, maxHosts int) (*manifest.Rates, error) {
+func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, repeated []fileinfo.Info, maxHosts int) (*manifest.Rates, error) {
 	dups, err := pqfile.Open[dupRow](ctx, st, job.DuplicatesFile, nil)
 	if err != nil {
 		return nil, fmt.Errorf("rates: %w", err)
 	}
 	defer dups.Close()
 	next := &dupCursor{r: dups, buf: make([]dupRow, 4096)}
+	var rep *repeatedCursor
+	if repeated != nil {
+		if rep, err = openRepeated(ctx, st, repeated); err != nil {
+			return nil, fmt.Errorf("rates: %w", err)
+		}
+		defer rep.Close()
+	}
 	t := newTally(maxHosts)
 	for _, c := range slices.Sorted(slices.Values(chunks)) {
 		name := job.DocFile(c)
@@ -67,7 +80,13 @@ func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job
 				if err != nil {
 					return err
 				}
-				t.add(d, dup)
+				var r int64
+				if rep != nil {
+					if r, err = rep.match(d.Doc); err != nil {
+						return err
+					}
+				}
+				t.add(d, dup, r)
 			}
 			return nil
 		})
@@ -81,7 +100,14 @@ func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job
 	} else if ok {
 		return nil, fmt.Errorf("rates: %s lists document %d, which no docs/ file of the job holds", job.DuplicatesFile, d.Doc)
 	}
-	return t.rates(against), nil
+	if rep != nil {
+		if name, doc, ok := rep.rest(); ok {
+			return nil, fmt.Errorf("rates: %s lists document %d, which no docs/ file of the job holds", name, doc)
+		}
+	}
+	out := t.rates(against)
+	out.Repeated = rep != nil
+	return out, nil
 }
 
 // dupCursor walks duplicates.parquet in document order.
@@ -150,9 +176,10 @@ func row(m map[string]*manifest.Rate, name string) (*manifest.Rate, bool) {
 	return r, !ok
 }
 
-// add counts document d, a duplicate when dup is not nil.
-func (t *tally) add(d docRow, dup *dupRow) {
-	t.hosts.add(Host(d.URL), d.Bytes, dup != nil)
+// add counts document d, a duplicate when dup is not nil, holding
+// repeated bytes of text in repeated units.
+func (t *tally) add(d docRow, dup *dupRow, repeated int64) {
+	t.hosts.add(Host(d.URL), d.Bytes, repeated, dup != nil)
 	f, made := row(t.files, d.File)
 	if made {
 		t.order = append(t.order, d.File)
@@ -160,6 +187,7 @@ func (t *tally) add(d docRow, dup *dupRow) {
 	for _, r := range []*manifest.Rate{&t.total, f} {
 		r.Docs++
 		r.Bytes += d.Bytes
+		r.RepeatedBytes += repeated
 		if dup != nil {
 			r.Duplicates++
 			r.BytesRemoved += d.Bytes
@@ -194,6 +222,7 @@ func (t *tally) rates(against []job.Against) *manifest.Rates {
 		listed.Bytes -= e.Bytes
 		listed.Duplicates -= e.Duplicates
 		listed.BytesRemoved -= e.BytesRemoved
+		listed.RepeatedBytes -= e.RepeatedBytes
 	}
 	// The other hosts' row is the rest of the total: the tallies of the
 	// hosts not listed, and those of hosts that gave up their place.
@@ -209,7 +238,7 @@ func (t *tally) rates(against []job.Against) *manifest.Rates {
 	// compacted index's jobs in its order), then any other job a kept
 	// document was of.
 	self, _ := row(t.earlier, manifest.ThisJob)
-	self.Docs, self.Bytes = t.total.Docs, t.total.Bytes
+	self.Docs, self.Bytes, self.RepeatedBytes = t.total.Docs, t.total.Bytes, t.total.RepeatedBytes
 	out.Earlier = append(out.Earlier, *self)
 	delete(t.earlier, manifest.ThisJob)
 	for _, a := range flatten(against) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/pqfile"
@@ -46,12 +48,10 @@ func dup(chunk, i int, keptJob string) records.Duplicate {
 	return d
 }
 
-// TestTally counts a job of two chunks (numbered after two earlier jobs'),
-// three input files and documents of two hosts and none: every document
-// once in Total, its host's and its file's rows, and each duplicate in the
-// row of its kept document's job.
-func TestTally(t *testing.T) {
-	docs := map[int][]records.DocRecord{
+// twoChunks are the documents of two chunks (numbered after two earlier
+// jobs'), three input files and documents of two hosts and none.
+func twoChunks() map[int][]records.DocRecord {
+	return map[int][]records.DocRecord{
 		5: {
 			doc(5, 0, "https://A.example/1", "a.jsonl", 100),
 			doc(5, 1, "https://a.example:8443/2", "a.jsonl", 50),
@@ -63,10 +63,18 @@ func TestTally(t *testing.T) {
 			doc(6, 1, "not a url", "c.jsonl", 1000),
 		},
 	}
+}
+
+// TestTally counts a job of two chunks (numbered after two earlier jobs'),
+// three input files and documents of two hosts and none: every document
+// once in Total, its host's and its file's rows, and each duplicate in the
+// row of its kept document's job.
+func TestTally(t *testing.T) {
+	docs := twoChunks()
 	dups := []records.Duplicate{dup(5, 1, ""), dup(5, 3, "w46"), dup(6, 0, "w47"), dup(6, 1, "w46")}
 	st := write(t, docs, dups)
 	against := []job.Against{{Job: "w46", Docs: 40}, {Job: "w47c", Docs: 70, Held: []job.Against{{Job: "w45", Docs: 30}, {Job: "w47", Docs: 40}}}}
-	got, err := Tally(context.Background(), st, []int{6, 5}, against)
+	got, err := Tally(context.Background(), st, []int{6, 5}, against, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +103,63 @@ func TestTally(t *testing.T) {
 	}
 }
 
+// TestTallyRepeated counts the bytes in repeated units of TestTally's
+// documents, from two files of the paragraph pass (a document's units in
+// both): each row sums its documents'; a file naming a document that no
+// docs/ file holds, or out of order, fails naming the file.
+func TestTallyRepeated(t *testing.T) {
+	docs := twoChunks()
+	dups := []records.Duplicate{dup(5, 1, ""), dup(5, 3, "")}
+	db := func(chunk, i int, n int64) job.DocBytes { return job.DocBytes{Doc: job.Ordinal(chunk, i), Bytes: n} }
+	tests := []struct {
+		name  string
+		files [][]job.DocBytes
+		want  string // the error, "" for none
+	}{
+		{"two files", [][]job.DocBytes{{db(5, 0, 30), db(5, 3, 7), db(6, 1, 100)}, {db(5, 0, 20), db(6, 1, 50)}}, ""},
+		{"a document of no docs/ file", [][]job.DocBytes{{db(5, 0, 30), db(5, 9, 7)}}, "parts-00000-00000.parquet lists document"},
+		{"after the last", [][]job.DocBytes{{db(6, 1, 30)}, {db(7, 0, 1)}}, "parts-00001-00001.parquet lists document"},
+		{"out of order", [][]job.DocBytes{{db(5, 3, 30), db(5, 0, 7)}}, "parts-00000-00000.parquet"},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := write(t, docs, dups)
+			var files []fileinfo.Info
+			for i, rows := range tt.files {
+				f, err := pqfile.Write(ctx, st, job.UnitDocsWorkFile(i, i), rows, pqfile.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, f)
+			}
+			got, err := Tally(ctx, st, []int{5, 6}, nil, files)
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("error %v, want one saying %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Repeated || got.Total.RepeatedBytes != 207 {
+				t.Errorf("repeated %v, total %+v: want 207 bytes", got.Repeated, got.Total)
+			}
+			want := map[string]int64{"a.example": 50, "b.example": 7, manifest.NoHost: 150, "a.jsonl": 50, "b.jsonl": 7, "c.jsonl": 150, manifest.ThisJob: 207}
+			for _, r := range slices.Concat(got.Hosts, got.Files, got.Earlier) {
+				if r.RepeatedBytes != want[r.Name] {
+					t.Errorf("row %s: %d repeated bytes, want %d", r.Name, r.RepeatedBytes, want[r.Name])
+				}
+			}
+		})
+	}
+	plain, err := Tally(ctx, write(t, docs, dups), []int{5, 6}, nil, nil)
+	if err != nil || plain.Repeated || plain.Total.RepeatedBytes != 0 {
+		t.Errorf("without the paragraph pass: repeated %v, total %+v (%v)", plain.Repeated, plain.Total, err)
+	}
+}
+
 // TestTallyOtherHosts lists the 20 hosts of most duplicates and sums the
 // others in one row, and counts every host.
 func TestTallyOtherHosts(t *testing.T) {
@@ -110,7 +175,7 @@ func TestTallyOtherHosts(t *testing.T) {
 			}
 		}
 	}
-	got, err := Tally(context.Background(), write(t, map[int][]records.DocRecord{0: rows}, dups), []int{0}, nil)
+	got, err := Tally(context.Background(), write(t, map[int][]records.DocRecord{0: rows}, dups), []int{0}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +209,7 @@ func TestTallyUnknownDuplicate(t *testing.T) {
 		{"between documents", []records.Duplicate{dup(0, 1, "")}, job.Ordinal(0, 1)},
 		{"after the last", []records.Duplicate{dup(0, 2, ""), dup(1, 0, "")}, job.Ordinal(1, 0)},
 	} {
-		_, err := Tally(context.Background(), write(t, docs, tt.dups), []int{0}, nil)
+		_, err := Tally(context.Background(), write(t, docs, tt.dups), []int{0}, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), job.DuplicatesFile) || !strings.Contains(err.Error(), fmt.Sprint(tt.doc)) {
 			t.Errorf("%s: err %v, want one naming %s and document %d", tt.name, err, job.DuplicatesFile, tt.doc)
 		}
@@ -196,14 +261,14 @@ func TestTallyBoundedHosts(t *testing.T) {
 	}
 	st := write(t, map[int][]records.DocRecord{0: rows}, dups)
 	ctx := context.Background()
-	exact, err := tallyAt(ctx, st, []int{0}, nil, 1<<20)
+	exact, err := tallyAt(ctx, st, []int{0}, nil, nil, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if exact.HostsBound != 0 || exact.HostCountEstimated || exact.HostCount != 20003 {
 		t.Fatalf("with room for every host: bound %d, estimated %v, %d hosts; want 0, false, 20003", exact.HostsBound, exact.HostCountEstimated, exact.HostCount)
 	}
-	got, err := tallyAt(ctx, st, []int{0}, nil, 16)
+	got, err := tallyAt(ctx, st, []int{0}, nil, nil, 16)
 	if err != nil {
 		t.Fatal(err)
 	}

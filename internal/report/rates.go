@@ -12,6 +12,9 @@ import (
 // rateRow is a row of the tables of where the duplicates are.
 type rateRow struct {
 	Name, Docs, Duplicates, Rate, Removed, RemovedShare string
+	// RepeatedShare is the share of its text in repeated units (with
+	// --paragraphs: ratesView.Repeated).
+	RepeatedShare string
 	// Other marks a row that sums the rows not listed.
 	Other bool
 }
@@ -22,6 +25,9 @@ type ratesView struct {
 	Hosts, Files, Earlier []rateRow
 	HostsNote, FilesNote  string
 	EarlierNote           string
+	// Repeated: the rows of hosts and files give the share of their text
+	// in repeated units (the job ran --paragraphs).
+	Repeated bool
 }
 
 // newRateRow describes r.
@@ -29,6 +35,7 @@ func newRateRow(r manifest.Rate) rateRow {
 	return rateRow{
 		Name: r.Name, Docs: groupDigits(r.Docs), Duplicates: groupDigits(r.Duplicates),
 		Rate: percent(r.Duplicates, r.Docs), Removed: bytesText(r.BytesRemoved), RemovedShare: percent(r.BytesRemoved, r.Bytes),
+		RepeatedShare: percent(r.RepeatedBytes, r.Bytes),
 	}
 }
 
@@ -42,7 +49,7 @@ func newRatesView(r *manifest.Rates) *ratesView {
 	if r == nil {
 		return nil
 	}
-	v := &ratesView{}
+	v := &ratesView{Repeated: r.Repeated}
 	t := r.Total
 	v.Note = fmt.Sprintf("%s of %s documents are dropped (%s), with %s of their %s of text (%s): by the host of their URL, by input file and by whose document is kept in their place.",
 		groupDigits(t.Duplicates), groupDigits(t.Docs), percent(t.Duplicates, t.Docs),
@@ -58,6 +65,9 @@ func newRatesView(r *manifest.Rates) *ratesView {
 	}
 	v.HostsNote = fmt.Sprintf("%s in all; the %d with the most duplicates are listed, the others summed. Rate: the host's documents dropped; text: the share of its text bytes.",
 		hosts, manifest.TopHosts)
+	if r.Repeated {
+		v.HostsNote += fmt.Sprintf(" Repeated: the share of its text in lines or paragraphs that two documents or more hold (--paragraphs; %s of all the text).", percent(t.RepeatedBytes, t.Bytes))
+	}
 	if r.HostsBound > 0 {
 		v.HostsNote += fmt.Sprintf(" The job has more hosts than the coordinator tallies one by one: a listed host's row may lack up to %s of its duplicates and their documents, which the other hosts' row holds.", groupDigits(r.HostsBound))
 	}
@@ -72,6 +82,7 @@ func newRatesView(r *manifest.Rates) *ratesView {
 			other.Bytes += f.Bytes
 			other.Duplicates += f.Duplicates
 			other.BytesRemoved += f.BytesRemoved
+			other.RepeatedBytes += f.RepeatedBytes
 		}
 		files = append(files[:shownFiles], other)
 		v.FilesNote = fmt.Sprintf("The %d input files with the most duplicates; manifest.json lists all %s (rates.files).", shownFiles, groupDigits(int64(len(r.Files))))

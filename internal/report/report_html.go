@@ -126,8 +126,9 @@ func (v *ratesView) html(w *htmlWriter) {
 <div id="rates-hosts">
 <h3>By host</h3>
 <table>
-<tr><th>host</th><th class="num">documents</th><th class="num">duplicates</th><th class="num">rate</th><th class="num">text removed</th><th class="num">of its text</th></tr>`)
-	rateRows(w, v.Hosts, true)
+<tr><th>host</th><th class="num">documents</th><th class="num">duplicates</th><th class="num">rate</th><th class="num">text removed</th><th class="num">of its text</th>`)
+	v.repeatedHeader(w)
+	rateRows(w, v.Hosts, true, v.Repeated)
 	w.raw("\n</table>")
 	w.caption(v.HostsNote)
 	w.raw(`
@@ -136,7 +137,7 @@ func (v *ratesView) html(w *htmlWriter) {
 <h3>By the job of the kept document</h3>
 <table>
 <tr><th>job</th><th class="num">documents</th><th class="num">duplicates</th><th class="num">rate</th><th class="num">text removed</th></tr>`)
-	rateRows(w, v.Earlier, false)
+	rateRows(w, v.Earlier, false, false)
 	w.raw("\n</table>")
 	w.caption(v.EarlierNote)
 	w.raw(`
@@ -144,8 +145,9 @@ func (v *ratesView) html(w *htmlWriter) {
 <div id="rates-files" style="margin-top:14px">
 <h3>By input file</h3>
 <table>
-<tr><th>file</th><th class="num">documents</th><th class="num">duplicates</th><th class="num">rate</th><th class="num">text removed</th><th class="num">of its text</th></tr>`)
-	rateRows(w, v.Files, true)
+<tr><th>file</th><th class="num">documents</th><th class="num">duplicates</th><th class="num">rate</th><th class="num">text removed</th><th class="num">of its text</th>`)
+	v.repeatedHeader(w)
+	rateRows(w, v.Files, true, v.Repeated)
 	w.raw("\n</table>")
 	if v.FilesNote != "" {
 		w.caption(v.FilesNote)
@@ -153,9 +155,19 @@ func (v *ratesView) html(w *htmlWriter) {
 	w.raw("\n</div>\n</section>")
 }
 
+// repeatedHeader ends a header row of a rates table: with the column of
+// the share of repeated text when the job ran the paragraph pass.
+func (v *ratesView) repeatedHeader(w *htmlWriter) {
+	if v.Repeated {
+		w.raw(`<th class="num">repeated</th>`)
+	}
+	w.raw(`</tr>`)
+}
+
 // rateRows writes rows of a rates table; shares adds the column of the
-// share of the text removed, and marks a row of the others as a total.
-func rateRows(w *htmlWriter, rows []rateRow, shares bool) {
+// share of the text removed, and marks a row of the others as a total;
+// repeated adds the column of the share of repeated text.
+func rateRows(w *htmlWriter, rows []rateRow, shares, repeated bool) {
 	for _, r := range rows {
 		cells := []td{cell("mono", r.Name), cell("num", r.Docs), cell("num", r.Duplicates), cell("num", r.Rate), cell("num", r.Removed)}
 		if !shares {
@@ -166,7 +178,11 @@ func rateRows(w *htmlWriter, rows []rateRow, shares bool) {
 		if r.Other {
 			class = "total"
 		}
-		w.tr(class, append(cells, cell("num", r.RemovedShare))...)
+		cells = append(cells, cell("num", r.RemovedShare))
+		if repeated {
+			cells = append(cells, cell("num", r.RepeatedShare))
+		}
+		w.tr(class, cells...)
 	}
 }
 

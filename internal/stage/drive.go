@@ -50,6 +50,9 @@ type Job struct {
 	// ParagraphFiles are the paragraphs/ files of the paragraph pass
 	// (--paragraphs), from which a kept corpus strips repeated units.
 	ParagraphFiles []fileinfo.Info
+	// UnitDocFiles are the paragraph pass's repeated bytes by document
+	// (job.UnitDocsWorkFile), which the job's end tallies by host.
+	UnitDocFiles []fileinfo.Info
 	// StripUnits are the results of the strip-units stage
 	// (--shingle-after-strip): each chunk's unit run files.
 	StripUnits []job.MapResult

@@ -25,6 +25,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
+	"github.com/neardup/neardup/internal/rates"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -42,6 +43,9 @@ type paraJob struct {
 	man  *manifest.Manifest
 	rows []records.Paragraph
 	ids  map[string]int64 // ordinal by document id
+	// rates are the job end's rates (rates.Tally), with the paragraph
+	// pass's repeated bytes by document.
+	rates *manifest.Rates
 }
 
 // sitesCorpus writes a corpus of site pages as JSONL files under dir.
@@ -116,9 +120,16 @@ func runParagraphsKept(t *testing.T, files []string, out string, p job.Params, k
 	for _, name := range names {
 		r.rows = append(r.rows, readAll[records.Paragraph](t, st, fileinfo.Info{Name: name})...)
 	}
+	var chunks []int
 	for _, m := range j.Mapped.Own {
+		chunks = append(chunks, m.Chunk)
 		for _, d := range readAll[records.DocRecord](t, st, m.DocFile) {
 			r.ids[d.ID] = d.Doc
+		}
+	}
+	if p.Paragraphs {
+		if r.rates, err = rates.Tally(ctx, st, chunks, nil, j.UnitDocFiles); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return r
@@ -224,9 +235,38 @@ func TestParagraphPass(t *testing.T) {
 				p.Paragraphs, p.ParagraphUnit, p.Partitions, p.ChunkBytes, p.MaxBucket = true, unit, 5, 64<<10, maxBucket
 				p.DigitsToZero = true
 				r := runParagraphs(t, files, filepath.Join(dir, fmt.Sprintf("out-%s-%d", unit, maxBucket)), p, false)
-				checkParagraphs(t, r, refReference(src, unit, p.ShingleOptions()), maxBucket)
+				ref := refReference(src, unit, p.ShingleOptions())
+				checkParagraphs(t, r, ref, maxBucket)
+				checkRepeatedByHost(t, r, ref, src)
 				checkPlanted(t, r, src, cfg, unit)
 			})
+		}
+	}
+}
+
+// checkRepeatedByHost compares the bytes in repeated units of the job's
+// rates, overall and by host (every site's, the hosts fitting the
+// tally), with the reference's: every occurrence of a unit held by two
+// pages or more, those --max-bucket leaves out of paragraphs/ too.
+func checkRepeatedByHost(t *testing.T, r *paraJob, ref map[string]*refUnit, src *corpus.Sites) {
+	t.Helper()
+	host := map[string]string{} // by document id
+	for i := range src.Len() {
+		host[corpus.ID(i)] = rates.Host(src.URL(i))
+	}
+	want, total := map[string]int64{}, int64(0)
+	for _, u := range ref {
+		for _, o := range u.occ {
+			want[host[o.id]] += int64(o.length)
+			total += int64(o.length)
+		}
+	}
+	if !r.rates.Repeated || r.rates.Total.RepeatedBytes != total || total == 0 {
+		t.Errorf("rates: repeated %v, %d repeated bytes in all; the reference %d", r.rates.Repeated, r.rates.Total.RepeatedBytes, total)
+	}
+	for _, h := range r.rates.Hosts {
+		if h.Name != manifest.OtherHosts && h.RepeatedBytes != want[h.Name] {
+			t.Errorf("host %s: %d repeated bytes, the reference %d", h.Name, h.RepeatedBytes, want[h.Name])
 		}
 	}
 }

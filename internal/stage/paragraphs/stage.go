@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/stage"
@@ -95,9 +96,16 @@ func done(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
 	}
 	files := map[string]bool{}
 	j.ParagraphFiles = nil
+	j.UnitDocFiles = []fileinfo.Info{}
+	missing := 0 // results without their repeated bytes by document
 	err := stage.EachResult(ctx, out, func(_ int, r Result) error {
 		files[r.File.Name] = true
 		j.ParagraphFiles = append(j.ParagraphFiles, r.File)
+		if r.DocBytes == nil {
+			missing++
+		} else {
+			j.UnitDocFiles = append(j.UnitDocFiles, *r.DocBytes)
+		}
 		p.Distinct += r.Distinct
 		p.Repeated += r.Repeated
 		p.Occurrences += r.Occurrences
@@ -112,6 +120,10 @@ func done(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
 	})
 	if err != nil {
 		return err
+	}
+	if missing > 0 {
+		j.UnitDocFiles = nil
+		j.Log.Warn("the repeated bytes by host and input file are not counted: tasks of the paragraph pass were run by workers of an earlier version", "tasks", missing)
 	}
 	if text := j.Manifest.Counts.TextBytes; text > 0 {
 		p.RepeatedShare = float64(p.RepeatedBytes) / float64(text)

@@ -35,9 +35,12 @@ type runFile struct {
 // Result is what a task found in its partitions (see manifest.Paragraphs)
 // and the paragraphs/ file it wrote.
 type Result struct {
-	First         int                `json:"first"`
-	Last          int                `json:"last"`
-	File          fileinfo.Info      `json:"file"`
+	First int           `json:"first"`
+	Last  int           `json:"last"`
+	File  fileinfo.Info `json:"file"`
+	// DocBytes is the task's repeated bytes by document
+	// (job.UnitDocsWorkFile); none from a worker before it.
+	DocBytes      *fileinfo.Info     `json:"doc_bytes,omitempty"`
 	Distinct      int64              `json:"distinct"`
 	Repeated      int64              `json:"repeated"`
 	Occurrences   int64              `json:"occurrences"`
@@ -70,15 +73,22 @@ func compareUnit(a, b records.BandRecord) int {
 func RunTask(ctx context.Context, st storage.FS, jobName string, maxBucket int, in TaskInput) (*Result, error) {
 	res := &Result{First: in.First, Last: in.Last, Top: []manifest.TopUnit{}}
 	var rows []records.Paragraph
+	var held []job.DocBytes // an occurrence of a repeated unit each
 	err := eachUnit(ctx, st, in, func(group []records.BandRecord, docs int64) {
 		res.Distinct++
 		if docs >= 2 {
 			rows = res.addUnit(group, docs, jobName, maxBucket, rows)
+			held = appendHeld(held, group)
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
+	docBytes, err := writeDocBytes(ctx, st, job.UnitDocsWorkFile(in.First, in.Last), held)
+	if err != nil {
+		return nil, err
+	}
+	res.DocBytes = &docBytes
 	if err := fillIDs(ctx, st, in.Docs, rows); err != nil {
 		return nil, err
 	}
