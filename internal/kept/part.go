@@ -97,8 +97,8 @@ func (w *writer) file(ctx context.Context, i int, in job.Input, members bool) (*
 	if how == "" {
 		return nil, CheckFormat(w.format, []job.Input{in})
 	}
-	if w.strip != nil {
-		how = copyDocs // a stripped document is written anew
+	if w.strip != nil && how != copyLines {
+		how = copyDocs // a stripped document is written anew (a JSONL line keeps its other members)
 	}
 	f := &fileJob{ctx: ctx, w: w, in: in, docs: w.docs,
 		sum: FileSummary{KeptFile: manifest.KeptFile{Input: in.Path, Outputs: []string{}}, Kind: in.Kind, Copy: how}}
@@ -120,7 +120,11 @@ func (w *writer) file(ctx context.Context, i int, in job.Input, members bool) (*
 	}
 	switch how {
 	case copyLines:
-		err = f.jsonl(file)
+		if w.strip != nil {
+			err = f.strippedJSONL(file)
+		} else {
+			err = f.jsonl(file)
+		}
 	case copyColumns:
 		err = f.columns(file)
 	case copyRows:

@@ -207,3 +207,37 @@ func hex4(s []byte) (rune, bool) {
 	}
 	return r, true
 }
+
+// JSONLText finds the text member (Options.TextField) of a JSONL line:
+// its text, decoded as a job reads it, and where its raw value (the JSON
+// string, quotes included) lies in line, line[start:end], so that the
+// line can be written again with another text and every other member
+// as it was. ok is false when the line is no JSON object with a string
+// text member (a line a job rejects). A JSONLText is used by one
+// goroutine at a time.
+type JSONLText struct {
+	sc   *jsonLineScanner
+	text []byte
+}
+
+// NewJSONLText returns a JSONLText of the text field of o (its default
+// when unset).
+func NewJSONLText(o Options) *JSONLText {
+	return &JSONLText{sc: newJSONLineScanner(o.withDefaults())}
+}
+
+// Find returns the text of line and where its raw value is; the text is
+// valid until the next call.
+func (t *JSONLText) Find(line []byte) (text []byte, start, end int, ok bool) {
+	if !t.sc.scan(line) || firstNonSpace(line) != '{' {
+		return nil, 0, 0, false
+	}
+	raw := t.sc.vals[memberText]
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil, 0, 0, false
+	}
+	// raw is a slice of line: its place is its distance from line's start.
+	start = cap(line) - cap(raw)
+	t.text = appendJSONString(t.text[:0], raw)
+	return t.text, start, start + len(raw), true
+}
