@@ -54,11 +54,12 @@ func run() error {
 		editMin = flag.Float64("edit-min", def.EditRateMin, "lowest per-mutation word edit rate")
 		editMax = flag.Float64("edit-max", def.EditRateMax, "highest per-mutation word edit rate")
 		accCfg  = flag.Bool("accuracy", false, "start from corpus.AccuracyConfig (length mix, short families, graded copies, a template family) instead of DefaultConfig; the flags above override it only when given")
-		profile = flag.String("profile", "default", "starting configuration: default (corpus.DefaultConfig), accuracy (corpus.AccuracyConfig, as -accuracy) templated (corpus.TemplatedConfig: long pages of template families of 150 pages) or sites (corpus.Sites: pages of sites with their header, menu and footer lines, for --paragraphs; only -n, -seed, -site-copy-every, -site-thin-every and the output flags apply); the other flags override it only when given")
+		profile = flag.String("profile", "default", "starting configuration: default (corpus.DefaultConfig), accuracy (corpus.AccuracyConfig, as -accuracy) templated (corpus.TemplatedConfig: long pages of template families of 150 pages) or sites (corpus.Sites: pages of sites with their header, menu and footer lines, for --paragraphs; only -n, -seed, the -site-* flags and the output flags apply); the other flags override it only when given")
 		pages   = flag.Int("template-pages", 0, "pages of the template family (with -accuracy, default min(1000, n/10))")
 		tfams   = flag.Int("template-families", 0, "template families the template pages are split into, each with its own template (0: one)")
 		copyEv  = flag.Int("site-copy-every", 0, "with -profile sites, make a page of every N a copy of the page before it on another site: same body, another template (corpus.SitesConfig.CopyEvery; 0: none)")
 		thinEv  = flag.Int("site-thin-every", 0, "with -profile sites, make the pages of every N-th row thin: their site's template and 3 words (corpus.SitesConfig.ThinEvery; 0: none)")
+		paired  = flag.Bool("site-paired-lines", false, "with -profile sites, make each line of a page's body two sentences of the pool: lines of its own at any size, where one sentence a line repeats in dozens of pages of 100,000 (corpus.SitesConfig.PairedLines)")
 		workers = flag.Int("workers", 0, "files written at once (0: GOMAXPROCS); never changes the output")
 		quiet   = flag.Bool("q", false, "do not print a summary")
 	)
@@ -85,7 +86,7 @@ func run() error {
 	switch *profile {
 	case "sites":
 		sc := corpus.DefaultSitesConfig(*n, *seed)
-		sc.CopyEvery, sc.ThinEvery = *copyEv, *thinEv
+		sc.CopyEvery, sc.ThinEvery, sc.PairedLines = *copyEv, *thinEv, *paired
 		if sc.ThinEvery > 0 {
 			sc.ThinWords = 3
 		}

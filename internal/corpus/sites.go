@@ -49,6 +49,12 @@ type SitesConfig struct {
 	// MenuLines are menu lines of the template beyond its first 3 (a
 	// larger template).
 	MenuLines int
+	// PairedLines makes each line of a body two sentences of the pool,
+	// not one: a body's lines are then its own, as on a real site, at
+	// any size. With one sentence a line, a pool of some ten thousand
+	// sentences puts each in dozens of pages of a corpus of 100,000,
+	// where the frequency that tells boilerplate finds them.
+	PairedLines bool
 }
 
 // DefaultSitesConfig is n pages on n/100 sites (at least 2), 50
@@ -154,6 +160,10 @@ func (s *Sites) body(i int) string {
 		b.WriteByte('\n')
 		for range r.between(1, 4) {
 			b.WriteString(s.pool.Sentence(r.intn(s.pool.Len())))
+			if s.cfg.PairedLines {
+				b.WriteByte(' ')
+				b.WriteString(s.pool.Sentence(r.intn(s.pool.Len())))
+			}
 			b.WriteByte('\n')
 		}
 	}

@@ -35,7 +35,7 @@ type stripPairs struct {
 // with its page, and most pairs of thin pages of a site are listed.
 func TestShingleAfterStrip(t *testing.T) {
 	dir := t.TempDir()
-	cfg := corpus.SitesConfig{N: max(600, *sitesPages), Seed: 11, Sites: max(6, *sitesPages/100), Mirrored: 5, MirrorEvery: 4, CopyEvery: 8, ThinEvery: 5, ThinWords: 3, MenuLines: 20}
+	cfg := corpus.SitesConfig{N: max(600, *sitesPages), Seed: 11, Sites: max(6, *sitesPages/100), PairedLines: true, Mirrored: 5, MirrorEvery: 4, CopyEvery: 8, ThinEvery: 5, ThinWords: 3, MenuLines: 20}
 	src, files := sitesCorpus(t, filepath.Join(dir, "in"), cfg)
 	cases := []struct {
 		name       string

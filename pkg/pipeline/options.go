@@ -205,8 +205,10 @@ type Options struct {
 	WriteKept  string
 	KeptFormat CorpusFormat
 	// StripParagraphs, with WriteKept and Paragraphs, strips the repeated
-	// units from the kept corpus's documents, written as id, url and text
-	// (KeptFormat CorpusJSONL or CorpusParquet); nil strips none.
+	// units from the kept corpus's documents (KeptFormat CorpusJSONL or
+	// CorpusParquet): a JSONL input's lines keep their other members as
+	// JSONL, any other document is written as id, url and text; nil
+	// strips none.
 	StripParagraphs *StripRule
 
 	// Log receives the job's log records; nil discards them.
