@@ -56,25 +56,29 @@ type dupRow struct {
 // its documents' bytes of text in repeated units (Rate.RepeatedBytes),
 // and Rates.Repeated says so.
 //
-// The chunks are counted in GOMAXPROCS parts (at most maxParts) of
-// consecutive chunks at once, each part reading its chunks' docs/ files
-// and its own rows of duplicates.parquet; the parts' tallies are merged
-// in chunk order. The rates are those of one pass over every chunk in
-// order whenever the job's hosts fit MaxHosts; past it, the merged host
-// tallies keep the same bounds (hostTally.merge), though which hosts
-// they list may differ with the number of parts.
+// The chunks are counted in Parts parts of consecutive chunks, up to
+// GOMAXPROCS at once, each part reading its chunks' docs/ files and its
+// own rows of duplicates.parquet; the parts' tallies are merged in chunk
+// order. The rates are those of one pass over every chunk in order
+// whenever the job's hosts fit MaxHosts; past it, the merged host tallies
+// keep the same bounds (hostTally.merge), and the hosts they list depend
+// on the job's chunks alone, not on the coordinator's cores: the parts
+// are always the same.
 func Tally(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, repeated []fileinfo.Info) (*manifest.Rates, error) {
-	return tallyAt(ctx, st, chunks, against, repeated, MaxHosts, min(runtime.GOMAXPROCS(0), maxParts))
+	return tallyAt(ctx, st, chunks, against, repeated, MaxHosts, Parts)
 }
 
-// maxParts is how many parts Tally counts in at most: each holds up to
-// MaxHosts hosts' tallies until merged.
-const maxParts = 16
+// Parts is how many parts Tally counts a job's chunks in (fewer when it
+// has fewer chunks): a fixed number, so that a job's rates do not depend
+// on the machine that counts them. Each part holds up to MaxHosts hosts'
+// tallies until merged.
+const Parts = 8
 
-// tallyAt is Tally holding at most maxHosts hosts' tallies, in at most
-// parts parts at once.
+// tallyAt is Tally holding at most maxHosts hosts' tallies, in parts
+// parts, GOMAXPROCS at once.
 func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, repeated []fileinfo.Info, maxHosts, parts int) (*manifest.Rates, error) {
 	groups := split(slices.Sorted(slices.Values(chunks)), parts)
+	running := make(chan struct{}, runtime.GOMAXPROCS(0))
 	partCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tallies := make([]*tally, len(groups))
@@ -91,6 +95,8 @@ func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job
 			hi = job.Ordinal(groups[i+1][0], 0)
 		}
 		wg.Go(func() {
+			running <- struct{}{}
+			defer func() { <-running }()
 			tallies[i], errs[i] = tallyPart(partCtx, st, g, repeated, lo, hi, maxHosts)
 			if errs[i] != nil {
 				cancel()

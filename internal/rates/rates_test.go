@@ -264,14 +264,14 @@ func TestTallyBoundedHosts(t *testing.T) {
 	}
 	st := write(t, map[int][]records.DocRecord{0: rows}, dups)
 	ctx := context.Background()
-	exact, err := tallyAt(ctx, st, []int{0}, nil, nil, 1<<20, maxParts)
+	exact, err := tallyAt(ctx, st, []int{0}, nil, nil, 1<<20, Parts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if exact.HostsBound != 0 || exact.HostCountEstimated || exact.HostCount != 20003 {
 		t.Fatalf("with room for every host: bound %d, estimated %v, %d hosts; want 0, false, 20003", exact.HostsBound, exact.HostCountEstimated, exact.HostCount)
 	}
-	got, err := tallyAt(ctx, st, []int{0}, nil, nil, 16, maxParts)
+	got, err := tallyAt(ctx, st, []int{0}, nil, nil, 16, Parts)
 	if err != nil {
 		t.Fatal(err)
 	}
