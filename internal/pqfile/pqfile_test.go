@@ -332,3 +332,66 @@ func TestFormerNames(t *testing.T) {
 		}
 	}
 }
+
+// TestSeekSorted seeks a file of rows sorted by a, in row groups of 256
+// rows, to values below, inside, between and past its rows: the next Read
+// starts at or before the first row at least v, within a page of it, and
+// reading on finds every such row.
+func TestSeekSorted(t *testing.T) {
+	ctx := context.Background()
+	d, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []row
+	for i := range 2000 {
+		rows = append(rows, row{A: int64(3 * i), S: strings.Repeat("x", i%50)}) // a = 0, 3, 6, ...
+	}
+	info, err := Write(ctx, d, "s.parquet", rows, Options{SortedBy: []string{"a"}, RowGroupRows: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		v        int64
+		maxSkip  int // rows of v's row group before it that the seek may leave
+		wantFrom int // index of the first row at least v
+	}{
+		{-5, 0, 0},
+		{0, 0, 0},
+		{1, 1, 1},
+		{3 * 700, 256, 700},
+		{3*700 + 1, 256, 701},
+		{3 * 1999, 256, 1999},
+		{3*1999 + 1, 0, 2000},
+	} {
+		r, err := Open[row](ctx, d, info.Name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.SeekSorted("a", tt.v); err != nil {
+			t.Fatal(err)
+		}
+		var got []row
+		buf := make([]row, 100)
+		for {
+			n, err := r.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		r.Close()
+		skipped := len(rows) - len(got)
+		if skipped > tt.wantFrom || tt.wantFrom-skipped > tt.maxSkip || !slices.Equal(got, rows[skipped:]) {
+			t.Errorf("SeekSorted(%d): read from row %d (%d rows), want from row %d or at most %d before it", tt.v, skipped, len(got), tt.wantFrom, tt.maxSkip)
+		}
+	}
+	r, err := Open[row](ctx, d, info.Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.SeekSorted("b", 0); err == nil || !strings.Contains(err.Error(), "s.parquet") {
+		t.Errorf("SeekSorted on no such column: err %v, want one naming the file", err)
+	}
+}

@@ -32,43 +32,114 @@ const distinctSketch = 16384
 // place, err the duplicates of the host it took it from.
 type hostEntry struct {
 	manifest.Rate
-	err int64
-	at  int // its index in the heap
+	err  int64
+	hash uint64 // of Name
+	at   int    // its index in the heap
 }
 
 // rank is the host's Space-Saving count: the duplicates it may have.
 func (e *hostEntry) rank() int64 { return e.Duplicates + e.err }
 
-// hostHeap orders the listed hosts by rank, fewest first (then the
-// fewest bytes removed, then by name: a total order, so that which host
-// gives up its place depends on the documents' order alone).
-type hostHeap []*hostEntry
+// heapItem is a listed host in the heap, with the keys of its order
+// beside it (the heap's comparisons then read no entry).
+type heapItem struct {
+	rank, removed int64
+	hash          uint64
+	e             *hostEntry
+}
 
-func (h hostHeap) Len() int { return len(h) }
-func (h hostHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
-	if a.rank() != b.rank() {
-		return a.rank() < b.rank()
+// item is e's heap item.
+func item(e *hostEntry) heapItem {
+	return heapItem{rank: e.rank(), removed: e.BytesRemoved, hash: e.hash, e: e}
+}
+
+// less is the heap's order: by rank, fewest first, then the fewest bytes
+// removed, then by the hash of the name and the name (a total order, so
+// that which host gives up its place depends on the documents' order
+// alone).
+func less(a, b *heapItem) bool {
+	switch {
+	case a.rank != b.rank:
+		return a.rank < b.rank
+	case a.removed != b.removed:
+		return a.removed < b.removed
+	case a.hash != b.hash:
+		return a.hash < b.hash
 	}
-	if a.BytesRemoved != b.BytesRemoved {
-		return a.BytesRemoved < b.BytesRemoved
+	return a.e.Name < b.e.Name
+}
+
+// hostHeap is a min-heap of the listed hosts in that order.
+type hostHeap []heapItem
+
+// set puts x at i.
+func (h hostHeap) set(i int, x heapItem) {
+	h[i] = x
+	x.e.at = i
+}
+
+// down moves the item at i down to its place.
+func (h hostHeap) down(i int) {
+	x := h[i]
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if r := c + 1; r < len(h) && less(&h[r], &h[c]) {
+			c = r
+		}
+		if !less(&h[c], &x) {
+			break
+		}
+		h.set(i, h[c])
+		i = c
 	}
-	return strings.Compare(a.Name, b.Name) < 0
+	h.set(i, x)
 }
-func (h hostHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].at, h[j].at = i, j
+
+// up moves the item at i up to its place.
+func (h hostHeap) up(i int) {
+	x := h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(&x, &h[p]) {
+			break
+		}
+		h.set(i, h[p])
+		i = p
+	}
+	h.set(i, x)
 }
-func (h *hostHeap) Push(x any) {
-	e := x.(*hostEntry)
-	e.at = len(*h)
-	*h = append(*h, e)
+
+// push adds e.
+func (h *hostHeap) push(e *hostEntry) {
+	*h = append(*h, item(e))
+	h.up(len(*h) - 1)
 }
-func (h *hostHeap) Pop() any {
+
+// pop removes the least host.
+func (h *hostHeap) pop() *hostEntry {
 	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+	least := old[0].e
+	n := len(old) - 1
+	old.set(0, old[n])
+	old[n] = heapItem{}
+	*h = old[:n]
+	if n > 0 {
+		h.down(0)
+	}
+	return least
+}
+
+// init orders h.
+func (h hostHeap) init() {
+	for i := range h {
+		h[i].e.at = i
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 }
 
 // hostTally tallies documents by host in at most max entries.
@@ -77,6 +148,9 @@ type hostTally struct {
 	byName  map[string]*hostEntry
 	heap    hostHeap
 	evicted bool
+	// floor: the most duplicates a host without an entry may have (the
+	// rank of the last host that gave up its place; 0 while none has)
+	floor int64
 	// distinct: the smallest host hashes met (a max-heap), for the count
 	// of distinct hosts once there are more than max
 	smallest maxHeap
@@ -90,18 +164,25 @@ func newHostTally(max int) *hostTally {
 // add counts a document of host holding bytes, repeated of them in
 // repeated units, a duplicate if dup.
 func (t *hostTally) add(host string, bytes, repeated int64, dup bool) {
-	t.distinct(host)
+	h := xxhash.Sum64String(host)
+	t.distinct(h)
 	e, ok := t.byName[host]
 	if !ok {
-		e = &hostEntry{Rate: manifest.Rate{Name: host}}
-		if len(t.heap) == t.max {
-			least := heap.Pop(&t.heap).(*hostEntry)
+		// a copy: host may be part of a longer string
+		e = &hostEntry{Rate: manifest.Rate{Name: strings.Clone(host)}, hash: h}
+		t.byName[e.Name] = e
+		if len(t.heap) < t.max {
+			t.heap.push(e)
+		} else {
+			// e takes the place of the least host
+			least := t.heap[0].e
 			delete(t.byName, least.Name)
 			e.err = least.rank()
+			t.floor = e.err
 			t.evicted = true
+			t.heap.set(0, item(e))
+			t.heap.down(0)
 		}
-		t.byName[host] = e
-		heap.Push(&t.heap, e)
 	}
 	e.Docs++
 	e.Bytes += bytes
@@ -109,13 +190,14 @@ func (t *hostTally) add(host string, bytes, repeated int64, dup bool) {
 	if dup {
 		e.Duplicates++
 		e.BytesRemoved += bytes
-		heap.Fix(&t.heap, e.at)
+		t.heap[e.at].rank++
+		t.heap[e.at].removed += bytes
+		t.heap.down(e.at)
 	}
 }
 
-// distinct adds host to the sketch of the smallest hashes.
-func (t *hostTally) distinct(host string) {
-	h := xxhash.Sum64String(host)
+// distinct adds a host's hash to the sketch of the smallest hashes.
+func (t *hostTally) distinct(h uint64) {
 	if t.seen[h] {
 		return
 	}
@@ -144,9 +226,63 @@ func (t *hostTally) count() (int64, bool) {
 	return int64(math.Round(float64(distinctSketch-1) / kth)), true
 }
 
+// merge adds o's tallies to t's: a host's tallies are the sum of its
+// rows in both, and t keeps at most max hosts. It is the merge of
+// Misra-Gries summaries (Agarwal et al., "Mergeable summaries", 2012) on
+// the Space-Saving ranks: with floor the most duplicates of a host
+// without an entry, a rank less the floor is a Misra-Gries count. A host
+// of one tally only has the other's floor added to its rank (its error);
+// when more than max hosts remain, the max of highest rank keep their
+// places and the floor rises to the rank of the first one left out. So a
+// merged tally keeps the bounds of one that counted every document
+// itself: a listed host's tallies are never above its own, its duplicates
+// short of them by at most its error, at most floor; a host not listed
+// has at most floor duplicates; and floor is at most the job's duplicates
+// over max. Tallies that never gave a place up and hold max hosts
+// together merge exactly.
+func (t *hostTally) merge(o *hostTally) {
+	for _, h := range o.smallest {
+		t.distinct(h)
+	}
+	for _, it := range t.heap {
+		if _, ok := o.byName[it.e.Name]; !ok {
+			it.e.err += o.floor
+		}
+	}
+	for _, it := range o.heap {
+		e := it.e
+		x, ok := t.byName[e.Name]
+		if !ok {
+			x = &hostEntry{Rate: manifest.Rate{Name: e.Name}, err: t.floor, hash: e.hash}
+			t.byName[e.Name] = x
+			t.heap = append(t.heap, heapItem{e: x})
+		}
+		addRate(&x.Rate, &e.Rate)
+		x.err += e.err
+	}
+	t.floor += o.floor
+	t.evicted = t.evicted || o.evicted
+	for i := range t.heap {
+		t.heap[i] = item(t.heap[i].e)
+	}
+	t.heap.init()
+	// The hosts of least rank give up their places, the last of them the
+	// one of highest rank left out.
+	for len(t.heap) > t.max {
+		least := t.heap.pop()
+		delete(t.byName, least.Name)
+		t.floor = least.rank()
+		t.evicted = true
+	}
+}
+
 // listed returns the hosts' tallies with their errors.
 func (t *hostTally) listed() []*hostEntry {
-	return t.heap
+	out := make([]*hostEntry, len(t.heap))
+	for i, it := range t.heap {
+		out[i] = it.e
+	}
+	return out
 }
 
 // maxHeap is a max-heap of hashes.

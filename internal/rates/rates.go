@@ -15,9 +15,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
@@ -52,29 +55,112 @@ type dupRow struct {
 // bytes by document (job.UnitDocsWorkFile): every row then also counts
 // its documents' bytes of text in repeated units (Rate.RepeatedBytes),
 // and Rates.Repeated says so.
+//
+// The chunks are counted in Parts parts of consecutive chunks, up to
+// GOMAXPROCS at once, each part reading its chunks' docs/ files and its
+// own rows of duplicates.parquet; the parts' tallies are merged in chunk
+// order. The rates are those of one pass over every chunk in order
+// whenever the job's hosts fit MaxHosts; past it, the merged host tallies
+// keep the same bounds (hostTally.merge), and the hosts they list depend
+// on the job's chunks alone, not on the coordinator's cores: the parts
+// are always the same.
 func Tally(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, repeated []fileinfo.Info) (*manifest.Rates, error) {
-	return tallyAt(ctx, st, chunks, against, repeated, MaxHosts)
+	return tallyAt(ctx, st, chunks, against, repeated, MaxHosts, Parts)
 }
 
-// tallyAt is Tally holding at most maxHosts hosts' tallies.
-func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, repeated []fileinfo.Info, maxHosts int) (*manifest.Rates, error) {
+// Parts is how many parts Tally counts a job's chunks in (fewer when it
+// has fewer chunks): a fixed number, so that a job's rates do not depend
+// on the machine that counts them. Each part holds up to MaxHosts hosts'
+// tallies until merged.
+const Parts = 8
+
+// tallyAt is Tally holding at most maxHosts hosts' tallies, in parts
+// parts, GOMAXPROCS at once.
+func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, repeated []fileinfo.Info, maxHosts, parts int) (*manifest.Rates, error) {
+	groups := split(slices.Sorted(slices.Values(chunks)), parts)
+	running := make(chan struct{}, runtime.GOMAXPROCS(0))
+	partCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tallies := make([]*tally, len(groups))
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	for i, g := range groups {
+		// The part's share of the documents: from its first chunk's to
+		// the next part's (the first and last parts without a bound).
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if i > 0 {
+			lo = job.Ordinal(g[0], 0)
+		}
+		if i+1 < len(groups) {
+			hi = job.Ordinal(groups[i+1][0], 0)
+		}
+		wg.Go(func() {
+			running <- struct{}{}
+			defer func() { <-running }()
+			tallies[i], errs[i] = tallyPart(partCtx, st, g, repeated, lo, hi, maxHosts)
+			if errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	// The first part's error in chunk order, not the others' cancellation.
+	for _, err := range errs {
+		if err != nil && (ctx.Err() != nil || !errors.Is(err, context.Canceled)) {
+			return nil, fmt.Errorf("rates: %w", err)
+		}
+	}
+	if len(tallies) == 0 {
+		tallies = []*tally{newTally(maxHosts)}
+	}
+	t := tallies[0]
+	for _, p := range tallies[1:] {
+		t.merge(p)
+	}
+	out := t.rates(against)
+	out.Repeated = repeated != nil
+	return out, nil
+}
+
+// split cuts chunks into at most n runs of consecutive chunks of nearly
+// equal length.
+func split(chunks []int, n int) [][]int {
+	n = max(1, min(n, len(chunks)))
+	var out [][]int
+	for i := range n {
+		if g := chunks[i*len(chunks)/n : (i+1)*len(chunks)/n]; len(g) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// tallyPart counts the documents of chunks, in order, with the duplicates
+// of duplicates.parquet and the rows of the repeated files from lo up to
+// hi (the part's share of document ordinals): each must be of a document
+// of chunks.
+func tallyPart(ctx context.Context, st storage.Opener, chunks []int, repeated []fileinfo.Info, lo, hi int64, maxHosts int) (*tally, error) {
 	dups, err := pqfile.Open[dupRow](ctx, st, job.DuplicatesFile, nil)
 	if err != nil {
-		return nil, fmt.Errorf("rates: %w", err)
+		return nil, err
 	}
 	defer dups.Close()
-	next := &dupCursor{r: dups, buf: make([]dupRow, 4096)}
+	if lo != math.MinInt64 {
+		if err := dups.SeekSorted("doc", lo); err != nil {
+			return nil, err
+		}
+	}
+	next := &dupCursor{r: dups, buf: make([]dupRow, 4096), lo: lo}
 	var rep *repeatedCursor
 	if repeated != nil {
-		if rep, err = openRepeated(ctx, st, repeated); err != nil {
-			return nil, fmt.Errorf("rates: %w", err)
+		if rep, err = openRepeated(ctx, st, repeated, lo); err != nil {
+			return nil, err
 		}
 		defer rep.Close()
 	}
 	t := newTally(maxHosts)
-	for _, c := range slices.Sorted(slices.Values(chunks)) {
-		name := job.DocFile(c)
-		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []docRow) error {
+	for _, c := range chunks {
+		err := pqfile.Stream(ctx, st, job.DocFile(c), nil, 4096, func(rows []docRow) error {
 			for _, d := range rows {
 				dup, err := next.match(d.Doc)
 				if err != nil {
@@ -91,37 +177,46 @@ func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("rates: %w", err)
+			return nil, err
 		}
 	}
-	// Every duplicate must have been met as a document.
+	// Every duplicate of the part must have been met as a document.
 	if d, ok, err := next.peek(); err != nil {
-		return nil, fmt.Errorf("rates: %w", err)
-	} else if ok {
-		return nil, fmt.Errorf("rates: %s lists document %d, which no docs/ file of the job holds", job.DuplicatesFile, d.Doc)
+		return nil, err
+	} else if ok && d.Doc < hi {
+		return nil, fmt.Errorf("%s lists document %d, which no docs/ file of the job holds", job.DuplicatesFile, d.Doc)
 	}
 	if rep != nil {
-		if name, doc, ok := rep.rest(); ok {
-			return nil, fmt.Errorf("rates: %s lists document %d, which no docs/ file of the job holds", name, doc)
+		if name, doc, ok := rep.rest(); ok && doc < hi {
+			return nil, fmt.Errorf("%s lists document %d, which no docs/ file of the job holds", name, doc)
 		}
 	}
-	out := t.rates(against)
-	out.Repeated = rep != nil
-	return out, nil
+	return t, nil
 }
 
-// dupCursor walks duplicates.parquet in document order.
+// dupCursor walks duplicates.parquet in document order from document lo
+// (the rows before it, which a seek leaves, are passed over).
 type dupCursor struct {
 	r    *pqfile.Reader[dupRow]
 	buf  []dupRow
 	i, n int
 	eof  bool
+	lo   int64
 }
 
 // peek returns the next duplicate without taking it; ok is false at the
 // end.
 func (c *dupCursor) peek() (dupRow, bool, error) {
-	for c.i == c.n && !c.eof {
+	for {
+		for c.i < c.n && c.buf[c.i].Doc < c.lo {
+			c.i++
+		}
+		if c.i < c.n {
+			return c.buf[c.i], true, nil
+		}
+		if c.eof {
+			return dupRow{}, false, nil
+		}
 		n, err := c.r.Read(c.buf)
 		c.i, c.n = 0, n
 		if errors.Is(err, io.EOF) {
@@ -130,10 +225,6 @@ func (c *dupCursor) peek() (dupRow, bool, error) {
 			return dupRow{}, false, err
 		}
 	}
-	if c.i == c.n {
-		return dupRow{}, false, nil
-	}
-	return c.buf[c.i], true, nil
 }
 
 // match returns the duplicate of document doc, nil when doc is none;
@@ -204,6 +295,32 @@ func (t *tally) add(d docRow, dup *dupRow, repeated int64) {
 	}
 }
 
+// merge adds o's tallies, of the chunks after t's, to t's.
+func (t *tally) merge(o *tally) {
+	addRate(&t.total, &o.total)
+	t.hosts.merge(o.hosts)
+	for _, name := range o.order {
+		f, made := row(t.files, name)
+		if made {
+			t.order = append(t.order, name)
+		}
+		addRate(f, o.files[name])
+	}
+	for name, r := range o.earlier {
+		e, _ := row(t.earlier, name)
+		addRate(e, r)
+	}
+}
+
+// addRate adds r's counts to into's.
+func addRate(into *manifest.Rate, r *manifest.Rate) {
+	into.Docs += r.Docs
+	into.Bytes += r.Bytes
+	into.Duplicates += r.Duplicates
+	into.BytesRemoved += r.BytesRemoved
+	into.RepeatedBytes += r.RepeatedBytes
+}
+
 // rates are the tallies as the manifest gives them.
 func (t *tally) rates(against []job.Against) *manifest.Rates {
 	out := &manifest.Rates{Total: t.total}
@@ -272,8 +389,16 @@ func flatten(against []job.Against) []job.Against {
 
 // Host is the host of a document's URL, lower case, without a port:
 // manifest.NoHost for a document without a URL or with one that names no
-// host.
+// host (as net/url reads it).
 func Host(raw string) string {
+	if h, ok := plainHost(raw); ok {
+		return h
+	}
+	return parsedHost(raw)
+}
+
+// parsedHost is Host by net/url.
+func parsedHost(raw string) string {
 	if raw == "" {
 		return manifest.NoHost
 	}
@@ -283,3 +408,61 @@ func Host(raw string) string {
 	}
 	return strings.ToLower(u.Hostname())
 }
+
+// plainHost reads the host of a URL of the plain form most are in
+// without net/url (which allocates the URL's parts): a scheme, "//", a
+// host of letters, digits and "-._~" with an optional port of digits,
+// and the rest of printable ASCII without "%". It is Host's result, and
+// ok false, for every other URL: net/url cannot fail on such a URL (it
+// has no escapes to decode, no control byte, no user, no IP literal),
+// and its host is the authority without the port.
+func plainHost(raw string) (host string, ok bool) {
+	i := 0
+	for i < len(raw) && (isAlpha(raw[i]) || i > 0 && (isDigit(raw[i]) || raw[i] == '+' || raw[i] == '-' || raw[i] == '.')) {
+		i++
+	}
+	if i == 0 || !strings.HasPrefix(raw[i:], "://") {
+		return "", false
+	}
+	i += 3
+	start, end, port, upper := i, -1, -1, false
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c <= ' ' || c >= 0x7f || c == '%':
+			return "", false
+		case end >= 0:
+		case c == '/' || c == '?' || c == '#':
+			end = i
+		case port >= 0:
+			if !isDigit(c) {
+				return "", false
+			}
+		case c == ':':
+			port = i
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		case !(isAlpha(c) || isDigit(c) || c == '-' || c == '.' || c == '_' || c == '~'):
+			return "", false
+		}
+	}
+	if end < 0 {
+		end = len(raw)
+	}
+	if port >= 0 {
+		if port+1 == end { // an empty port: net/url's to read
+			return "", false
+		}
+		end = port
+	}
+	if end == start {
+		return "", false
+	}
+	if upper {
+		return strings.ToLower(raw[start:end]), true
+	}
+	return raw[start:end], true
+}
+
+func isAlpha(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

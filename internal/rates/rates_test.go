@@ -106,7 +106,8 @@ func TestTally(t *testing.T) {
 // TestTallyRepeated counts the bytes in repeated units of TestTally's
 // documents, from two files of the paragraph pass (a document's units in
 // both): each row sums its documents'; a file naming a document that no
-// docs/ file holds, or out of order, fails naming the file.
+// docs/ file holds, or out of order, fails naming the file; the chunks
+// counted in one part or two.
 func TestTallyRepeated(t *testing.T) {
 	docs := twoChunks()
 	dups := []records.Duplicate{dup(5, 1, ""), dup(5, 3, "")}
@@ -133,23 +134,25 @@ func TestTallyRepeated(t *testing.T) {
 				}
 				files = append(files, f)
 			}
-			got, err := Tally(ctx, st, []int{5, 6}, nil, files)
-			if tt.want != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.want) {
-					t.Fatalf("error %v, want one saying %q", err, tt.want)
+			for _, parts := range []int{1, 2} { // the chunks in one part, and one each
+				got, err := tallyAt(ctx, st, []int{5, 6}, nil, files, MaxHosts, parts)
+				if tt.want != "" {
+					if err == nil || !strings.Contains(err.Error(), tt.want) {
+						t.Fatalf("error %v, want one saying %q", err, tt.want)
+					}
+					continue
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !got.Repeated || got.Total.RepeatedBytes != 207 {
-				t.Errorf("repeated %v, total %+v: want 207 bytes", got.Repeated, got.Total)
-			}
-			want := map[string]int64{"a.example": 50, "b.example": 7, manifest.NoHost: 150, "a.jsonl": 50, "b.jsonl": 7, "c.jsonl": 150, manifest.ThisJob: 207}
-			for _, r := range slices.Concat(got.Hosts, got.Files, got.Earlier) {
-				if r.RepeatedBytes != want[r.Name] {
-					t.Errorf("row %s: %d repeated bytes, want %d", r.Name, r.RepeatedBytes, want[r.Name])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !got.Repeated || got.Total.RepeatedBytes != 207 {
+					t.Errorf("repeated %v, total %+v: want 207 bytes", got.Repeated, got.Total)
+				}
+				want := map[string]int64{"a.example": 50, "b.example": 7, manifest.NoHost: 150, "a.jsonl": 50, "b.jsonl": 7, "c.jsonl": 150, manifest.ThisJob: 207}
+				for _, r := range slices.Concat(got.Hosts, got.Files, got.Earlier) {
+					if r.RepeatedBytes != want[r.Name] {
+						t.Errorf("row %s: %d repeated bytes, want %d", r.Name, r.RepeatedBytes, want[r.Name])
+					}
 				}
 			}
 		})
@@ -261,14 +264,14 @@ func TestTallyBoundedHosts(t *testing.T) {
 	}
 	st := write(t, map[int][]records.DocRecord{0: rows}, dups)
 	ctx := context.Background()
-	exact, err := tallyAt(ctx, st, []int{0}, nil, nil, 1<<20)
+	exact, err := tallyAt(ctx, st, []int{0}, nil, nil, 1<<20, Parts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if exact.HostsBound != 0 || exact.HostCountEstimated || exact.HostCount != 20003 {
 		t.Fatalf("with room for every host: bound %d, estimated %v, %d hosts; want 0, false, 20003", exact.HostsBound, exact.HostCountEstimated, exact.HostCount)
 	}
-	got, err := tallyAt(ctx, st, []int{0}, nil, nil, 16)
+	got, err := tallyAt(ctx, st, []int{0}, nil, nil, 16, Parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,5 +309,41 @@ func TestTallyBoundedHosts(t *testing.T) {
 	}
 	if sum != got.Total || got.Total != exact.Total {
 		t.Errorf("rows sum to %+v; total %+v, exact total %+v", sum, got.Total, exact.Total)
+	}
+}
+
+// FuzzPlainHost checks that plainHost, where it reads a URL, reads the
+// host net/url reads; its seeds are plain URLs and ones it must leave to
+// net/url.
+func FuzzPlainHost(f *testing.F) {
+	for _, s := range []string{
+		"https://Example.COM:443/a?b=c", "http://a.example/x#y", "http://a.example?q", "http://a.example#f",
+		"http://a.example", "http://a.example:/", "http://a.example:80:90/", "http://:80/", "http:///x",
+		"http://a.example/%zz", "http://a.example/\x01", "http://user@a.example/", "http://[::1]:80/",
+		"HTTP://A.EXAMPLE/", "h2+x-y.z://a_b~c.example/", "1http://a.example/", "http//a.example/",
+		"http://a.example/ä", "http://ä.example/", "http://a example/", "http://a.example/ b", "mailto:x@a.example",
+		"http://a.example:8x/", "http://a%41.example/", "http://a.example/?%", "http://a.example/#%zz",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if h, ok := plainHost(raw); ok && h != parsedHost(raw) {
+			t.Errorf("plainHost(%q) = %q, net/url reads %q", raw, h, parsedHost(raw))
+		}
+	})
+}
+
+// TestPlainHost reads the plain URLs of a crawl without net/url.
+func TestPlainHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://Example.COM:443/a?b=c":  "example.com",
+		"http://a.example/x#y":           "a.example",
+		"http://a.example?q":             "a.example",
+		"http://a.example":               "a.example",
+		"https://www.a-b_c~d.example/p/": "www.a-b_c~d.example",
+	} {
+		if got, ok := plainHost(in); !ok || got != want {
+			t.Errorf("plainHost(%q) = %q, %v; want %q, true", in, got, ok, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
@@ -31,8 +32,9 @@ type docBytesFile struct {
 	last int64 // the document of the row read before, to check the order
 }
 
-// openRepeated opens files (each checked against what its task recorded).
-func openRepeated(ctx context.Context, st storage.Opener, files []fileinfo.Info) (*repeatedCursor, error) {
+// openRepeated opens files (each checked against what its task recorded)
+// at their first row of document lo or after.
+func openRepeated(ctx context.Context, st storage.Opener, files []fileinfo.Info, lo int64) (*repeatedCursor, error) {
 	c := &repeatedCursor{}
 	for i := range files {
 		f := &files[i]
@@ -43,7 +45,17 @@ func openRepeated(ctx context.Context, st storage.Opener, files []fileinfo.Info)
 		}
 		df := &docBytesFile{name: f.Name, r: r, buf: make([]job.DocBytes, 4096), last: -1}
 		c.files = append(c.files, df)
+		if lo != math.MinInt64 {
+			if err := r.SeekSorted("doc", lo); err != nil {
+				c.Close()
+				return nil, err
+			}
+		}
 		ok, err := df.fill()
+		for ok && err == nil && df.head().Doc < lo { // a seek stops at a page's start
+			df.i++
+			ok, err = df.fill()
+		}
 		if err != nil {
 			c.Close()
 			return nil, err
