@@ -25,6 +25,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
+	refmodel "github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -47,15 +48,7 @@ type paraJob struct {
 // sitesCorpus writes a corpus of site pages as JSONL files under dir.
 func sitesCorpus(t *testing.T, dir string, cfg corpus.SitesConfig) (*corpus.Sites, []string) {
 	t.Helper()
-	pool, err := corpus.BundledPool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := corpus.NewSites(pool, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := corpus.Write(src, corpus.WriteOptions{Dir: dir, Format: corpus.FormatJSONL, Files: 3})
+	src, w, err := corpus.WriteSites(cfg, corpus.WriteOptions{Dir: dir, Format: corpus.FormatJSONL, Files: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,44 +124,12 @@ type refOccurrence struct {
 	offset, length int
 }
 
-// refUnits cuts text into units the simple way: its lines (or runs of
-// non-blank lines), each with its normalised text (the tokens joined by
-// spaces), those without a token left out.
+// refUnits cuts text into units the simple way (refmodel.Units): their
+// occurrences and normalised texts.
 func refUnits(text, unit string, o shingle.Options) (occ []refOccurrence, norms []string) {
-	type line struct{ start, end int }
-	var lines []line
-	at := 0
-	for _, l := range strings.SplitAfter(text, "\n") {
-		body := strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
-		lines = append(lines, line{at, at + len(body)})
-		at += len(l)
-	}
-	var spans []line
-	if unit == "line" {
-		spans = lines
-	} else {
-		cur := line{-1, -1}
-		for _, l := range append(lines, line{len(text), len(text)}) { // a blank line ends the text
-			if strings.TrimSpace(text[l.start:l.end]) == "" {
-				if cur.start >= 0 {
-					spans = append(spans, cur)
-				}
-				cur = line{-1, -1}
-				continue
-			}
-			if cur.start < 0 {
-				cur.start = l.start
-			}
-			cur.end = l.end
-		}
-	}
-	for _, s := range spans {
-		norm := strings.Join(shingle.Tokens(text[s.start:s.end], o), " ")
-		if norm == "" {
-			continue
-		}
-		occ = append(occ, refOccurrence{index: len(occ), offset: s.start, length: s.end - s.start})
-		norms = append(norms, norm)
+	for _, u := range refmodel.Units(text, unit, o) {
+		occ = append(occ, refOccurrence{index: u.Index, offset: u.Offset, length: u.Length})
+		norms = append(norms, u.Norm)
 	}
 	return occ, norms
 }
@@ -522,31 +483,19 @@ func TestParagraphStrip(t *testing.T) {
 // s.MinCount pages (but in the first of them, with s.KeepFirst), each with
 // the line break after it.
 func refStrip(d corpus.Doc, ref map[string]*refUnit, ids map[string]int64, s *job.Strip) string {
-	occ, norms := refUnits(d.Text, "line", shingle.Options{})
-	var b strings.Builder
-	at := 0
-	for k, o := range occ {
-		u := ref[norms[k]]
-		if u == nil || len(u.docs) < s.MinCount {
-			continue
+	return refmodel.Strip(d.Text, "line", shingle.Options{}, func(u refmodel.Unit) bool {
+		r := ref[u.Norm]
+		if r == nil || len(r.docs) < s.MinCount {
+			return false
 		}
 		first := ""
-		for id := range u.docs {
+		for id := range r.docs {
 			if first == "" || ids[id] < ids[first] {
 				first = id
 			}
 		}
-		if s.KeepFirst && first == d.ID {
-			continue
-		}
-		b.WriteString(d.Text[at:o.offset])
-		at = o.offset + o.length
-		if strings.HasPrefix(d.Text[at:], "\n") {
-			at++
-		}
-	}
-	b.WriteString(d.Text[at:])
-	return b.String()
+		return !s.KeepFirst || first != d.ID
+	})
 }
 
 // finishJob writes what the coordinator writes at a job's end that
