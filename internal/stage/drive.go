@@ -50,6 +50,9 @@ type Job struct {
 	// ParagraphFiles are the paragraphs/ files of the paragraph pass
 	// (--paragraphs), from which a kept corpus strips repeated units.
 	ParagraphFiles []fileinfo.Info
+	// UnitTable is the unit table the paragraph pass wrote (--paragraphs
+	// with --index), which the index lists; nil for none.
+	UnitTable *index.UnitTable
 	// StripUnits are the results of the strip-units stage
 	// (--shingle-after-strip): each chunk's unit run files.
 	StripUnits []job.MapResult
