@@ -66,7 +66,7 @@ func TestColumnsUnquoted(t *testing.T) {
 		"out/sample/docs/*.parquet", "out/sample/bands/*.parquet", "out/sample/candidates/*.parquet",
 		"out/sample/pairs/*.parquet", "out/sample/exact.parquet", "out/sample/clusters.parquet",
 		"out/sample/duplicates.parquet", "out/sample/rejects/*.parquet", "out/sample/index/*.parquet",
-		"out/sample/paragraphs/*.parquet", "annotated/annotations/*.parquet",
+		"out/sample/paragraphs/*.parquet", "out/sample/index/units/*.parquet", "annotated/annotations/*.parquet",
 	} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no dataset %s among %v", want, names)

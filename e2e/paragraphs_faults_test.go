@@ -19,8 +19,9 @@ import (
 // TestParagraphsKilled runs a job with --paragraphs on a corpus of site
 // pages undisturbed, then again with a worker killed (SIGKILL) in a task
 // of the paragraphs stage, and with the coordinator killed after it and
-// started again: paragraphs/ is byte-identical to the undisturbed run's,
-// as are the job's other results.
+// started again: paragraphs/ and the index's unit table (index/units/)
+// are byte-identical to the undisturbed run's, as are the job's other
+// results.
 func TestParagraphsKilled(t *testing.T) {
 	in := t.TempDir()
 	run(t, "gencorpus", "-profile", "sites", "-n", "800", "-seed", "17", "-files", "4", "-out", in)
@@ -30,16 +31,18 @@ func TestParagraphsKilled(t *testing.T) {
 	same := func(t *testing.T, out string) {
 		t.Helper()
 		sameResults(t, ref, out)
-		a, _ := filepath.Glob(filepath.Join(ref, "paragraphs", "*.parquet"))
-		b, _ := filepath.Glob(filepath.Join(out, "paragraphs", "*.parquet"))
-		if len(a) < 2 || len(a) != len(b) {
-			t.Fatalf("paragraphs/: %d files undisturbed, %d after the fault", len(a), len(b))
-		}
-		for i := range a {
-			x, _ := os.ReadFile(a[i])
-			y, _ := os.ReadFile(b[i])
-			if string(x) != string(y) || filepath.Base(a[i]) != filepath.Base(b[i]) {
-				t.Fatalf("%s differs from the undisturbed run", filepath.Base(a[i]))
+		for _, dir := range []string{"paragraphs", "index/units"} {
+			a, _ := filepath.Glob(filepath.Join(ref, dir, "*.parquet"))
+			b, _ := filepath.Glob(filepath.Join(out, dir, "*.parquet"))
+			if len(a) < 2 || len(a) != len(b) {
+				t.Fatalf("%s/: %d files undisturbed, %d after the fault", dir, len(a), len(b))
+			}
+			for i := range a {
+				x, _ := os.ReadFile(a[i])
+				y, _ := os.ReadFile(b[i])
+				if string(x) != string(y) || filepath.Base(a[i]) != filepath.Base(b[i]) {
+					t.Fatalf("%s/%s differs from the undisturbed run", dir, filepath.Base(a[i]))
+				}
 			}
 		}
 	}

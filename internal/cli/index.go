@@ -47,12 +47,17 @@ func indexSetup(fs *flag.FlagSet) Prepare {
 				Docs      int64  `json:"docs"`
 				Chunks    int    `json:"chunks"`
 				BandFiles int    `json:"band_files"`
+				// Units counts the merged unit table's rows (--paragraphs).
+				Units int64 `json:"units,omitempty"`
 			}{Status: "complete", Out: redact.URL(cfg.Out)}
 			if err != nil {
 				log.Error("index compact failed", "err", err)
 				result.Status, result.ExitCode, result.Error = "failed", 1, err.Error()
 			} else {
 				result.Job, result.Docs, result.Chunks, result.BandFiles = ix.Job, ix.Docs, len(ix.Chunks), len(ix.BandFiles)
+				if ix.Units != nil {
+					result.Units = ix.Units.Units
+				}
 			}
 			data, _ := json.Marshal(result)
 			fmt.Fprintln(out.Stdout, string(data))

@@ -125,5 +125,11 @@ func CompactIndexes(ctx context.Context, cfg CompactConfig) (*index.Index, error
 		return nil, err
 	}
 	log.Info("index compacted", "out", st.Root(), "job", ix.Job, "docs", ix.Docs, "chunks", len(ix.Chunks), "band_files", len(ix.BandFiles))
+	if u := ix.Units; u != nil {
+		log.Info("unit tables merged", "units", u.Units, "files", len(u.Files), "jobs", len(u.Jobs))
+		for _, nc := range u.NotCounted {
+			log.Warn("the compacted unit table does not count a job's units: a later job's paragraph pass will not count them either", "job", nc.Job, "reason", nc.Reason)
+		}
+	}
 	return ix, nil
 }

@@ -121,6 +121,7 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	if p.Index {
 		ix := index.New(c.spec, j.Mapped.Own)
 		ix.BandsLayout, ix.BandFiles = index.BandsLayoutTasks, j.Reduced.BandFiles
+		ix.Units = j.UnitTable
 		model, err := sketch.ModelFingerprint(c.spec.Params)
 		if err != nil {
 			return nil, err

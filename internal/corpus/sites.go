@@ -84,6 +84,21 @@ func NewSites(pool *Pool, cfg SitesConfig) (*Sites, error) {
 	return &Sites{pool: pool, cfg: cfg}, nil
 }
 
+// WriteSites writes the corpus cfg describes, of the bundled prose
+// (BundledPool), as opts says.
+func WriteSites(cfg SitesConfig, opts WriteOptions) (*Sites, Written, error) {
+	pool, err := BundledPool()
+	if err != nil {
+		return nil, Written{}, err
+	}
+	src, err := NewSites(pool, cfg)
+	if err != nil {
+		return nil, Written{}, err
+	}
+	w, err := Write(src, opts)
+	return src, w, err
+}
+
 // Len returns the number of pages.
 func (s *Sites) Len() int { return s.cfg.N }
 

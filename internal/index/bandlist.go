@@ -93,15 +93,25 @@ type EarlierBands struct {
 // LoadEarlierBands reads the index descriptions of the n earlier jobs,
 // through their mounts.
 func LoadEarlierBands(ctx context.Context, st storage.Opener, n int) (*EarlierBands, error) {
-	e := &EarlierBands{}
+	jobs, err := LoadEarlier(ctx, st, n)
+	if err != nil {
+		return nil, err
+	}
+	return &EarlierBands{jobs: jobs}, nil
+}
+
+// LoadEarlier reads the index descriptions of the n earlier jobs a job
+// is matched against (--against), through their mounts (job.Mount).
+func LoadEarlier(ctx context.Context, st storage.Opener, n int) ([]*Index, error) {
+	var out []*Index
 	for i := range n {
 		var ix Index
 		if err := storage.ReadJSON(ctx, st, job.InMount(i, job.IndexFile), &ix); err != nil {
 			return nil, fmt.Errorf("earlier job %d (--against): %w", i, err)
 		}
-		e.jobs = append(e.jobs, &ix)
+		out = append(out, &ix)
 	}
-	return e, nil
+	return out, nil
 }
 
 // Read returns the earlier jobs' sorted lists of partition part.

@@ -149,6 +149,14 @@ func LookupBands(ctx context.Context, st storage.Opener, info fileinfo.Info, par
 // alone, checked as LookupBands checks. The fingerprint is the file's 64
 // bits (FPHi; FPLo is 0).
 func ReadBandPart(ctx context.Context, st storage.Opener, info fileinfo.Info, part int) ([]records.BandRecord, error) {
+	return readPart(ctx, st, info, part, func(rows []records.BandRecord) []bandColumn { return bandColumns(rows, true) })
+}
+
+// readPart reads the rows of partition part from a file of several
+// partitions, a row group (or more) each (a bands/ file, or a unit
+// table's): its row groups of the partition alone, checked as
+// LookupBands checks, their columns set into the rows by cols.
+func readPart[T any](ctx context.Context, st storage.Opener, info fileinfo.Info, part int, cols func(rows []T) []bandColumn) ([]T, error) {
 	bf, err := openBandParquet(ctx, st, info)
 	if err != nil {
 		return nil, err
@@ -158,13 +166,12 @@ func ReadBandPart(ctx context.Context, st storage.Opener, info fileinfo.Info, pa
 	if err != nil {
 		return nil, err
 	}
-	var recs []records.BandRecord
+	var recs []T
 	for _, rg := range groups {
 		base := len(recs)
 		n := int(rg.NumRows())
 		recs = slices.Grow(recs, n)[:base+n]
-		rows := recs[base:]
-		for _, c := range bandColumns(rows, true) {
+		for _, c := range cols(recs[base:]) {
 			if err := bf.column(rg, c.name, n, c.set); err != nil {
 				return nil, err
 			}

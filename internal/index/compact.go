@@ -33,7 +33,8 @@ import (
 // the band records of every partition, read from every source in either
 // layout of bands/, are merged into bands/ files of about
 // compactFileBytes, a row group per partition, as a job's reduce tasks
-// write them. index.json, written last, names the job name, lists every
+// write them; the sources' unit tables (--paragraphs) are merged into
+// one (compactUnits). index.json, written last, names the job name, lists every
 // chunk and, as earlier jobs, those the sources were matched against
 // that are not among them, and the jobs it holds (Compacted: a source
 // that is itself compacted gives its own; outs[i] is srcs[i]'s location).
@@ -121,6 +122,9 @@ func Compact(ctx context.Context, st storage.FS, srcs []*Index, outs []string, n
 		return nil, err
 	}
 	out.BandFiles = files
+	if out.Units, err = compactUnits(ctx, st, srcs, out, created); err != nil {
+		return nil, err
+	}
 	if err := Write(ctx, st, out); err != nil {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
@@ -289,17 +293,11 @@ const compactFileBytes = 96 << 20
 const compactRecordBytes = 17
 
 func compactRange(ctx context.Context, st storage.FS, earlier *EarlierBands, first, last int) (BandFile, error) {
-	name := job.ReduceBandFile(first, last)
-	w, err := pqfile.NewWriter[records.Band](ctx, st, name, BandsOptions())
-	if err != nil {
-		return BandFile{}, err
-	}
-	defer w.Abort()
 	var rows []records.Band
-	for part := first; part <= last; part++ {
+	bf, _, err := writeParts(ctx, st, job.ReduceBandFile(first, last), BandsOptions(), first, last, func(part int) ([]records.Band, error) {
 		lists, err := earlier.Read(ctx, st, part)
 		if err != nil {
-			return BandFile{}, fmt.Errorf("compact partition %d: %w", part, err)
+			return nil, fmt.Errorf("compact partition %d: %w", part, err)
 		}
 		rows = rows[:0]
 		for _, l := range lists {
@@ -310,16 +308,85 @@ func compactRange(ctx context.Context, st storage.FS, earlier *EarlierBands, fir
 		slices.SortFunc(rows, func(a, b records.Band) int {
 			return cmp.Or(cmp.Compare(a.Band, b.Band), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Doc, b.Doc))
 		})
-		if err := w.Write(rows); err != nil {
-			return BandFile{}, err
+		return rows, nil
+	})
+	return bf, err
+}
+
+// writeParts writes the rows of partitions first to last, each as rows
+// gives them, into the file name, a row group per partition, and returns
+// it with its rows.
+func writeParts[T any](ctx context.Context, st storage.FS, name string, o pqfile.Options, first, last int, rows func(part int) ([]T, error)) (BandFile, int64, error) {
+	w, err := pqfile.NewWriter[T](ctx, st, name, o)
+	if err != nil {
+		return BandFile{}, 0, err
+	}
+	defer w.Abort()
+	var n int64
+	for part := first; part <= last; part++ {
+		r, err := rows(part)
+		if err != nil {
+			return BandFile{}, 0, err
+		}
+		n += int64(len(r))
+		if err := w.Write(r); err != nil {
+			return BandFile{}, 0, err
 		}
 		if err := w.EndRowGroup(); err != nil {
-			return BandFile{}, err
+			return BandFile{}, 0, err
 		}
 	}
 	info, err := w.Close()
 	if err != nil {
-		return BandFile{}, err
+		return BandFile{}, 0, err
 	}
-	return BandFile{File: info, First: first, Last: last}, nil
+	return BandFile{File: info, First: first, Last: last}, n, nil
+}
+
+// compactUnits merges the sources' unit tables, partition by partition,
+// into files of about compactFileBytes (their sources' bytes: the merged
+// table is no larger), as a job's paragraph pass merges the earlier
+// tables into its own (ChooseUnitTables, of the kind of unit of the table
+// counting the most jobs): a unit of several sources has the sum of
+// their holders and the least first document. The jobs whose units no
+// table chosen counts are listed in the table's NotCounted, with why;
+// sources without a unit table give none (nil).
+func compactUnits(ctx context.Context, st storage.FS, srcs []*Index, out *Index, created *[]string) (*UnitTable, error) {
+	var unit string
+	most := -1
+	for _, ix := range srcs {
+		if ix.Units != nil && len(ix.Units.Jobs) > most {
+			unit, most = ix.Units.Unit, len(ix.Units.Jobs)
+		}
+	}
+	if most < 0 {
+		return nil, nil
+	}
+	parts := out.Params.Partitions
+	choice := ChooseUnitTables(srcs, unit, parts)
+	t := &UnitTable{Unit: unit, Partitions: parts, Jobs: choice.Counted, NotCounted: choice.NotCounted}
+	n := int(min(int64(parts), max(1, (choice.Sources.Bytes()+compactFileBytes-1)/compactFileBytes)))
+	for f := range n {
+		first, last := f*parts/n, (f+1)*parts/n-1
+		bf, rows, err := compactUnitRange(ctx, st, choice.Sources, first, last)
+		if err != nil {
+			return nil, err
+		}
+		*created = append(*created, bf.File.Name)
+		t.Files = append(t.Files, bf)
+		t.Units += rows
+	}
+	return t, nil
+}
+
+// compactUnitRange writes partitions first to last of the merged unit
+// tables src into one file, a row group per partition.
+func compactUnitRange(ctx context.Context, st storage.FS, src UnitSources, first, last int) (BandFile, int64, error) {
+	return writeParts(ctx, st, job.UnitTableFile(first, last), UnitOptions(), first, last, func(part int) ([]records.Unit, error) {
+		rows, err := src.Read(ctx, st, part)
+		if err != nil {
+			return nil, fmt.Errorf("compact the unit table's partition %d: %w", part, err)
+		}
+		return rows, nil
+	})
 }

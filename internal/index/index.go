@@ -10,6 +10,7 @@
 //	index/index.json                 this description, with the list of band files
 //	index/text/chunk-CCCCCC.txz      per chunk: id, url and text by slot (package textstore; version 3)
 //	index/dropped.parquet            the documents the job dropped, its rows of duplicates.parquet, a row group a chunk
+//	index/units/parts-FFFFF-LLLLL.parquet per paragraphs task (--paragraphs): the unit table's partitions F to L (UnitTable)
 //	bands/parts-FFFFF-LLLLL.parquet  per reduce task: the band records of partitions F to L, a row group each
 //	docs/chunk-CCCCCC.parquet        the documents
 //
@@ -93,6 +94,10 @@ type Index struct {
 	// same numbers); nil for a job's own index. Compacted indexes made
 	// before it was recorded lack it: their chunks say the same.
 	Compacted []job.Against `json:"compacted,omitempty"`
+	// Units is its unit table (--paragraphs): the units of its documents
+	// and of the earlier jobs' whose tables it merged; nil for none (a
+	// job without --paragraphs, or indexes made before unit tables).
+	Units *UnitTable `json:"units,omitempty"`
 }
 
 // BandsLayoutTasks is the bands/ layout of one file per reduce task, a

@@ -130,6 +130,17 @@ func ParagraphFile(first, last int) string {
 	return fmt.Sprintf("%s/parts-%05d-%05d.parquet", ParagraphsDir, first, last)
 }
 
+// UnitTableDir holds an index's unit table (--paragraphs with --index):
+// every distinct unit hash of the documents it counts, with their number
+// and the first of them (records.Unit), a file per paragraphs task.
+const UnitTableDir = IndexDir + "/units"
+
+// UnitTableFile holds the unit table's rows of partitions first to last,
+// written by one paragraphs task (or by index compaction).
+func UnitTableFile(first, last int) string {
+	return fmt.Sprintf("%s/parts-%05d-%05d.parquet", UnitTableDir, first, last)
+}
+
 func DocFile(chunk int) string    { return fmt.Sprintf("%s/chunk-%06d.parquet", DocsDir, chunk) }
 func RejectFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.parquet", RejectsDir, chunk) }
 

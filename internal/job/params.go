@@ -398,11 +398,14 @@ type KeptOutput struct {
 // a worker of format 2 has not; 4 may ask for the paragraph pass
 // (Params.Paragraphs), whose unit records a worker of format 3 would not
 // write; 5 may ask for --shingle-after-strip (Params.ShingleAfterStrip),
-// whose map tasks a worker of format 4 would sketch with the whole text.
+// whose map tasks a worker of format 4 would sketch with the whole text;
+// 6 has the paragraphs tasks of a job with --against count the earlier
+// jobs' unit tables and, with --index, write the job's own (index.UnitTable),
+// which a worker of format 5 would skip, counting the job's units alone.
 // A coordinator that resumes a job of an
 // earlier format runs it in this one (its results of the old shape it
 // reads).
-const SpecFormat = 5
+const SpecFormat = 6
 
 // CheckFormat refuses, on a worker, a spec of another format than this
 // version's: a newer one it would misread; an older one is from an
@@ -469,6 +472,13 @@ func (a Against) JobOf(chunk int) string {
 		}
 	}
 	return a.Job
+}
+
+// UnitsNotCounted is an earlier job whose units the paragraph pass did
+// not count (its index holds no unit table that can be counted), and why.
+type UnitsNotCounted struct {
+	Job    string `json:"job"`
+	Reason string `json:"reason"`
 }
 
 // Mount is the name prefix under which a job's workers read the files of

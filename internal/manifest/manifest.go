@@ -159,12 +159,38 @@ type Paragraphs struct {
 	RepeatedShare float64 `json:"repeated_share"`
 	ExtraShare    float64 `json:"extra_share"`
 	// Bounded counts the units held by more than --max-bucket
-	// documents, whose rows in paragraphs/ are those of their first
-	// max-bucket documents; RowsNotListed the occurrences left out.
+	// documents of the job, whose rows in paragraphs/ are those of their
+	// first max-bucket documents; RowsNotListed the occurrences left out.
 	Bounded       int64 `json:"bounded"`
 	RowsNotListed int64 `json:"rows_not_listed"`
 	// Top are the units held by the most documents, most first.
 	Top []TopUnit `json:"top"`
+	// Earlier says whose units the counts include beside the job's own,
+	// for a job matched against earlier ones (--against); nil otherwise.
+	// With it, a unit is repeated when two documents hold it, of this
+	// job or of the earlier jobs counted, and the counts above
+	// (repeated, occurrences, bytes, shares) are of the job's own
+	// occurrences of such units; extra_bytes counts all of those of a
+	// unit an earlier job held first.
+	Earlier *EarlierUnits `json:"earlier,omitempty"`
+	// IndexUnits counts the rows of the unit table written into the
+	// job's index (index/units/): its distinct units and those of the
+	// earlier jobs counted; 0 without an index.
+	IndexUnits int64 `json:"index_units,omitempty"`
+}
+
+// EarlierUnits says how the paragraph pass counted the units of the
+// earlier jobs (--against), through the unit tables of their indexes.
+type EarlierUnits struct {
+	// Counted names the earlier jobs whose documents the counts include
+	// (the jobs given and those their tables merged), by first chunk.
+	Counted []string `json:"counted"`
+	// NotCounted are the earlier jobs whose units are not counted, and
+	// why: their documents are matched as pairs but hold no unit here.
+	NotCounted []job.UnitsNotCounted `json:"not_counted"`
+	// Held counts the job's distinct units that a document of an
+	// earlier job counted holds too.
+	Held int64 `json:"held"`
 }
 
 // TopUnit is a unit held by many documents.
@@ -174,13 +200,16 @@ type TopUnit struct {
 	// Docs counts the documents holding it, Occurrences its occurrences.
 	Docs        int64 `json:"docs"`
 	Occurrences int64 `json:"occurrences"`
-	// FirstDoc is the first document holding it, and Offset and Length
-	// where it is in that document's text; Sample is the start of its
-	// text there ("" when the text could not be read).
+	// FirstDoc is the first document of the job holding it, and Offset
+	// and Length where it is in that document's text; Sample is the
+	// start of its text there ("" when the text could not be read).
 	FirstDoc int64  `json:"first_doc"`
 	Offset   int64  `json:"offset"`
 	Length   int64  `json:"length"`
 	Sample   string `json:"sample"`
+	// FirstJob names the earlier job (--against) whose document held it
+	// first, when one did (paragraphs/' first_job); empty otherwise.
+	FirstJob string `json:"first_job,omitempty"`
 }
 
 // KeptFile is what the corpus holds of one input file.

@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/neardup/neardup/pkg/shingle"
@@ -32,5 +33,26 @@ func TestSet(t *testing.T) {
 	}
 	if len(Set("", o)) != 0 || len(Set("!!!", o)) != 0 {
 		t.Error("a text without tokens has shingles")
+	}
+}
+
+// TestUnits checks the reference's units of a small text, as lines and
+// as paragraphs, and a text stripped of some.
+func TestUnits(t *testing.T) {
+	text := "Home\r\n\nAbout us\n---\nAbout  US!\n"
+	tests := []struct {
+		unit string
+		want []Unit
+	}{
+		{"line", []Unit{{0, 0, 4, "home"}, {1, 7, 8, "about us"}, {2, 20, 10, "about us"}}},
+		{"paragraph", []Unit{{0, 0, 4, "home"}, {1, 7, 23, "about us about us"}}},
+	}
+	for _, tc := range tests {
+		if got := Units(text, tc.unit, shingle.Options{}); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.unit, got, tc.want)
+		}
+	}
+	if got := Strip(text, "line", shingle.Options{}, func(u Unit) bool { return u.Norm == "about us" }); got != "Home\r\n\n---\n" {
+		t.Errorf("stripped: %q", got)
 	}
 }

@@ -153,11 +153,33 @@ func newParagraphs(m *manifest.Manifest) *paragraphsPart {
 		part.Note += fmt.Sprintf(" %s held by more than --max-bucket %s documents list the occurrences of their first %s only: %s occurrences are not listed.",
 			plural(pp.Bounded, "unit", "units"), groupDigits(int64(m.Params.MaxBucket)), groupDigits(int64(m.Params.MaxBucket)), groupDigits(pp.RowsNotListed))
 	}
+	part.Note += earlierUnitsNote(pp.Earlier)
 	for _, u := range pp.Top {
+		first := strconv.FormatInt(u.FirstDoc, 10)
+		if u.FirstJob != "" {
+			first += " (first held in " + u.FirstJob + ")"
+		}
 		part.Top = append(part.Top, topUnitRow{Docs: groupDigits(u.Docs), Occurrences: groupDigits(u.Occurrences),
-			FirstDoc: strconv.FormatInt(u.FirstDoc, 10), Sample: u.Sample})
+			FirstDoc: first, Sample: u.Sample})
 	}
 	return part
+}
+
+// earlierUnitsNote says whose units the counts include beside the job's
+// (--against), and whose they do not: "" for a job matched against none.
+func earlierUnitsNote(e *manifest.EarlierUnits) string {
+	if e == nil {
+		return ""
+	}
+	note := " The counts include the documents of no earlier job."
+	if len(e.Counted) > 0 {
+		note = fmt.Sprintf(" The counts include the documents of the earlier jobs %s: a unit is repeated when two documents of this job or of those hold it; %s of this job's distinct units were held by an earlier job.",
+			strings.Join(e.Counted, ", "), groupDigits(e.Held))
+	}
+	for _, nc := range e.NotCounted {
+		note += fmt.Sprintf(" The units of earlier job %s are not counted: %s.", nc.Job, nc.Reason)
+	}
+	return note
 }
 
 // percentOf writes a share as a percentage.

@@ -766,7 +766,8 @@ func cardTexts(doc *html.Node) []string {
 
 // TestBuildParagraphs checks the section of the paragraph pass: shown
 // with the manifest's counts and most repeated units (their samples
-// escaped), and absent from the report of a job without the pass.
+// escaped), with the earlier jobs counted and not of a series' member,
+// and absent from the report of a job without the pass.
 func TestBuildParagraphs(t *testing.T) {
 	files := buildEdited(t, "sample", func(m map[string]any) {
 		m["paragraphs"] = map[string]any{
@@ -790,6 +791,21 @@ func TestBuildParagraphs(t *testing.T) {
 	}
 	if strings.Contains(page, "<b>") && strings.Contains(page, "About <b>") {
 		t.Error("a sample is not escaped")
+	}
+	// A series' member: the earlier jobs counted, and not.
+	files = buildEdited(t, "sample", func(m map[string]any) {
+		m["paragraphs"] = map[string]any{"unit": "line", "units": 10, "distinct": 8, "repeated": 2,
+			"top":     []any{map[string]any{"hash": 1, "docs": 3, "occurrences": 1, "first_doc": 8589934592, "sample": "Menu", "first_job": "w1"}},
+			"earlier": map[string]any{"counted": []any{"w1", "w2"}, "not_counted": []any{map[string]any{"job": "w0", "reason": "its index has no unit table"}}, "held": 5}}
+	})
+	page = string(files[HTMLFile])
+	for _, want := range []string{
+		"include the documents of the earlier jobs w1, w2", "5 of this job&#39;s distinct units were held by an earlier job",
+		"The units of earlier job w0 are not counted: its index has no unit table.", "8589934592 (first held in w1)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
 	}
 	plain := string(buildEdited(t, "sample", func(map[string]any) {})[HTMLFile])
 	if strings.Contains(plain, `id="paragraphs"`) {

@@ -53,6 +53,9 @@ type Job struct {
 	// UnitDocFiles are the paragraph pass's repeated bytes by document
 	// (job.UnitDocsWorkFile), which the job's end tallies by host.
 	UnitDocFiles []fileinfo.Info
+	// UnitTable is the unit table the paragraph pass wrote (--paragraphs
+	// with --index), which the index lists; nil for none.
+	UnitTable *index.UnitTable
 	// StripUnits are the results of the strip-units stage
 	// (--shingle-after-strip): each chunk's unit run files.
 	StripUnits []job.MapResult

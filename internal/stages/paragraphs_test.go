@@ -22,10 +22,12 @@ import (
 	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/dataroot"
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/kept"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/rates"
+	refmodel "github.com/neardup/neardup/internal/reference"
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/pkg/records"
@@ -46,20 +48,14 @@ type paraJob struct {
 	// rates are the job end's rates (rates.Tally), with the paragraph
 	// pass's repeated bytes by document.
 	rates *manifest.Rates
+	// table is the unit table the pass wrote for the index (nil: none).
+	table *index.UnitTable
 }
 
 // sitesCorpus writes a corpus of site pages as JSONL files under dir.
 func sitesCorpus(t *testing.T, dir string, cfg corpus.SitesConfig) (*corpus.Sites, []string) {
 	t.Helper()
-	pool, err := corpus.BundledPool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := corpus.NewSites(pool, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := corpus.Write(src, corpus.WriteOptions{Dir: dir, Format: corpus.FormatJSONL, Files: 3})
+	src, w, err := corpus.WriteSites(cfg, corpus.WriteOptions{Dir: dir, Format: corpus.FormatJSONL, Files: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +66,13 @@ func sitesCorpus(t *testing.T, dir string, cfg corpus.SitesConfig) (*corpus.Site
 // process, its output in out.
 func runParagraphs(t *testing.T, files []string, out string, p job.Params, keepWork bool) *paraJob {
 	t.Helper()
-	return runParagraphsKept(t, files, out, p, keepWork, nil)
+	return runParagraphsKept(t, files, out, p, keepWork, nil, nil)
 }
 
 // runParagraphsKept is runParagraphs of a job that writes the kept
-// corpus ko (--write-kept), nil for none.
-func runParagraphsKept(t *testing.T, files []string, out string, p job.Params, keepWork bool, ko *job.KeptOutput) *paraJob {
+// corpus ko (--write-kept), nil for none, its stages run by wrap's
+// executor around the local one (nil: the local one).
+func runParagraphsKept(t *testing.T, files []string, out string, p job.Params, keepWork bool, ko *job.KeptOutput, wrap func(stage.Executor) stage.Executor) *paraJob {
 	t.Helper()
 	ctx := context.Background()
 	st, err := storage.NewDir(out)
@@ -108,11 +105,14 @@ func runParagraphsKept(t *testing.T, files []string, out string, p job.Params, k
 	if keptDir != nil {
 		j.Kept, env.Kept = keptDir, keptDir
 	}
-	ex := Local{Env: env}
+	var ex stage.Executor = Local{Env: env}
+	if wrap != nil {
+		ex = wrap(ex)
+	}
 	if err := stage.Drive(ctx, j, Of(spec), ex); err != nil {
 		t.Fatal(err)
 	}
-	r := &paraJob{st: st, man: j.Manifest, ids: map[string]int64{}}
+	r := &paraJob{st: st, man: j.Manifest, ids: map[string]int64{}, table: j.UnitTable}
 	names, err := st.List(ctx, job.ParagraphsDir)
 	if err != nil {
 		t.Fatal(err)
@@ -142,44 +142,12 @@ type refOccurrence struct {
 	offset, length int
 }
 
-// refUnits cuts text into units the simple way: its lines (or runs of
-// non-blank lines), each with its normalised text (the tokens joined by
-// spaces), those without a token left out.
+// refUnits cuts text into units the simple way (refmodel.Units): their
+// occurrences and normalised texts.
 func refUnits(text, unit string, o shingle.Options) (occ []refOccurrence, norms []string) {
-	type line struct{ start, end int }
-	var lines []line
-	at := 0
-	for _, l := range strings.SplitAfter(text, "\n") {
-		body := strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
-		lines = append(lines, line{at, at + len(body)})
-		at += len(l)
-	}
-	var spans []line
-	if unit == "line" {
-		spans = lines
-	} else {
-		cur := line{-1, -1}
-		for _, l := range append(lines, line{len(text), len(text)}) { // a blank line ends the text
-			if strings.TrimSpace(text[l.start:l.end]) == "" {
-				if cur.start >= 0 {
-					spans = append(spans, cur)
-				}
-				cur = line{-1, -1}
-				continue
-			}
-			if cur.start < 0 {
-				cur.start = l.start
-			}
-			cur.end = l.end
-		}
-	}
-	for _, s := range spans {
-		norm := strings.Join(shingle.Tokens(text[s.start:s.end], o), " ")
-		if norm == "" {
-			continue
-		}
-		occ = append(occ, refOccurrence{index: len(occ), offset: s.start, length: s.end - s.start})
-		norms = append(norms, norm)
+	for _, u := range refmodel.Units(text, unit, o) {
+		occ = append(occ, refOccurrence{index: u.Index, offset: u.Offset, length: u.Length})
+		norms = append(norms, u.Norm)
 	}
 	return occ, norms
 }
@@ -398,15 +366,24 @@ func pageOf(t *testing.T, id string) int {
 	return i
 }
 
+// smallSites writes a corpus of n site pages of 4 sites under dir/in,
+// and returns its files and the parameters of a paragraph pass over them
+// in several chunks and tasks.
+func smallSites(t *testing.T, dir string, n int) ([]string, job.Params) {
+	t.Helper()
+	_, files := sitesCorpus(t, filepath.Join(dir, "in"), corpus.SitesConfig{N: n, Seed: 5, Sites: 4, Mirrored: 3, MirrorEvery: 2})
+	p := job.DefaultParams()
+	p.Paragraphs, p.Partitions, p.ChunkBytes = true, 3, 32<<10
+	return files, p
+}
+
 // TestParagraphPassRerun checks that the paragraph pass writes the same
 // bytes whatever runs it: a job run twice, and a task run again over its
 // own output (a worker that died after writing), give identical
 // paragraphs/ files.
 func TestParagraphPassRerun(t *testing.T) {
 	dir := t.TempDir()
-	_, files := sitesCorpus(t, filepath.Join(dir, "in"), corpus.SitesConfig{N: 300, Seed: 5, Sites: 4, Mirrored: 3, MirrorEvery: 2})
-	p := job.DefaultParams()
-	p.Paragraphs, p.Partitions, p.ChunkBytes = true, 3, 32<<10
+	files, p := smallSites(t, dir, 300)
 	a := runParagraphs(t, files, filepath.Join(dir, "a"), p, true)
 	b := runParagraphs(t, files, filepath.Join(dir, "b"), p, false)
 	ctx := context.Background()
@@ -449,6 +426,60 @@ func TestParagraphPassRerun(t *testing.T) {
 	if a.man.Paragraphs.Repeated == 0 {
 		t.Error("the corpus has no repeated unit")
 	}
+}
+
+// TestParagraphResultsOfEarlierVersion runs the paragraph pass with its
+// tasks' results in the shape of a worker before unit tables (no table,
+// no shape), as a coordinator resuming a job an earlier version began
+// finds them: the job describes no unit table for its index and warns,
+// where the same job with this version's results describes one of every
+// task's file.
+func TestParagraphResultsOfEarlierVersion(t *testing.T) {
+	dir := t.TempDir()
+	files, p := smallSites(t, dir, 200)
+	now := runParagraphs(t, files, filepath.Join(dir, "now"), p, false)
+	if now.table == nil || len(now.table.Files) < 2 || now.table.Units != now.man.Paragraphs.Distinct || now.man.Paragraphs.IndexUnits != now.table.Units {
+		t.Fatalf("this version's results: table %+v, manifest %+v: want a file a task, the job's distinct units", now.table, now.man.Paragraphs)
+	}
+	old := runParagraphsKept(t, files, filepath.Join(dir, "old"), p, false, nil, func(ex stage.Executor) stage.Executor { return oldParagraphs{ex} })
+	if old.table != nil || old.man.Paragraphs.IndexUnits != 0 {
+		t.Errorf("results of an earlier version: table %+v, %d index units: want none", old.table, old.man.Paragraphs.IndexUnits)
+	}
+	if !slices.ContainsFunc(old.man.Warnings, func(w string) bool { return strings.Contains(w, "run by an earlier version") }) {
+		t.Errorf("no warning of the earlier version's results: %q", old.man.Warnings)
+	}
+}
+
+// oldParagraphs is an executor whose paragraphs tasks' results are in
+// the shape of a worker before unit tables: without table nor shape.
+type oldParagraphs struct{ ex stage.Executor }
+
+func (o oldParagraphs) Clear(ctx context.Context, s stage.Stage) error { return o.ex.Clear(ctx, s) }
+
+func (o oldParagraphs) Execute(ctx context.Context, s stage.Stage, indices []int) (*stage.Outcome, error) {
+	out, err := o.ex.Execute(ctx, s, indices)
+	if err != nil || s.Name != "paragraphs" {
+		return out, err
+	}
+	results := stage.ResultMap{}
+	for _, i := range out.Done {
+		data, err := out.Results.Result(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		var r map[string]any
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, err
+		}
+		for _, k := range []string{"table", "table_units", "earlier_held", "shape"} {
+			delete(r, k)
+		}
+		if results[i], err = json.Marshal(r); err != nil {
+			return nil, err
+		}
+	}
+	out.Results = results
+	return out, nil
 }
 
 // mustLookup is the stage of a name.
@@ -539,7 +570,7 @@ func TestParagraphStrip(t *testing.T) {
 			// files, byte for byte.
 			stageDir := filepath.Join(dir, fmt.Sprintf("job-kept-%v", keepFirst))
 			runParagraphsKept(t, files, filepath.Join(dir, fmt.Sprintf("job2-%v", keepFirst)), p, false,
-				&job.KeptOutput{Dir: stageDir, Format: kept.FormatJSONL, Strip: strip})
+				&job.KeptOutput{Dir: stageDir, Format: kept.FormatJSONL, Strip: strip}, nil)
 			for _, pattern := range []string{"*.jsonl.gz", kept.ShortDir + "/*.parquet"} {
 				a, _ := filepath.Glob(filepath.Join(keptDir, pattern))
 				b, _ := filepath.Glob(filepath.Join(stageDir, pattern))
@@ -562,31 +593,19 @@ func TestParagraphStrip(t *testing.T) {
 // s.MinCount pages (but in the first of them, with s.KeepFirst), each with
 // the line break after it.
 func refStrip(d corpus.Doc, ref map[string]*refUnit, ids map[string]int64, s *job.Strip) string {
-	occ, norms := refUnits(d.Text, "line", shingle.Options{})
-	var b strings.Builder
-	at := 0
-	for k, o := range occ {
-		u := ref[norms[k]]
-		if u == nil || len(u.docs) < s.MinCount {
-			continue
+	return refmodel.Strip(d.Text, "line", shingle.Options{}, func(u refmodel.Unit) bool {
+		r := ref[u.Norm]
+		if r == nil || len(r.docs) < s.MinCount {
+			return false
 		}
 		first := ""
-		for id := range u.docs {
+		for id := range r.docs {
 			if first == "" || ids[id] < ids[first] {
 				first = id
 			}
 		}
-		if s.KeepFirst && first == d.ID {
-			continue
-		}
-		b.WriteString(d.Text[at:o.offset])
-		at = o.offset + o.length
-		if strings.HasPrefix(d.Text[at:], "\n") {
-			at++
-		}
-	}
-	b.WriteString(d.Text[at:])
-	return b.String()
+		return !s.KeepFirst || first != d.ID
+	})
 }
 
 // finishJob writes what the coordinator writes at a job's end that

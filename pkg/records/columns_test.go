@@ -34,6 +34,7 @@ var datasets = []struct {
 	{"duplicates.parquet and index/dropped.parquet", records.Duplicate{}},
 	{"rejects/", records.RejectRecord{}},
 	{"paragraphs/ (--paragraphs)", records.Paragraph{}},
+	{"index/units/ (--paragraphs with --index)", records.Unit{}},
 	{"the kept corpus's annotations (--annotate)", kept.Annotation{}},
 }
 

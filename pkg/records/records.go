@@ -174,13 +174,31 @@ type RejectRecord struct {
 	Reason string `parquet:"reason"`
 }
 
+// Unit is one row of an index's unit table (index/units/, written with
+// --paragraphs and --index): a distinct unit hash (as paragraphs/'
+// unit_hash) of the documents the table counts, the number of those
+// documents holding it (Holders) and the first of them (least ordinal,
+// FirstDoc). The table of a job matched against earlier ones counts
+// their documents too (index.UnitTable says which jobs). A file holds
+// partitions (unit_hash mod the job's partitions) of one task, sorted by
+// (part, unit_hash), a row group (or more) per partition.
+type Unit struct {
+	Part     int32 `parquet:"part,delta"`
+	UnitHash int64 `parquet:"unit_hash,delta"`
+	Holders  int64 `parquet:"holders"`
+	FirstDoc int64 `parquet:"first_doc"`
+}
+
 // Paragraph is one row of paragraphs/ (--paragraphs): an occurrence, in
-// document Doc, of a unit (a line, or a paragraph) that Holders
-// documents of the job hold. The unit is the UnitIndex-th of the
+// document Doc of the job, of a unit (a line, or a paragraph) that
+// Holders documents hold: of the job and, for a job matched against
+// earlier ones (--against), of the earlier jobs whose unit tables it
+// counted (the manifest names them). The unit is the UnitIndex-th of the
 // document's units, its bytes text[ByteOffset:ByteOffset+ByteLength] of
 // the document's text; UnitHash is the xxhash of its normalised text
 // (tokens as the shingles see them, joined by spaces). FirstDoc is the
-// first document (least ordinal) holding it, of job FirstJob. A file
+// first document (least ordinal) holding it, of job FirstJob: an
+// earlier job's when one held it. A file
 // holds the partitions of one task, sorted by (unit_hash, doc,
 // unit_index); a unit held by more documents than --max-bucket lists the
 // occurrences of its first max-bucket documents only (the manifest says

@@ -9,11 +9,14 @@
 package paragraphs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/stage"
@@ -40,6 +43,14 @@ func Stage() stage.Stage {
 		Name: Name,
 		Tasks: func(ctx context.Context, j *stage.Job) ([]int, error) {
 			tasks := PlanTasks(j.Mapped.Runs, j.Spec.Params.Partitions)
+			choice, err := chooseEarlier(ctx, j)
+			if err != nil {
+				return nil, err
+			}
+			for t, in := range tasks {
+				in.Earlier, in.Jobs = choice.Sources, choice.Counted
+				tasks[t] = in
+			}
 			if err := stage.WriteTaskInputs(ctx, j.Out, job.InputsUnits, tasks); err != nil {
 				return nil, err
 			}
@@ -53,7 +64,7 @@ func Stage() stage.Stage {
 			if err != nil {
 				return nil, err
 			}
-			r, err := RunTask(ctx, e.FS, e.Spec.Job, e.Spec.Params.MaxBucket, in)
+			r, err := RunTask(ctx, e.FS, e.Spec.Job, e.Spec.Params.MaxBucket, e.Spec.Params.Index, in)
 			if err != nil {
 				return nil, fmt.Errorf("%s task %d (partitions %d to %d): %w", Name, t.Index, in.First, in.Last, err)
 			}
@@ -84,27 +95,57 @@ func PlanTasks(maps []job.MapResult, partitions int) map[int]TaskInput {
 	return tasks
 }
 
+// chooseEarlier chooses the earlier jobs' unit tables the job counts
+// (index.ChooseUnitTables), read from their indexes through their mounts;
+// none for a job matched against none.
+func chooseEarlier(ctx context.Context, j *stage.Job) (index.UnitChoice, error) {
+	p := j.Spec.Params
+	if len(j.Spec.Against) == 0 {
+		return index.UnitChoice{Sources: index.UnitSources{Partitions: p.Partitions}}, nil
+	}
+	ixs, err := index.LoadEarlier(ctx, j.FS, len(j.Spec.Against))
+	if err != nil {
+		return index.UnitChoice{}, err
+	}
+	return index.ChooseUnitTables(ixs, p.ParagraphUnit, p.Partitions), nil
+}
+
 // done folds the tasks' counts and top units into the manifest, reads
-// the top units' samples, and removes what the pass no longer needs: the
-// paragraphs/ files of an earlier run that cut its partitions otherwise,
-// and the unit run files once every map task succeeded.
+// the top units' samples, describes the unit table the tasks wrote for
+// the index, and removes what the pass no longer needs: the paragraphs/
+// and unit table files of an earlier run that cut its partitions
+// otherwise, and the unit run files once every map task succeeded.
 func done(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
 	p := &manifest.Paragraphs{Unit: j.Spec.Params.ParagraphUnit, Top: []manifest.TopUnit{}}
 	for _, m := range j.Mapped.Own {
 		p.Units += m.Units
 		p.UnitBytes += m.UnitBytes
 	}
-	files := map[string]bool{}
+	choice, err := chooseEarlier(ctx, j)
+	if err != nil {
+		return err
+	}
+	table := newTable(j, choice)
+	files, tables := map[string]bool{}, map[string]bool{}
 	j.ParagraphFiles = nil
 	j.UnitDocFiles = []fileinfo.Info{}
 	missing := 0 // results without their repeated bytes by document
-	err := stage.EachResult(ctx, out, func(_ int, r Result) error {
+	var held int64
+	oldShape := false // a result of a worker before unit tables
+	err = stage.EachResult(ctx, out, func(_ int, r Result) error {
 		files[r.File.Name] = true
 		j.ParagraphFiles = append(j.ParagraphFiles, r.File)
 		if r.DocBytes == nil {
 			missing++
 		} else {
 			j.UnitDocFiles = append(j.UnitDocFiles, *r.DocBytes)
+		}
+		oldShape = oldShape || r.Shape < ResultShape
+		held += r.EarlierHeld
+		if r.Table != nil {
+			tables[r.Table.Name] = true
+			table.Files = append(table.Files, index.BandFile{File: *r.Table, First: r.First, Last: r.Last})
+			table.Units += r.TableUnits
 		}
 		p.Distinct += r.Distinct
 		p.Repeated += r.Repeated
@@ -130,8 +171,35 @@ func done(ctx context.Context, j *stage.Job, out *stage.Outcome) error {
 		p.ExtraShare = float64(p.ExtraBytes) / float64(text)
 	}
 	addSamples(ctx, j, p.Top)
+	j.UnitTable = nil
+	switch {
+	case oldShape:
+		// Resumed from a run of an earlier version: its tasks counted
+		// the job's units alone and wrote no unit table.
+		w := "the paragraph pass's tasks were run by an earlier version: its counts are of this job's documents alone and the index holds no unit table; run the job again with --overwrite to count them across the series"
+		j.Log.Warn(w)
+		j.Manifest.Warnings = append(j.Manifest.Warnings, w)
+	case j.Spec.Params.Index:
+		slices.SortFunc(table.Files, func(a, b index.BandFile) int { return cmp.Compare(a.First, b.First) })
+		j.UnitTable = table
+		p.IndexUnits = table.Units
+	}
+	if len(j.Spec.Against) > 0 && !oldShape {
+		p.Earlier = &manifest.EarlierUnits{Counted: []string{}, NotCounted: choice.NotCounted, Held: held}
+		for _, a := range choice.Counted {
+			p.Earlier.Counted = append(p.Earlier.Counted, a.Job)
+		}
+		if p.Earlier.NotCounted == nil {
+			p.Earlier.NotCounted = []job.UnitsNotCounted{}
+		}
+		for _, nc := range choice.NotCounted {
+			w := fmt.Sprintf("the paragraph pass did not count the units of earlier job %s: %s; its documents hold no unit in this job's counts", nc.Job, nc.Reason)
+			j.Log.Warn(w)
+			j.Manifest.Warnings = append(j.Manifest.Warnings, w)
+		}
+	}
 	j.Manifest.Paragraphs = p
-	if err := clean(ctx, j, files); err != nil {
+	if err := clean(ctx, j, files, tables); err != nil {
 		return err
 	}
 	j.Log.Info("paragraph pass done", "units", p.Units, "distinct", p.Distinct, "repeated", p.Repeated, "repeated_share", p.RepeatedShare)
@@ -204,15 +272,31 @@ func openText(ctx context.Context, j *stage.Job, c int) (storage.File, *textstor
 	return f, r, nil
 }
 
-// clean removes the paragraphs/ files that no task of this run wrote
-// (an earlier run's, of other partition ranges) and, once every map task
-// succeeded and unless the work area is kept, the unit run files. Each
-// removal may be done again.
-func clean(ctx context.Context, j *stage.Job, keep map[string]bool) error {
+// clean removes the paragraphs/ and unit table files that no task of
+// this run wrote (an earlier run's, of other partition ranges) and, once
+// every map task succeeded and unless the work area is kept, the unit run
+// files. Each removal may be done again.
+func clean(ctx context.Context, j *stage.Job, keep, tables map[string]bool) error {
 	if len(j.Manifest.Failures) == 0 && !j.KeepWork {
 		if err := stage.Retried(ctx, func() error { return j.Out.Remove(ctx, job.UnitRunsDir) }); err != nil {
 			return fmt.Errorf("removing the unit run files: %w", err)
 		}
 	}
+	if err := stage.RemoveOthers(ctx, j.Out, job.UnitTableDir, tables); err != nil {
+		return err
+	}
 	return stage.RemoveOthers(ctx, j.Out, job.ParagraphsDir, keep)
+}
+
+// newTable describes the job's unit table, its files not yet listed:
+// the units of its own documents and of the earlier jobs counted.
+func newTable(j *stage.Job, choice index.UnitChoice) *index.UnitTable {
+	p := j.Spec.Params
+	own := job.Against{Job: j.Spec.Job, FirstChunk: j.Spec.FirstChunk}
+	for _, m := range j.Mapped.Own {
+		own.Chunks = max(own.Chunks, m.Chunk+1-j.Spec.FirstChunk)
+		own.Docs += m.Docs
+	}
+	return &index.UnitTable{Unit: p.ParagraphUnit, Partitions: p.Partitions, Jobs: append(slices.Clone(choice.Counted), own),
+		NotCounted: choice.NotCounted}
 }

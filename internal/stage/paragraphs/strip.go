@@ -92,11 +92,14 @@ func StripCountStage() stage.Stage {
 func RunStripTask(ctx context.Context, st storage.FS, minCount int, in TaskInput) (*StripResult, error) {
 	res := &StripResult{}
 	var held []uint64
-	err := eachUnit(ctx, st, in, func(group []records.BandRecord, docs int64) {
-		res.Distinct++
-		if docs >= int64(minCount) {
-			held = append(held, uint64(group[0].Key))
-		}
+	err := eachPart(ctx, st, in, func(part int, recs []records.BandRecord) error {
+		return eachGroup(part, recs, func(group []records.BandRecord, docs int64) error {
+			res.Distinct++
+			if docs >= int64(minCount) {
+				held = append(held, uint64(group[0].Key))
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err

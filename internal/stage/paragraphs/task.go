@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/paragraph"
@@ -24,6 +25,11 @@ type TaskInput struct {
 	Last  int       `json:"last"`
 	Runs  []runFile `json:"runs"`
 	Docs  []runFile `json:"docs"`
+	// Earlier are the unit tables of the earlier jobs (--against) whose
+	// counts the task adds to the job's own, and Jobs the jobs they count
+	// (their chunk ranges name the job of a first document of theirs).
+	Earlier index.UnitSources `json:"earlier,omitzero"`
+	Jobs    []job.Against     `json:"jobs,omitempty"`
 }
 
 // runFile is a file of a chunk.
@@ -35,12 +41,9 @@ type runFile struct {
 // Result is what a task found in its partitions (see manifest.Paragraphs)
 // and the paragraphs/ file it wrote.
 type Result struct {
-	First int           `json:"first"`
-	Last  int           `json:"last"`
-	File  fileinfo.Info `json:"file"`
-	// DocBytes is the task's repeated bytes by document
-	// (job.UnitDocsWorkFile); none from a worker before it.
-	DocBytes      *fileinfo.Info     `json:"doc_bytes,omitempty"`
+	First         int                `json:"first"`
+	Last          int                `json:"last"`
+	File          fileinfo.Info      `json:"file"`
 	Distinct      int64              `json:"distinct"`
 	Repeated      int64              `json:"repeated"`
 	Occurrences   int64              `json:"occurrences"`
@@ -49,7 +52,22 @@ type Result struct {
 	Bounded       int64              `json:"bounded"`
 	RowsNotListed int64              `json:"rows_not_listed"`
 	Top           []manifest.TopUnit `json:"top"`
+	// DocBytes is the task's repeated bytes by document
+	// (job.UnitDocsWorkFile); none from a worker before it.
+	DocBytes *fileinfo.Info `json:"doc_bytes,omitempty"`
+	// Table is the unit table file the task wrote (with --index), of
+	// TableUnits rows; EarlierHeld counts the job's distinct units that
+	// an earlier job's documents hold too.
+	Table       *fileinfo.Info `json:"table,omitempty"`
+	TableUnits  int64          `json:"table_units,omitempty"`
+	EarlierHeld int64          `json:"earlier_held,omitempty"`
+	// Shape is ResultShape for a task that counted the earlier jobs'
+	// unit tables and wrote its own (0: a worker before them).
+	Shape int `json:"shape,omitempty"`
 }
+
+// ResultShape is the Shape of this version's results.
+const ResultShape = 1
 
 // TopUnits is how many of the units held by the most documents the
 // manifest lists.
@@ -63,23 +81,69 @@ func compareUnit(a, b records.BandRecord) int {
 // RunTask counts, in partitions in.First to in.Last one after another,
 // the documents holding each unit hash, from the partition's blocks of
 // every unit run file (loaded at once, as a reduce task loads its band
-// runs: memory is about the task's share of the unit records), and writes
-// the occurrences of the units held by two documents or more, with their
-// documents' ids, to the task's paragraphs/ file. A unit held by more
-// than maxBucket documents lists the occurrences of its first maxBucket
-// documents only: the rows a task holds are bounded by its records, not
-// by the reach of one unit. It is idempotent: run again, it writes the
-// same bytes into the same name.
-func RunTask(ctx context.Context, st storage.FS, jobName string, maxBucket int, in TaskInput) (*Result, error) {
-	res := &Result{First: in.First, Last: in.Last, Top: []manifest.TopUnit{}}
-	var rows []records.Paragraph
-	var held []job.DocBytes // an occurrence of a repeated unit each
-	err := eachUnit(ctx, st, in, func(group []records.BandRecord, docs int64) {
-		res.Distinct++
-		if docs >= 2 {
-			rows = res.addUnit(group, docs, jobName, maxBucket, rows)
-			held = appendHeld(held, group)
+// runs: memory is about the task's share of the unit records), adds the
+// counts of the earlier jobs' unit tables (in.Earlier: their rows of the
+// partition, read one partition at a time), and writes the occurrences of
+// the units held by two documents or more, with their documents' ids, to
+// the task's paragraphs/ file; with table, it writes the merged counts of
+// every unit (the job's and the earlier tables') to its unit table file.
+// A unit held by more than maxBucket documents of the job lists the
+// occurrences of its first maxBucket documents only: the rows a task
+// holds are bounded by its records, not by the reach of one unit. It is
+// idempotent: run again, it writes the same bytes into the same names.
+func RunTask(ctx context.Context, st storage.FS, jobName string, maxBucket int, table bool, in TaskInput) (*Result, error) {
+	res := &Result{First: in.First, Last: in.Last, Top: []manifest.TopUnit{}, Shape: ResultShape}
+	var tw *pqfile.Writer[records.Unit]
+	if table {
+		var err error
+		if tw, err = pqfile.NewWriter[records.Unit](ctx, st, job.UnitTableFile(in.First, in.Last), index.UnitOptions()); err != nil {
+			return nil, err
 		}
+		defer tw.Abort()
+	}
+	var rows []records.Paragraph
+	var held []job.DocBytes  // an occurrence of a repeated unit each
+	var units []records.Unit // of the partition, for the unit table
+	err := eachPart(ctx, st, in, func(part int, recs []records.BandRecord) error {
+		earlier, err := in.Earlier.Read(ctx, st, part)
+		if err != nil {
+			return err
+		}
+		units = units[:0]
+		k := 0 // the next earlier row
+		err = eachGroup(part, recs, func(group []records.BandRecord, docs int64) error {
+			u := records.Unit{Part: int32(part), UnitHash: group[0].Key, Holders: docs, FirstDoc: group[0].Doc}
+			for ; k < len(earlier) && earlier[k].UnitHash < u.UnitHash; k++ {
+				units = append(units, earlier[k])
+			}
+			if k < len(earlier) && earlier[k].UnitHash == u.UnitHash {
+				u.Holders += earlier[k].Holders
+				u.FirstDoc = min(u.FirstDoc, earlier[k].FirstDoc)
+				res.EarlierHeld++
+				k++
+			}
+			units = append(units, u)
+			res.Distinct++
+			if u.Holders < 2 {
+				return nil
+			}
+			firstJob, err := jobOf(u.FirstDoc, group[0].Doc, jobName, in.Jobs)
+			if err != nil {
+				return fmt.Errorf("partition %d: unit %d: %w", part, u.UnitHash, err)
+			}
+			rows = res.addUnit(group, docs, u, firstJob, jobName, maxBucket, rows)
+			held = appendHeld(held, group)
+			return nil
+		})
+		if err != nil || tw == nil {
+			return err
+		}
+		units = append(units, earlier[k:]...)
+		res.TableUnits += int64(len(units))
+		if err := tw.Write(units); err != nil {
+			return err
+		}
+		return tw.EndRowGroup()
 	})
 	if err != nil {
 		return nil, err
@@ -98,15 +162,38 @@ func RunTask(ctx context.Context, st storage.FS, jobName string, maxBucket int, 
 	if res.File, err = pqfile.Write(ctx, st, job.ParagraphFile(in.First, in.Last), rows, pqfile.Sorted("unit_hash", "doc", "unit_index")); err != nil {
 		return nil, err
 	}
+	if tw != nil {
+		info, err := tw.Close()
+		if err != nil {
+			return nil, err
+		}
+		res.Table = &info
+	}
 	return res, nil
 }
 
-// eachUnit calls fn, in partitions in.First to in.Last one after
-// another, with the records of each unit hash (sorted by compareUnit)
-// and the number of documents holding it, from the partition's blocks of
-// every unit run file (loaded at once, as a reduce task loads its band
-// runs: memory is about the task's share of the unit records).
-func eachUnit(ctx context.Context, st storage.Opener, in TaskInput, fn func(group []records.BandRecord, docs int64)) error {
+// jobOf names the job of a unit's first document first: this job's
+// (jobName) when it is the job's own first document holding it (own),
+// else the earlier job whose chunk range holds it.
+func jobOf(first, own int64, jobName string, jobs []job.Against) (string, error) {
+	if first == own {
+		return jobName, nil
+	}
+	c := job.ChunkOf(first)
+	for _, a := range jobs {
+		if c >= a.FirstChunk && c < a.FirstChunk+a.Chunks {
+			return a.Job, nil
+		}
+	}
+	return "", fmt.Errorf("its first document %d (chunk %d) is of no job the earlier unit tables count: %w", first, c, pqfile.ErrCorrupt)
+}
+
+// eachPart calls fn, in partitions in.First to in.Last one after another,
+// with the partition's unit records sorted by compareUnit, from the
+// partition's blocks of every unit run file (loaded at once, as a reduce
+// task loads its band runs: memory is about the task's share of the unit
+// records).
+func eachPart(ctx context.Context, st storage.Opener, in TaskInput, fn func(part int, recs []records.BandRecord) error) error {
 	runs := make([]*workfile.BandRunReader, 0, len(in.Runs))
 	for _, rf := range in.Runs {
 		r, err := workfile.LoadBandRun(ctx, st, rf.File, rf.Chunk, in.First, in.Last)
@@ -129,27 +216,41 @@ func eachUnit(ctx context.Context, st storage.Opener, in TaskInput, fn func(grou
 			recs = append(recs, p...)
 		}
 		slices.SortFunc(recs, compareUnit)
-		for i := 0; i < len(recs); {
-			j, docs := i+1, int64(1)
-			for ; j < len(recs) && recs[j].Key == recs[i].Key; j++ {
-				switch {
-				case recs[j].Doc != recs[j-1].Doc:
-					docs++
-				case recs[j].Band == recs[j-1].Band:
-					return fmt.Errorf("partition %d: unit %d of document %d twice: a unit run file was read twice", part, recs[j].Band, recs[j].Doc)
-				}
-			}
-			fn(recs[i:j], docs)
-			i = j
+		if err := fn(part, recs); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// addUnit counts a unit held by docs documents, its records group (by
-// document and unit index), and appends its rows to rows: those of its
-// first maxBucket documents.
-func (res *Result) addUnit(group []records.BandRecord, docs int64, jobName string, maxBucket int, rows []records.Paragraph) []records.Paragraph {
+// eachGroup calls fn with the records of each unit hash of recs (of
+// partition part, sorted by compareUnit) and the number of documents
+// holding it.
+func eachGroup(part int, recs []records.BandRecord, fn func(group []records.BandRecord, docs int64) error) error {
+	for i := 0; i < len(recs); {
+		j, docs := i+1, int64(1)
+		for ; j < len(recs) && recs[j].Key == recs[i].Key; j++ {
+			switch {
+			case recs[j].Doc != recs[j-1].Doc:
+				docs++
+			case recs[j].Band == recs[j-1].Band:
+				return fmt.Errorf("partition %d: unit %d of document %d twice: a unit run file was read twice", part, recs[j].Band, recs[j].Doc)
+			}
+		}
+		if err := fn(recs[i:j], docs); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// addUnit counts a unit, its records of the job group (by document and
+// unit index) held by docs documents of the job and u.Holders in all
+// (with the earlier jobs'), the first of them u.FirstDoc of job
+// firstJob, and appends its rows to rows: those of its first maxBucket
+// documents of the job.
+func (res *Result) addUnit(group []records.BandRecord, docs int64, u records.Unit, firstJob, jobName string, maxBucket int, rows []records.Paragraph) []records.Paragraph {
 	first := group[0]
 	res.Repeated++
 	res.Occurrences += int64(len(group))
@@ -157,7 +258,7 @@ func (res *Result) addUnit(group []records.BandRecord, docs int64, jobName strin
 	for k, r := range group {
 		_, n := paragraph.FromPlace(r.FPHi)
 		res.RepeatedBytes += int64(n)
-		if r.Doc != first.Doc {
+		if r.Doc != u.FirstDoc {
 			res.ExtraBytes += int64(n)
 		}
 		if k == 0 || r.Doc != group[k-1].Doc {
@@ -170,15 +271,19 @@ func (res *Result) addUnit(group []records.BandRecord, docs int64, jobName strin
 		off, _ := paragraph.FromPlace(r.FPHi)
 		rows = append(rows, records.Paragraph{
 			UnitHash: r.Key, Doc: r.Doc, UnitIndex: r.Band, ByteOffset: int64(off), ByteLength: int32(n),
-			Holders: docs, FirstDoc: first.Doc, FirstJob: jobName,
+			Holders: u.Holders, FirstDoc: u.FirstDoc, FirstJob: firstJob,
 		})
 	}
 	if docs > int64(maxBucket) {
 		res.Bounded++
 	}
 	off, n := paragraph.FromPlace(first.FPHi)
-	res.Top = AddTop(res.Top, manifest.TopUnit{Hash: first.Key, Docs: docs, Occurrences: int64(len(group)),
-		FirstDoc: first.Doc, Offset: int64(off), Length: int64(n)})
+	top := manifest.TopUnit{Hash: first.Key, Docs: u.Holders, Occurrences: int64(len(group)),
+		FirstDoc: first.Doc, Offset: int64(off), Length: int64(n)}
+	if firstJob != jobName {
+		top.FirstJob = firstJob
+	}
+	res.Top = AddTop(res.Top, top)
 	return rows
 }
 
