@@ -445,6 +445,9 @@ func TestParagraphResultsOfEarlierVersion(t *testing.T) {
 	if old.table != nil || old.man.Paragraphs.IndexUnits != 0 {
 		t.Errorf("results of an earlier version: table %+v, %d index units: want none", old.table, old.man.Paragraphs.IndexUnits)
 	}
+	if old.rates.Repeated || !now.rates.Repeated {
+		t.Errorf("repeated bytes by host: counted %v from an earlier version's results, %v from this one's; want false, true", old.rates.Repeated, now.rates.Repeated)
+	}
 	if !slices.ContainsFunc(old.man.Warnings, func(w string) bool { return strings.Contains(w, "run by an earlier version") }) {
 		t.Errorf("no warning of the earlier version's results: %q", old.man.Warnings)
 	}
@@ -471,7 +474,7 @@ func (o oldParagraphs) Execute(ctx context.Context, s stage.Stage, indices []int
 		if err := json.Unmarshal(data, &r); err != nil {
 			return nil, err
 		}
-		for _, k := range []string{"table", "table_units", "earlier_held", "shape"} {
+		for _, k := range []string{"table", "table_units", "earlier_held", "shape", "doc_bytes"} {
 			delete(r, k)
 		}
 		if results[i], err = json.Marshal(r); err != nil {
