@@ -38,7 +38,7 @@ func Coordinator() []Command {
 		{Name: "query", Usage: "coordinator query --index OUT [--index OUT2] [--threshold T] [--format auto|jsonl|text] [--batch N] FILE|-",
 			Summary: "print each document's near-duplicates in finished jobs' indexes, as JSON lines", Setup: querySetup},
 		{Name: "rows", Usage: "coordinator rows [--columns] DATASET OUT",
-			Summary: "print the rows of a complete job's pairs, clusters, duplicates or rejects as JSON lines (--columns: its columns)", Setup: rowsSetup},
+			Summary: "print the rows of a complete job's pairs, clusters, duplicates, rejects or paragraphs as JSON lines (--columns: its columns)", Setup: rowsSetup},
 		{Name: "series", Usage: "coordinator series list [--json] DIR | coordinator series report [--out DIR] DIR",
 			Summary: "list the members of a series (--series DIR): state, documents, pairs, and whether the next member is matched against each; or write its report, the trend of its duplicates across the members", Setup: seriesSetup},
 		{Name: "index", Usage: "coordinator index compact --out DIR [--job NAME] [--overwrite] OUT...",

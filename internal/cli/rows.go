@@ -65,6 +65,7 @@ func rowDatasets() map[string]rowDataset {
 		"clusters":   datasetOf(pipeline.Clusters),
 		"duplicates": datasetOf(pipeline.Duplicates),
 		"rejects":    datasetOf(pipeline.Rejects),
+		"paragraphs": datasetOf(pipeline.Paragraphs),
 	}
 }
 

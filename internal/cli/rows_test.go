@@ -13,15 +13,16 @@ import (
 	"github.com/neardup/neardup/pkg/pipeline"
 )
 
-// TestRowsCommand runs a job on the sample (all its files: pairs,
-// clusters, duplicates and rejects all have rows), then `coordinator rows`
+// TestRowsCommand runs a job on the sample with --paragraphs (all its
+// files: pairs, clusters, duplicates, rejects and paragraphs all have
+// rows), then `coordinator rows`
 // on each dataset, and checks that it prints exactly the rows of
 // pkg/pipeline's reader of that dataset, in its order: one JSON object a
 // line whose members are the Parquet columns, named and valued as written
 // out here column by column (a nil pointer as null), in the order
 // `--columns` gives.
 func TestRowsCommand(t *testing.T) {
-	out := runSample(t, filepath.Join("..", "..", "testdata", "sample"))
+	out := runSample(t, filepath.Join("..", "..", "testdata", "sample"), "--paragraphs")
 	var stdout, stderr bytes.Buffer
 	ctx := context.Background()
 	tests := []struct {
@@ -43,6 +44,10 @@ func TestRowsCommand(t *testing.T) {
 		{"rejects", expectRows(t, pipeline.Rejects(ctx, out), func(r pipeline.Reject) map[string]any {
 			return map[string]any{"chunk": r.Chunk, "file": r.File, "byte_offset": r.Offset, "line": r.Line, "reason": r.Reason}
 		}), `[{"name":"chunk","type":"int32","nullable":false},{"name":"file","type":"string","nullable":false},{"name":"byte_offset","type":"int64","nullable":false},{"name":"line","type":"int64","nullable":false},{"name":"reason","type":"string","nullable":false}]`},
+		{"paragraphs", expectRows(t, pipeline.Paragraphs(ctx, out), func(p pipeline.Paragraph) map[string]any {
+			return map[string]any{"unit_hash": p.UnitHash, "doc": p.Doc, "unit_index": p.UnitIndex, "id": p.ID, "byte_offset": p.ByteOffset,
+				"byte_length": p.ByteLength, "holders": p.Holders, "first_doc": p.FirstDoc, "first_job": p.FirstJob}
+		}), `[{"name":"unit_hash","type":"int64","nullable":false},{"name":"doc","type":"int64","nullable":false},{"name":"unit_index","type":"int32","nullable":false},{"name":"id","type":"string","nullable":false},{"name":"byte_offset","type":"int64","nullable":false},{"name":"byte_length","type":"int32","nullable":false},{"name":"holders","type":"int64","nullable":false},{"name":"first_doc","type":"int64","nullable":false},{"name":"first_job","type":"string","nullable":false}]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dataset, func(t *testing.T) {
@@ -82,12 +87,12 @@ func TestRowsCommand(t *testing.T) {
 }
 
 // runSample runs a job (embedded NATS) on input, and returns its output.
-func runSample(t *testing.T, input string) string {
+func runSample(t *testing.T, input string, flags ...string) string {
 	t.Helper()
 	t.Setenv("NATS_URL", "")
 	out := filepath.Join(t.TempDir(), "out")
 	var stdout, stderr bytes.Buffer
-	if exit := Main("coordinator", []string{"--out", out, "--quiet", input}, Coordinator(), &stdout, &stderr); exit != 0 {
+	if exit := Main("coordinator", append(append([]string{"--out", out, "--quiet"}, flags...), input), Coordinator(), &stdout, &stderr); exit != 0 {
 		t.Fatalf("job: exit %d:\n%s", exit, stderr.String())
 	}
 	return out

@@ -36,5 +36,13 @@ def sample_job(tmp_path_factory: pytest.TempPathFactory) -> Tuple[neardup.Result
 
 
 @pytest.fixture(scope="session")
+def paragraphs_job(tmp_path_factory: pytest.TempPathFactory) -> neardup.Result:
+    """The sample job run with the paragraph pass (``paragraphs=True``),
+    whose ``paragraphs/`` has rows."""
+    out = tmp_path_factory.mktemp("paragraphs") / "out"
+    return neardup.run([str(SAMPLE)], out=out, workers=2, paragraphs=True, progress=False)
+
+
+@pytest.fixture(scope="session")
 def sample_out(sample_job: Tuple[neardup.Result, List[neardup.Progress]]) -> str:
     return sample_job[0].out

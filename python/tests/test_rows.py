@@ -37,9 +37,17 @@ def duckdb_rows(tmp_path: pathlib.Path, sql: str) -> List[Dict[str, Any]]:
     return [json.loads(line) for line in out.stdout.splitlines()]
 
 
-@pytest.mark.parametrize("dataset", ["pairs", "clusters", "duplicates", "rejects"])
-def test_rows_equal_duckdb(dataset, sample_job, tmp_path) -> None:
-    res, _ = sample_job
+def job_of(dataset: str, request: pytest.FixtureRequest) -> "neardup.Result":
+    """The sample job with the rows of dataset: the one run with the
+    paragraph pass for paragraphs/."""
+    if dataset == "paragraphs":
+        return request.getfixturevalue("paragraphs_job")
+    return request.getfixturevalue("sample_job")[0]
+
+
+@pytest.mark.parametrize("dataset", ["pairs", "clusters", "duplicates", "rejects", "paragraphs"])
+def test_rows_equal_duckdb(dataset, request, tmp_path) -> None:
+    res = job_of(dataset, request)
     rows = getattr(neardup, dataset)(res.out)
     got = list(rows)
     assert got, f"the sample job has no {dataset}: nothing is compared"
@@ -51,11 +59,10 @@ def test_rows_equal_duckdb(dataset, sample_job, tmp_path) -> None:
         assert list(g) == [c.name for c in rows.columns], f"{dataset} row {i + 1}: members not in the columns' order"
 
 
-def test_columns_equal_duckdb(sample_job, tmp_path) -> None:
-    res, _ = sample_job
+def test_columns_equal_duckdb(request, tmp_path) -> None:
     types = {"INTEGER": "int32", "BIGINT": "int64", "DOUBLE": "double", "VARCHAR": "string", "BOOLEAN": "bool"}
-    for dataset in ("pairs", "clusters", "duplicates", "rejects"):
-        rows = neardup.Rows(res.out, dataset)
+    for dataset in ("pairs", "clusters", "duplicates", "rejects", "paragraphs"):
+        rows = neardup.Rows(job_of(dataset, request).out, dataset)
         want = duckdb_rows(tmp_path, f"SELECT to_json({{'name': column_name, 'type': column_type}})::VARCHAR FROM (DESCRIBE SELECT * FROM read_parquet('{rows.glob}'))")
         assert [(c.name, c.type) for c in rows.columns] == [(w["name"], types[w["type"]]) for w in want], dataset
 

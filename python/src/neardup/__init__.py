@@ -3,7 +3,8 @@ corpora.
 
 The package carries neardup's coordinator as a static binary and runs it:
 a job (:func:`run`), its outputs read without a Parquet package
-(:func:`pairs`, :func:`clusters`, :func:`duplicates`, :func:`rejects`),
+(:func:`pairs`, :func:`clusters`, :func:`duplicates`, :func:`rejects`,
+:func:`paragraphs`),
 lookups in finished jobs' indexes by one long-lived process
 (:class:`Index`), and the command line (the ``neardup`` console script).
 
@@ -31,7 +32,7 @@ from ._errors import (
     UsageError,
 )
 from ._index import Index, IndexInfo, Match, QueryResult
-from ._rows import Column, Rows, clusters, duplicates, pairs, rejects
+from ._rows import Column, Rows, clusters, duplicates, pairs, paragraphs, rejects
 from ._run import Counts, Paths, Progress, Result, run
 from ._version import __version__
 
@@ -58,6 +59,7 @@ __all__ = [
     "clusters",
     "duplicates",
     "pairs",
+    "paragraphs",
     "rejects",
     "run",
 ]

@@ -24,6 +24,7 @@ DATASETS = {
     "clusters": "clusters.parquet",
     "duplicates": "duplicates.parquet",
     "rejects": "rejects",
+    "paragraphs": "paragraphs",
 }
 
 Row = Dict[str, Any]
@@ -180,3 +181,12 @@ def rejects(out: Union[str, "os.PathLike[str]"]) -> Rows:
     """The input records skipped, and why (``rejects/``): ``chunk``,
     ``file``, ``byte_offset``, ``line``, ``reason``."""
     return Rows(out, "rejects")
+
+
+def paragraphs(out: Union[str, "os.PathLike[str]"]) -> Rows:
+    """The occurrences of the lines or paragraphs that two documents or
+    more hold (``paragraphs/``, a job run with ``paragraphs=True``):
+    ``unit_hash``, ``doc``, ``unit_index``, ``id``, ``byte_offset``,
+    ``byte_length``, ``holders``, ``first_doc``, ``first_job``. A job
+    without the pass has none."""
+    return Rows(out, "paragraphs")

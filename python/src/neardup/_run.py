@@ -85,6 +85,7 @@ _LAYOUT = {
     "exact": "exact.parquet",
     "docs": "docs",
     "rejects": "rejects",
+    "paragraphs": "paragraphs",
     "manifest": "manifest.json",
     "report": "report.html",
     "index": "index",
@@ -104,6 +105,7 @@ class Paths:
     exact: str
     docs: str
     rejects: str
+    paragraphs: str
     manifest: str
     report: str
     index: str
@@ -160,6 +162,11 @@ class Result:
     def rejects(self) -> Rows:
         """The input records skipped, and why (``rejects/``)."""
         return Rows(self.out, "rejects")
+
+    def paragraphs(self) -> Rows:
+        """The repeated lines or paragraphs (``paragraphs/``, with
+        ``paragraphs=True``): see neardup.paragraphs."""
+        return Rows(self.out, "paragraphs")
 
 
 @dataclass(frozen=True)
