@@ -333,7 +333,7 @@ func (f *fileJob) columns(file storage.File) error {
 	}
 	sink := newParquetSink(f, t.schema)
 	var line []byte
-	return f.lines(file, func(bool) (bool, error) { return false, nil },
+	return f.lines(file, func(bool) (bool, error) { return false, nil }, f.write,
 		func(frag []byte, _ int64, _ bool) error {
 			line = append(line, frag...)
 			return nil

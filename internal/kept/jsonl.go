@@ -56,12 +56,7 @@ func gzipShards(out *shards) *gzip.Writer {
 func (f *fileJob) jsonl(file storage.File) error {
 	gz := gzipShards(f.out)
 	var line []byte // an annotated document's line, wanted whole
-	return f.lines(file, func(isDoc bool) (bool, error) {
-		if !isDoc {
-			return true, f.out.ensure()
-		}
-		return true, nil
-	}, func(frag []byte, start int64, whole bool) error {
+	return f.lines(file, f.otherLines, f.write, func(frag []byte, start int64, whole bool) error {
 		if whole && f.w.ann != nil {
 			line = append(line, frag...)
 			return nil
@@ -86,12 +81,22 @@ func (f *fileJob) jsonl(file storage.File) error {
 	})
 }
 
+// otherLines writes a JSONL file's lines that are no documents (blank,
+// rejected) as they are.
+func (f *fileJob) otherLines(isDoc bool) (bool, error) {
+	if !isDoc {
+		return true, f.out.ensure()
+	}
+	return true, nil
+}
+
 // lines reads the lines of a JSONL file, telling each to the caller:
 // before a line, other(isDoc) says whether a line that is no document
-// is written (isDoc false; a document is written when f.write says so);
+// is written (isDoc false), and pick(d) whether document d's line is
+// (f.write, or a caller's own choice made once it has the line);
 // then the line's bytes go to frag, in pieces (whole says it is a
 // document's, written), and a document's line written ends with doc.
-func (f *fileJob) lines(file storage.File, other func(isDoc bool) (bool, error),
+func (f *fileJob) lines(file storage.File, other func(isDoc bool) (bool, error), pick func(d records.DocRecord) (bool, error),
 	frag func(b []byte, start int64, whole bool) error, doc func(d records.DocRecord, start int64) error) error {
 	src, done, err := decompress(file, compressionOf(f.in), f.in.Path)
 	if err != nil {
@@ -118,7 +123,7 @@ func (f *fileJob) lines(file storage.File, other func(isDoc bool) (bool, error),
 		}
 		write, err := other(isDoc)
 		if err == nil && isDoc {
-			write, err = f.write(d)
+			write, err = pick(d)
 		}
 		if err != nil {
 			return err

@@ -226,9 +226,11 @@ func NewJSONLText(o Options) *JSONLText {
 	return &JSONLText{sc: newJSONLineScanner(o.withDefaults())}
 }
 
-// Find returns the text of line and where its raw value is; the text is
-// valid until the next call.
+// Find returns the text of line (its line end, if any, passed over as
+// the reader does) and where its raw value is; the text is valid until
+// the next call.
 func (t *JSONLText) Find(line []byte) (text []byte, start, end int, ok bool) {
+	line = trimEOL(line)
 	if !t.sc.scan(line) || firstNonSpace(line) != '{' {
 		return nil, 0, 0, false
 	}

@@ -17,6 +17,7 @@ func TestJSONLText(t *testing.T) {
 	}{
 		{"plain", `{"id":"a","text":"one\ntwo","lang":"en"}`, Options{}, "one\ntwo", true},
 		{"escapes", `{"text":"caf\u00e9 \"q\" \/ end","id":1}`, Options{}, `café "q" / end`, true},
+		{"line end", "{\"id\":\"a\",\"text\":\"x\"}\r\n", Options{}, "x", true},
 		{"spaces", ` { "id" : "a" , "text" : "x y" } `, Options{}, "x y", true},
 		{"twice: the last", `{"text":"first","id":"a","text":"last"}`, Options{}, "last", true},
 		{"nested text is not the member", `{"meta":{"text":"inner"},"text":"outer"}`, Options{}, "outer", true},
