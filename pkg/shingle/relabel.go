@@ -75,6 +75,18 @@ func andCount(x, y []uint64) int {
 // sets of a template family's pages than one placed by a multiplicative
 // hash. Any values are relabeled correctly; skewed ones only lose speed.
 // A group holds at most 2³²-1 distinct values.
+//
+// A look-up is a cache miss in a large table (about 20 ns a value), so a
+// set takes the ids it shares with an earlier set of the group by a merge
+// with it instead (1 to 2 ns a value), and looks up the rest: Append
+// keeps sets it relabeled as references, by their least value (up to
+// maxRefValues values in all), and a set whose three least values name
+// one is merged with it first. Sets that share most of their values
+// often share their least: the pages of a template family do when the
+// least value of each is its template's, near copies with the
+// probability of their Jaccard similarity. The ids, and so the Bits, are
+// those the look-ups alone give: a value found in a reference has the id
+// the table gave it, and the others are looked up in the set's order.
 type Relabeler struct {
 	slots   []relabelSlot
 	skip    uint     // the top bits of the values that are the group's
@@ -83,7 +95,25 @@ type Relabeler struct {
 	scratch []uint64 // the words of the set being written, by key; zero between sets
 	touched []uint32 // the keys of its nonzero words
 	sink    uint64   // keeps the touches of Append
+
+	refs    map[uint64]relabelRef // by the reference's least value
+	refVals []uint64              // the references' values, one after the other
+	refIDs  []uint32              // and their ids
+	missed  []uint64              // the values of the set being written not in its reference
 }
+
+// relabelRef is a set kept as a reference: its values and their ids are
+// refVals[off:off+n] and refIDs[off:off+n].
+type relabelRef struct{ off, n int }
+
+// maxRefValues bounds the values of a Relabeler's references (12 bytes
+// each): a few hundred template families of 2,000-word pages.
+const maxRefValues = 1 << 19
+
+// refKeys is how many of a set's least values are tried as the key of a
+// reference: a template page whose own text holds the least value or two
+// finds its family's reference by the next.
+const refKeys = 3
 
 type relabelSlot struct {
 	v  uint64
@@ -109,6 +139,8 @@ func (r *Relabeler) Reset(hint int, skip int) {
 	r.shift = uint(64 - bits.TrailingZeros(uint(len(r.slots))))
 	r.skip = uint(skip)
 	r.n = 0
+	clear(r.refs)
+	r.refVals, r.refIDs = r.refVals[:0], r.refIDs[:0]
 }
 
 // Len returns the number of distinct values of the group so far.
@@ -122,18 +154,31 @@ func (r *Relabeler) Append(dst Bits, set []uint64) Bits {
 		r.Reset(len(set), 0)
 	}
 	r.touched = r.touched[:0]
-	for lo := 0; lo < len(set); lo += relabelAhead {
-		part := set[lo:min(lo+relabelAhead, len(set))]
-		// Touch the part's slots first, without a branch, so that
-		// their cache misses overlap: the look-ups' branches (found at
-		// the first slot, or further) stall each miss in turn.
-		var x uint64
-		for _, v := range part {
-			x += r.slots[r.home(v)].v
+	if ref, ok := r.ref(set); ok {
+		r.missed = r.missed[:0]
+		vals, ids := r.refVals[ref.off:ref.off+ref.n], r.refIDs[ref.off:ref.off+ref.n]
+		j := 0
+		for _, v := range set {
+			for j < len(vals) && vals[j] < v {
+				j++
+			}
+			if j < len(vals) && vals[j] == v {
+				r.add(ids[j])
+				j++
+				continue
+			}
+			r.missed = append(r.missed, v)
 		}
-		r.sink += x
-		for _, v := range part {
-			r.add(r.id(v))
+		r.lookUp(r.missed, false)
+	} else {
+		keep := len(set) > 0 && len(r.refVals)+len(set) <= maxRefValues
+		r.lookUp(set, keep)
+		if keep {
+			if r.refs == nil {
+				r.refs = make(map[uint64]relabelRef)
+			}
+			r.refs[set[0]] = relabelRef{off: len(r.refVals), n: len(set)}
+			r.refVals = append(r.refVals, set...)
 		}
 	}
 	// Most keys come in order already: the new values' are consecutive
@@ -167,6 +212,43 @@ const maxRunGap = 2
 
 // relabelAhead is how many values Append touches ahead of looking them up.
 const relabelAhead = 32
+
+// ref returns the reference named by one of the least values of set, if
+// any.
+func (r *Relabeler) ref(set []uint64) (relabelRef, bool) {
+	if len(r.refs) == 0 {
+		return relabelRef{}, false
+	}
+	for _, v := range set[:min(refKeys, len(set))] {
+		if ref, ok := r.refs[v]; ok {
+			return ref, true
+		}
+	}
+	return relabelRef{}, false
+}
+
+// lookUp adds the ids of vals to the set being written, giving new values
+// the next ids in order, and appends them to refIDs when keep is set.
+func (r *Relabeler) lookUp(vals []uint64, keep bool) {
+	for lo := 0; lo < len(vals); lo += relabelAhead {
+		part := vals[lo:min(lo+relabelAhead, len(vals))]
+		// Touch the part's slots first, without a branch, so that
+		// their cache misses overlap: the look-ups' branches (found at
+		// the first slot, or further) stall each miss in turn.
+		var x uint64
+		for _, v := range part {
+			x += r.slots[r.home(v)].v
+		}
+		r.sink += x
+		for _, v := range part {
+			id := r.id(v)
+			r.add(id)
+			if keep {
+				r.refIDs = append(r.refIDs, id)
+			}
+		}
+	}
+}
 
 // add adds id to the set being written.
 func (r *Relabeler) add(id uint32) {

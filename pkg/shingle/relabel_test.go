@@ -221,6 +221,79 @@ func TestRelabelerRandom(t *testing.T) {
 	}
 }
 
+// TestRelabelerIDs checks that a Relabeler gives a group's values the ids
+// 0, 1, 2, ... in the order they are first met, set after set, whether a
+// set's values are looked up or taken from a reference (see Relabeler):
+// each set's Bits hold exactly the ids of a plain map's numbering. The
+// groups make references that are used (template families, near copies
+// of a set), that share a least value with a set of other values, that
+// outgrow maxRefValues, and sets not in order.
+func TestRelabelerIDs(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 8))
+	base := randomGroup(r, 1, 3000, math.MaxUint64)[0]
+	near := func(n int) [][]uint64 { // copies of base, a tenth of each replaced
+		sets := make([][]uint64, n)
+		for k := range sets {
+			s := slices.Clone(base)
+			for i := range len(s) / 10 {
+				s[r.IntN(len(s))] = r.Uint64() | uint64(i&1)
+			}
+			sets[k] = SortUnique(s)
+		}
+		return sets
+	}
+	shuffled := templatedGroup(r, 40, 4, 500, [2]int{10, 300}, 5000)
+	for _, s := range shuffled {
+		r.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
+	}
+	tests := []struct {
+		name string
+		sets [][]uint64
+	}{
+		{"templated families", templatedGroup(r, 300, 7, 1500, [2]int{100, 900}, 20000)},
+		{"near copies", near(50)},
+		{"same least value, other values", [][]uint64{{1, 10, 20, 30}, {1, 11, 21, 31}, {1, 10, 21, 30, 40}, {0, 1, 10}, {2, 3, 10, 20}}},
+		{"past the references' bound", templatedGroup(r, 600, 300, 1500, [2]int{100, 400}, 1<<20)},
+		{"not in order", shuffled},
+	}
+	var rl Relabeler
+	for _, tc := range tests {
+		bs := relabelAll(&rl, 0, tc.sets)
+		ids := map[uint64]uint32{}
+		for k, s := range tc.sets {
+			want := make([]uint32, 0, len(s))
+			for _, v := range s {
+				id, ok := ids[v]
+				if !ok {
+					id = uint32(len(ids))
+					ids[v] = id
+				}
+				want = append(want, id)
+			}
+			slices.Sort(want)
+			var got []uint32
+			w := 0
+			for _, run := range bs[k].Runs {
+				for key := run.Start; key < run.Start+run.Len; key++ {
+					for x := bs[k].Words[w]; x != 0; x &= x - 1 {
+						got = append(got, 64*key+uint32(bits.TrailingZeros64(x)))
+					}
+					w++
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: set %d: Bits hold ids %v..., want %v...", tc.name, k, got[:min(8, len(got))], want[:min(8, len(want))])
+			}
+		}
+		if rl.Len() != len(ids) {
+			t.Errorf("%s: %d values, want %d", tc.name, rl.Len(), len(ids))
+		}
+		if len(rl.refs) == 0 {
+			t.Errorf("%s: no references kept", tc.name)
+		}
+	}
+}
+
 // BenchmarkRelabel times the relabeling of a group of pages like one of
 // the verify stage's windows on the templated corpus at 0.5 (5,000 pages
 // of 133 families, 1,500-hash templates and unique parts of 100 to 900
