@@ -86,9 +86,10 @@ type Config struct {
 	// sideResultBytes, if set, replaces the in-process workers'
 	// sideResultBytes (tests).
 	sideResultBytes int
-	// wholeClusterEdges, if set, replaces the bound of the edges of a job
-	// whose cluster stage runs as one task (stage.Job.WholeEdges; tests).
-	wholeClusterEdges int64
+	// wholeClusterBytes, if set, replaces the bound of what the one task
+	// of a job whose cluster stage runs as one task holds
+	// (stage.Job.WholeBytes; tests).
+	wholeClusterBytes int64
 	// stopAfterMarker makes Run return once the job's marker (_SUCCESS
 	// or _PARTIAL) is written, before the work area is removed, as a
 	// process killed there would stop (tests).

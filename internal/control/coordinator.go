@@ -50,7 +50,7 @@ type confirmer interface {
 func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest.Manifest, error) {
 	j := &stage.Job{Spec: c.spec, Plan: c.plan, Out: c.st, FS: c.fs, Earlier: earlierMaps(c.earlier),
 		Manifest: stage.NewManifest(c.spec, c.plan, started, versions()), Log: c.log, KeepWork: c.cfg.KeepWork,
-		WholeEdges: c.cfg.wholeClusterEdges, Kept: c.kept}
+		WholeBytes: c.cfg.wholeClusterBytes, Kept: c.kept}
 	var input int64
 	for _, ch := range c.plan.Chunks {
 		input += ch.Bytes

@@ -130,7 +130,7 @@ func TestInjectedFaults(t *testing.T) {
 			cfg.Queue.MaxDeliver = 2
 			cfg.Params.Strict = tt.strict
 			if !tt.whole {
-				cfg.wholeClusterEdges = -1
+				cfg.wholeClusterBytes = -1
 			}
 			f, err := faults.Parse(tt.faults, nil)
 			if err != nil {

@@ -105,7 +105,7 @@ func TestSeriesPublished(t *testing.T) {
 		cfg.Against = against
 		cfg.Job = name
 		if strings.HasSuffix(name, "-distributed") {
-			cfg.wholeClusterEdges = -1 // the cluster stage's steps, not one task
+			cfg.wholeClusterBytes = -1 // the cluster stage's steps, not one task
 		}
 		if _, err := Run(t.Context(), cfg); err != nil {
 			t.Fatalf("%s: %v", name, err)

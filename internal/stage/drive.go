@@ -33,10 +33,10 @@ type Job struct {
 	// KeepWork keeps the work area's files that a stage would remove
 	// once done (the band run files: see cleanBands).
 	KeepWork bool
-	// WholeEdges bounds the edges of a job whose cluster stage runs as
-	// one task (see Run): 0 means WholeEdges, a negative
-	// bound never.
-	WholeEdges int64
+	// WholeBytes bounds what the one task of a job whose cluster stage
+	// runs as one task holds (see cluster.WholeBytes): 0 means
+	// cluster.WholeBytes, a negative bound never.
+	WholeBytes int64
 	// Kept is the directory of the job's kept corpus (Spec.Kept), which
 	// the coordinator has claimed (kept.Claim); nil when it writes none.
 	Kept *storage.Dir

@@ -55,9 +55,9 @@ type stageCase struct {
 	// docsPerChunk documents.
 	docsPerChunk int
 	docs         []caseDoc
-	// wholeEdges is the job's stage.Job.WholeEdges (-1: the cluster
+	// wholeBytes is the job's stage.Job.WholeBytes (-1: the cluster
 	// stage in steps of tasks).
-	wholeEdges int64
+	wholeBytes int64
 	// executor, if set, wraps the in-process executor.
 	executor func(ex stage.Executor, st storage.FS) stage.Executor
 }
@@ -211,7 +211,7 @@ func (c *stageCase) run(t *testing.T) *caseRun {
 	if err := storage.WriteJSON(ctx, st, job.PlanFile, &r.plan, true); err != nil {
 		t.Fatal(err)
 	}
-	j := &stage.Job{Spec: spec, Plan: &r.plan, Out: st, FS: st, Manifest: &manifest.Manifest{}, Log: slog.New(slog.DiscardHandler), WholeEdges: c.wholeEdges}
+	j := &stage.Job{Spec: spec, Plan: &r.plan, Out: st, FS: st, Manifest: &manifest.Manifest{}, Log: slog.New(slog.DiscardHandler), WholeBytes: c.wholeBytes}
 	var ex stage.Executor = Local{Env: &stage.Env{Spec: spec, FS: st, Cache: &stage.Files{St: st}, Inputs: anyPath{}}}
 	if c.executor != nil {
 		ex = c.executor(ex, st)

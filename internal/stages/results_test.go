@@ -70,7 +70,7 @@ func spreadCase(t *testing.T) *stageCase {
 			docs = append(docs, caseDoc{id: fmt.Sprintf("f%d-%d", f, copyNo), text: base + extra})
 		}
 	}
-	return &stageCase{name: "spread", params: p, docsPerChunk: 2, docs: docs, wholeEdges: -1}
+	return &stageCase{name: "spread", params: p, docsPerChunk: 2, docs: docs, wholeBytes: -1}
 }
 
 // truncate is the start of a result, for an error message.

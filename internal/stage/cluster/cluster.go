@@ -68,24 +68,27 @@ func RunLocal(ctx context.Context, st storage.FS, spec *job.Spec, verifies []job
 // inside each group (see expander). A cluster's id is its smallest
 // ordinal. The outputs do not depend on how many tasks run where.
 //
-// A job whose verified pairs and group members number at most
-// WholeEdges runs the stage as one task instead (see wholeTask),
-// which writes the same outputs.
+// A job that one task can cluster in WholeBytes runs the stage as one
+// task instead (see wholeTask), which writes the same outputs.
 func Run(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult, run stage.TaskRunner) (*stage.ClusterStats, error) {
-	return runCluster(ctx, st, p, verifies, mapResults, run, WholeEdges)
+	return runCluster(ctx, st, p, verifies, mapResults, run, WholeBytes)
 }
 
-// WholeEdges bounds the edges (verified pairs plus confirmed
-// exact-group members, as the verify tasks count them) of a job whose
-// cluster stage runs as one task that holds them all in memory: a few
-// hundred bytes each (the edge, its documents' rows with ids and urls,
-// union-find), so at most ~100 MB. The 100k benchmark corpus has ~50,000;
-// the 1M one ~500,000, which takes the distributed steps.
-const WholeEdges = 1 << 18
+// WholeBytes bounds what the one task of a job whose cluster stage runs
+// in one task holds (see wholeHeld): a component row of each edge
+// (verified pair or confirmed exact-group member, as the verify tasks
+// count them), which it sorts, and a few hundred bytes for each document
+// they join (its union-find node, its row with id and url, its output
+// rows). The 100k benchmark corpus (~50,000 edges) holds about 30 MB and
+// the templated corpus at 0.5 (1.37 million edges among 20,000
+// documents) about 115 MB: each runs as one task; the 1M corpus
+// (~500,000 edges, up to a million documents) takes the distributed
+// steps.
+const WholeBytes = 128 << 20
 
-// runCluster is Run, in one task if the job has at most wholeEdges
-// edges.
-func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult, run stage.TaskRunner, wholeEdges int64) (*stage.ClusterStats, error) {
+// runCluster is Run, in one task if it holds at most wholeBytes (see
+// WholeBytes).
+func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, mapResults map[int]job.MapResult, run stage.TaskRunner, wholeBytes int64) (*stage.ClusterStats, error) {
 	// What an earlier run of the stage left is of no use.
 	if err := st.Remove(ctx, job.ClusterDir); err != nil {
 		return nil, err
@@ -110,7 +113,7 @@ func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 	var written []outputResult
 	var rounds int
 	var err error
-	if edges <= wholeEdges {
+	if wholeHeld(edges, mapResults) <= wholeBytes {
 		comps, written, err = d.whole(ctx, vf, docs, dropped)
 	} else {
 		comps, written, rounds, err = d.distributed(ctx, clusterParts(mapResults, p.Partitions), vf, docs, dropped)
@@ -312,4 +315,23 @@ func runStep[T any](ctx context.Context, d driver, s *clusterStep) ([]T, error) 
 		}
 	}
 	return out, nil
+}
+
+// The bytes the one task holds for an edge (a compRow, and a little for
+// the sort and the union-find's work) and for a document its edges join.
+const (
+	wholeEdgeBytes = 80
+	wholeDocBytes  = 300
+)
+
+// wholeHeld bounds the bytes the one task would hold for a job of edges
+// edges (verified pairs and exact-group members) and the map results
+// mapResults: the edges' rows, and the documents they join, two an edge
+// and no more than the job's.
+func wholeHeld(edges int64, mapResults map[int]job.MapResult) int64 {
+	var docs int64
+	for _, m := range mapResults {
+		docs += m.Docs
+	}
+	return wholeEdgeBytes*edges + wholeDocBytes*min(2*edges, docs)
 }

@@ -171,3 +171,38 @@ func TestCompRowSize(t *testing.T) {
 		t.Errorf("a compRow is %d bytes, want at most 72", n)
 	}
 }
+
+// TestWholeHeld checks the bound of what the one task of a job's cluster
+// stage would hold, which decides whether it runs as one task: 80 bytes
+// an edge, and 300 a document, two an edge and no more than the job's,
+// so that a job of few documents in many pairs (template pages at a low
+// threshold) runs as one task.
+func TestWholeHeld(t *testing.T) {
+	chunks := func(docs ...int64) map[int]job.MapResult {
+		m := map[int]job.MapResult{}
+		for c, d := range docs {
+			m[c] = job.MapResult{Docs: d}
+		}
+		return m
+	}
+	cases := []struct {
+		name  string
+		edges int64
+		maps  map[int]job.MapResult
+		want  int64
+		whole bool
+	}{
+		{"no edges", 0, chunks(10, 10), 0, true},
+		{"the 100k corpus", 50_000, chunks(50_000, 50_000), 50_000*80 + 100_000*300, true},
+		{"the templated corpus at 0.5", 1_369_786, chunks(10_000, 10_000), 1_369_786*80 + 20_000*300, true},
+		{"the 1M corpus", 500_000, chunks(500_000, 500_000), 500_000*80 + 1_000_000*300, false},
+		{"documents bounded by the edges", 1000, chunks(1_000_000), 1000*80 + 2000*300, true},
+		{"too many edges among few documents", WholeBytes/80 + 1, chunks(10), (WholeBytes/80+1)*80 + 10*300, false},
+	}
+	for _, c := range cases {
+		got := wholeHeld(c.edges, c.maps)
+		if got != c.want || (got <= WholeBytes) != c.whole {
+			t.Errorf("%s: wholeHeld(%d edges) = %d (one task %v), want %d (one task %v)", c.name, c.edges, got, got <= WholeBytes, c.want, c.whole)
+		}
+	}
+}

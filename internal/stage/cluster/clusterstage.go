@@ -18,9 +18,9 @@ func Stage() stage.Stage {
 		Steps: func(ctx context.Context, j *stage.Job, run stage.TaskRunner) error {
 			t0 := time.Now()
 			steps := &countingRunner{run: run}
-			whole := j.WholeEdges
+			whole := j.WholeBytes
 			if whole == 0 {
-				whole = WholeEdges
+				whole = WholeBytes
 			}
 			stats, err := runCluster(ctx, j.FS, j.Spec.Params, j.Verified, j.Mapped.All, steps, whole)
 			if err != nil {

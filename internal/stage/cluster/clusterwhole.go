@@ -17,8 +17,8 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// A job with few edges (see WholeEdges) runs the cluster stage as
-// one task, in memory: the steps' work without their files. Union-find
+// A job of few edges and documents (see WholeBytes) runs the cluster
+// stage as one task, in memory: the steps' work without their files. Union-find
 // labels the components; the rows the nodes step would send (see
 // labelledRows) are taken whole by takeComponents, as the components
 // step does with one partition; and the outputs are written as the output
