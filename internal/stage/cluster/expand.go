@@ -89,9 +89,15 @@ func (x *expander) write(ctx context.Context, st storage.FS, v verifyFiles) (exp
 // area and are merged into the pairs/ file.
 const expandSpillRows = 1 << 16
 
-// pairsGroupRows bounds the rows of a row group of a pairs/ file, which
-// its writer holds in memory.
-const pairsGroupRows = 1 << 16
+// pairsGroupRows bounds the rows of a row group of a pairs/ file. Its
+// writer holds the row group's pages compressed (a few bytes a row: about
+// 20 MB for a full group of template pages' pairs), and each row group
+// writes the dictionaries of a_url and b_url again: in the templated job
+// at 0.5 (1.37 million pairs, 10,000 to 18,000 urls a dictionary) row
+// groups of 65,536 rows made b_url 36% of pairs/' bytes, dictionaries
+// mostly; with 2^20, pairs/ is 26% smaller (25.3 -> 18.7 MB) and writing
+// it takes a fifth less CPU, for the same Go heap (gctrace).
+const pairsGroupRows = 1 << 20
 
 // writeSpilling is write holding at most spill pairs waiting. The
 // verified pairs arrive sorted by (a, b), and each pair of
