@@ -103,8 +103,13 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 	if res.EdgeFiles, err = workfile.WriteEdges(ctx, st, job.EdgeFile(part), routed); err != nil {
 		return nil, err
 	}
-	if res.RequestFiles, err = workfile.WriteRequests(ctx, st, job.RequestFile(part), routed); err != nil {
-		return nil, err
+	// The gather requests are read by the gather stage alone, which runs
+	// with --gather on: with sets or off, writing them cost the templated
+	// job at 0.5 an eighth of its reduce stage's CPU for nothing.
+	if spec.Params.Gather == job.GatherOn {
+		if res.RequestFiles, err = workfile.WriteRequests(ctx, st, job.RequestFile(part), routed); err != nil {
+			return nil, err
+		}
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil

@@ -137,6 +137,20 @@ func TestReduceRouting(t *testing.T) {
 			t.Errorf("chunk %d: edges %v in %s, want %v", chunk, got, info.Name, w)
 		}
 	}
+	// The gather stage's requests, for each chunk of edges, only when it
+	// runs (--gather on).
+	if len(res.RequestFiles) != 0 {
+		t.Errorf("gather %s: request files %v, want none", job.DefaultParams().Gather, res.RequestFiles)
+	}
+	on := &job.Spec{Params: job.DefaultParams()}
+	on.Params.Gather = job.GatherOn
+	res, err = Reduce(ctx, st, on, 2, maps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.RequestFiles) != len(want) || res.RequestFiles[0].Name != job.RequestFile(2) {
+		t.Errorf("gather on: request files %v, want one for each of chunks 0 and 1", res.RequestFiles)
+	}
 }
 
 // TestReduceErrors checks that a band file read twice, an unsorted band
