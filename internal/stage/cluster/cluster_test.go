@@ -3,7 +3,9 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 	"unsafe"
@@ -203,6 +205,51 @@ func TestWholeHeld(t *testing.T) {
 		got := wholeHeld(c.edges, c.maps)
 		if got != c.want || (got <= WholeBytes) != c.whole {
 			t.Errorf("%s: wholeHeld(%d edges) = %d (one task %v), want %d (one task %v)", c.name, c.edges, got, got <= WholeBytes, c.want, c.whole)
+		}
+	}
+}
+
+// TestSortCompRows checks that sortCompRows orders rows as one sort by
+// compareCompRows does, on one processor and several, for rows of many
+// labels, of one label, of a few labels one of which holds most rows, and
+// too few rows to cut.
+func TestSortCompRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 1))
+	rows := func(n int, label func() int64) []compRow {
+		out := make([]compRow, n)
+		for i := range out {
+			// No two rows equal, as in a job: a row's (kind, a, b) is its own.
+			out[i] = compRow{Label: label(), Kind: int32(r.IntN(3)), A: int64(i), B: r.Int64N(1000), ID: fmt.Sprint(i)}
+		}
+		r.Shuffle(n, func(i, j int) { out[i], out[j] = out[j], out[i] })
+		return out
+	}
+	cases := []struct {
+		name string
+		rows []compRow
+	}{
+		{"many labels", rows(200_000, func() int64 { return r.Int64N(50_000) })},
+		{"one label", rows(100_000, func() int64 { return 7 })},
+		{"one label of most rows", rows(150_000, func() int64 {
+			if r.IntN(10) < 8 {
+				return 1 << 40
+			}
+			return r.Int64N(300)
+		})},
+		{"few rows", rows(1000, func() int64 { return r.Int64N(20) })},
+		{"no rows", nil},
+	}
+	for _, c := range cases {
+		want := slices.Clone(c.rows)
+		slices.SortFunc(want, compareCompRows)
+		for _, procs := range []int{1, 2, 8} {
+			got := slices.Clone(c.rows)
+			old := runtime.GOMAXPROCS(procs)
+			sortCompRows(got)
+			runtime.GOMAXPROCS(old)
+			if !slices.EqualFunc(got, want, func(x, y compRow) bool { return compareCompRows(x, y) == 0 && x.ID == y.ID }) {
+				t.Errorf("%s, %d processors: rows not in order", c.name, procs)
+			}
 		}
 	}
 }

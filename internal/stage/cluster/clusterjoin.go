@@ -362,7 +362,7 @@ func componentsTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clust
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(rows, compareCompRows)
+	sortCompRows(rows)
 	t, err := takeComponents(ctx, spec, rows, s.Parts)
 	if err != nil {
 		return nil, err

@@ -85,7 +85,7 @@ func wholeTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSte
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(rows, compareCompRows)
+	sortCompRows(rows)
 	t, err := takeComponents(ctx, spec, rows, 1)
 	if err != nil {
 		return nil, err
