@@ -117,6 +117,13 @@ func (jb *blockJudge) judgeEdges(ctx context.Context, out *blockOut, edges []rec
 	}
 	waiting := make([][]exactEdge, parts)
 	err := inParts(ctx, parts, len(idx), parallelEdges, func(_ context.Context, part, lo, hi int) error {
+		// A part's pairs, and the edges it lets wait, are at most its
+		// edges, and on pages of a template family nearly all of them:
+		// growing the slices as they came cost the sites corpus at 0.5
+		// a third of verify's judging.
+		o := &outs[part]
+		o.pairs, o.pairEdge = make([]records.Pair, 0, hi-lo), make([]int32, 0, hi-lo)
+		waiting[part] = make([]exactEdge, 0, hi-lo)
 		for _, i := range idx[lo:hi] {
 			e := edges[i]
 			x, wait, err := jb.judgeEdge(&outs[part], &tallies[part], int32(i), e, first[e.A], second[e.B])
