@@ -38,18 +38,20 @@ func takeComponents(ctx context.Context, spec *job.Spec, rows []compRow, parts i
 	var dups []records.Duplicate
 	var lookups []lookupRow
 	for lo := 0; lo < len(rows); {
+		// A component's rows are its documents, its group members and
+		// its pairs, one after the other (their kinds' order): each a
+		// part of rows, read only, not a copy.
 		c := component{label: rows[lo].Label}
-		hi := lo
-		for ; hi < len(rows) && rows[hi].Label == c.label; hi++ {
-			switch r := rows[hi]; r.Kind {
-			case rowDoc:
-				c.docs = append(c.docs, r)
-			case rowMember:
-				c.members = append(c.members, r)
-			default:
-				c.pairs = append(c.pairs, r)
+		kindEnd := func(from int, kind int32) int {
+			for from < len(rows) && rows[from].Label == c.label && rows[from].Kind <= kind {
+				from++
 			}
+			return from
 		}
+		docsEnd := kindEnd(lo, rowDoc)
+		membersEnd := kindEnd(docsEnd, rowMember)
+		hi := kindEnd(membersEnd, rowPair)
+		c.docs, c.members, c.pairs = rows[lo:docsEnd:docsEnd], rows[docsEnd:membersEnd:membersEnd], rows[membersEnd:hi:hi]
 		lo = hi
 		if len(c.docs) < 2 || c.docs[0].A != c.label {
 			return nil, fmt.Errorf("clusters: component %d has %d documents, the first %v", c.label, len(c.docs), c.docs[:min(len(c.docs), 1)])
