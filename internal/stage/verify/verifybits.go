@@ -62,10 +62,11 @@ type bitsEnd struct{ runs, words int }
 
 // newBitSets returns the bitSets of a verify task whose dictionary is
 // relabeled by up to parts goroutines at once: a dictionary of up to
-// about 2^20 values (tables of 2^21 slots of 16 bytes, 32 MiB, in all)
-// and Bits of up to 32 MiB (those of about 30,000 pages of 2,000 words
-// of template families). Each is passed by at most one window's
-// documents.
+// about 2^20 values (tables of 2^21 slots of 16 bytes, 32 MiB, in all,
+// and each shard's references, at most 12 bytes a value relabeled and 6
+// MiB: see shingle.Relabeler) and Bits of up to 32 MiB (those of about
+// 30,000 pages of 2,000 words of template families). Each is passed by at
+// most one window's documents.
 func newBitSets(parts int) *bitSets {
 	shards := 1
 	for 2*shards <= min(parts, maxShards) {
