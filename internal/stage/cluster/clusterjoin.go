@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/stage"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
@@ -102,43 +104,14 @@ func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part i
 		rows[i] = compRow{Label: l.B, Kind: rowDoc, A: l.A}
 		chunks[job.ChunkOf(l.A)] = true
 	}
+	// Each chunk's documents fill their own rows: the chunks at once.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, c := range slices.Sorted(maps.Keys(chunks)) {
-		info, ok := s.Docs[c]
-		if !ok {
-			return nil, fmt.Errorf("clusters: chunk %d has no map result", c)
-		}
-		err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []docInfo) error {
-			for _, d := range docs {
-				if i, ok := find(d.Doc); ok {
-					rows[i].ID, rows[i].URL, rows[i].Tokens = d.ID, d.URL, d.Tokens
-					if rk := rankOf(d); rk.HasNum || rk.HasStr {
-						rows[i].setMore().Rank = rk
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("clusters: %w", err)
-		}
-		// An earlier job's documents it dropped: never published.
-		if l, ok := s.Dropped[c]; ok {
-			err := index.StreamDropped(ctx, st, l.Info, l.First, l.Count, func(docs []droppedInfo) error {
-				for _, d := range docs {
-					if i, ok := find(d.Doc); ok {
-						m := rows[i].setMore()
-						m.Dropped, m.Rep = true, keptRep{Doc: d.KeptDoc, ID: d.KeptID, URL: d.KeptURL}
-						if d.KeptJob != nil {
-							m.Rep.Job = *d.KeptJob
-						}
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, fmt.Errorf("clusters: %w", err)
-			}
-		}
+		g.Go(func() error { return fillDocRows(gctx, st, s, c, rows, find) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 
 	for _, v := range s.Verifies {
@@ -166,6 +139,51 @@ func labelledRows(ctx context.Context, st storage.Opener, s *clusterStep, part i
 		}
 	}
 	return rows, nil
+}
+
+// fillDocRows fills the rows of chunk c's documents among rows (those
+// find finds) with their ids, urls, tokens and ranks, and marks those an
+// earlier job dropped.
+func fillDocRows(ctx context.Context, st storage.Opener, s *clusterStep, c int, rows []compRow, find func(doc int64) (int, bool)) error {
+	info, ok := s.Docs[c]
+	if !ok {
+		return fmt.Errorf("clusters: chunk %d has no map result", c)
+	}
+	err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []docInfo) error {
+		for _, d := range docs {
+			if i, ok := find(d.Doc); ok {
+				rows[i].ID, rows[i].URL, rows[i].Tokens = d.ID, d.URL, d.Tokens
+				if rk := rankOf(d); rk.HasNum || rk.HasStr {
+					rows[i].setMore().Rank = rk
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clusters: %w", err)
+	}
+	// An earlier job's documents it dropped: never published.
+	l, ok := s.Dropped[c]
+	if !ok {
+		return nil
+	}
+	err = index.StreamDropped(ctx, st, l.Info, l.First, l.Count, func(docs []droppedInfo) error {
+		for _, d := range docs {
+			if i, ok := find(d.Doc); ok {
+				m := rows[i].setMore()
+				m.Dropped, m.Rep = true, keptRep{Doc: d.KeptDoc, ID: d.KeptID, URL: d.KeptURL}
+				if d.KeptJob != nil {
+					m.Rep.Job = *d.KeptJob
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clusters: %w", err)
+	}
+	return nil
 }
 
 // verifiedRows counts the pairs and group members of the verify files
