@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/neardup/neardup/internal/examples"
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
@@ -21,6 +19,7 @@ import (
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/stages"
 	"github.com/neardup/neardup/internal/storage"
+	"golang.org/x/sync/errgroup"
 )
 
 type coordinator struct {
