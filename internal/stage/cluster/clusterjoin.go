@@ -8,16 +8,15 @@ import (
 	"runtime"
 	"slices"
 
-	"github.com/neardup/neardup/internal/index"
-	"github.com/neardup/neardup/internal/stage"
-	"golang.org/x/sync/errgroup"
-
 	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/pqfile"
+	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
+	"golang.org/x/sync/errgroup"
 )
 
 // Once every document has its label, two steps bring each component's
