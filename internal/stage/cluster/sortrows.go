@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"runtime"
 	"slices"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // sortCompRows sorts rows by compareCompRows on up to as many goroutines
@@ -17,42 +18,35 @@ import (
 // is one range: sorting it takes as long as before.
 func sortCompRows(rows []compRow) {
 	procs := runtime.GOMAXPROCS(0)
-	if procs < 2 || len(rows) < minParallelRows {
-		slices.SortFunc(rows, compareCompRows)
-		return
+	var cuts []int64
+	if procs > 1 && len(rows) >= minParallelRows {
+		cuts = labelCuts(rows, rangesPerProc*procs)
 	}
-	cuts := labelCuts(rows, rangesPerProc*procs)
 	if len(cuts) == 0 {
 		slices.SortFunc(rows, compareCompRows)
 		return
 	}
-	rangeOf := func(r compRow) int {
+	groupByKey(rows, len(cuts)+1, func(r compRow) int {
 		i, _ := slices.BinarySearch(cuts, r.Label+1) // the cuts ≤ r.Label
 		return i
-	}
-	groupByKey(rows, len(cuts)+1, rangeOf)
-	next := make(chan []compRow)
-	var wg sync.WaitGroup
-	for range min(procs, len(cuts)+1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for part := range next {
-				slices.SortFunc(part, compareCompRows)
-			}
-		}()
-	}
-	lo := 0
-	for _, c := range cuts {
+	})
+	var g errgroup.Group
+	g.SetLimit(procs)
+	for i := range len(cuts) + 1 {
 		// The ranges are in label order now: range i ends at the first
-		// row of a label of c or more.
-		hi, _ := slices.BinarySearchFunc(rows[lo:], c, func(r compRow, c int64) int { return cmp.Compare(r.Label, c) })
-		next <- rows[lo : lo+hi]
-		lo += hi
+		// row of a label of cuts[i] or more.
+		hi := len(rows)
+		if i < len(cuts) {
+			hi, _ = slices.BinarySearchFunc(rows, cuts[i], func(r compRow, c int64) int { return cmp.Compare(r.Label, c) })
+		}
+		part := rows[:hi]
+		rows = rows[hi:]
+		g.Go(func() error {
+			slices.SortFunc(part, compareCompRows)
+			return nil
+		})
 	}
-	next <- rows[lo:]
-	close(next)
-	wg.Wait()
+	g.Wait()
 }
 
 // minParallelRows is the fewest rows sortCompRows sorts on several
