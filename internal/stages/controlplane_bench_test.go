@@ -12,16 +12,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/internal/fileinfo"
-	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/stage"
+	"github.com/neardup/neardup/internal/stagetest"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/internal/workfile"
 )
 
 // BenchmarkControlPlane drives a job of many chunks and partitions
@@ -57,19 +54,14 @@ func benchControlPlane(b *testing.B, chunks, parts int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := job.DefaultParams()
-	p.Partitions, p.Gather = parts, job.GatherOn
-	if err := p.Resolve(); err != nil {
+	fab := &stagetest.Fabricator{FS: st, Chunks: chunks, Parts: parts}
+	spec, plan, err := fab.Job(dir)
+	if err != nil {
 		b.Fatal(err)
-	}
-	spec := &job.Spec{Job: "bench", Epoch: "e1", Out: dir, Params: p, Format: job.SpecFormat}
-	plan := &job.Plan{}
-	for c := range chunks {
-		plan.Chunks = append(plan.Chunks, job.Chunk{Index: c, Bytes: 1 << 30, Text: 1 << 30})
 	}
 	j := &stage.Job{Spec: spec, Plan: plan, Out: st, FS: st, Manifest: stage.NewManifest(spec, plan, time.Now(), nil),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	ex := &fakeExecutor{fab: &fabricator{st: st, chunks: chunks, parts: parts}, resultBytes: map[string]int64{}, peaks: map[string]float64{}}
+	ex := &fakeExecutor{fab: fab, resultBytes: map[string]int64{}, peaks: map[string]float64{}}
 	resetPeakRSS(b)
 	w0 := writtenBytes(b)
 	t0 := time.Now()
@@ -80,8 +72,8 @@ func benchControlPlane(b *testing.B, chunks, parts int) {
 	b.ReportMetric(ex.peak, "peak-RSS-MiB")
 	b.ReportMetric(time.Since(t0).Seconds(), "s")
 	written := writtenBytes(b) - w0
-	b.ReportMetric((written-float64(ex.fab.wrote.Load()))/(1<<20), "coordinator-wrote-MiB")
-	b.ReportMetric(float64(ex.fab.wrote.Load())/(1<<20), "tasks-wrote-MiB")
+	b.ReportMetric((written-float64(ex.fab.Wrote()))/(1<<20), "coordinator-wrote-MiB")
+	b.ReportMetric(float64(ex.fab.Wrote())/(1<<20), "tasks-wrote-MiB")
 	for _, s := range ex.order {
 		b.Logf("%s: peak RSS %.0f MiB, task results %.1f MiB", s, ex.peaks[s], float64(ex.resultBytes[s])/(1<<20))
 	}
@@ -93,7 +85,7 @@ func benchControlPlane(b *testing.B, chunks, parts int) {
 // fakeExecutor runs no task: it makes up their results (fabricator),
 // and measures each stage.
 type fakeExecutor struct {
-	fab         *fabricator
+	fab         *stagetest.Fabricator
 	resultBytes map[string]int64
 	order       []string
 	peaks       map[string]float64
@@ -112,7 +104,7 @@ func (f *fakeExecutor) Execute(ctx context.Context, s stage.Stage, indices []int
 	results := stage.ResultMap{}
 	out := &stage.Outcome{Done: slices.Sorted(slices.Values(indices)), Results: results, Published: len(indices), Timing: manifest.StageTiming{Name: s.Name, Tasks: len(indices)}}
 	for _, i := range indices {
-		r, err := f.fab.result(ctx, s.Name, i, len(indices))
+		r, err := f.fab.Result(ctx, s.Name, i, len(indices))
 		if err != nil {
 			return nil, fmt.Errorf("%s task %d: %w", s.Name, i, err)
 		}
@@ -143,115 +135,6 @@ func (f *fakeExecutor) endStage(b *testing.B) {
 	fmt.Fprintf(os.Stderr, "%s %s: peak RSS %.0f MiB\n", time.Now().Format(time.TimeOnly), f.current, peak)
 	debug.FreeOSMemory()
 	resetPeakRSS(b)
-}
-
-// fabricator makes up task results in the shape real tasks give, for a
-// job of chunks chunks of about 1 GiB of text (434,783 documents) and
-// parts partitions.
-type fabricator struct {
-	st            storage.FS
-	chunks, parts int
-	wrote         atomic.Int64 // the bytes of the tables the tasks wrote
-}
-
-const benchDocsPerChunk = 434_783
-
-// result is the result of task i of the stage (or cluster step) named
-// name, of n tasks; the rows a task has for every chunk or partition go
-// to its route table, as the task would write it.
-func (f *fabricator) result(ctx context.Context, name string, i, n int) (any, error) {
-	info := func(name string, rows int64) fileinfo.Info {
-		return fileinfo.Info{Name: name, Rows: rows, Bytes: rows * 20, Checksum: fakeSum(name, i)}
-	}
-	switch {
-	case name == "map":
-		// Band run bytes enough for one reduce task per partition.
-		runBytes := int64(f.parts) * (96 << 20) / int64(f.chunks)
-		return job.MapResult{Chunk: i, Docs: benchDocsPerChunk, TextBytes: 1 << 30, InputBytes: 1 << 30, Shingles: 300 * benchDocsPerChunk,
-			BandRecords: 16 * benchDocsPerChunk, DocFile: info(job.DocFile(i), benchDocsPerChunk), SigFile: info(job.TextFile(i), benchDocsPerChunk),
-			BandRunFiles: []fileinfo.Info{{Name: job.BandRunWorkFile(i, 0), Bytes: runBytes, Checksum: fakeSum("r", i)}},
-			IDRunFiles:   []fileinfo.Info{{Name: job.IDRunWorkFile(i, 0), Bytes: runBytes / 16, Checksum: fakeSum("i", i)}},
-			Seconds:      20}, nil
-	case name == "reduce":
-		first, last := i*f.parts/n, (i+1)*f.parts/n-1
-		r := job.ReduceTaskResult{First: first, Last: last, Bands: info(job.ReduceBandFile(first, last), 4<<20)}
-		var slots []string
-		var ranges []map[int]fileinfo.Info
-		for part := first; part <= last; part++ {
-			r.Parts = append(r.Parts, job.ReduceResult{Part: part, Records: 4 << 20, Groups: 4 << 20, MaxGroup: 40, Candidates: 100_000,
-				ExactClaims: 1000, File: info(job.CandidateFile(part), 100_000)})
-			slots = append(slots, job.EdgeFile(part), job.RequestFile(part))
-			ranges = append(ranges, fakeRanges(job.EdgeFile(part), f.chunks, 20), fakeRanges(job.RequestFile(part), f.chunks, 12))
-		}
-		var err error
-		r.Routes, err = f.writeRoutes(ctx, job.RouteFile("reduce", i), slots, ranges)
-		return r, err
-	case name == "gather":
-		routes, err := f.writeRoutes(ctx, job.RouteFile("gather", i), []string{job.GatherFile(i)},
-			[]map[int]fileinfo.Info{fakeRanges(job.GatherFile(i), f.chunks, 3000)})
-		return job.GatherResult{Chunk: i, Requests: 330_000, Records: 300_000, Routes: routes, Seconds: 30}, err
-	case name == "verify":
-		return job.VerifyResult{Chunk: i, Checked: 170_000, Prefiltered: 50_000, Exact: 120_000, Verified: 60_000, ExactMembers: 10_000,
-			File: new(info(job.VerifiedFile(i), 60_000)), MembersFile: new(info(job.MembersFile(i), 10_000)),
-			VerifiedHist: make([]int64, job.HistBins), RejectedHist: make([]int64, job.HistBins), Seconds: 30}, nil
-	}
-	step, ok := strings.CutPrefix(name, "cluster-")
-	if !ok {
-		return nil, fmt.Errorf("no stage %q", name)
-	}
-	kind, _, _ := strings.Cut(step, "-")
-	if kind == "out" {
-		return map[string]any{"listed": 60_000}, nil
-	}
-	file := job.ClusterTaskFile(name, i, "runs")
-	routes, err := f.writeRoutes(ctx, job.ClusterTaskFile(name, i, "routes"), []string{file}, []map[int]fileinfo.Info{fakeRanges(file, n, 32)})
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "contract", "ss":
-		return map[string]any{"routes": routes, "edges": 250_000, "nodes": 250_000}, nil
-	case "ls": // one round: every component is a star at once
-		return map[string]any{"routes": routes, "edges": 250_000, "nodes": 250_000, "labels": info(job.ClusterTaskFile(name, i, "labels"), 250_000)}, nil
-	case "nodes":
-		return map[string]any{"routes": routes, "rows": 250_000}, nil
-	case "comps":
-		return map[string]any{"stats": stage.ClusterStats{Clusters: 100_000, Clustered: 250_000, Duplicates: 150_000, Largest: 40, SizeHist: make([]int64, stage.SizeBins)},
-			"clusters": info(job.ClusterTaskFile(name, i, "clusters"), 250_000), "duplicates": info(job.ClusterTaskFile(name, i, "duplicates"), 150_000),
-			"routes": routes}, nil
-	}
-	return nil, fmt.Errorf("no cluster step %q", name)
-}
-
-// writeRoutes writes a task's route table, as the task would.
-func (f *fabricator) writeRoutes(ctx context.Context, name string, slots []string, ranges []map[int]fileinfo.Info) (*job.Routes, error) {
-	r, err := workfile.WriteRoutes(ctx, f.st, name, slots, ranges)
-	if r != nil {
-		f.wrote.Add(r.File.Bytes)
-	}
-	return r, err
-}
-
-// fakeRanges are the ranges of a run file of one run for each of keys
-// keys, of rowBytes bytes a row.
-func fakeRanges(name string, keys int, rowBytes int64) map[int]fileinfo.Info {
-	out := make(map[int]fileinfo.Info, keys)
-	var off int64
-	for k := range keys {
-		rows := int64(20 + k%17)
-		out[k] = fileinfo.Info{Name: name, Rows: rows, Bytes: rows * rowBytes, Offset: off, Checksum: fakeSum(name, k)}
-		off += rows * rowBytes
-	}
-	return out
-}
-
-// fakeSum is a checksum of as many digits as a real one.
-func fakeSum(name string, k int) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range []byte(name) {
-		h = (h ^ uint64(c)) * 1099511628211
-	}
-	return (h ^ uint64(k)) * 0x9e3779b97f4a7c15
 }
 
 // resetPeakRSS resets the process's VmHWM to its current RSS.

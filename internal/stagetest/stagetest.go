@@ -1,7 +1,8 @@
 // Package stagetest runs stages in this process as the tests of the
 // stages after them need their outputs: every reduce task of a job's map
-// results, every gather task of its reduce results. Tests only: no other
-// package imports it.
+// results, every gather task of its reduce results; and it makes up task
+// results for the control plane's benchmarks (Fabricator). Tests only: no
+// other package imports it.
 package stagetest
 
 import (
