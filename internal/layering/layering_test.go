@@ -4,6 +4,7 @@
 package layering
 
 import (
+	"bytes"
 	"go/build"
 	"io/fs"
 	"os"
@@ -144,12 +145,95 @@ func list(s string) []string {
 // the policy allows.
 func TestDependencyPolicy(t *testing.T) {
 	allowed := parsePolicy(t, policy)
+	root := moduleRoot(t)
+	seen := 0
+	walkPackages(t, root, func(rel string, pkg *build.Package) {
+		if rel == "internal/layering" {
+			return
+		}
+		seen++
+		may, named := allowed[rel]
+		if !named {
+			t.Errorf("%s is not in the dependency policy: place it in internal/layering", rel)
+			return
+		}
+		for _, imp := range pkg.Imports {
+			dep, ok := strings.CutPrefix(imp, module+"/")
+			if imp == module {
+				dep, ok = ".", true
+			}
+			if !ok {
+				continue
+			}
+			if !may[dep] {
+				t.Errorf("%s imports %s, which the dependency policy does not allow", rel, dep)
+			}
+		}
+	})
+	if seen < 20 {
+		t.Fatalf("checked %d packages: is the module root %s?", seen, root)
+	}
+	for p := range allowed {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+			t.Errorf("the policy names %s, which does not exist", p)
+		}
+	}
+}
+
+// Sizes a newcomer can read (design.md, "Code map"): no source file over
+// maxFileLines lines, no package over maxPackageLines, and none over
+// maxPackageShare of the module's lines (test files aside).
+const (
+	maxFileLines    = 500
+	maxPackageLines = 4000
+	maxPackageShare = 0.15
+)
+
+// TestSizes checks the module's files and packages against those bounds.
+func TestSizes(t *testing.T) {
+	root := moduleRoot(t)
+	packages := map[string]int{}
+	total := 0
+	walkPackages(t, root, func(rel string, pkg *build.Package) {
+		for _, name := range pkg.GoFiles {
+			data, err := os.ReadFile(filepath.Join(pkg.Dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := bytes.Count(data, []byte("\n"))
+			if n > maxFileLines {
+				t.Errorf("%s/%s has %d lines, more than %d: split it", rel, name, n, maxFileLines)
+			}
+			packages[rel] += n
+			total += n
+		}
+	})
+	if total < 10000 {
+		t.Fatalf("counted %d lines: is the module root %s?", total, root)
+	}
+	for rel, n := range packages {
+		if n > maxPackageLines || float64(n) > maxPackageShare*float64(total) {
+			t.Errorf("package %s has %d of the module's %d lines, more than %d or %.0f%%: split it", rel, n, total, maxPackageLines, 100*maxPackageShare)
+		}
+	}
+}
+
+// moduleRoot is the module's directory.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	return root
+}
+
+// walkPackages calls fn for every package of the module under root
+// (other modules, testdata and hidden directories aside), with its path
+// relative to root.
+func walkPackages(t *testing.T, root string, fn func(rel string, pkg *build.Package)) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -171,40 +255,11 @@ func TestDependencyPolicy(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if rel == "internal/layering" {
-			return nil
-		}
-		seen++
-		may, named := allowed[rel]
-		if !named {
-			t.Errorf("%s is not in the dependency policy: place it in internal/layering", rel)
-			return nil
-		}
-		for _, imp := range pkg.Imports {
-			dep, ok := strings.CutPrefix(imp, module+"/")
-			if imp == module {
-				dep, ok = ".", true
-			}
-			if !ok {
-				continue
-			}
-			if !may[dep] {
-				t.Errorf("%s imports %s, which the dependency policy does not allow", rel, dep)
-			}
-		}
+		fn(filepath.ToSlash(rel), pkg)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if seen < 20 {
-		t.Fatalf("checked %d packages: is the module root %s?", seen, root)
-	}
-	for p := range allowed {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err != nil {
-			t.Errorf("the policy names %s, which does not exist", p)
-		}
 	}
 }
 
