@@ -172,6 +172,9 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		}
 		stopWorkers()
 		stopWatching()
+		if srv != nil {
+			srv.DropConsumer() // the job is over: no 50 ms for its workers' last fetches
+		}
 		stop()
 		// What goes is listed in the work area (job.WorkDoneFile,
 		// written before _SUCCESS): the index of a job without one, the

@@ -172,6 +172,13 @@ func TestPending(t *testing.T) {
 // server, both closed when the test ends, and a context of 30 seconds.
 func embeddedQueue(t *testing.T) (context.Context, *Queue) {
 	t.Helper()
+	ctx, _, q := embeddedServer(t)
+	return ctx, q
+}
+
+// embeddedServer is embeddedQueue with its server.
+func embeddedServer(t *testing.T) (context.Context, *Embedded, *Queue) {
+	t.Helper()
 	srv, err := StartEmbedded(t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -184,5 +191,5 @@ func embeddedQueue(t *testing.T) (context.Context, *Queue) {
 		t.Fatal(err)
 	}
 	t.Cleanup(q.Close)
-	return ctx, q
+	return ctx, srv, q
 }

@@ -11,18 +11,7 @@ import (
 // transient error, and after Recover the bucket is back with what it
 // held, and takes puts again.
 func TestRecoverJetStream(t *testing.T) {
-	srv, err := StartEmbedded(t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	q, err := srv.Open(ctx, "test", DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	ctx, srv, q := embeddedServer(t)
 	st, err := q.State(ctx, "job")
 	if err != nil {
 		t.Fatal(err)
