@@ -176,8 +176,8 @@ func (cfg Config) check() (locations, error) {
 			}
 		}
 	}
-	params := cfg.Params // Resolve fills in the plan: not cfg's business here
-	return locs, params.Resolve()
+	params := cfg.Params        // Check fills in defaults: not cfg's business here
+	return locs, params.Check() // checkConfig resolves them, bands and rows too
 }
 
 // checked is a configuration checked and resolved by checkConfig.

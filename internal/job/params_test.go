@@ -1,6 +1,7 @@
 package job
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -51,25 +52,50 @@ func TestResolveInvalid(t *testing.T) {
 		{"paragraph unit alone", func(p *Params) { p.ParagraphUnit = "line" }, []string{"--paragraph-unit", "--shingle-after-strip"}, ""},
 		{"several at once", func(p *Params) { p.Method, p.Keep, p.K = "x", "y", 0 }, []string{"--method", "--keep", "--perms"}, ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := DefaultParams()
-			tt.set(&p)
-			err := p.Resolve()
-			var missing []string
-			for _, w := range tt.want {
-				if err == nil || !strings.Contains(err.Error(), w) {
-					missing = append(missing, w)
+	// Check (what a configuration's check runs) refuses what Resolve
+	// (what the job runs) does: it only leaves the bands to Resolve.
+	for _, resolve := range []bool{true, false} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/resolve=%v", tt.name, resolve), func(t *testing.T) {
+				p := DefaultParams()
+				tt.set(&p)
+				check := p.Check
+				if resolve {
+					check = p.Resolve
 				}
-			}
-			if len(missing) == 0 {
-				return
-			}
-			if tt.bug != "" {
-				t.Skipf("BUG: %s (err = %v)", tt.bug, err)
-			}
-			t.Errorf("err = %v; want it to name %q", err, missing)
-		})
+				err := check()
+				var missing []string
+				for _, w := range tt.want {
+					if err == nil || !strings.Contains(err.Error(), w) {
+						missing = append(missing, w)
+					}
+				}
+				if len(missing) == 0 {
+					return
+				}
+				if tt.bug != "" {
+					t.Skipf("BUG: %s (err = %v)", tt.bug, err)
+				}
+				t.Errorf("err = %v; want it to name %q", err, missing)
+			})
+		}
+	}
+}
+
+// TestCheckLeavesBands checks that Check leaves a MinHash job's bands and
+// rows to Resolve (bands.Optimal's 14 ms), and fills in SimHash's.
+func TestCheckLeavesBands(t *testing.T) {
+	p := DefaultParams()
+	if err := p.Check(); err != nil || p.Bands != 0 || p.Rows != 0 {
+		t.Fatalf("Check: %v, bands %d rows %d, want 0 and 0", err, p.Bands, p.Rows)
+	}
+	if err := p.Resolve(); err != nil || p.Bands == 0 || p.Rows == 0 {
+		t.Fatalf("Resolve after Check: %v, bands %d rows %d", err, p.Bands, p.Rows)
+	}
+	s := DefaultParams()
+	s.Method = MethodSimHash
+	if err := s.Check(); err != nil || s.Bands == 0 {
+		t.Fatalf("Check of a SimHash job: %v, bands %d", err, s.Bands)
 	}
 }
 

@@ -43,8 +43,8 @@ func (o Options) params() (job.Params, error) {
 	if o.NoIndex {
 		p.Index = false
 	}
-	check := p // Resolve fills in what the job chooses: not here
-	if err := check.Resolve(); err != nil {
+	check := p // Check fills in defaults: the job does, not here
+	if err := check.Check(); err != nil {
 		return job.Params{}, optionsError(err)
 	}
 	return p, nil
