@@ -173,7 +173,7 @@ func Run(ctx context.Context, cfg Config) (*manifest.Manifest, error) {
 		stopWorkers()
 		stopWatching()
 		if srv != nil {
-			srv.DropConsumer() // the job is over: no 50 ms for its workers' last fetches
+			srv.DropConsumer(context.WithoutCancel(ctx)) // the job is over: no 50 ms for its workers' last fetches
 		}
 		stop()
 		// What goes is listed in the work area (job.WorkDoneFile,

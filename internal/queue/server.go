@@ -117,8 +117,8 @@ func (e *Embedded) Shutdown() {
 // clients and then sleeps 50 ms for the news to leave (nats-server's
 // JetStream shutdown), which the job would otherwise wait out. Opening
 // the queue creates the consumer again. Best effort, within half a
-// second: if it fails, the shutdown only takes those 50 ms.
-func (e *Embedded) DropConsumer() {
+// second of ctx: if it fails, the shutdown only takes those 50 ms.
+func (e *Embedded) DropConsumer(ctx context.Context) {
 	nc, err := nats.Connect("", nats.InProcessServer(e.srv), nats.Name("neardup-shutdown"))
 	if err != nil {
 		return
@@ -128,7 +128,7 @@ func (e *Embedded) DropConsumer() {
 	if err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	_ = js.DeleteConsumer(ctx, StreamName, ConsumerName)
 }

@@ -17,7 +17,7 @@ func TestDropConsumer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv.DropConsumer()
+	srv.DropConsumer(ctx)
 	if n, err := q.Pending(ctx); err == nil {
 		t.Fatalf("after DropConsumer the consumer still answers: %d tasks pending", n)
 	}
