@@ -63,16 +63,21 @@ func benchControlPlaneNATS(b *testing.B, chunks, parts int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer srv.Shutdown()
-	q, err := srv.Open(ctx, "coordinator", queue.DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
+	b.Cleanup(srv.Shutdown) // after the queues close (cleanups run last first)
+	// A connection's queue and the job's state on it, closed at the end.
+	open := func(name string) (*queue.Queue, *queue.State) {
+		q, err := srv.Open(ctx, name, queue.DefaultConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(q.Close)
+		state, err := q.State(ctx, spec.Job)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return q, state
 	}
-	defer q.Close()
-	state, err := q.State(ctx, spec.Job)
-	if err != nil {
-		b.Fatal(err)
-	}
+	q, state := open("coordinator")
 	nc, err := nats.Connect(srv.URL())
 	if err != nil {
 		b.Fatal(err)
@@ -85,15 +90,7 @@ func benchControlPlaneNATS(b *testing.B, chunks, parts int) {
 
 	// The workers: each task's made-up result stored as a worker stores
 	// a real one.
-	wq, err := srv.Open(ctx, "workers", queue.DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer wq.Close()
-	wstate, err := wq.State(ctx, spec.Job)
-	if err != nil {
-		b.Fatal(err)
-	}
+	wq, wstate := open("workers")
 	counts := map[string]int{} // tasks of each stage (or cluster step), for the fabricator's n
 	var countsMu sync.Mutex
 	work := func(ctx context.Context, d queue.Delivery) error {
