@@ -28,16 +28,9 @@ import (
 // returns its directory and the generator.
 func genCorpus(t testing.TB, n int, seed uint64, files int) (string, *corpus.Generator) {
 	t.Helper()
-	pool, err := corpus.BundledPool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := corpus.New(pool, corpus.DefaultConfig(n, seed))
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	if _, err := corpus.Write(g, corpus.WriteOptions{Dir: dir, Format: corpus.Format("jsonl"), Files: files}); err != nil {
+	g, _, err := corpus.WriteDefault(dir, n, seed, files)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return dir, g

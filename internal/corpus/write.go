@@ -281,3 +281,20 @@ func writeTruth(g Source, format Format, path string) (err error) {
 	}
 	return nil
 }
+
+// WriteDefault writes n documents of the default mix (DefaultConfig(n,
+// seed), the bundled pool) as JSONL in files files under dir, and returns
+// the generator with what it wrote: a test's or benchmark's corpus in one
+// call.
+func WriteDefault(dir string, n int, seed uint64, files int) (*Generator, Written, error) {
+	pool, err := BundledPool()
+	if err != nil {
+		return nil, Written{}, err
+	}
+	g, err := New(pool, DefaultConfig(n, seed))
+	if err != nil {
+		return nil, Written{}, err
+	}
+	w, err := Write(g, WriteOptions{Dir: dir, Format: FormatJSONL, Files: files})
+	return g, w, err
+}

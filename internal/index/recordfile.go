@@ -230,6 +230,10 @@ type textRecords struct {
 
 func (t *textRecords) Len() int { return t.r.Len() }
 
+// ShareFrames makes the text store's reader keep its decoded frames in c
+// too (textstore.Reader.ShareFrames).
+func (t *textRecords) ShareFrames(c textstore.FrameCache, key string) { t.r.ShareFrames(c, key) }
+
 func (t *textRecords) Record(slot int) (sigfile.Record, bool, error) {
 	d, ok, err := t.r.Get(slot)
 	if !ok || err != nil {

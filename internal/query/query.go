@@ -33,6 +33,7 @@ import (
 	"github.com/neardup/neardup/internal/sigfile"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/textstore"
 	"github.com/neardup/neardup/pkg/bands"
 )
 
@@ -42,11 +43,12 @@ type Options struct {
 	// is a match; 0 takes each index's own (its job's --threshold; with
 	// SimHash and estimates, its --hamming bound).
 	Threshold float64
-	// CacheBytes bounds the memory of the band tables kept between
-	// queries (whole band files read once, their band, key and doc
-	// columns kept: 20 bytes a band record). 0 keeps none: each query
-	// reads, of each band file it needs, the band and key columns (and the
-	// doc column when a key is there).
+	// CacheBytes bounds the memory of the band tables and text-store
+	// frames kept between queries (whole band files read once, their
+	// band, key and doc columns kept: 20 bytes a band record; frames
+	// decoded, up to 4 MiB of text each). 0 keeps none: each query reads,
+	// of each band file it needs, the band and key columns (and the doc
+	// column when a key is there), and decodes the frame of each match.
 	CacheBytes int64
 	// Tokenizer, if not empty, is the tokenizer the queries are meant
 	// for (job.TokenizeScripts or job.TokenizeWordsOnly): an index made
@@ -224,6 +226,12 @@ type source struct {
 	sigs  map[int]*openSig
 }
 
+// frameSharer is a record reader of a text store, whose decoded frames
+// the query's cache can hold.
+type frameSharer interface {
+	ShareFrames(c textstore.FrameCache, key string)
+}
+
 type openSig struct {
 	r    index.RecordReader
 	name string
@@ -337,7 +345,7 @@ func (src *source) query(ctx context.Context, threshold float64, cache *tableCac
 				return err
 			}
 		}
-		rec, err := src.record(ctx, c.ord)
+		rec, err := src.record(ctx, cache, c.ord)
 		if err != nil {
 			return err
 		}
@@ -374,7 +382,7 @@ func (src *source) lookup(ctx context.Context, cache *tableCache, f bandRef, wan
 		return err
 	}
 	name := fmt.Sprintf("%s\x00%s\x00%d", src.loc, f.info.Name, f.part)
-	t, ok := cache.get(name)
+	t, ok := cache.table(name)
 	if ok {
 		st.Cached++
 	} else {
@@ -440,7 +448,7 @@ func (src *source) bandFiles(ctx context.Context, part int) ([]bandRef, error) {
 }
 
 // record reads the signature record of an indexed document.
-func (src *source) record(ctx context.Context, ord int64) (sigfile.Record, error) {
+func (src *source) record(ctx context.Context, cache *tableCache, ord int64) (sigfile.Record, error) {
 	chunk := job.ChunkOf(ord)
 	s := src.sigs[chunk]
 	if s == nil {
@@ -459,6 +467,9 @@ func (src *source) record(ctx context.Context, ord int64) (sigfile.Record, error
 		r, done, err := index.OpenRecords(ctx, src.st, info, src.ix.Params)
 		if err != nil {
 			return sigfile.Record{}, fmt.Errorf("index %s: %w", src.loc, err)
+		}
+		if fs, ok := r.(frameSharer); ok && cache != nil {
+			fs.ShareFrames(frames{cache}, src.loc+"\x00"+info.Name)
 		}
 		s = &openSig{r: r, name: info.Name, done: done}
 		src.sigs[chunk] = s

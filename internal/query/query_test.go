@@ -37,15 +37,7 @@ type fixture struct {
 // n documents of a generated corpus of seed and returns its output.
 func runJob(t testing.TB, n int, seed uint64, set func(*job.Params)) fixture {
 	t.Helper()
-	pool, err := corpus.BundledPool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := corpus.New(pool, corpus.DefaultConfig(n, seed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := corpus.Write(g, corpus.WriteOptions{Dir: t.TempDir(), Format: corpus.FormatJSONL, Files: 2})
+	g, w, err := corpus.WriteDefault(t.TempDir(), n, seed, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

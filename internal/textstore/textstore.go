@@ -1,10 +1,10 @@
 // Package textstore stores the documents of a chunk (id, url and text)
-// compactly, zstd-compressed in frames of a few dozen documents, for
-// random access by slot: reading a slot decodes its frame, and the reader
-// keeps the frames it decoded last, so reading slots in order decodes each
-// frame once. Every frame and the frame table carry an xxhash, so a
-// damaged or truncated file is an error naming the file and the offset,
-// never a wrong answer.
+// compactly, zstd-compressed in frames of documents (as many as its
+// writer's options allow), for random access by slot: reading a slot
+// decodes its frame, and the reader keeps the frame it decoded last, so
+// reading slots in order decodes each frame once. Every frame and the
+// frame table carry an xxhash, so a damaged or truncated file is an error
+// naming the file and the offset, never a wrong answer.
 //
 // Layout: frames, then the frame table (per frame its first slot, its
 // offset and the xxhash of its compressed bytes, 24 bytes, then the end
@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
@@ -175,18 +176,44 @@ type Reader struct {
 	cache []decoded
 	comp  []byte
 	nDec  int
+	// shared, when not nil, holds frames under key and their number.
+	shared FrameCache
+	key    string
 }
 
-// decoded is a decoded frame: its documents by slot (ok false for an
-// empty one).
+// Frame is a decoded frame: its bytes, and where each slot's entry
+// starts in them.
+type Frame struct {
+	raw  []byte
+	offs []int
+}
+
+// Bytes is the memory the decoded frame holds.
+func (f *Frame) Bytes() int64 { return int64(cap(f.raw)) + 8*int64(cap(f.offs)) }
+
+// FrameCache keeps decoded frames beyond a reader's last one, across
+// readers and reopenings of a file: a query that reads one document at a
+// time decodes a frame once rather than once a match.
+type FrameCache interface {
+	// Frame returns the frame held under key, if any.
+	Frame(key string) (*Frame, bool)
+	// AddFrame holds f under key (or not: a cache may refuse).
+	AddFrame(key string, f *Frame)
+}
+
+// ShareFrames makes the reader look the frames it needs up in c, under
+// key and the frame's number, before it decodes them, and add those it
+// decodes. key names the file within c (its location and name).
+func (r *Reader) ShareFrames(c FrameCache, key string) { r.shared, r.key = c, key }
+
+// decoded is frame number frame, decoded.
 type decoded struct {
 	frame int
-	docs  []Doc
-	ok    []bool
+	*Frame
 }
 
 // cacheFrames is how many decoded frames a reader keeps.
-const cacheFrames = 2
+const cacheFrames = 1
 
 // NewReader opens the file name of the given size, checking its table.
 func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
@@ -263,7 +290,11 @@ func (r *Reader) Get(slot int) (d Doc, ok bool, err error) {
 		return Doc{}, false, err
 	}
 	i := slot - int(r.frames[f].first)
-	return fr.docs[i], fr.ok[i], nil
+	_, id, url, text, present, err := splitEntry(fr.raw[fr.offs[i]:])
+	if err != nil || !present {
+		return Doc{}, false, err // checked when the frame was decoded
+	}
+	return Doc{ID: string(id), URL: string(url), Text: text}, true, nil
 }
 
 // sortSearchFrame returns the frame holding slot.
@@ -282,6 +313,13 @@ func (r *Reader) frame(f int) (*decoded, error) {
 	for i := range r.cache {
 		if r.cache[i].frame == f {
 			return &r.cache[i], nil
+		}
+	}
+	var skey string
+	if r.shared != nil {
+		skey = r.key + "#" + strconv.Itoa(f)
+		if fr, ok := r.shared.Frame(skey); ok {
+			return r.keep(decoded{frame: f, Frame: fr}), nil
 		}
 	}
 	lo := r.frames[f].off
@@ -304,27 +342,31 @@ func (r *Reader) frame(f int) (*decoded, error) {
 		return nil, corrupt("%v", err)
 	}
 	n := int(last - r.frames[f].first)
-	d := decoded{frame: f, docs: make([]Doc, n), ok: make([]bool, n)}
+	d := decoded{frame: f, Frame: &Frame{raw: raw, offs: make([]int, 0, n)}}
 	for i := range n {
-		var id, url, text []byte
-		var present bool
-		if raw, id, url, text, present, err = splitEntry(raw); err != nil {
+		d.offs = append(d.offs, len(raw)-len(d.raw))
+		if d.raw, _, _, _, _, err = splitEntry(d.raw); err != nil {
 			return nil, corrupt("slot %d: %v", int(r.frames[f].first)+i, err)
 		}
-		if present {
-			d.docs[i] = Doc{ID: string(id), URL: string(url), Text: text}
-			d.ok[i] = true
-		}
 	}
-	if len(raw) != 0 {
-		return nil, corrupt("%d bytes after its last slot", len(raw))
+	if len(d.raw) != 0 {
+		return nil, corrupt("%d bytes after its last slot", len(d.raw))
 	}
+	d.raw = raw
+	r.nDec++
+	if r.shared != nil {
+		r.shared.AddFrame(skey, d.Frame)
+	}
+	return r.keep(d), nil
+}
+
+// keep holds d as the frame decoded last.
+func (r *Reader) keep(d decoded) *decoded {
 	if len(r.cache) >= cacheFrames {
 		r.cache = slices.Delete(r.cache, 0, 1)
 	}
 	r.cache = append(r.cache, d)
-	r.nDec++
-	return &r.cache[len(r.cache)-1], nil
+	return &r.cache[len(r.cache)-1]
 }
 
 // splitEntry splits one slot's entry off b.

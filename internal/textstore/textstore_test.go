@@ -152,3 +152,51 @@ func TestRecord(t *testing.T) {
 		}
 	}
 }
+
+// mapFrames is a FrameCache without a bound.
+type mapFrames map[string]*Frame
+
+func (m mapFrames) Frame(key string) (*Frame, bool) { f, ok := m[key]; return f, ok }
+func (m mapFrames) AddFrame(key string, f *Frame)   { m[key] = f }
+
+// TestShareFrames checks that readers sharing a frame cache decode a frame
+// once between them, read the same documents as a reader alone, and keep
+// files of different keys apart.
+func TestShareFrames(t *testing.T) {
+	ds := docs(300)
+	a := write(t, ds, Options{FrameDocs: 64})
+	b := write(t, docs(300)[1:], Options{FrameDocs: 64}) // other documents in the same slots
+	cache := mapFrames{}
+	open := func(file []byte, key string) *Reader {
+		r, err := NewReader(bytes.NewReader(file), int64(len(file)), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.ShareFrames(cache, key)
+		return r
+	}
+	slots := []int{200, 3, 130, 201, 5, 298}
+	first, second, other := open(a, "a"), open(a, "a"), open(b, "b")
+	for _, s := range slots {
+		for _, r := range []*Reader{first, second, other} {
+			d, ok, err := r.Get(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := ds
+			if r == other {
+				src = ds[1:]
+			}
+			want := src[s]
+			if ok != (want != nil) || ok && (d.ID != want.ID || !bytes.Equal(d.Text, want.Text)) {
+				t.Errorf("%s slot %d: got %q (ok %v), want %+v", r.name, s, d.ID, ok, want)
+			}
+		}
+	}
+	// Frames 3, 0, 2, 3, 0, 4 (a reader alone keeps one: six decodings);
+	// with the cache each of 0, 2, 3, 4 once a file, and the second
+	// reader of a finds them all.
+	if first.Decoded() != 4 || second.Decoded() != 0 || other.Decoded() != 4 {
+		t.Errorf("decoded %d, %d and %d frames, want 4, 0 and 4", first.Decoded(), second.Decoded(), other.Decoded())
+	}
+}

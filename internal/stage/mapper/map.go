@@ -403,12 +403,22 @@ func pieceBytes(ctx context.Context, p formats.Piece) int64 {
 	return 0
 }
 
-// textLevel and textFrameDocs are the text store's zstd level and
-// documents a frame, chosen by measurement on the generated 100k corpus
-// (docs/footprint-plan.md).
+// textLevel, textFrameDocs and textFrameBytes are the text store's zstd
+// level and frames: frames of up to 4 MiB of documents at zstd's default
+// level cost map about the CPU of frames of 64 at its fastest (12-15 µs a
+// document of the 100k corpus, one core) and take 39% fewer bytes there
+// (636 against 1,040 a document): a larger window finds what the
+// documents of a chunk share. Reading a document alone decodes its frame (2-7 ms, against
+// 0.1-0.2 for a frame of 64): a query of one document at a time pays it
+// for each match. What reads many in slot order (gather, verify without
+// it, a batch of queries) decodes each frame once, faster than frames of
+// 64 (2.4 against 7-9 µs a document). Smaller frames or the first frame
+// as the others' dictionary cost more bytes or more CPU
+// (docs/performance.md, 2026-11-28).
 const (
-	textLevel     = zstd.SpeedFastest
-	textFrameDocs = 64
+	textLevel      = zstd.SpeedDefault
+	textFrameDocs  = 4096
+	textFrameBytes = 4 << 20
 )
 
 // slotFile is a file of one slot per document (a text store, a set
@@ -465,7 +475,7 @@ func (f *slotFile[T]) abort() { f.w.Abort() }
 // newTextWriter starts a chunk's text store.
 func newTextWriter(ctx context.Context, st storage.Creator, name string) (*slotFile[textstore.Doc], error) {
 	return newSlotFile(ctx, st, name, func(w io.Writer) (func(*textstore.Doc) error, func() error, error) {
-		tw, err := textstore.NewWriter(w, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs})
+		tw, err := textstore.NewWriter(w, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs, FrameBytes: textFrameBytes})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/neardup/neardup/internal/corpus"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/sketch"
@@ -22,19 +21,7 @@ import (
 // fingerprint of its band records.
 func TestTextStoreSketchesAgain(t *testing.T) {
 	ctx := context.Background()
-	pool, err := corpus.BundledPool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := corpus.New(pool, corpus.DefaultConfig(1500, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := corpus.Write(g, corpus.WriteOptions{Dir: t.TempDir(), Format: corpus.FormatJSONL, Files: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := worktest.WholeChunk(2, w.Files...)
+	chunk := worktest.WholeChunk(2, generated(t, 1500, 3)...)
 	for _, tc := range []struct {
 		name string
 		set  func(p *job.Params)
