@@ -23,11 +23,17 @@ func AutoPartitions(inputs []Input) int {
 // MinChunks map tasks, each of MinChunkBytes to MaxChunkBytes of text. A
 // small job keeps tasks enough for every core; a large one packs whole
 // compressed files into tasks of up to MaxChunkBytes, so that its index
-// holds one text store per MaxChunkBytes of text, not one per file.
+// holds one text store per MaxChunkBytes of text, not one per file. A
+// chunk's text store holds about a quarter of its text (zstd frames of
+// 4 MiB, measured on the generated corpora), so a large job's stores
+// stay above 50 MB each, issue 21's bound for index/'s files, only with
+// chunks of 200 MB of text and more: hence ten tasks, of up to 512 MiB
+// (where a compressed input byte counts as 4, about 2.2 in the generated
+// gzipped corpora).
 const (
-	MinChunks     = 16
+	MinChunks     = 10
 	MinChunkBytes = 32 << 20
-	MaxChunkBytes = 256 << 20
+	MaxChunkBytes = 512 << 20
 	// RunText is the most text whose band records a map task holds in
 	// memory: a larger chunk writes them in runs of about RunText.
 	RunText = 32 << 20
@@ -51,7 +57,7 @@ func AutoChunkBytes(inputs []Input) int64 {
 
 // GatherText is the input text above which AutoGather turns the gather
 // stage on: about two chunks (--chunk-bytes 32 MiB). Chunks store their
-// documents' text in zstd frames of 64 (index version 3): without gather,
+// documents' text in zstd frames (index version 3): without gather,
 // each verify task decodes the frames holding the documents its pairs
 // name, which in a job of C chunks is nearly every frame, C times over
 // (100k corpus, 10 chunks: 12.25 s of CPU against 10.54 with gather);

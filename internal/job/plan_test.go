@@ -318,8 +318,8 @@ func TestAutoChunkBytes(t *testing.T) {
 	}{
 		{"no inputs", nil, MinChunkBytes},
 		{"small", []Input{{Path: "a.jsonl", Size: 100 << 20}}, MinChunkBytes},
-		{"the 100k corpus: ten files of 10 MB gzipped", repeat(Input{Path: "a.jsonl.gz", Size: 10 << 20}, 10), MinChunkBytes},
-		{"the 1M corpus: a hundred", repeat(Input{Path: "a.jsonl.gz", Size: 10 << 20}, 100), 250 << 20},
+		{"the 100k corpus: ten files of 10 MB gzipped", repeat(Input{Path: "a.jsonl.gz", Size: 10 << 20}, 10), 40 << 20},
+		{"the 1M corpus: a hundred", repeat(Input{Path: "a.jsonl.gz", Size: 10 << 20}, 100), 400 << 20},
 		{"just above the floor", []Input{{Path: "a.jsonl", Size: MinChunks*MinChunkBytes + 1}}, MinChunkBytes + 1},
 		{"capped", []Input{{Path: "a.jsonl", Size: 1 << 40}}, MaxChunkBytes},
 	}
