@@ -55,8 +55,14 @@ func partOf(doc int64, parts int) int {
 // partBlockBits: documents of a chunk go to partitions in blocks of
 // 1<<partBlockBits, so that a chunk of more documents (a whole compressed
 // file) is spread over several partitions; a chunk of fewer is one block,
-// in partition chunk mod parts.
-const partBlockBits = 16
+// in partition chunk mod parts. Every partition reads the whole verified
+// files of a spread chunk (verifyFiles.share), so the blocks are as large
+// as a task can hold, and an automatic chunk (up to 512 MiB of text,
+// job.MaxChunkBytes) is one block: at 16 bits the 10M corpus's chunks of
+// 130,000 documents were spread over its 153 partitions, and its cluster
+// stage read 116 GB in 133 s instead of 9 GB in 51 s (docs/performance.md,
+// 2026-11-29).
+const partBlockBits = 18
 
 // clusterParts is the number of partitions of the cluster stage, at most
 // maxParts: one per chunk up to minChunkParts chunks, and beyond, one per
