@@ -29,7 +29,8 @@ func AutoPartitions(inputs []Input) int {
 // stay above 50 MB each, issue 21's bound for index/'s files, only with
 // chunks of 200 MB of text and more: hence ten tasks, of up to 512 MiB
 // (where a compressed input byte counts as 4, about 2.2 in the generated
-// gzipped corpora).
+// gzipped corpora). The cluster stage's partition blocks
+// (cluster.partBlockBits, 262,144 documents) hold such a chunk whole.
 const (
 	MinChunks     = 10
 	MinChunkBytes = 32 << 20

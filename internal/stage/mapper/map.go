@@ -405,16 +405,15 @@ func pieceBytes(ctx context.Context, p formats.Piece) int64 {
 
 // textLevel, textFrameDocs and textFrameBytes are the text store's zstd
 // level and frames: frames of up to 4 MiB of documents at zstd's default
-// level cost map about the CPU of frames of 64 at its fastest (12-15 µs a
-// document of the 100k corpus, one core) and take 39% fewer bytes there
-// (636 against 1,040 a document): a larger window finds what the
-// documents of a chunk share. Reading a document alone decodes its frame (2-7 ms, against
-// 0.1-0.2 for a frame of 64): a query of one document at a time pays it
-// for each match. What reads many in slot order (gather, verify without
-// it, a batch of queries) decodes each frame once, faster than frames of
-// 64 (2.4 against 7-9 µs a document). Smaller frames or the first frame
-// as the others' dictionary cost more bytes or more CPU
-// (docs/performance.md, 2026-11-28).
+// level cost map about the CPU of frames of 64 at its fastest and take
+// 40% fewer bytes on the generated corpora (0.24 against 0.42 bytes a
+// byte of text): a larger window finds what the documents of a chunk
+// share. Reading a document alone decodes its frame (2-3 ms, against
+// 0.1-0.2 for a frame of 64), which a query pays for each match its cache
+// does not hold; what reads many in slot order (gather, a batch of
+// queries) decodes each frame once, faster than frames of 64. Smaller
+// frames, or a dictionary per chunk, cost more bytes or more CPU
+// (docs/performance.md, 2026-11-28 and 2026-11-29).
 const (
 	textLevel      = zstd.SpeedDefault
 	textFrameDocs  = 4096
