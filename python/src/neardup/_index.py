@@ -79,8 +79,8 @@ class Index:
             follow.
         threshold: report matches at or above this similarity (None: each
             index's own job threshold).
-        cache_mb: memory for band files kept between queries (None: the
-            binary's default, 256).
+        cache_mb: memory for band files and decoded text frames kept
+            between queries (None: the binary's default, 256).
         tokenizer: if given, refuse an index made with another tokenizer.
 
     Raises:
