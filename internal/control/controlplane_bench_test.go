@@ -3,7 +3,6 @@ package control
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -36,15 +35,7 @@ import (
 // process (BenchmarkControlPlane measures the coordinator alone).
 //
 //	go test -run '^$' -bench 'BenchmarkControlPlaneNATS/2300x4096' -benchtime 1x -timeout 60m ./internal/control/
-func BenchmarkControlPlaneNATS(b *testing.B) {
-	for _, size := range []struct{ chunks, parts int }{{230, 409}, {2300, 4096}} {
-		b.Run(fmt.Sprintf("%dx%d", size.chunks, size.parts), func(b *testing.B) {
-			for b.Loop() {
-				benchControlPlaneNATS(b, size.chunks, size.parts)
-			}
-		})
-	}
-}
+func BenchmarkControlPlaneNATS(b *testing.B) { stagetest.RunSizes(b, benchControlPlaneNATS) }
 
 func benchControlPlaneNATS(b *testing.B, chunks, parts int) {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -11,11 +11,11 @@ import (
 // text store.
 type sized interface{ Bytes() int64 }
 
-// tableCache keeps the band tables of the band files read and the text
+// memCache keeps the band tables of the band files read and the text
 // stores' frames decoded, up to a budget of bytes, evicting the least
 // recently used: queries one document at a time read the same partitions
 // again and again, and decode a frame for each match.
-type tableCache struct {
+type memCache struct {
 	budget, used int64
 	order        *list.List // of *cached, most recent first
 	byName       map[string]*list.Element
@@ -26,12 +26,12 @@ type cached struct {
 	v    sized
 }
 
-func newTableCache(budget int64) *tableCache {
-	return &tableCache{budget: budget, order: list.New(), byName: map[string]*list.Element{}}
+func newMemCache(budget int64) *memCache {
+	return &memCache{budget: budget, order: list.New(), byName: map[string]*list.Element{}}
 }
 
 // get returns what is held under name, if anything.
-func (c *tableCache) get(name string) (sized, bool) {
+func (c *memCache) get(name string) (sized, bool) {
 	e, ok := c.byName[name]
 	if !ok {
 		return nil, false
@@ -42,7 +42,7 @@ func (c *tableCache) get(name string) (sized, bool) {
 
 // add holds v under name unless it is larger than the budget, evicting
 // others to make room.
-func (c *tableCache) add(name string, v sized) {
+func (c *memCache) add(name string, v sized) {
 	size := v.Bytes()
 	if size > c.budget {
 		return
@@ -64,14 +64,14 @@ func (c *tableCache) add(name string, v sized) {
 }
 
 // table returns the band table held under name, if any.
-func (c *tableCache) table(name string) (*index.BandTable, bool) {
+func (c *memCache) table(name string) (*index.BandTable, bool) {
 	v, ok := c.get(name)
 	t, isTable := v.(*index.BandTable)
 	return t, ok && isTable
 }
 
 // frames is the cache as a text store reader's textstore.FrameCache.
-type frames struct{ c *tableCache }
+type frames struct{ c *memCache }
 
 func (f frames) Frame(key string) (*textstore.Frame, bool) {
 	v, ok := f.c.get(key)

@@ -126,7 +126,7 @@ func (s *Stats) Add(o Stats) {
 type Searcher struct {
 	opts    Options
 	sources []*source
-	cache   *tableCache // nil: none
+	cache   *memCache // nil: none
 }
 
 // Open opens the indexes at locs (job output directories or object-store
@@ -140,7 +140,7 @@ func Open(ctx context.Context, locs []string, o Options) (*Searcher, error) {
 	}
 	s := &Searcher{opts: o}
 	if o.CacheBytes > 0 {
-		s.cache = newTableCache(o.CacheBytes)
+		s.cache = newMemCache(o.CacheBytes)
 	}
 	for _, loc := range locs {
 		src, err := openSource(ctx, loc)
@@ -289,7 +289,7 @@ type candidate struct {
 }
 
 // query adds the matches of docs in this index to res.
-func (src *source) query(ctx context.Context, threshold float64, cache *tableCache, docs []Doc, res []Result, st *Stats) error {
+func (src *source) query(ctx context.Context, threshold float64, cache *memCache, docs []Doc, res []Result, st *Stats) error {
 	p := src.ix.Params
 	rule := sketch.NewRule(p)
 	if threshold > 0 {
@@ -375,7 +375,7 @@ type bandRef struct {
 // lookup looks the keys of want up in a band file: in its table, cached
 // or read into the cache (the partition's row groups of a file of
 // several), or without a cache in the columns it needs.
-func (src *source) lookup(ctx context.Context, cache *tableCache, f bandRef, want []index.BandKey, hit func(int32, int64), st *Stats) error {
+func (src *source) lookup(ctx context.Context, cache *memCache, f bandRef, want []index.BandKey, hit func(int32, int64), st *Stats) error {
 	if cache == nil {
 		n, err := index.LookupBands(ctx, src.st, f.info, f.part, want, hit)
 		st.BandBytes += n
@@ -448,7 +448,7 @@ func (src *source) bandFiles(ctx context.Context, part int) ([]bandRef, error) {
 }
 
 // record reads the signature record of an indexed document.
-func (src *source) record(ctx context.Context, cache *tableCache, ord int64) (sigfile.Record, error) {
+func (src *source) record(ctx context.Context, cache *memCache, ord int64) (sigfile.Record, error) {
 	chunk := job.ChunkOf(ord)
 	s := src.sigs[chunk]
 	if s == nil {

@@ -37,15 +37,7 @@ import (
 //
 //	go test -run '^$' -bench 'BenchmarkControlPlane/2300x4096' -benchtime 1x ./internal/stages/
 //	go test -run '^$' -bench 'BenchmarkControlPlane/230x409' -benchtime 1x ./internal/stages/
-func BenchmarkControlPlane(b *testing.B) {
-	for _, size := range []struct{ chunks, parts int }{{230, 409}, {2300, 4096}} {
-		b.Run(fmt.Sprintf("%dx%d", size.chunks, size.parts), func(b *testing.B) {
-			for b.Loop() {
-				benchControlPlane(b, size.chunks, size.parts)
-			}
-		})
-	}
-}
+func BenchmarkControlPlane(b *testing.B) { stagetest.RunSizes(b, benchControlPlane) }
 
 func benchControlPlane(b *testing.B, chunks, parts int) {
 	ctx := context.Background()

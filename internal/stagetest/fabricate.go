@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"testing"
 
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/job"
@@ -142,4 +143,18 @@ func fakeSum(name string, k int) uint64 {
 		h = (h ^ uint64(c)) * 1099511628211
 	}
 	return (h ^ uint64(k)) * 0x9e3779b97f4a7c15
+}
+
+// RunSizes runs bench as a sub-benchmark named CHUNKSxPARTS for each job
+// shape the control-plane benchmarks drive: a tenth of the 1B plan and
+// the plan itself (docs/performance.md), so that the coordinator's
+// benchmark and the NATS one measure the same jobs.
+func RunSizes(b *testing.B, bench func(b *testing.B, chunks, parts int)) {
+	for _, size := range []struct{ chunks, parts int }{{230, 409}, {2300, 4096}} {
+		b.Run(fmt.Sprintf("%dx%d", size.chunks, size.parts), func(b *testing.B) {
+			for b.Loop() {
+				bench(b, size.chunks, size.parts)
+			}
+		})
+	}
 }
