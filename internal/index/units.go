@@ -51,10 +51,9 @@ func (t *UnitTable) jobNames() []string {
 	return names
 }
 
-// UnitOptions are the options of every unit table file: the fastest
-// zstd level, as bands/.
+// UnitOptions are the options of every unit table file.
 func UnitOptions() pqfile.Options {
-	return pqfile.Options{SortedBy: []string{"part", "unit_hash"}, Fast: true}
+	return pqfile.Options{SortedBy: []string{"part", "unit_hash"}}
 }
 
 // ReadUnitPart reads the rows of partition part from a unit table file

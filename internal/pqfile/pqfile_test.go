@@ -94,7 +94,7 @@ func TestWriterPiecesIdentical(t *testing.T) {
 			rows[i] = row{A: int64(i), S: strings.Repeat("x", rng.IntN(40))}
 		}
 		var want bytes.Buffer
-		pw := parquet.NewGenericWriter[row](&want, parquet.Compression(&parquet.Zstd), parquet.MaxRowsPerRowGroup(maxRowsPerGroup),
+		pw := parquet.NewGenericWriter[row](&want, parquet.Compression(&fastZstd), parquet.MaxRowsPerRowGroup(maxRowsPerGroup),
 			&parquet.WriterConfig{CreatedBy: buildinfo.Read().CreatedBy()}, parquet.SortingWriterConfig(parquet.SortingColumns(parquet.Ascending("a"))))
 		for start := 0; start < n; start += maxRowsPerGroup {
 			if _, err := pw.Write(rows[start:min(start+maxRowsPerGroup, n)]); err != nil {

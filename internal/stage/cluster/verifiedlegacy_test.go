@@ -81,7 +81,7 @@ func TestClusterReadsEarlierVerifiedFiles(t *testing.T) {
 func writeLegacy[T any](t *testing.T, st *storage.Dir, old, name string, rows []T, sortedBy ...string) *fileinfo.Info {
 	t.Helper()
 	ctx := context.Background()
-	info, err := pqfile.Write(ctx, st, name, rows, pqfile.Options{SortedBy: sortedBy, Fast: true})
+	info, err := pqfile.Write(ctx, st, name, rows, pqfile.Options{SortedBy: sortedBy})
 	if err != nil {
 		t.Fatal(err)
 	}
