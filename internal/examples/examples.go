@@ -72,13 +72,9 @@ func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *j
 		if isEarlier { // a document of an earlier job (--against)
 			name = job.InMount(earlier, name)
 		}
-		err := pqfile.Stream(ctx, st, name, nil, 4096, func(rows []records.DocRecord) error {
-			for _, r := range rows {
-				if want[r.Doc] {
-					out[r.Doc] = report.ExampleDoc{Row: r}
-				}
-			}
-			return nil
+		slices.Sort(byChunk[c])
+		err := pqfile.ReadSorted(ctx, st, name, "doc", byChunk[c], func(r *records.DocRecord) int64 { return r.Doc }, func(r records.DocRecord) {
+			out[r.Doc] = report.ExampleDoc{Row: r}
 		})
 		if err != nil {
 			return nil, fmt.Errorf("example pairs: %s: %w", name, err)

@@ -351,60 +351,6 @@ func (r *Reader[T]) SeekToRow(n int64) error {
 	return nil
 }
 
-// SeekSorted positions the reader at or before the first row whose value
-// of column, an int64 column in ascending order, is at least v: at the
-// start of the page that may hold it (by the file's page index), else of
-// its row group (by its statistics), else at the first row. The next
-// Read returns rows from there: passing over those below v is the
-// caller's part. Past the last row when every value is below v.
-func (r *Reader[T]) SeekSorted(column string, v int64) error {
-	leaf, ok := r.pf.Schema().Lookup(column)
-	if !ok {
-		return fmt.Errorf("pqfile: %s: no column %s", r.name, column)
-	}
-	var row int64
-	var err error
-	err = guard(func() error {
-		row, err = firstRowFrom(r.pf, leaf.ColumnIndex, v)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("pqfile: %s: seek to %s %d: %w", r.name, column, v, err)
-	}
-	return r.SeekToRow(row)
-}
-
-// firstRowFrom is SeekSorted's row: the first of the page or row group of
-// pf that may hold a value of column col at least v.
-func firstRowFrom(pf *parquet.File, col int, v int64) (int64, error) {
-	var row int64
-	for _, g := range pf.RowGroups() {
-		cc := g.ColumnChunks()[col]
-		if fc, ok := cc.(*parquet.FileColumnChunk); ok {
-			if _, hi, ok := fc.Bounds(); ok && hi.Int64() < v {
-				row += g.NumRows()
-				continue
-			}
-		}
-		ci, err := cc.ColumnIndex()
-		if err != nil {
-			return row, nil // no page index: the row group's start
-		}
-		oi, err := cc.OffsetIndex()
-		if err != nil || oi.NumPages() != ci.NumPages() {
-			return row, nil
-		}
-		for p := range ci.NumPages() {
-			if ci.NullPage(p) || ci.MaxValue(p).Int64() >= v {
-				return row + oi.FirstRowIndex(p), nil
-			}
-		}
-		// every page below v, though the statistics said otherwise
-		row += g.NumRows()
-	}
-	return row, nil
-}
-
 // checkFooter checks that the footer's length, in a Parquet file's last 8
 // bytes, fits in the file: parquet-go allocates what it claims before it
 // reads it (up to 4 GiB for a file of a few bytes).

@@ -395,3 +395,38 @@ func TestSeekSorted(t *testing.T) {
 		t.Errorf("SeekSorted on no such column: err %v, want one naming the file", err)
 	}
 }
+
+func TestReadSorted(t *testing.T) {
+	ctx := context.Background()
+	d, err := storage.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []row
+	for i := range 2000 {
+		rows = append(rows, row{A: int64(3 * i), S: fmt.Sprint(i)}) // a = 0, 3, 6, ...
+	}
+	info, err := Write(ctx, d, "s.parquet", rows, Options{SortedBy: []string{"a"}, RowGroupRows: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		keys []int64
+		want []string // the s of the rows found, in order
+	}{
+		{nil, nil},
+		{[]int64{0}, []string{"0"}},
+		{[]int64{-3, 1, 2, 6000}, nil}, // none there
+		{[]int64{3, 4, 768, 2100, 5997}, []string{"1", "256", "700", "1999"}}, // across row groups, to the last row
+		{[]int64{3, 3}, []string{"1", "1"}},                                   // a key asked twice is found twice
+	} {
+		var got []string
+		err := ReadSorted(ctx, d, info.Name, "a", tt.keys, func(r *row) int64 { return r.A }, func(r row) { got = append(got, r.S) })
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("ReadSorted(%v) = %v, %v; want %v", tt.keys, got, err, tt.want)
+		}
+	}
+	if err := ReadSorted(ctx, d, info.Name, "b", []int64{0}, func(r *row) int64 { return r.A }, func(row) {}); err == nil || !strings.Contains(err.Error(), "s.parquet") {
+		t.Errorf("ReadSorted on no such column: err %v, want one naming the file", err)
+	}
+}
