@@ -2,7 +2,6 @@ package verify
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 )
 
@@ -98,20 +97,29 @@ func (c *sigCache) next() {
 		}
 	}
 	if budget := max(c.budget, 2*own); c.bytes > budget {
-		old := slices.Collect(maps.Keys(c.entries))
-		slices.SortFunc(old, func(x, y int64) int {
-			ex, ey := c.entries[x], c.entries[y]
-			return cmp.Or(cmp.Compare(c.rank(ex), c.rank(ey)), cmp.Compare(ex.used, ey.used), cmp.Compare(x, y))
+		// The order's keys copied out, so that the sort reads no map.
+		old := make([]evictKey, 0, len(c.entries))
+		for doc, ce := range c.entries {
+			old = append(old, evictKey{rank: c.rank(ce), used: ce.used, doc: doc, size: ce.size})
+		}
+		slices.SortFunc(old, func(x, y evictKey) int {
+			return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(x.used, y.used), cmp.Compare(x.doc, y.doc))
 		})
-		for _, doc := range old {
+		for _, k := range old {
 			if c.bytes <= budget {
 				break
 			}
-			c.bytes -= c.entries[doc].size
-			delete(c.entries, doc)
+			c.bytes -= k.size
+			delete(c.entries, k.doc)
 		}
 	}
 	c.window++
+}
+
+// evictKey is an entry's place in the order entries go in (next).
+type evictKey struct {
+	rank, used int
+	doc, size  int64
 }
 
 // rank orders the entries that go over the budget: of earlier windows,

@@ -136,3 +136,24 @@ func benchVerify(b *testing.B, lines []byte, p job.Params) {
 	b.ReportMetric(float64(res.Exact), "exact")
 	b.ReportMetric(float64(res.Prefiltered), "prefiltered")
 }
+
+// BenchmarkSigCacheNext times the end of a window of a verify task whose
+// cache is over its budget: 16,384 entries of earlier windows (about a
+// 64 MiB budget's worth of documents of 1,000 shingles) and a window's
+// 4,096, of which those that go over the budget are chosen and dropped.
+func BenchmarkSigCacheNext(b *testing.B) {
+	const old, window = 1 << 14, verifyWindowDocs
+	for b.Loop() {
+		b.StopTimer()
+		c := newSigCache(1)
+		for doc := range int64(old + window) {
+			if doc == old {
+				c.window++
+			}
+			c.add(doc, &sigEntry{set: make([]uint64, 1), n: 1000})
+		}
+		c.bytes = 1 << 40 // every entry of earlier windows goes
+		b.StartTimer()
+		c.next()
+	}
+}
