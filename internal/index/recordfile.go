@@ -138,6 +138,22 @@ func DecodeGathered(raw []byte, rs *sketch.Resketcher) (sigfile.Record, error) {
 	return sigfile.Record{}, fmt.Errorf("record of kind %q: %w", raw[0], sigfile.ErrCorrupt)
 }
 
+// DecodeGatheredEntry is DecodeGathered for verification: a document
+// sketched again comes with its shingle set decoded, and its record
+// without the set's bytes (Resketcher.Entry); a stored record's set is
+// nil (its Shingles hold it).
+func DecodeGatheredEntry(raw []byte, rs *sketch.Resketcher) (sigfile.Record, []uint64, error) {
+	if len(raw) > 0 && raw[0] == gatheredText {
+		d, err := textstore.DecodeRecord(raw[1:])
+		if err != nil {
+			return sigfile.Record{}, nil, err
+		}
+		return rs.Entry(d)
+	}
+	rec, err := DecodeGathered(raw, rs)
+	return rec, nil, err
+}
+
 // OpenChunkRecords opens the record file of a chunk, checking it against
 // what its map task recorded: its set file in the work area when map
 // wrote one (--gather sets: the records as map sketched them), else its

@@ -49,23 +49,54 @@ func (r *Resketcher) Without(w *paragraph.Without) { r.without = w }
 
 // Record sketches d again into its record; its slices are fresh.
 func (r *Resketcher) Record(d textstore.Doc) (sigfile.Record, error) {
-	text := d.Text
-	if r.without != nil {
-		var err error
-		if text, err = r.without.Text(text); err != nil {
-			return sigfile.Record{}, fmt.Errorf("document %s: %w", d.ID, err)
-		}
-	}
-	s := r.sk.Sketch(text)
-	if len(s.Set) == 0 {
-		// Map stores no text for such a document: the model changed.
-		return sigfile.Record{}, fmt.Errorf("document %s: its stored text has no shingles under this build's document model", d.ID)
+	s, err := r.sketch(d, true)
+	if err != nil {
+		return sigfile.Record{}, err
 	}
 	rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: slices.Clone(s.Sig)}
 	if r.exact {
 		rec.Shingles = slices.Clone(s.SetBytes)
 	}
 	return rec, nil
+}
+
+// Entry sketches d again for verification: its record without the
+// set's bytes, and, with exact verification, its shingle set (nil
+// else), which Record's Shingles would hold encoded. Its slices are
+// fresh.
+func (r *Resketcher) Entry(d textstore.Doc) (sigfile.Record, []uint64, error) {
+	s, err := r.sketch(d, false)
+	if err != nil {
+		return sigfile.Record{}, nil, err
+	}
+	var set []uint64
+	if r.exact {
+		set = slices.Clone(s.Set)
+	}
+	return sigfile.Record{ID: d.ID, URL: d.URL, Sig: slices.Clone(s.Sig)}, set, nil
+}
+
+// sketch sketches d's text, without the units r strips; stored asks for
+// the set's bytes and the fingerprint (Sketcher.Sketch).
+func (r *Resketcher) sketch(d textstore.Doc, stored bool) (Sketch, error) {
+	text := d.Text
+	if r.without != nil {
+		var err error
+		if text, err = r.without.Text(text); err != nil {
+			return Sketch{}, fmt.Errorf("document %s: %w", d.ID, err)
+		}
+	}
+	var s Sketch
+	if stored {
+		s = r.sk.Sketch(text)
+	} else {
+		s = r.sk.SketchSet(text)
+	}
+	if len(s.Set) == 0 {
+		// Map stores no text for such a document: the model changed.
+		return Sketch{}, fmt.Errorf("document %s: its stored text has no shingles under this build's document model", d.ID)
+	}
+	return s, nil
 }
 
 // JudgeRecords judges a pair of signature records by r (see Rule.Judge):

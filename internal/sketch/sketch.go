@@ -59,18 +59,27 @@ func NewSketcher(p job.Params) (*Sketcher, error) {
 }
 
 // Sketch computes the sketch of text.
-func (s *Sketcher) Sketch(text []byte) Sketch {
+func (s *Sketcher) Sketch(text []byte) Sketch { return s.sketch(text, true) }
+
+// SketchSet computes the sketch of text but for SetBytes and FP (left
+// empty): what verifying a document sketched again needs.
+func (s *Sketcher) SketchSet(text []byte) Sketch { return s.sketch(text, false) }
+
+// sketch computes the sketch of text, with SetBytes and FP if stored.
+func (s *Sketcher) sketch(text []byte, stored bool) Sketch {
 	var out Sketch
 	s.hashes, out.Tokens = s.sh.Hashes(s.hashes[:0], text)
 	counts := s.sg.counts()
 	if len(s.hashes) > 0 && counts {
 		out.Sig, s.keys = s.sg.sign(s.hashes, s.keys[:0])
-		// The signature depends on the counts too: fingerprint the
-		// sorted multiset, so that one fingerprint still means one
-		// signature (and whole groups in every bucket).
-		s.multi = append(s.multi[:0], s.hashes...)
-		slices.Sort(s.multi)
-		s.fpBuf = AppendSet(s.fpBuf[:0], s.multi)
+		if stored {
+			// The signature depends on the counts too: fingerprint the
+			// sorted multiset, so that one fingerprint still means one
+			// signature (and whole groups in every bucket).
+			s.multi = append(s.multi[:0], s.hashes...)
+			slices.Sort(s.multi)
+			s.fpBuf = AppendSet(s.fpBuf[:0], s.multi)
+		}
 	}
 	out.Set = s.sorter.SortUnique(s.hashes)
 	if len(out.Set) == 0 {
@@ -80,6 +89,9 @@ func (s *Sketcher) Sketch(text []byte) Sketch {
 		out.Sig, s.keys = s.sg.sign(out.Set, s.keys[:0])
 	}
 	out.Keys = s.keys
+	if !stored {
+		return out
+	}
 	s.setBuf = AppendSet(s.setBuf[:0], out.Set)
 	out.SetBytes = s.setBuf
 	if counts {

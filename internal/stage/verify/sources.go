@@ -24,10 +24,12 @@ type SigSource struct {
 	Maps    map[int]job.MapResult
 }
 
-// recordSource returns the verification record of a document; fork
-// returns another source of the same records for a concurrent reader.
+// recordSource returns the verification record of a document, and its
+// shingle set when the source has it decoded (nil: decode the record's
+// Shingles); fork returns another source of the same records for a
+// concurrent reader.
 type recordSource interface {
-	get(ctx context.Context, doc int64) (sigfile.Record, error)
+	get(ctx context.Context, doc int64) (sigfile.Record, []uint64, error)
 	fork() (recordSource, error)
 }
 
@@ -97,18 +99,18 @@ func (s *setRecords) fork() (recordSource, error) {
 	return f, nil
 }
 
-func (s *setRecords) get(ctx context.Context, doc int64) (sigfile.Record, error) {
+func (s *setRecords) get(ctx context.Context, doc int64) (sigfile.Record, []uint64, error) {
 	c := job.ChunkOf(doc)
 	r, ok := s.files[c]
 	if !ok {
 		f, done, err := index.OpenChunkRecords(ctx, s.st, s.maps, c)
 		if err != nil {
-			return sigfile.Record{}, err
+			return sigfile.Record{}, nil, err
 		}
 		rr := f.SetRecords()
 		if rr == nil {
 			done()
-			return sigfile.Record{}, fmt.Errorf("%s is not a set file", f.Name)
+			return sigfile.Record{}, nil, fmt.Errorf("%s is not a set file", f.Name)
 		}
 		r = setFile{rr, f.Name}
 		if s.files == nil {
@@ -118,12 +120,12 @@ func (s *setRecords) get(ctx context.Context, doc int64) (sigfile.Record, error)
 	}
 	rec, present, err := r.Record(job.SlotOf(doc))
 	if err != nil {
-		return sigfile.Record{}, fmt.Errorf("document %d: %w", doc, err)
+		return sigfile.Record{}, nil, fmt.Errorf("document %d: %w", doc, err)
 	}
 	if !present {
-		return sigfile.Record{}, fmt.Errorf("%s: document %d has no signature", r.name, doc)
+		return sigfile.Record{}, nil, fmt.Errorf("%s: document %d has no signature", r.name, doc)
 	}
-	return rec, nil
+	return rec, nil, nil
 }
 
 // setFile is an open set file.
@@ -215,14 +217,14 @@ func (g *gatheredRecords) fork() (recordSource, error) {
 	return &gatheredRecords{scr: g.scr, rs: rs}, nil
 }
 
-func (g *gatheredRecords) get(ctx context.Context, doc int64) (sigfile.Record, error) {
+func (g *gatheredRecords) get(ctx context.Context, doc int64) (sigfile.Record, []uint64, error) {
 	raw, err := g.scr.Get(ctx, doc)
 	if err != nil {
-		return sigfile.Record{}, err
+		return sigfile.Record{}, nil, err
 	}
-	rec, err := index.DecodeGathered(raw, g.rs)
+	rec, set, err := index.DecodeGatheredEntry(raw, g.rs)
 	if err != nil {
-		return sigfile.Record{}, fmt.Errorf("gathered document %d: %w", doc, err)
+		return sigfile.Record{}, nil, fmt.Errorf("gathered document %d: %w", doc, err)
 	}
-	return rec, nil
+	return rec, set, nil
 }

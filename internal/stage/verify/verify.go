@@ -264,16 +264,18 @@ const parallelLoads = 64
 
 // loadSig reads and decodes the signature of doc.
 func loadSig(ctx context.Context, s recordSource, p job.Params, bnd sketch.Banding, doc int64) (*sigEntry, error) {
-	rec, err := s.get(ctx, doc)
+	rec, set, err := s.get(ctx, doc)
 	if err != nil {
 		return nil, err
 	}
-	e := &sigEntry{id: rec.ID, url: rec.URL}
+	e := &sigEntry{id: rec.ID, url: rec.URL, set: set}
 	if e.sig, err = sketch.DecodeSignature(p, rec.Sig); err != nil {
 		return nil, fmt.Errorf("document %d: %w", doc, err)
 	}
-	if e.set, err = sketch.DecodeSet(rec.Shingles); err != nil {
-		return nil, fmt.Errorf("document %d: %w", doc, err)
+	if set == nil {
+		if e.set, err = sketch.DecodeSet(rec.Shingles); err != nil {
+			return nil, fmt.Errorf("document %d: %w", doc, err)
+		}
 	}
 	e.n = len(e.set)
 	e.keys = bnd.Keys(nil, e.sig)

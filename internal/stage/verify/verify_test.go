@@ -586,13 +586,13 @@ type countingSource struct {
 
 func (c *countingSource) fork() (recordSource, error) { return c, nil }
 
-func (c *countingSource) get(_ context.Context, doc int64) (sigfile.Record, error) {
+func (c *countingSource) get(_ context.Context, doc int64) (sigfile.Record, []uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loads[doc]++
 	r := c.rec
 	r.ID = fmt.Sprint(doc)
-	return r, nil
+	return r, nil, nil
 }
 
 // TestBlockLoads checks the block nested loops of verify: with heads
