@@ -6,5 +6,5 @@ import (
 
 // pairOptions are the options of every pairs/ file.
 func pairOptions() pqfile.Options {
-	return pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows, Dict: []string{"a_url", "b_url"}}
+	return pqfile.Options{SortedBy: []string{"a", "b"}, RowGroupRows: pairsGroupRows, Dict: []string{"a_url", "b_url"}, Dense: true}
 }

@@ -90,7 +90,7 @@ func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, li
 
 	res.Candidates = int64(len(edges))
 	res.ExactClaims = int64(len(claims))
-	info, err := pqfile.Write(ctx, st, job.CandidateFile(part), edges, pqfile.Sorted("a", "b"))
+	info, err := pqfile.Write(ctx, st, job.CandidateFile(part), edges, pqfile.Options{SortedBy: []string{"a", "b"}, Dense: true})
 	if err != nil {
 		return nil, err
 	}
