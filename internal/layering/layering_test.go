@@ -24,7 +24,7 @@ import (
 const policy = `
 NONE < ., internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records, internal/localfile,
        internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/redact, internal/transient,
-       internal/buildinfo, internal/procstat,
+       internal/buildinfo, internal/procstat, internal/gctune,
        internal/metrics/metricstest, internal/redact/redacttest, internal/benchtext, internal/corpus,
        internal/s3test, internal/golden, internal/configfile, e2e;
 
@@ -77,7 +77,7 @@ internal/control, internal/query < pkg/pipeline;
 
 # tools and commands
 internal/corpus, internal/reference, internal/control < internal/accuracy;
-internal/configfile, internal/kept, internal/metrics, internal/procstat, internal/query, internal/control, internal/series, pkg/pipeline < internal/cli;
+internal/configfile, internal/gctune, internal/kept, internal/metrics, internal/procstat, internal/query, internal/control, internal/series, pkg/pipeline < internal/cli;
 internal/cli < cmd/coordinator, cmd/worker;
 internal/accuracy < cmd/accuracy;
 internal/corpus < cmd/gencorpus;
