@@ -141,7 +141,7 @@ func DecodeGathered(raw []byte, rs *sketch.Resketcher) (sigfile.Record, error) {
 // DecodeGatheredEntry is DecodeGathered for verification: a document
 // sketched again comes with its shingle set decoded, and its record
 // without the set's bytes (Resketcher.Entry); a stored record's set is
-// nil (its Shingles hold it).
+// nil (its Shingles hold it). rs must not be nil.
 func DecodeGatheredEntry(raw []byte, rs *sketch.Resketcher) (sigfile.Record, []uint64, error) {
 	if len(raw) > 0 && raw[0] == gatheredText {
 		d, err := textstore.DecodeRecord(raw[1:])
