@@ -339,18 +339,7 @@ func TestFormerNames(t *testing.T) {
 // reading on finds every such row.
 func TestSeekSorted(t *testing.T) {
 	ctx := context.Background()
-	d, err := storage.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []row
-	for i := range 2000 {
-		rows = append(rows, row{A: int64(3 * i), S: strings.Repeat("x", i%50)}) // a = 0, 3, 6, ...
-	}
-	info, err := Write(ctx, d, "s.parquet", rows, Options{SortedBy: []string{"a"}, RowGroupRows: 256})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, rows, info := sortedFile(t, func(i int) string { return strings.Repeat("x", i%50) })
 	for _, tt := range []struct {
 		v        int64
 		maxSkip  int // rows of v's row group before it that the seek may leave
@@ -396,20 +385,30 @@ func TestSeekSorted(t *testing.T) {
 	}
 }
 
-func TestReadSorted(t *testing.T) {
-	ctx := context.Background()
+// sortedFile writes s.parquet: 2,000 rows with a = 0, 3, 6, ... and s
+// of row i s(i), sorted by a, in row groups of 256 rows.
+func sortedFile(t *testing.T, s func(i int) string) (*storage.Dir, []row, fileinfo.Info) {
+	t.Helper()
 	d, err := storage.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rows []row
 	for i := range 2000 {
-		rows = append(rows, row{A: int64(3 * i), S: fmt.Sprint(i)}) // a = 0, 3, 6, ...
+		rows = append(rows, row{A: int64(3 * i), S: s(i)})
 	}
-	info, err := Write(ctx, d, "s.parquet", rows, Options{SortedBy: []string{"a"}, RowGroupRows: 256})
+	info, err := Write(context.Background(), d, "s.parquet", rows, Options{SortedBy: []string{"a"}, RowGroupRows: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, rows, info
+}
+
+// TestReadSorted finds rows by keys present, absent, repeated and past
+// the last row, across row groups.
+func TestReadSorted(t *testing.T) {
+	ctx := context.Background()
+	d, _, info := sortedFile(t, func(i int) string { return fmt.Sprint(i) })
 	for _, tt := range []struct {
 		keys []int64
 		want []string // the s of the rows found, in order
