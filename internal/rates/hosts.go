@@ -1,8 +1,8 @@
 package rates
 
 import (
-	"container/heap"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -145,7 +145,7 @@ func (h hostHeap) init() {
 // hostTally tallies documents by host in at most max entries.
 type hostTally struct {
 	max     int
-	byName  map[string]*hostEntry
+	byName  hostIndex
 	heap    hostHeap
 	evicted bool
 	// floor: the most duplicates a host without an entry may have (the
@@ -158,25 +158,68 @@ type hostTally struct {
 }
 
 func newHostTally(max int) *hostTally {
-	return &hostTally{max: max, byName: map[string]*hostEntry{}, seen: map[uint64]bool{}}
+	return &hostTally{max: max, byName: hostIndex{byHash: map[uint64]*hostEntry{}}, seen: map[uint64]bool{}}
 }
+
+// hostIndex finds listed hosts by name through the hash of the name that
+// every entry carries: a map of integers, not of strings, which the
+// tally consults for every document. Hosts whose hash an entry already
+// holds (a collision of 64-bit hashes) are kept by name.
+type hostIndex struct {
+	byHash   map[uint64]*hostEntry
+	collided map[string]*hostEntry
+}
+
+// get returns the entry of host name, of hash h.
+func (x *hostIndex) get(name string, h uint64) (*hostEntry, bool) {
+	if e, ok := x.byHash[h]; ok && e.Name == name {
+		return e, true
+	}
+	e, ok := x.collided[name]
+	return e, ok
+}
+
+// put adds e, which must not be in x.
+func (x *hostIndex) put(e *hostEntry) {
+	if _, ok := x.byHash[e.hash]; !ok {
+		x.byHash[e.hash] = e
+		return
+	}
+	if x.collided == nil {
+		x.collided = map[string]*hostEntry{}
+	}
+	x.collided[e.Name] = e
+}
+
+// del removes e, which must be in x.
+func (x *hostIndex) del(e *hostEntry) {
+	if x.byHash[e.hash] == e {
+		delete(x.byHash, e.hash)
+		return
+	}
+	delete(x.collided, e.Name)
+}
+
+// len is the number of entries.
+func (x *hostIndex) len() int { return len(x.byHash) + len(x.collided) }
 
 // add counts a document of host holding bytes, repeated of them in
 // repeated units, a duplicate if dup.
 func (t *hostTally) add(host string, bytes, repeated int64, dup bool) {
 	h := xxhash.Sum64String(host)
 	t.distinct(h)
-	e, ok := t.byName[host]
+	e, ok := t.byName.get(host, h)
 	if !ok {
 		// a copy: host may be part of a longer string
 		e = &hostEntry{Rate: manifest.Rate{Name: strings.Clone(host)}, hash: h}
-		t.byName[e.Name] = e
 		if len(t.heap) < t.max {
+			t.byName.put(e)
 			t.heap.push(e)
 		} else {
 			// e takes the place of the least host
 			least := t.heap[0].e
-			delete(t.byName, least.Name)
+			t.byName.del(least)
+			t.byName.put(e)
 			e.err = least.rank()
 			t.floor = e.err
 			t.evicted = true
@@ -198,24 +241,24 @@ func (t *hostTally) add(host string, bytes, repeated int64, dup bool) {
 
 // distinct adds a host's hash to the sketch of the smallest hashes.
 func (t *hostTally) distinct(h uint64) {
-	if t.seen[h] {
+	full := len(t.smallest) == distinctSketch
+	if full && h >= t.smallest[0] || t.seen[h] {
 		return
 	}
-	if len(t.smallest) == distinctSketch {
-		if h >= t.smallest[0] {
-			return
-		}
-		delete(t.seen, heap.Pop(&t.smallest).(uint64))
-	}
 	t.seen[h] = true
-	heap.Push(&t.smallest, h)
+	if full {
+		delete(t.seen, t.smallest[0])
+		t.smallest.replaceTop(h)
+		return
+	}
+	t.smallest.push(h)
 }
 
 // count is the number of distinct hosts, and whether it is an estimate:
 // exact while every host has its tally.
 func (t *hostTally) count() (int64, bool) {
 	if !t.evicted {
-		return int64(len(t.byName)), false
+		return int64(t.byName.len()), false
 	}
 	if len(t.smallest) < distinctSketch {
 		// every distinct hash is in the sketch
@@ -245,16 +288,17 @@ func (t *hostTally) merge(o *hostTally) {
 		t.distinct(h)
 	}
 	for _, it := range t.heap {
-		if _, ok := o.byName[it.e.Name]; !ok {
+		if _, ok := o.byName.get(it.e.Name, it.e.hash); !ok {
 			it.e.err += o.floor
 		}
 	}
+	t.heap = slices.Grow(t.heap, len(o.heap))
 	for _, it := range o.heap {
 		e := it.e
-		x, ok := t.byName[e.Name]
+		x, ok := t.byName.get(e.Name, e.hash)
 		if !ok {
 			x = &hostEntry{Rate: manifest.Rate{Name: e.Name}, err: t.floor, hash: e.hash}
-			t.byName[e.Name] = x
+			t.byName.put(x)
 			t.heap = append(t.heap, heapItem{e: x})
 		}
 		addRate(&x.Rate, &e.Rate)
@@ -270,7 +314,7 @@ func (t *hostTally) merge(o *hostTally) {
 	// one of highest rank left out.
 	for len(t.heap) > t.max {
 		least := t.heap.pop()
-		delete(t.byName, least.Name)
+		t.byName.del(least)
 		t.floor = least.rank()
 		t.evicted = true
 	}
@@ -288,13 +332,38 @@ func (t *hostTally) listed() []*hostEntry {
 // maxHeap is a max-heap of hashes.
 type maxHeap []uint64
 
-func (h maxHeap) Len() int           { return len(h) }
-func (h maxHeap) Less(i, j int) bool { return h[i] > h[j] }
-func (h maxHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *maxHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
-func (h *maxHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// push adds v.
+func (h *maxHeap) push(v uint64) {
+	*h = append(*h, v)
+	x := *h
+	i := len(x) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if x[p] >= v {
+			break
+		}
+		x[i] = x[p]
+		i = p
+	}
+	x[i] = v
+}
+
+// replaceTop puts v in the place of the largest hash.
+func (h maxHeap) replaceTop(v uint64) {
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if r := c + 1; r < len(h) && h[r] > h[c] {
+			c = r
+		}
+		if h[c] <= v {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = v
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/pkg/records"
@@ -211,7 +213,7 @@ func TestHostTallyMergeBound(t *testing.T) {
 				t.Errorf("%d parts, seed %d: %d hosts held", parts, seed, len(m.heap))
 			}
 			for h, c := range truth {
-				e, ok := m.byName[h]
+				e, ok := m.byName.get(h, xxhash.Sum64String(h))
 				switch {
 				case !ok && c > m.floor:
 					t.Errorf("%d parts, seed %d: host %s of %d duplicates not listed, floor %d", parts, seed, h, c, m.floor)

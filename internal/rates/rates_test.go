@@ -3,6 +3,7 @@ package rates
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -345,5 +346,83 @@ func TestPlainHost(t *testing.T) {
 		if got, ok := plainHost(in); !ok || got != want {
 			t.Errorf("plainHost(%q) = %q, %v; want %q, true", in, got, ok, want)
 		}
+	}
+}
+
+// TestHostIndexCollisions checks that hosts whose names hash alike (forced
+// here) are told apart by name, whichever of them is removed first.
+func TestHostIndexCollisions(t *testing.T) {
+	const h = 42
+	for _, tc := range []struct {
+		name string
+		del  []string // removed in this order
+	}{
+		{"none removed", nil},
+		{"the first removed", []string{"a.example"}},
+		{"a collided one removed", []string{"b.example"}},
+		{"all removed", []string{"b.example", "a.example", "c.example"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := hostIndex{byHash: map[uint64]*hostEntry{}}
+			entries := map[string]*hostEntry{}
+			for _, name := range []string{"a.example", "b.example", "c.example"} {
+				e := &hostEntry{Rate: manifest.Rate{Name: name}, hash: h}
+				x.put(e)
+				entries[name] = e
+			}
+			gone := map[string]bool{}
+			for _, name := range tc.del {
+				x.del(entries[name])
+				gone[name] = true
+			}
+			for name, want := range entries {
+				got, ok := x.get(name, h)
+				switch {
+				case gone[name] && ok:
+					t.Errorf("%s removed, still found", name)
+				case !gone[name] && got != want:
+					t.Errorf("%s: got %v, want its entry", name, got)
+				}
+			}
+			if n := x.len(); n != len(entries)-len(gone) {
+				t.Errorf("len %d, want %d", n, len(entries)-len(gone))
+			}
+			if _, ok := x.get("d.example", h); ok {
+				t.Error("a host never added found")
+			}
+		})
+	}
+}
+
+// TestDistinctSketch checks that the sketch of distinct hosts holds
+// exactly the smallest distinct hashes met, the largest of them first,
+// whatever repeats and order they come in.
+func TestDistinctSketch(t *testing.T) {
+	for _, n := range []int{0, 1, distinctSketch - 1, distinctSketch, 3 * distinctSketch} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(n), 7))
+			tl := newHostTally(MaxHosts)
+			var met []uint64
+			for range n {
+				h := rng.Uint64()
+				met = append(met, h)
+				tl.distinct(h)
+				if rng.IntN(4) == 0 { // a repeat
+					tl.distinct(met[rng.IntN(len(met))])
+				}
+			}
+			slices.Sort(met)
+			want := slices.Compact(met)[:min(len(met), distinctSketch)]
+			got := slices.Sorted(slices.Values(tl.smallest))
+			if !slices.Equal(got, want) {
+				t.Fatalf("sketch of %d hashes: %d held, want the %d smallest", n, len(got), len(want))
+			}
+			if len(want) > 0 && tl.smallest[0] != want[len(want)-1] {
+				t.Errorf("top %d, want the largest held, %d", tl.smallest[0], want[len(want)-1])
+			}
+			if len(tl.seen) != len(want) {
+				t.Errorf("%d hashes marked seen, want %d", len(tl.seen), len(want))
+			}
+		})
 	}
 }
