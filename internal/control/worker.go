@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/stages"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/textstore"
 )
 
 // Worker runs tasks from the queue for any job.
@@ -30,6 +31,10 @@ type Worker struct {
 	obs    TaskObserver   // never nil
 	// sideResultBytes: a larger result goes to a file (see storeResult).
 	sideResultBytes int
+
+	// text keeps the text-store encoders of finished map tasks for the
+	// next ones.
+	text textstore.Encoders
 
 	mu    sync.Mutex
 	jobs  map[string]*jobCache // by epoch and coordinator life
@@ -113,7 +118,7 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 		return queue.Permanent(fmt.Errorf("unknown stage %q", t.Stage))
 	}
 	reads := &heldRead{}
-	env := &stage.Env{Spec: &jc.spec, FS: w.faults.FS(jc.fs), Cache: jc.files, Inputs: w.roots, Reads: reads}
+	env := &stage.Env{Spec: &jc.spec, FS: w.faults.FS(jc.fs), Cache: jc.files, Inputs: w.roots, Reads: reads, TextEncoders: &w.text}
 	if jc.kept != nil {
 		env.Kept = w.faults.FS(jc.kept)
 	}

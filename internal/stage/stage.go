@@ -7,6 +7,7 @@ import (
 	"github.com/neardup/neardup/internal/job"
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/storage"
+	"github.com/neardup/neardup/internal/textstore"
 )
 
 // Stage is one stage of a job, as a value: what the coordinator plans and
@@ -98,6 +99,9 @@ type Env struct {
 	// checked against the worker's data roots; nil when the job writes
 	// none.
 	Kept storage.FS
+	// TextEncoders are the worker's idle text-store encoders, which its
+	// map tasks share; nil: each task makes its own.
+	TextEncoders *textstore.Encoders
 }
 
 // Cache loads, once per job on a worker, what many tasks read.

@@ -200,3 +200,54 @@ func TestShareFrames(t *testing.T) {
 		t.Errorf("decoded %d, %d and %d frames, want 4, 0 and 4", first.Decoded(), second.Decoded(), other.Decoded())
 	}
 }
+
+// TestSharedEncoders checks that writers lent their encoders by Encoders,
+// one after another and at once, write the very bytes of writers with
+// encoders of their own, and that a finished writer's encoder is lent
+// again.
+func TestSharedEncoders(t *testing.T) {
+	ds := docs(300)
+	for _, o := range []Options{{}, {Level: zstd.SpeedFastest, FrameDocs: 1 << 20, FrameBytes: 64 << 10}} {
+		want := write(t, ds, o)
+		shared := o
+		shared.Encoders = &Encoders{}
+		for round := range 3 {
+			if got := write(t, ds, shared); !bytes.Equal(got, want) {
+				t.Fatalf("level %v, round %d: a writer with a lent encoder wrote other bytes", o.Level, round)
+			}
+		}
+		level := o.Level
+		if level == 0 {
+			level = zstd.SpeedDefault
+		}
+		if n := len(shared.Encoders.free[level]); n != 1 {
+			t.Errorf("%d idle encoders after writers one after another, want 1", n)
+		}
+		done := make(chan []byte)
+		for range 4 {
+			go func() {
+				var buf bytes.Buffer
+				w, err := NewWriter(&buf, shared)
+				if err == nil {
+					for _, d := range ds {
+						if err = w.Add(d); err != nil {
+							break
+						}
+					}
+				}
+				if err == nil {
+					err = w.Close()
+				}
+				if err != nil {
+					t.Error(err)
+				}
+				done <- buf.Bytes()
+			}()
+		}
+		for range 4 {
+			if got := <-done; !bytes.Equal(got, want) {
+				t.Errorf("level %v: writers at once wrote other bytes", o.Level)
+			}
+		}
+	}
+}

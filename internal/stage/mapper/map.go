@@ -32,6 +32,12 @@ import (
 // Map reads one chunk, computes every document's signature and band
 // keys, and writes the chunk's docs, signatures, rejects and band records.
 func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*job.MapResult, error) {
+	return MapShared(ctx, st, spec, chunk, nil)
+}
+
+// MapShared is Map writing the text store with an encoder of encs (see
+// textstore.Options.Encoders).
+func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk, encs *textstore.Encoders) (*job.MapResult, error) {
 	start := time.Now()
 	p := spec.Params
 	sk, err := sketch.NewSketcher(p)
@@ -47,7 +53,7 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	// The documents' texts go to the chunk's text store as they are read:
 	// they are most of a chunk's bytes. Verify and query sketch them
 	// again (the same sketch: see ModelFingerprint).
-	sigs, err := newTextWriter(ctx, st, job.TextFile(chunk.Index))
+	sigs, err := newTextWriter(ctx, st, job.TextFile(chunk.Index), encs)
 	if err != nil {
 		return nil, err
 	}
@@ -472,9 +478,9 @@ func (f *slotFile[T]) commit() (fileinfo.Info, error) {
 func (f *slotFile[T]) abort() { f.w.Abort() }
 
 // newTextWriter starts a chunk's text store.
-func newTextWriter(ctx context.Context, st storage.Creator, name string) (*slotFile[textstore.Doc], error) {
+func newTextWriter(ctx context.Context, st storage.Creator, name string, encs *textstore.Encoders) (*slotFile[textstore.Doc], error) {
 	return newSlotFile(ctx, st, name, func(w io.Writer) (func(*textstore.Doc) error, func() error, error) {
-		tw, err := textstore.NewWriter(w, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs, FrameBytes: textFrameBytes})
+		tw, err := textstore.NewWriter(w, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs, FrameBytes: textFrameBytes, Encoders: encs})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -29,7 +29,7 @@ func Stage() stage.Stage {
 			if err != nil {
 				return nil, err
 			}
-			r, err := Map(ctx, e.FS, e.Spec, chunk)
+			r, err := MapShared(ctx, e.FS, e.Spec, chunk, e.TextEncoders)
 			if err != nil {
 				return nil, fmt.Errorf("map chunk %d: %w", t.Index, err)
 			}
