@@ -41,14 +41,11 @@ func Reduce(ctx context.Context, st storage.FS, spec *job.Spec, part int, maps [
 func reducePart(ctx context.Context, st storage.FS, spec *job.Spec, part int, lists []index.BandList, own func(records.BandRecord), bufs *workfile.SortBufs) (*job.ReduceResult, error) {
 	start := time.Now()
 	res := &job.ReduceResult{Part: part, EdgeFiles: map[int]fileinfo.Info{}, RequestFiles: map[int]fileinfo.Info{}}
-	srcs := make([]workfile.Source[records.BandRecord], len(lists))
+	recs, names := make([][]records.BandRecord, len(lists)), make([]string, len(lists))
 	for i, l := range lists {
-		srcs[i] = &bandList{name: l.Name, recs: l.Recs}
+		recs[i], names[i] = l.Recs, l.Name
 	}
-	m, err := workfile.NewMerge(workfile.CompareBand, srcs...)
-	if err != nil {
-		return nil, fmt.Errorf("reduce partition %d: %w", part, err)
-	}
+	m := workfile.NewBandMerge(recs, names)
 	firstOwn := job.Ordinal(spec.FirstChunk, 0)
 	if bufs == nil {
 		bufs = &workfile.SortBufs{}
@@ -219,25 +216,4 @@ func mergeEdgeLists(x, y []records.Candidate) []records.Candidate {
 		}
 	}
 	return x
-}
-
-// bandList is one sorted band list of a partition, a source of its merge.
-type bandList struct {
-	name string
-	recs []records.BandRecord
-	pos  int
-}
-
-// Next returns the list's next record. It checks that the records come in
-// order, so an unsorted file is an error, not a wrong result.
-func (l *bandList) Next() (records.BandRecord, bool, error) {
-	if l.pos == len(l.recs) {
-		return records.BandRecord{}, false, nil
-	}
-	rec := l.recs[l.pos]
-	if l.pos > 0 && workfile.CompareBand(rec, l.recs[l.pos-1]) < 0 {
-		return records.BandRecord{}, false, fmt.Errorf("%s: band file not sorted at record %+v", l.name, rec)
-	}
-	l.pos++
-	return rec, true, nil
 }

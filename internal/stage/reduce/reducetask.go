@@ -154,18 +154,15 @@ const duplicateIDExamples = 3
 // documents whose id records (idRecord: both hashes) equal an earlier
 // document's, and names the first document of the first few such ids.
 func countDuplicateIDs(ids []*workfile.BandRunReader, part int, res *job.ReduceTaskResult) error {
-	srcs := make([]workfile.Source[records.BandRecord], 0, len(ids))
+	lists, names := make([][]records.BandRecord, 0, len(ids)), make([]string, 0, len(ids))
 	for _, r := range ids {
 		recs, err := r.Part(part)
 		if err != nil {
 			return err // it names the partition
 		}
-		srcs = append(srcs, &bandList{name: r.Name, recs: recs})
+		lists, names = append(lists, recs), append(names, r.Name)
 	}
-	m, err := workfile.NewMerge(workfile.CompareBand, srcs...)
-	if err != nil {
-		return fmt.Errorf("reduce partition %d: id runs: %w", part, err)
-	}
+	m := workfile.NewBandMerge(lists, names)
 	// The records of one key, by document: mostly one, or the documents
 	// of one id; two ids whose first hashes collide differ by the second.
 	var group []records.BandRecord
