@@ -46,17 +46,7 @@ func genericBandMerge(t *testing.T, lists [][]records.BandRecord) []records.Band
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []records.BandRecord
-	for {
-		r, ok, err := m.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			return out
-		}
-		out = append(out, r)
-	}
+	return drain(t, m.Next)
 }
 
 // TestBandMerge checks that BandMerge gives the records of Merge with
@@ -67,18 +57,7 @@ func TestBandMerge(t *testing.T) {
 		for seed := range uint64(4) {
 			lists := bandLists(seed, n, 40)
 			want := genericBandMerge(t, lists)
-			m := NewBandMerge(lists, make([]string, n))
-			var got []records.BandRecord
-			for {
-				r, ok, err := m.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !ok {
-					break
-				}
-				got = append(got, r)
-			}
+			got := drain(t, NewBandMerge(lists, make([]string, n)).Next)
 			if !slices.Equal(got, want) {
 				t.Fatalf("%d lists, seed %d: %d records merged, not Merge's %d in its order", n, seed, len(got), len(want))
 			}

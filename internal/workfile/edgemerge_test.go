@@ -59,17 +59,7 @@ func mergeAll(tb testing.TB, st storage.FS, infos []fileinfo.Info) []records.Can
 		tb.Fatal(err)
 	}
 	defer m.Close()
-	var out []records.Candidate
-	for {
-		e, more, err := m.Next()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if !more {
-			return out
-		}
-		out = append(out, e)
-	}
+	return drain(tb, m.Next)
 }
 
 // TestMergeEdges checks that the edges of every partition come out in

@@ -97,3 +97,20 @@ func randomBands(r *rand.Rand, chunk, docs, nbands, partitions int) [][]records.
 	}
 	return parts
 }
+
+// drain returns every row next gives until it says there are no more,
+// failing the test on an error.
+func drain[T any](tb testing.TB, next func() (T, bool, error)) []T {
+	tb.Helper()
+	var out []T
+	for {
+		row, ok, err := next()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if !ok {
+			return out
+		}
+		out = append(out, row)
+	}
+}

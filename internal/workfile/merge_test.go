@@ -49,17 +49,7 @@ func mergeRows(t *testing.T, runs [][]tagged) []tagged {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []tagged
-	for {
-		row, ok, err := m.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		out = append(out, row)
-	}
+	out := drain(t, m.Next)
 	// Over, it stays over.
 	if _, ok, err := m.Next(); ok || err != nil {
 		t.Fatalf("a row (%v) after the end", err)
