@@ -290,3 +290,40 @@ func SortBySecond(edges []records.Candidate, idx []int) {
 		idx[k] = int(key & (1<<low - 1))
 	}
 }
+
+// SortEdgesGrouped sorts edges by (group(a), a, b, band), for group
+// values in [0, groups): slices.SortFunc's order with that comparison,
+// in which edges that compare equal are equal. groups 1 (group nil) sorts
+// by CompareEdge.
+func SortEdgesGrouped(edges []records.Candidate, groups int, group func(a int64) int) {
+	code, bandBits, ok := edgeCode(edges)
+	groupBits := uint(bits.Len(uint(max(groups, 1) - 1)))
+	if !ok || 2*code.bits()+bandBits+groupBits > 64 {
+		slices.SortFunc(edges, func(x, y records.Candidate) int {
+			if group != nil {
+				if c := cmp.Compare(group(x.A), group(y.A)); c != 0 {
+					return c
+				}
+			}
+			return CompareEdge(x, y)
+		})
+		return
+	}
+	keys := make([]uint64, len(edges))
+	for i, e := range edges {
+		k := (code.pack(e.A)<<code.bits()|code.pack(e.B))<<bandBits | uint64(e.Band)
+		if group != nil {
+			k |= uint64(group(e.A)) << (2*code.bits() + bandBits)
+		}
+		keys[i] = k
+	}
+	radix.Sort(keys, nil)
+	for i, k := range keys {
+		pair := k >> bandBits & (1<<(2*code.bits()) - 1)
+		edges[i] = records.Candidate{
+			A:    code.unpack(pair >> code.bits()),
+			B:    code.unpack(pair & (1<<code.bits() - 1)),
+			Band: int32(k & (1<<bandBits - 1)),
+		}
+	}
+}

@@ -339,3 +339,41 @@ func TestSortBySecond(t *testing.T) {
 		})
 	}
 }
+
+// TestSortEdgesGrouped checks the packed sort by (group, a, b, band)
+// against the comparison sort, with and without groups, on edges whose
+// keys fit in 64 bits (with groups that use the last bits) and on edges
+// whose keys do not (far ordinals; the comparison sort then).
+func TestSortEdgesGrouped(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct {
+		name   string
+		edges  []records.Candidate
+		groups int
+	}{
+		{"none", nil, 1},
+		{"one chunk", randomEdges(r, 3000, []int{4}, 500, 16), 1},
+		{"chunks, groups", randomEdges(r, 5000, []int{0, 3, 76}, 130000, 16), 128},
+		{"chunks, three groups", randomEdges(r, 5000, []int{1, 2}, 9000, 20), 3},
+		// 2*(8+21) bits of documents, 4 of bands and 2 of groups: 64
+		{"64 bits with the groups", randomEdges(r, 4000, []int{0, 255}, 1<<21, 16), 4},
+		{"65 bits with the groups", randomEdges(r, 4000, []int{0, 255}, 1<<21, 16), 5},
+		{"far ordinals", farEdges(r, 2000), 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			group := func(a int64) int { return int(uint64(a)*0x9e3779b97f4a7c15>>40) % tc.groups }
+			want := slices.Clone(tc.edges)
+			slices.SortFunc(want, func(x, y records.Candidate) int {
+				return cmp.Or(cmp.Compare(group(x.A), group(y.A)), CompareEdge(x, y))
+			})
+			got := slices.Clone(tc.edges)
+			SortEdgesGrouped(got, tc.groups, group)
+			sameRows(t, "grouped", got, want)
+			if tc.groups == 1 {
+				got = slices.Clone(tc.edges)
+				SortEdgesGrouped(got, 1, nil)
+				sameRows(t, "ungrouped", got, want)
+			}
+		})
+	}
+}

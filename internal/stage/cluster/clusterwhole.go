@@ -80,7 +80,7 @@ func wholeTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSte
 			labels = append(labels, records.Candidate{A: v, B: c[0]})
 		}
 	}
-	slices.SortFunc(labels, workfile.CompareEdge)
+	workfile.SortEdgesGrouped(labels, 1, nil)
 	rows, err := labelledRows(ctx, st, s, 0, labels)
 	if err != nil {
 		return nil, err

@@ -236,19 +236,14 @@ func readRound(ctx context.Context, st storage.FS, s *clusterStep, part int) ([]
 			return nil, fmt.Errorf("clusters: %w", err)
 		}
 	}
-	slices.SortFunc(edges, workfile.CompareEdge)
+	workfile.SortEdgesGrouped(edges, 1, nil)
 	return slices.Compact(edges), nil
 }
 
 // writeRound writes a task's edges, one run per partition of their first
 // node, and records them in res.
 func writeRound(ctx context.Context, st storage.FS, s *clusterStep, part int, edges []records.Candidate, res *roundResult) error {
-	slices.SortFunc(edges, func(x, y records.Candidate) int {
-		if c := partOf(x.A, s.Parts) - partOf(y.A, s.Parts); c != 0 {
-			return c
-		}
-		return workfile.CompareEdge(x, y)
-	})
+	workfile.SortEdgesGrouped(edges, s.Parts, func(a int64) int { return partOf(a, s.Parts) })
 	edges = slices.Compact(edges)
 	file := job.ClusterTaskFile(s.Name, part, "edges")
 	runs, err := workfile.WriteEdgeRuns(ctx, st, file, edges, func(d int64) int { return partOf(d, s.Parts) })
