@@ -325,14 +325,10 @@ func addRate(into *manifest.Rate, r *manifest.Rate) {
 func (t *tally) rates(against []job.Against) *manifest.Rates {
 	out := &manifest.Rates{Total: t.total}
 	out.HostCount, out.HostCountEstimated = t.hosts.count()
-	entries := slices.Clone(t.hosts.listed())
-	slices.SortFunc(entries, func(a, b *hostEntry) int {
-		return cmp.Or(cmp.Compare(b.Duplicates, a.Duplicates), cmp.Compare(b.BytesRemoved, a.BytesRemoved),
-			cmp.Compare(b.Docs, a.Docs), strings.Compare(a.Name, b.Name))
-	})
+	listedHosts := t.hosts.listed()
 	hosts := make([]manifest.Rate, 0, manifest.TopHosts+1)
 	listed := t.total
-	for _, e := range entries[:min(len(entries), manifest.TopHosts)] {
+	for _, e := range topHosts(listedHosts, manifest.TopHosts) {
 		hosts = append(hosts, e.Rate)
 		out.HostsBound = max(out.HostsBound, e.err)
 		listed.Docs -= e.Docs
@@ -343,7 +339,7 @@ func (t *tally) rates(against []job.Against) *manifest.Rates {
 	}
 	// The other hosts' row is the rest of the total: the tallies of the
 	// hosts not listed, and those of hosts that gave up their place.
-	if len(entries) > manifest.TopHosts || t.hosts.evicted {
+	if len(listedHosts) > manifest.TopHosts || t.hosts.evicted {
 		listed.Name = manifest.OtherHosts
 		hosts = append(hosts, listed)
 	}
@@ -371,6 +367,58 @@ func (t *tally) rates(against []job.Against) *manifest.Rates {
 		out.Earlier = append(out.Earlier, *t.earlier[name])
 	}
 	return out
+}
+
+// compareHosts is the order of the hosts the rates list: the most
+// duplicates first, then the most bytes removed, the most documents, and
+// by name (a total order).
+func compareHosts(a, b *hostEntry) int {
+	return cmp.Or(cmp.Compare(b.Duplicates, a.Duplicates), cmp.Compare(b.BytesRemoved, a.BytesRemoved),
+		cmp.Compare(b.Docs, a.Docs), strings.Compare(a.Name, b.Name))
+}
+
+// topHosts returns the first k of entries in compareHosts's order, in
+// that order, choosing them through a heap of k rather than sorting all
+// (up to MaxHosts).
+func topHosts(entries []*hostEntry, k int) []*hostEntry {
+	if k <= 0 {
+		return nil
+	}
+	if len(entries) <= k {
+		out := slices.Clone(entries)
+		slices.SortFunc(out, compareHosts)
+		return out
+	}
+	// top is a heap with the last of the k in compareHosts's order on top.
+	top := slices.Clone(entries[:k])
+	worse := func(i, j int) bool { return compareHosts(top[i], top[j]) > 0 }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= k {
+				return
+			}
+			if r := c + 1; r < k && worse(r, c) {
+				c = r
+			}
+			if !worse(c, i) {
+				return
+			}
+			top[i], top[c] = top[c], top[i]
+			i = c
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, e := range entries[k:] {
+		if compareHosts(e, top[0]) < 0 {
+			top[0] = e
+			down(0)
+		}
+	}
+	slices.SortFunc(top, compareHosts)
+	return top
 }
 
 // flatten lists the jobs of against: each one's, or a compacted index's

@@ -426,3 +426,26 @@ func TestDistinctSketch(t *testing.T) {
 		})
 	}
 }
+
+// TestTopHosts checks that the hosts chosen through a heap are the first
+// of a sort of all, in its order, many tied but for their (distinct)
+// names.
+func TestTopHosts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var entries []*hostEntry
+	for i, n := range rng.Perm(500) {
+		entries = append(entries, &hostEntry{Rate: manifest.Rate{
+			Name: fmt.Sprintf("h%03d.example", n), Docs: int64(rng.IntN(4)),
+			Duplicates: int64(rng.IntN(5)), BytesRemoved: int64(rng.IntN(3) * 100),
+		}, hash: uint64(i)})
+	}
+	all := slices.Clone(entries)
+	slices.SortFunc(all, compareHosts)
+	for _, k := range []int{0, 1, 7, 100, 499, 500, 600} {
+		got := topHosts(entries, k)
+		want := all[:min(k, len(all))]
+		if !slices.Equal(got, want) {
+			t.Errorf("k %d: %d hosts, not the first %d of the sort", k, len(got), len(want))
+		}
+	}
+}
