@@ -9,7 +9,6 @@
 package rates
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -367,58 +366,6 @@ func (t *tally) rates(against []job.Against) *manifest.Rates {
 		out.Earlier = append(out.Earlier, *t.earlier[name])
 	}
 	return out
-}
-
-// compareHosts is the order of the hosts the rates list: the most
-// duplicates first, then the most bytes removed, the most documents, and
-// by name (a total order).
-func compareHosts(a, b *hostEntry) int {
-	return cmp.Or(cmp.Compare(b.Duplicates, a.Duplicates), cmp.Compare(b.BytesRemoved, a.BytesRemoved),
-		cmp.Compare(b.Docs, a.Docs), strings.Compare(a.Name, b.Name))
-}
-
-// topHosts returns the first k of entries in compareHosts's order, in
-// that order, choosing them through a heap of k rather than sorting all
-// (up to MaxHosts).
-func topHosts(entries []*hostEntry, k int) []*hostEntry {
-	if k <= 0 {
-		return nil
-	}
-	if len(entries) <= k {
-		out := slices.Clone(entries)
-		slices.SortFunc(out, compareHosts)
-		return out
-	}
-	// top is a heap with the last of the k in compareHosts's order on top.
-	top := slices.Clone(entries[:k])
-	worse := func(i, j int) bool { return compareHosts(top[i], top[j]) > 0 }
-	down := func(i int) {
-		for {
-			c := 2*i + 1
-			if c >= k {
-				return
-			}
-			if r := c + 1; r < k && worse(r, c) {
-				c = r
-			}
-			if !worse(c, i) {
-				return
-			}
-			top[i], top[c] = top[c], top[i]
-			i = c
-		}
-	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for _, e := range entries[k:] {
-		if compareHosts(e, top[0]) < 0 {
-			top[0] = e
-			down(0)
-		}
-	}
-	slices.SortFunc(top, compareHosts)
-	return top
 }
 
 // flatten lists the jobs of against: each one's, or a compacted index's
