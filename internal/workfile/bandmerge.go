@@ -62,25 +62,8 @@ func NewBandMerge(lists [][]records.BandRecord, names []string) *BandMerge {
 			m.keys[i] = bandKeyOf(&l[0], i)
 		}
 	}
-	if len(lists) > 0 {
-		m.tree[0] = m.play(1)
-	}
+	playLosers(m.tree, func(x, y int) bool { return m.keys[x].before(m.keys[y]) })
 	return m
-}
-
-// play returns the winner of the matches below node n, recording their
-// losers.
-func (m *BandMerge) play(n int) int {
-	k := len(m.lists)
-	if n >= k {
-		return n - k
-	}
-	a, b := m.play(2*n), m.play(2*n+1)
-	if m.keys[b].before(m.keys[a]) {
-		a, b = b, a
-	}
-	m.tree[n] = b
-	return a
 }
 
 // Next returns the least record not yet returned; ok is false when none

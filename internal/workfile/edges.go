@@ -343,25 +343,8 @@ func MergeEdges(ctx context.Context, st storage.Opener, infos []fileinfo.Info) (
 		m.keys = append(m.keys, keyOf(s.cur))
 	}
 	m.tree = make([]int, len(m.streams))
-	if len(m.streams) > 0 {
-		m.tree[0] = m.play(1)
-	}
+	playLosers(m.tree, func(x, y int) bool { return m.keys[x].before(m.keys[y]) })
 	return m, nil
-}
-
-// play returns the winner of the matches below node n, recording their
-// losers.
-func (m *EdgeMerger) play(n int) int {
-	k := len(m.streams)
-	if n >= k {
-		return n - k
-	}
-	a, b := m.play(2*n), m.play(2*n+1)
-	if m.keys[b].before(m.keys[a]) {
-		a, b = b, a
-	}
-	m.tree[n] = b
-	return a
 }
 
 // Next returns the smallest edge not yet returned; false when none is left.

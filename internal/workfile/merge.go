@@ -34,9 +34,7 @@ func NewMerge[T any](cmp func(x, y T) int, srcs ...Source[T]) (*Merge[T], error)
 		}
 		m.cur[i], m.over[i] = row, !ok
 	}
-	if len(srcs) > 0 {
-		m.tree[0] = m.play(1)
-	}
+	playLosers(m.tree, m.before)
 	return m, nil
 }
 
@@ -54,19 +52,28 @@ func (m *Merge[T]) before(x, y int) bool {
 	return c < 0 || c == 0 && x < y
 }
 
-// play returns the winner of the matches below node n, recording their
-// losers.
-func (m *Merge[T]) play(n int) int {
-	k := len(m.srcs)
-	if n >= k {
-		return n - k
+// playLosers plays the first matches of a tree of losers over
+// len(tree) sources (Merge's, EdgeMerger's, BandMerge's): it records the
+// loser of each match at its node n (children 2n and 2n+1, node
+// len(tree)+i being source i) and the overall winner at tree[0]. before
+// reports whether source x's current row comes before source y's.
+func playLosers(tree []int, before func(x, y int) bool) {
+	k := len(tree)
+	var play func(n int) int
+	play = func(n int) int {
+		if n >= k {
+			return n - k
+		}
+		a, b := play(2*n), play(2*n+1)
+		if before(b, a) {
+			a, b = b, a
+		}
+		tree[n] = b
+		return a
 	}
-	a, b := m.play(2*n), m.play(2*n+1)
-	if m.before(b, a) {
-		a, b = b, a
+	if k > 0 {
+		tree[0] = play(1)
 	}
-	m.tree[n] = b
-	return a
 }
 
 // Next returns the least row not yet returned; ok is false when none is
