@@ -131,9 +131,9 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 	// docs/ and duplicates.parquet, one chunk's documents at a time.
 	g.Go(func() error {
 		t0 := time.Now()
-		chunks := make([]int, len(j.Mapped.Own))
+		chunks := make([]rates.Chunk, len(j.Mapped.Own))
 		for i, m := range j.Mapped.Own {
-			chunks[i] = m.Chunk
+			chunks[i] = rates.Chunk{Index: m.Chunk, Facts: m.RatesFile}
 		}
 		r, err := rates.Tally(gctx, c.st, chunks, man.Against, j.UnitDocFiles)
 		if err != nil {

@@ -239,6 +239,14 @@ func RequestFile(part int) string {
 	return fmt.Sprintf("%s/part=%05d.req", RequestsDir, part)
 }
 
+// RatesDir holds the chunks' facts files (RatesWorkFile).
+const RatesDir = WorkDir + "/rates"
+
+// RatesWorkFile holds what the rates pass at the job's end counts of each
+// document of a chunk (the host of its URL, its input file and its bytes
+// of text), written by the chunk's map task (package rates).
+func RatesWorkFile(chunk int) string { return fmt.Sprintf("%s/chunk-%06d.facts", RatesDir, chunk) }
+
 // SetsDir holds the chunks' set files (GatherSets): each document's
 // record for verification, written by map, read by verify, removed once
 // verify is done.

@@ -56,6 +56,10 @@ type MapResult struct {
 	// holds them (package sigfile), for verify.
 	SetFile    *fileinfo.Info `json:"set_file,omitempty"`
 	RejectFile *fileinfo.Info `json:"reject_file,omitempty"`
+	// RatesFile is the chunk's facts file (RatesWorkFile), which the
+	// rates pass at the job's end reads instead of DocFile; nil for a
+	// chunk mapped by a build that wrote none.
+	RatesFile *fileinfo.Info `json:"rates_file,omitempty"`
 	// BandFiles and BandRuns are a chunk's band files in the layout of
 	// index versions 1 and 2 (BandFile, and the JSON file listing its
 	// later runs' files by partition): what Reduce reads of an earlier

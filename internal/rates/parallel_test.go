@@ -69,7 +69,7 @@ func TestTallyPartsExact(t *testing.T) {
 			docs, dups := s.make(t)
 			st := write(t, docs, dups)
 			ctx := context.Background()
-			one, err := tallyAt(ctx, st, s.chunks, againstShapes, nil, MaxHosts, 1)
+			one, err := tallyAt(ctx, st, asChunks(s.chunks), againstShapes, nil, MaxHosts, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestTallyPartsExact(t *testing.T) {
 				for _, parts := range []int{2, 3, 5, 16} {
 					chunks := slices.Clone(s.chunks)
 					rand.Shuffle(len(chunks), func(i, j int) { chunks[i], chunks[j] = chunks[j], chunks[i] })
-					got, err := tallyAt(ctx, st, chunks, againstShapes, nil, maxHosts, parts)
+					got, err := tallyAt(ctx, st, asChunks(chunks), againstShapes, nil, maxHosts, parts)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -107,7 +107,7 @@ func TestTallyPartsBounded(t *testing.T) {
 	docs, dups := s.make(t)
 	st := write(t, docs, dups)
 	ctx := context.Background()
-	exact, err := tallyAt(ctx, st, s.chunks, againstShapes, nil, 1<<20, 1)
+	exact, err := tallyAt(ctx, st, asChunks(s.chunks), againstShapes, nil, 1<<20, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestTallyPartsBounded(t *testing.T) {
 	}
 	const held = 24
 	for _, parts := range []int{1, 2, 3, 7, 16} {
-		got, err := tallyAt(ctx, st, s.chunks, againstShapes, nil, held, parts)
+		got, err := tallyAt(ctx, st, asChunks(s.chunks), againstShapes, nil, held, parts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func TestTallyPartsUnknownDuplicate(t *testing.T) {
 		slices.SortFunc(dups, func(a, b records.Duplicate) int { return int(a.Doc>>1 - b.Doc>>1) })
 		st := write(t, docs, dups)
 		for _, parts := range []int{1, 2, 3, 6} {
-			_, err := tallyAt(context.Background(), st, chunks, nil, nil, MaxHosts, parts)
+			_, err := tallyAt(context.Background(), st, asChunks(chunks), nil, nil, MaxHosts, parts)
 			if err == nil || !strings.Contains(err.Error(), job.DuplicatesFile) || !strings.Contains(err.Error(), fmt.Sprint(tt.doc)) {
 				t.Errorf("%s, %d parts: err %v, want one naming %s and document %d", tt.name, parts, err, job.DuplicatesFile, tt.doc)
 			}

@@ -9,6 +9,7 @@
 package rates
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,14 @@ type dupRow struct {
 	KeptJob *string `parquet:"kept_job,optional"`
 }
 
+// Chunk is one of a job's own chunks as Tally counts it: its index, and
+// the facts file its map task wrote (see FactsWriter); with Facts nil,
+// Tally reads the chunk's docs/ file instead.
+type Chunk struct {
+	Index int
+	Facts *fileinfo.Info
+}
+
 // Tally computes the rates of the job whose outputs st holds: chunks are
 // the job's own chunks (those with a docs/ file), in any order, and
 // against the earlier jobs it was matched against, in their order. It
@@ -63,7 +72,7 @@ type dupRow struct {
 // keep the same bounds (hostTally.merge), and the hosts they list depend
 // on the job's chunks alone, not on the coordinator's cores: the parts
 // are always the same.
-func Tally(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, repeated []fileinfo.Info) (*manifest.Rates, error) {
+func Tally(ctx context.Context, st storage.Opener, chunks []Chunk, against []job.Against, repeated []fileinfo.Info) (*manifest.Rates, error) {
 	return tallyAt(ctx, st, chunks, against, repeated, MaxHosts, Parts)
 }
 
@@ -75,8 +84,9 @@ const Parts = 8
 
 // tallyAt is Tally holding at most maxHosts hosts' tallies, in parts
 // parts, GOMAXPROCS at once.
-func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job.Against, repeated []fileinfo.Info, maxHosts, parts int) (*manifest.Rates, error) {
-	groups := split(slices.Sorted(slices.Values(chunks)), parts)
+func tallyAt(ctx context.Context, st storage.Opener, chunks []Chunk, against []job.Against, repeated []fileinfo.Info, maxHosts, parts int) (*manifest.Rates, error) {
+	sorted := slices.SortedFunc(slices.Values(chunks), func(a, b Chunk) int { return cmp.Compare(a.Index, b.Index) })
+	groups := split(sorted, parts)
 	running := make(chan struct{}, runtime.GOMAXPROCS(0))
 	partCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -88,10 +98,10 @@ func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job
 		// the next part's (the first and last parts without a bound).
 		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 		if i > 0 {
-			lo = job.Ordinal(g[0], 0)
+			lo = job.Ordinal(g[0].Index, 0)
 		}
 		if i+1 < len(groups) {
-			hi = job.Ordinal(groups[i+1][0], 0)
+			hi = job.Ordinal(groups[i+1][0].Index, 0)
 		}
 		wg.Go(func() {
 			running <- struct{}{}
@@ -123,9 +133,9 @@ func tallyAt(ctx context.Context, st storage.Opener, chunks []int, against []job
 
 // split cuts chunks into at most n runs of consecutive chunks of nearly
 // equal length.
-func split(chunks []int, n int) [][]int {
+func split(chunks []Chunk, n int) [][]Chunk {
 	n = max(1, min(n, len(chunks)))
-	var out [][]int
+	var out [][]Chunk
 	for i := range n {
 		if g := chunks[i*len(chunks)/n : (i+1)*len(chunks)/n]; len(g) > 0 {
 			out = append(out, g)
@@ -138,7 +148,7 @@ func split(chunks []int, n int) [][]int {
 // of duplicates.parquet and the rows of the repeated files from lo up to
 // hi (the part's share of document ordinals): each must be of a document
 // of chunks.
-func tallyPart(ctx context.Context, st storage.Opener, chunks []int, repeated []fileinfo.Info, lo, hi int64, maxHosts int) (*tally, error) {
+func tallyPart(ctx context.Context, st storage.Opener, chunks []Chunk, repeated []fileinfo.Info, lo, hi int64, maxHosts int) (*tally, error) {
 	dups, err := pqfile.Open[dupRow](ctx, st, job.DuplicatesFile, nil)
 	if err != nil {
 		return nil, err
@@ -158,20 +168,37 @@ func tallyPart(ctx context.Context, st storage.Opener, chunks []int, repeated []
 		defer rep.Close()
 	}
 	t := newTally(maxHosts)
+	add := func(doc int64, host, file string, bytes int64) error {
+		dup, err := next.match(doc)
+		if err != nil {
+			return err
+		}
+		var r int64
+		if rep != nil {
+			if r, err = rep.match(doc); err != nil {
+				return err
+			}
+		}
+		t.add(host, file, bytes, dup, r)
+		return nil
+	}
 	for _, c := range chunks {
-		err := pqfile.Stream(ctx, st, job.DocFile(c), nil, 4096, func(rows []docRow) error {
+		if c.Facts != nil {
+			doc := job.Ordinal(c.Index, 0)
+			err := readFacts(ctx, st, *c.Facts, func(host, file string, bytes int64) error {
+				doc++
+				return add(doc-1, host, file, bytes)
+			})
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		err := pqfile.Stream(ctx, st, job.DocFile(c.Index), nil, 4096, func(rows []docRow) error {
 			for _, d := range rows {
-				dup, err := next.match(d.Doc)
-				if err != nil {
+				if err := add(d.Doc, Host(d.URL), d.File, d.Bytes); err != nil {
 					return err
 				}
-				var r int64
-				if rep != nil {
-					if r, err = rep.match(d.Doc); err != nil {
-						return err
-					}
-				}
-				t.add(d, dup, r)
 			}
 			return nil
 		})
@@ -266,21 +293,22 @@ func row(m map[string]*manifest.Rate, name string) (*manifest.Rate, bool) {
 	return r, !ok
 }
 
-// add counts document d, a duplicate when dup is not nil, holding
-// repeated bytes of text in repeated units.
-func (t *tally) add(d docRow, dup *dupRow, repeated int64) {
-	t.hosts.add(Host(d.URL), d.Bytes, repeated, dup != nil)
-	f, made := row(t.files, d.File)
+// add counts a document of host and file with bytes of text, a
+// duplicate when dup is not nil, holding repeated bytes of text in
+// repeated units.
+func (t *tally) add(host, file string, bytes int64, dup *dupRow, repeated int64) {
+	t.hosts.add(host, bytes, repeated, dup != nil)
+	f, made := row(t.files, file)
 	if made {
-		t.order = append(t.order, d.File)
+		t.order = append(t.order, file)
 	}
 	for _, r := range []*manifest.Rate{&t.total, f} {
 		r.Docs++
-		r.Bytes += d.Bytes
+		r.Bytes += bytes
 		r.RepeatedBytes += repeated
 		if dup != nil {
 			r.Duplicates++
-			r.BytesRemoved += d.Bytes
+			r.BytesRemoved += bytes
 		}
 	}
 	if dup != nil {
@@ -290,7 +318,7 @@ func (t *tally) add(d docRow, dup *dupRow, repeated int64) {
 		}
 		e, _ := row(t.earlier, name)
 		e.Duplicates++
-		e.BytesRemoved += d.Bytes
+		e.BytesRemoved += bytes
 	}
 }
 

@@ -37,6 +37,16 @@ func write(t *testing.T, docs map[int][]records.DocRecord, dups []records.Duplic
 	return d
 }
 
+// asChunks are chunks whose documents Tally reads from their docs/
+// files.
+func asChunks(chunks []int) []Chunk {
+	out := make([]Chunk, len(chunks))
+	for i, c := range chunks {
+		out[i] = Chunk{Index: c}
+	}
+	return out
+}
+
 func doc(chunk, i int, url, file string, bytes int64) records.DocRecord {
 	return records.DocRecord{Doc: job.Ordinal(chunk, i), URL: url, File: file, Bytes: bytes}
 }
@@ -75,7 +85,7 @@ func TestTally(t *testing.T) {
 	dups := []records.Duplicate{dup(5, 1, ""), dup(5, 3, "w46"), dup(6, 0, "w47"), dup(6, 1, "w46")}
 	st := write(t, docs, dups)
 	against := []job.Against{{Job: "w46", Docs: 40}, {Job: "w47c", Docs: 70, Held: []job.Against{{Job: "w45", Docs: 30}, {Job: "w47", Docs: 40}}}}
-	got, err := Tally(context.Background(), st, []int{6, 5}, against, nil)
+	got, err := Tally(context.Background(), st, asChunks([]int{6, 5}), against, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +146,7 @@ func TestTallyRepeated(t *testing.T) {
 				files = append(files, f)
 			}
 			for _, parts := range []int{1, 2} { // the chunks in one part, and one each
-				got, err := tallyAt(ctx, st, []int{5, 6}, nil, files, MaxHosts, parts)
+				got, err := tallyAt(ctx, st, asChunks([]int{5, 6}), nil, files, MaxHosts, parts)
 				if tt.want != "" {
 					if err == nil || !strings.Contains(err.Error(), tt.want) {
 						t.Fatalf("error %v, want one saying %q", err, tt.want)
@@ -158,7 +168,7 @@ func TestTallyRepeated(t *testing.T) {
 			}
 		})
 	}
-	plain, err := Tally(ctx, write(t, docs, dups), []int{5, 6}, nil, nil)
+	plain, err := Tally(ctx, write(t, docs, dups), asChunks([]int{5, 6}), nil, nil)
 	if err != nil || plain.Repeated || plain.Total.RepeatedBytes != 0 {
 		t.Errorf("without the paragraph pass: repeated %v, total %+v (%v)", plain.Repeated, plain.Total, err)
 	}
@@ -179,7 +189,7 @@ func TestTallyOtherHosts(t *testing.T) {
 			}
 		}
 	}
-	got, err := Tally(context.Background(), write(t, map[int][]records.DocRecord{0: rows}, dups), []int{0}, nil, nil)
+	got, err := Tally(context.Background(), write(t, map[int][]records.DocRecord{0: rows}, dups), asChunks([]int{0}), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +223,7 @@ func TestTallyUnknownDuplicate(t *testing.T) {
 		{"between documents", []records.Duplicate{dup(0, 1, "")}, job.Ordinal(0, 1)},
 		{"after the last", []records.Duplicate{dup(0, 2, ""), dup(1, 0, "")}, job.Ordinal(1, 0)},
 	} {
-		_, err := Tally(context.Background(), write(t, docs, tt.dups), []int{0}, nil, nil)
+		_, err := Tally(context.Background(), write(t, docs, tt.dups), asChunks([]int{0}), nil, nil)
 		if err == nil || !strings.Contains(err.Error(), job.DuplicatesFile) || !strings.Contains(err.Error(), fmt.Sprint(tt.doc)) {
 			t.Errorf("%s: err %v, want one naming %s and document %d", tt.name, err, job.DuplicatesFile, tt.doc)
 		}
@@ -265,14 +275,14 @@ func TestTallyBoundedHosts(t *testing.T) {
 	}
 	st := write(t, map[int][]records.DocRecord{0: rows}, dups)
 	ctx := context.Background()
-	exact, err := tallyAt(ctx, st, []int{0}, nil, nil, 1<<20, Parts)
+	exact, err := tallyAt(ctx, st, asChunks([]int{0}), nil, nil, 1<<20, Parts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if exact.HostsBound != 0 || exact.HostCountEstimated || exact.HostCount != 20003 {
 		t.Fatalf("with room for every host: bound %d, estimated %v, %d hosts; want 0, false, 20003", exact.HostsBound, exact.HostCountEstimated, exact.HostCount)
 	}
-	got, err := tallyAt(ctx, st, []int{0}, nil, nil, 16, Parts)
+	got, err := tallyAt(ctx, st, asChunks([]int{0}), nil, nil, 16, Parts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,16 +41,16 @@ func BenchmarkTallyOutput(b *testing.B) {
 }
 
 // ownChunks lists the chunks of the docs/ files in dir.
-func ownChunks(b *testing.B, st *storage.Dir) []int {
+func ownChunks(b *testing.B, st *storage.Dir) []Chunk {
 	entries, err := os.ReadDir(filepath.Join(st.Root(), job.DocsDir))
 	if err != nil {
 		b.Fatal(err)
 	}
-	var chunks []int
+	var chunks []Chunk
 	for _, e := range entries {
 		var c int
 		if _, err := fmt.Sscanf(e.Name(), "chunk-%06d.parquet", &c); err == nil {
-			chunks = append(chunks, c)
+			chunks = append(chunks, Chunk{Index: c})
 		}
 	}
 	return chunks

@@ -120,9 +120,9 @@ func runParagraphsKept(t *testing.T, files []string, out string, p job.Params, k
 	for _, name := range names {
 		r.rows = append(r.rows, readAll[records.Paragraph](t, st, fileinfo.Info{Name: name})...)
 	}
-	var chunks []int
+	var chunks []rates.Chunk
 	for _, m := range j.Mapped.Own {
-		chunks = append(chunks, m.Chunk)
+		chunks = append(chunks, rates.Chunk{Index: m.Chunk, Facts: m.RatesFile})
 		for _, d := range readAll[records.DocRecord](t, st, m.DocFile) {
 			r.ids[d.ID] = d.Doc
 		}
