@@ -20,8 +20,8 @@ import (
 // documents (job.RatesWorkFile), so that the rates pass at the job's end
 // reads a few bytes a document instead of the chunk's docs/ file, and does
 // not parse every URL again. Its bytes are one row a document: the host,
-// then the file, each an unsigned varint (i+1 for the i-th distinct name
-// of its kind met before, or 0 followed by the new name as a varint
+// then the file, each an unsigned varint (i for the i-th name of its kind
+// written before, counting from 1, or 0 followed by a name as a varint
 // length and its bytes), then the bytes of text as an unsigned varint.
 // Its fileinfo.Info (rows, bytes, checksum) is checked before it is read.
 
@@ -35,8 +35,8 @@ type FactsWriter struct {
 	w     storage.Writer
 	sum   *fileinfo.Summer
 	bw    *bufio.Writer
-	hosts map[string]uint64
-	files map[string]uint64
+	hosts *nameCache
+	files *nameCache
 	row   []byte
 	rows  int64
 }
@@ -49,14 +49,14 @@ func NewFactsWriter(ctx context.Context, st storage.Creator, name string) (*Fact
 	}
 	sum := fileinfo.NewSummer(w)
 	return &FactsWriter{name: name, w: w, sum: sum, bw: bufio.NewWriterSize(sum, 64<<10),
-		hosts: map[string]uint64{}, files: map[string]uint64{}}, nil
+		hosts: &nameCache{}, files: &nameCache{}}, nil
 }
 
 // Add notes the next document: its URL (as Host reads it), the input
 // file it was read from and its bytes of text.
 func (f *FactsWriter) Add(url, file string, bytes int64) error {
-	f.row = appendName(f.row[:0], f.hosts, Host(url))
-	f.row = appendName(f.row, f.files, file)
+	f.row = f.hosts.append(f.row[:0], Host(url))
+	f.row = f.files.append(f.row, file)
 	f.row = binary.AppendUvarint(f.row, uint64(bytes))
 	f.rows++
 	if _, err := f.bw.Write(f.row); err != nil {
@@ -65,13 +65,30 @@ func (f *FactsWriter) Add(url, file string, bytes int64) error {
 	return nil
 }
 
-// appendName appends name as a reference to seen's names, adding it if
-// new.
-func appendName(dst []byte, seen map[string]uint64, name string) []byte {
-	if i, ok := seen[name]; ok {
-		return binary.AppendUvarint(dst, i+1)
+// nameCache refers to the names of one kind written recently: a
+// direct-mapped cache by the name's hash, of fixed size, so that a
+// writer's memory does not grow with the chunk's distinct hosts. A name
+// it does not hold (new, or pushed out by another) is written again,
+// which costs bytes, never correctness: the reader numbers every name
+// written, repeats included.
+type nameCache struct {
+	refs  [nameCacheSize]uint64 // a slot's name's number, plus one; 0 for none
+	names [nameCacheSize]string
+	n     uint64 // the names written
+}
+
+// nameCacheSize is the slots of a nameCache.
+const nameCacheSize = 1 << 12
+
+// append appends name: a reference to the same name written before, or
+// 0 and the name.
+func (c *nameCache) append(dst []byte, name string) []byte {
+	slot := xxhash.Sum64String(name) & (nameCacheSize - 1)
+	if r := c.refs[slot]; r != 0 && c.names[slot] == name {
+		return binary.AppendUvarint(dst, r)
 	}
-	seen[name] = uint64(len(seen))
+	c.n++
+	c.refs[slot], c.names[slot] = c.n, name
 	dst = append(dst, 0)
 	return append(binary.AppendUvarint(dst, uint64(len(name))), name...)
 }

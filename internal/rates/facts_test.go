@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,7 +52,8 @@ func writeFacts(t *testing.T, st storage.FS, docs map[int][]records.DocRecord) [
 
 // TestFactsRoundTrip reads back what FactsWriter wrote: each document's
 // host as Host reads its URL, its file and bytes, in order, with names
-// new, repeated, empty and longer than a one-byte length.
+// new, repeated, empty, longer than a one-byte length and pushed out of
+// the writer's cache.
 func TestFactsRoundTrip(t *testing.T) {
 	long := "https://" + strings.Repeat("x", 300) + ".example/p"
 	type fact struct {
@@ -67,6 +69,11 @@ func TestFactsRoundTrip(t *testing.T) {
 		{"https://a.example/3", "b.jsonl", 5},
 		{long, "a.jsonl", 1},
 		{"mailto:someone@example.org", "", 3},
+	}
+	// More distinct hosts than the writer's cache holds, met again after
+	// others pushed them out.
+	for i := range 3 * nameCacheSize {
+		in = append(in, fact{fmt.Sprintf("http://h%d.example/%d", i*7919%(nameCacheSize+100), i), fmt.Sprintf("f%d", i/1000), int64(i)})
 	}
 	st, err := storage.NewDir(t.TempDir())
 	if err != nil {
