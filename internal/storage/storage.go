@@ -177,6 +177,18 @@ func IsLocal(f File) bool {
 	return ok
 }
 
+// Map maps the bytes of f, a local file (see IsLocal), into memory, read
+// only (localfile.Map); ok is false, and nothing is mapped, for a file of
+// an object store.
+func Map(f File) (b []byte, unmap func() error, ok bool, err error) {
+	lf, ok := f.(localFile)
+	if !ok {
+		return nil, nil, false, nil
+	}
+	b, unmap, err = localfile.Map(lf.File, lf.size)
+	return b, unmap, err == nil, err
+}
+
 // Open opens name for reading. A missing file gives an error that wraps
 // fs.ErrNotExist; a name that would leave the store (see CheckName), or a
 // local one that a symbolic link leads out of it, one that wraps

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/neardup/neardup/internal/localfile"
 	"github.com/neardup/neardup/internal/storage"
 )
 
@@ -40,9 +41,12 @@ const scratchMemory = 8 << 20
 // scratchMemory bytes of records it is held in memory; beyond, it is a
 // file in the temporary directory ($TMPDIR), the task's own, removed when
 // the task ends. A scratch of references (AddRef) holds no records: they
-// stay in its files, which it closes when removed.
+// stay in its files, which it closes when removed. Its files, once done,
+// are mapped into memory where they are local: a record read is then a
+// slice of the mapping, not a system call and a copy (at 10M documents,
+// 7.5 million records read twice, by gather and by verify).
 type Scratch struct {
-	mem  []byte   // the records, when held in memory
+	mem  []byte   // the records, when held in memory (or mapped from f)
 	f    *os.File // the records, otherwise
 	bw   *bufio.Writer
 	docs []int64
@@ -50,8 +54,13 @@ type Scratch struct {
 	off  int64
 	// files are the files of a scratch of references; refs give each
 	// record's file (an index in files) and length, offs its offset there.
+	// views are the files' bytes where mapped (nil for a file read by
+	// ReadAt: not local, or not mapped).
 	files []storage.File
+	views [][]byte
 	refs  []scratchRef
+	// unmaps release the mappings.
+	unmaps []func() error
 }
 
 type scratchRef struct {
@@ -107,9 +116,19 @@ func (s *Scratch) next(doc int64) error {
 	return nil
 }
 
-// done ends the adding.
+// done ends the adding, and maps the scratch's files (a file that cannot
+// be mapped is read by ReadAt).
 func (s *Scratch) done() error {
 	if s.files != nil {
+		for _, f := range s.files {
+			b, unmap, ok, err := storage.Map(f)
+			if !ok || err != nil {
+				b = nil
+			} else {
+				s.unmaps = append(s.unmaps, unmap)
+			}
+			s.views = append(s.views, b)
+		}
 		return nil
 	}
 	s.offs = append(s.offs, s.off)
@@ -119,11 +138,15 @@ func (s *Scratch) done() error {
 	if err := s.bw.Flush(); err != nil {
 		return fmt.Errorf("scratch file %s: %w", s.f.Name(), err)
 	}
+	if b, unmap, err := localfile.Map(s.f, s.off); err == nil && b != nil {
+		s.mem = b
+		s.unmaps = append(s.unmaps, unmap)
+	}
 	return nil
 }
 
 // Get returns the record of doc; it is an error if there is none. The
-// slice must not be modified.
+// slice must not be modified, nor used after Remove.
 func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 	i, ok := slices.BinarySearch(s.docs, doc)
 	if !ok {
@@ -131,6 +154,13 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 	}
 	if s.files != nil {
 		r := s.refs[i]
+		if v := s.views[r.file]; v != nil {
+			lo, hi := s.offs[i], s.offs[i]+int64(r.n)
+			if lo < 0 || hi > int64(len(v)) {
+				return nil, fmt.Errorf("the record of document %d at %d+%d is past the end of %d bytes: %w", doc, lo, r.n, len(v), ErrCorrupt)
+			}
+			return v[lo:hi:hi], nil
+		}
 		b := make([]byte, r.n)
 		if err := readAt(s.files[r.file], b, s.offs[i]); err != nil {
 			return nil, fmt.Errorf("reading the record of document %d at %d: %w", doc, s.offs[i], err)
@@ -138,7 +168,7 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 		return b, nil
 	}
 	lo, hi := s.offs[i], s.offs[i+1]
-	if s.f == nil {
+	if s.f == nil || s.mem != nil {
 		return s.mem[lo:hi:hi], nil
 	}
 	b := make([]byte, hi-lo)
@@ -148,8 +178,13 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 	return b, nil
 }
 
-// Remove closes the scratch's files and removes its temporary file.
+// Remove releases the scratch's mappings, closes its files and removes
+// its temporary file.
 func (s *Scratch) Remove() {
+	for _, unmap := range s.unmaps {
+		unmap()
+	}
+	s.unmaps, s.views, s.mem = nil, nil, nil
 	for _, f := range s.files {
 		f.Close()
 	}

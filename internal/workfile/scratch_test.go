@@ -1,0 +1,94 @@
+package workfile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"testing"
+
+	"github.com/neardup/neardup/internal/fileinfo"
+	"github.com/neardup/neardup/internal/job"
+	"github.com/neardup/neardup/internal/storage"
+)
+
+// TestScratchMapped reads records from scratches whose records are in
+// local files, mapped into memory once done: a scratch file of its own,
+// and the ranges of a local gather file read in place. Every record is
+// what was written, whatever its size (none too), and removing the
+// scratch releases its file.
+func TestScratchMapped(t *testing.T) {
+	ctx := context.Background()
+	record := func(i int) []byte { return bytes.Repeat([]byte{byte(i), byte(i >> 8)}, (i*37)%3000) }
+	const n = 2000
+
+	t.Run("own file", func(t *testing.T) {
+		scr, err := FillScratch("test", scratchMemory+1, func(scr *Scratch) error {
+			for i := range n {
+				if err := scr.Add(int64(3*i), record(i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if scr.f == nil || scr.mem == nil {
+			t.Fatalf("a scratch of more than %d bytes is not a mapped file (file %v, mapped %v)", scratchMemory, scr.f != nil, scr.mem != nil)
+		}
+		for i := range n {
+			got, err := scr.Get(ctx, int64(3*i))
+			if err != nil || !bytes.Equal(got, record(i)) {
+				t.Fatalf("record %d: %d bytes (%v), want %d", i, len(got), err, len(record(i)))
+			}
+		}
+		name := scr.f.Name()
+		scr.Remove()
+		if _, err := os.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("scratch file %s after Remove: %v", name, err)
+		}
+	})
+
+	t.Run("local gather file in place", func(t *testing.T) {
+		st, err := storage.NewDir(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs := make([]Request, n)
+		for i := range reqs {
+			reqs[i] = Request{Doc: int64(i), Dest: int32(i % 3)}
+		}
+		reqs = SortRequests(reqs)
+		w, err := st.Create(ctx, "g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranges, err := GroupRanges(ctx, "g", reqs, func(i int) ([]byte, error) { return record(int(reqs[i].Doc)), nil },
+			func(rec []byte) error { _, err := w.Write(rec); return err })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		scr, err := ReadGathered(ctx, st, 1, []job.GatherResult{{Chunk: 0, Ranges: map[int]fileinfo.Info{1: ranges[1]}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer scr.Remove()
+		if !scr.InPlace() || len(scr.views) != 1 || scr.views[0] == nil {
+			t.Fatalf("a local gather file is not read in place from its mapping (in place %v, views %d)", scr.InPlace(), len(scr.views))
+		}
+		if got, want := len(scr.Docs()), (n+1)/3; got != want { // i%3 == 1
+			t.Fatalf("%d records for verify chunk 1, want %d", got, want)
+		}
+		for _, doc := range scr.Docs() {
+			got, err := scr.Get(ctx, doc)
+			if err != nil || !bytes.Equal(got, record(int(doc))) {
+				t.Fatalf("document %d: %d bytes (%v), want %d", doc, len(got), err, len(record(int(doc))))
+			}
+		}
+	})
+}
