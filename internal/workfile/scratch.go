@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 
 	"github.com/neardup/neardup/internal/localfile"
@@ -43,15 +44,17 @@ const scratchMemory = 8 << 20
 // the task ends. A scratch of references (AddRef) holds no records: they
 // stay in its files, which it closes when removed. Its files, once done,
 // are mapped into memory where they are local: a record read is then a
-// slice of the mapping, not a system call and a copy (at 10M documents,
-// 7.5 million records read twice, by gather and by verify).
+// copy from the mapping, not a system call (at 10M documents, 7.5 million
+// records read twice, by gather and by verify); a fault reading a mapping
+// (its disk failing) is an error naming the file, as a failed read is.
 type Scratch struct {
-	mem  []byte   // the records, when held in memory (or mapped from f)
-	f    *os.File // the records, otherwise
-	bw   *bufio.Writer
-	docs []int64
-	offs []int64 // len(docs)+1 once done
-	off  int64
+	mem    []byte   // the records, when held in memory
+	f      *os.File // the records, otherwise
+	mapped []byte   // f's records, mapped once done (nil: read by ReadAt)
+	bw     *bufio.Writer
+	docs   []int64
+	offs   []int64 // len(docs)+1 once done
+	off    int64
 	// files are the files of a scratch of references; refs give each
 	// record's file (an index in files) and length, offs its offset there.
 	// views are the files' bytes where mapped (nil for a file read by
@@ -139,14 +142,14 @@ func (s *Scratch) done() error {
 		return fmt.Errorf("scratch file %s: %w", s.f.Name(), err)
 	}
 	if b, unmap, err := localfile.Map(s.f, s.off); err == nil && b != nil {
-		s.mem = b
+		s.mapped = b
 		s.unmaps = append(s.unmaps, unmap)
 	}
 	return nil
 }
 
 // Get returns the record of doc; it is an error if there is none. The
-// slice must not be modified, nor used after Remove.
+// slice must not be modified.
 func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 	i, ok := slices.BinarySearch(s.docs, doc)
 	if !ok {
@@ -159,7 +162,7 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 			if lo < 0 || hi > int64(len(v)) {
 				return nil, fmt.Errorf("the record of document %d at %d+%d is past the end of %d bytes: %w", doc, lo, r.n, len(v), ErrCorrupt)
 			}
-			return v[lo:hi:hi], nil
+			return copyMapped(v[lo:hi], lo, fileName(s.files[r.file]))
 		}
 		b := make([]byte, r.n)
 		if err := readAt(s.files[r.file], b, s.offs[i]); err != nil {
@@ -168,8 +171,11 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 		return b, nil
 	}
 	lo, hi := s.offs[i], s.offs[i+1]
-	if s.f == nil || s.mem != nil {
+	if s.f == nil {
 		return s.mem[lo:hi:hi], nil
+	}
+	if s.mapped != nil {
+		return copyMapped(s.mapped[lo:hi], lo, s.f.Name())
 	}
 	b := make([]byte, hi-lo)
 	if err := readAt(s.f, b, lo); err != nil {
@@ -178,13 +184,40 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 	return b, nil
 }
 
+// copyMapped returns a copy of b, the bytes at off of the mapped file
+// name: a fault reading them (an I/O error under the mapping) is an error
+// naming the file, not the process's crash.
+func copyMapped(b []byte, off int64, name string) (out []byte, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			re, fault := r.(interface{ Addr() uintptr })
+			if !fault {
+				panic(r)
+			}
+			err = fmt.Errorf("reading %s at %d+%d (mapped): %v", name, off, len(b), re)
+		}
+	}()
+	out = make([]byte, len(b))
+	copy(out, b)
+	return out, nil
+}
+
+// fileName names f in errors: its name when it has one.
+func fileName(f storage.File) string {
+	if n, ok := f.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return "a gather file"
+}
+
 // Remove releases the scratch's mappings, closes its files and removes
 // its temporary file.
 func (s *Scratch) Remove() {
 	for _, unmap := range s.unmaps {
 		unmap()
 	}
-	s.unmaps, s.views, s.mem = nil, nil, nil
+	s.unmaps, s.views, s.mapped = nil, nil, nil
 	for _, f := range s.files {
 		f.Close()
 	}

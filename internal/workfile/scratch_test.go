@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/fileinfo"
@@ -35,14 +36,22 @@ func TestScratchMapped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if scr.f == nil || scr.mem == nil {
-			t.Fatalf("a scratch of more than %d bytes is not a mapped file (file %v, mapped %v)", scratchMemory, scr.f != nil, scr.mem != nil)
+		if scr.f == nil || scr.mapped == nil {
+			t.Fatalf("a scratch of more than %d bytes is not a mapped file (file %v, mapped %v)", scratchMemory, scr.f != nil, scr.mapped != nil)
 		}
 		for i := range n {
 			got, err := scr.Get(ctx, int64(3*i))
 			if err != nil || !bytes.Equal(got, record(i)) {
 				t.Fatalf("record %d: %d bytes (%v), want %d", i, len(got), err, len(record(i)))
 			}
+		}
+		// A fault under the mapping (here the file cut short behind it;
+		// for a real file, its disk failing) is an error naming the file.
+		if err := scr.f.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := scr.Get(ctx, 3*(n-1)); err == nil || !strings.Contains(err.Error(), scr.f.Name()) {
+			t.Fatalf("a record past the end of its truncated file: %d bytes, error %v, want one naming %s", len(got), err, scr.f.Name())
 		}
 		name := scr.f.Name()
 		scr.Remove()
