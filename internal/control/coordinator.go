@@ -128,7 +128,8 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 		g.Go(func() error { return c.writeIndex(gctx, j) })
 	}
 	// Where the duplicates are (by host, input file, earlier job), from
-	// docs/ and duplicates.parquet, one chunk's documents at a time.
+	// the facts map wrote of each document and duplicates.parquet, one
+	// chunk's documents at a time.
 	g.Go(func() error {
 		t0 := time.Now()
 		chunks := make([]rates.Chunk, len(j.Mapped.Own))

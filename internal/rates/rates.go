@@ -2,10 +2,12 @@
 // manifest and report: how many documents and text bytes it drops by the
 // host of their URL, by input file, and by the job of the document kept
 // in their place (the job itself, or an earlier one of --against or a
-// series). It reads the job's outputs, docs/ one chunk's file at a time
-// joined with duplicates.parquet, both in document order, and holds the
-// tallies only, never the documents: its memory grows with the distinct
-// hosts and input files (about 100 bytes each), not with the documents.
+// series). It reads each chunk's facts file, which the chunk's map task
+// wrote (FactsWriter; the chunk's docs/ file for a chunk without one),
+// one chunk at a time joined with duplicates.parquet, both in document
+// order, and holds the tallies only, never the documents: its memory
+// grows with the distinct hosts and input files (about 100 bytes each)
+// and one chunk's facts file, not with the job's documents.
 package rates
 
 import (
