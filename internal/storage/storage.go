@@ -179,7 +179,8 @@ func IsLocal(f File) bool {
 
 // Map maps the bytes of f, a local file (see IsLocal), into memory, read
 // only (localfile.Map); ok is false, and nothing is mapped, for a file of
-// an object store.
+// an object store, or a local one that could not be mapped (err says
+// why).
 func Map(f File) (b []byte, unmap func() error, ok bool, err error) {
 	lf, ok := f.(localFile)
 	if !ok {

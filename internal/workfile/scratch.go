@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"syscall"
 
 	"github.com/neardup/neardup/internal/localfile"
 	"github.com/neardup/neardup/internal/storage"
@@ -186,7 +187,8 @@ func (s *Scratch) Get(_ context.Context, doc int64) ([]byte, error) {
 
 // copyMapped returns a copy of b, the bytes at off of the mapped file
 // name: a fault reading them (an I/O error under the mapping) is an error
-// naming the file, not the process's crash.
+// naming the file and wrapping syscall.EIO, as a failed read's would (a
+// transient error: the task is retried), not the process's crash.
 func copyMapped(b []byte, off int64, name string) (out []byte, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -195,7 +197,7 @@ func copyMapped(b []byte, off int64, name string) (out []byte, err error) {
 			if !fault {
 				panic(r)
 			}
-			err = fmt.Errorf("reading %s at %d+%d (mapped): %v", name, off, len(b), re)
+			err = fmt.Errorf("reading %s at %d+%d (mapped): %v: %w", name, off, len(b), re, syscall.EIO)
 		}
 	}()
 	out = make([]byte, len(b))
@@ -221,6 +223,7 @@ func (s *Scratch) Remove() {
 	for _, f := range s.files {
 		f.Close()
 	}
+	s.files, s.docs = nil, nil // a Get after Remove finds nothing
 	if s.f != nil {
 		s.f.Close()
 		os.Remove(s.f.Name())
