@@ -60,7 +60,7 @@ internal/manifest, internal/pqfile < internal/rates;
 # the stages: the contract and driver, each stage its own package (which
 # imports no other stage's), their sequence; and what their tests share
 internal/index, internal/job, internal/manifest, internal/sketch, internal/workfile, internal/sigfile, internal/textstore, internal/transient, internal/radix, pkg/minhash, pkg/records < internal/stage;
-internal/rates < internal/stage/mapper;
+internal/rates < internal/stage/mapper; # map writes the rates pass's facts (rates.FactsWriter)
 internal/stage < internal/stage/mapper, internal/stage/paragraphs, internal/stage/reduce, internal/stage/gather, internal/stage/verify;
 internal/stage, internal/unionfind < internal/stage/cluster;
 internal/stage, internal/kept < internal/stage/writekept;

@@ -19,11 +19,22 @@ import (
 // document order: the chunk's map task writes it as it reads the
 // documents (job.RatesWorkFile), so that the rates pass at the job's end
 // reads a few bytes a document instead of the chunk's docs/ file, and does
-// not parse every URL again. Its bytes are one row a document: the host,
-// then the file, each an unsigned varint (i for the i-th name of its kind
-// written before, counting from 1, or 0 followed by a name as a varint
-// length and its bytes), then the bytes of text as an unsigned varint.
-// Its fileinfo.Info (rows, bytes, checksum) is checked before it is read.
+// not parse every URL again. Its bytes are one row a document: the slots
+// passed over since the last row (0 but after a document map numbered and
+// did not write), then the host and the file, each a name, then the bytes
+// of text; every number an unsigned varint. A name is 0 followed by its
+// length and bytes, which then take the slot of a table of nameSlots that
+// its hash picks, or s+1 for the name in slot s: writer and reader keep
+// the same table, so each holds nameSlots names whatever the chunk's
+// documents. Its fileinfo.Info (size, checksum, rows) is checked as it is
+// read.
+
+// nameSlots is the size of the table of names of a kind a facts file's
+// writer and reader keep.
+const nameSlots = 1 << 12
+
+// nameSlot is the slot of name in a table of nameSlots.
+func nameSlot(name string) uint64 { return xxhash.Sum64String(name) & (nameSlots - 1) }
 
 // ErrCorruptFacts marks a facts file that does not hold what its writer
 // recorded.
@@ -31,14 +42,28 @@ var ErrCorruptFacts = errors.New("corrupt rates facts")
 
 // FactsWriter writes a chunk's facts file, a document at a time.
 type FactsWriter struct {
-	name  string
-	w     storage.Writer
-	sum   *fileinfo.Summer
-	bw    *bufio.Writer
-	hosts *nameCache
-	files *nameCache
-	row   []byte
-	rows  int64
+	name         string
+	w            storage.Writer
+	sum          *fileinfo.Summer
+	bw           *bufio.Writer
+	hosts, files nameTable
+	row          []byte
+	rows         int64
+	next         int64 // the slot after the last document's
+}
+
+// nameTable is the table of names of a kind that a facts file's writer
+// and reader keep alike.
+type nameTable struct {
+	names [nameSlots]string
+	used  [nameSlots]bool
+}
+
+// add puts name in its slot, and returns the slot.
+func (t *nameTable) add(name string) uint64 {
+	slot := nameSlot(name)
+	t.names[slot], t.used[slot] = name, true
+	return slot
 }
 
 // NewFactsWriter starts writing the facts file name in st.
@@ -48,47 +73,34 @@ func NewFactsWriter(ctx context.Context, st storage.Creator, name string) (*Fact
 		return nil, err
 	}
 	sum := fileinfo.NewSummer(w)
-	return &FactsWriter{name: name, w: w, sum: sum, bw: bufio.NewWriterSize(sum, 64<<10),
-		hosts: &nameCache{}, files: &nameCache{}}, nil
+	return &FactsWriter{name: name, w: w, sum: sum, bw: bufio.NewWriterSize(sum, 64<<10)}, nil
 }
 
-// Add notes the next document: its URL (as Host reads it), the input
-// file it was read from and its bytes of text.
-func (f *FactsWriter) Add(url, file string, bytes int64) error {
-	f.row = f.hosts.append(f.row[:0], Host(url))
+// Add notes the document of slot, after the last one's: its URL (as Host
+// reads it), the input file it was read from and its bytes of text.
+func (f *FactsWriter) Add(slot int64, url, file string, bytes int64) error {
+	if slot < f.next {
+		return fmt.Errorf("writing %s: document %d after %d", f.name, slot, f.next-1)
+	}
+	f.row = binary.AppendUvarint(f.row[:0], uint64(slot-f.next))
+	f.row = f.hosts.append(f.row, Host(url))
 	f.row = f.files.append(f.row, file)
 	f.row = binary.AppendUvarint(f.row, uint64(bytes))
 	f.rows++
+	f.next = slot + 1
 	if _, err := f.bw.Write(f.row); err != nil {
 		return fmt.Errorf("writing %s: %w", f.name, err)
 	}
 	return nil
 }
 
-// nameCache refers to the names of one kind written recently: a
-// direct-mapped cache by the name's hash, of fixed size, so that a
-// writer's memory does not grow with the chunk's distinct hosts. A name
-// it does not hold (new, or pushed out by another) is written again,
-// which costs bytes, never correctness: the reader numbers every name
-// written, repeats included.
-type nameCache struct {
-	refs  [nameCacheSize]uint64 // a slot's name's number, plus one; 0 for none
-	names [nameCacheSize]string
-	n     uint64 // the names written
-}
-
-// nameCacheSize is the slots of a nameCache.
-const nameCacheSize = 1 << 12
-
-// append appends name: a reference to the same name written before, or
-// 0 and the name.
-func (c *nameCache) append(dst []byte, name string) []byte {
-	slot := xxhash.Sum64String(name) & (nameCacheSize - 1)
-	if r := c.refs[slot]; r != 0 && c.names[slot] == name {
-		return binary.AppendUvarint(dst, r)
+// append appends name: its slot's number plus one when the table holds
+// it there, else 0 and the name, which takes the slot.
+func (t *nameTable) append(dst []byte, name string) []byte {
+	if slot := nameSlot(name); t.used[slot] && t.names[slot] == name {
+		return binary.AppendUvarint(dst, slot+1)
 	}
-	c.n++
-	c.refs[slot], c.names[slot] = c.n, name
+	t.add(name)
 	dst = append(dst, 0)
 	return append(binary.AppendUvarint(dst, uint64(len(name))), name...)
 }
@@ -108,9 +120,13 @@ func (f *FactsWriter) Close() (fileinfo.Info, error) {
 // Abort discards the file unless it was committed.
 func (f *FactsWriter) Abort() { f.w.Abort() }
 
-// readFacts reads the facts file info describes, checked against it,
-// calling fn with each document's host, file and bytes, in order.
-func readFacts(ctx context.Context, st storage.Opener, info fileinfo.Info, fn func(host, file string, bytes int64) error) error {
+// readFacts reads the facts file info describes, calling fn with each
+// document's slot, host, file and bytes, in order, in one pass: the file
+// is checked against info (size, checksum, rows) as it is read, so an
+// error wrapping ErrCorruptFacts may come after fn was called for rows of
+// a damaged file (the caller counts that chunk again otherwise; see
+// tallyAt).
+func readFacts(ctx context.Context, st storage.Opener, info fileinfo.Info, fn func(slot int64, host, file string, bytes int64) error) error {
 	f, err := st.Open(ctx, info.Name)
 	if err != nil {
 		return err
@@ -119,74 +135,124 @@ func readFacts(ctx context.Context, st storage.Opener, info fileinfo.Info, fn fu
 	if f.Size() != info.Bytes {
 		return fmt.Errorf("%s: %d bytes, its writer wrote %d: %w", info.Name, f.Size(), info.Bytes, ErrCorruptFacts)
 	}
-	buf := make([]byte, info.Bytes)
-	if _, err := io.ReadFull(io.NewSectionReader(f, 0, info.Bytes), buf); err != nil {
-		return fmt.Errorf("reading %s: %w", info.Name, err)
-	}
-	if sum := xxhash.Sum64(buf); sum != info.Checksum {
-		return fmt.Errorf("%s: checksum %x, its writer's %x: %w", info.Name, sum, info.Checksum, ErrCorruptFacts)
-	}
-	var hosts, files []string
-	d := factsDecoder{b: buf}
-	var rows int64
-	for ; len(d.b) > 0; rows++ {
+	h := xxhash.New()
+	d := factsDecoder{r: bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(f, 0, info.Bytes), h), 64<<10)}
+	var rows, slot int64
+	for ; ; rows++ {
 		if rows%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		host, file := d.name(&hosts), d.name(&files)
-		bytes := d.uvarint()
-		if d.bad {
-			return fmt.Errorf("%s: row %d (byte %d) does not decode: %w", info.Name, rows, len(buf)-len(d.b), ErrCorruptFacts)
+		gap, ok := d.uvarint(true)
+		if !ok {
+			break
 		}
-		if err := fn(host, file, int64(bytes)); err != nil {
+		host, file := d.name(&d.hosts), d.name(&d.files)
+		bytes, _ := d.uvarint(false)
+		if d.err != nil {
+			break
+		}
+		slot += int64(gap)
+		if err := fn(slot, host, file, int64(bytes)); err != nil {
 			return err
 		}
+		slot++
 	}
-	if rows != info.Rows {
+	switch sum := h.Sum64(); {
+	case d.err != nil:
+		return fmt.Errorf("%s: row %d (byte %d): %w", info.Name, rows, d.off, d.err)
+	case sum != info.Checksum:
+		return fmt.Errorf("%s: checksum %x, its writer's %x: %w", info.Name, sum, info.Checksum, ErrCorruptFacts)
+	case rows != info.Rows:
 		return fmt.Errorf("%s: %d rows, its writer wrote %d: %w", info.Name, rows, info.Rows, ErrCorruptFacts)
 	}
 	return nil
 }
 
-// factsDecoder reads a facts file's rows; a field that does not decode
-// sets bad.
+// factsDecoder reads a facts file's rows, keeping the writer's tables of
+// names; a field that does not decode sets err.
 type factsDecoder struct {
-	b   []byte
-	bad bool
+	r            *bufio.Reader
+	off          int64
+	err          error
+	hosts, files nameTable
 }
 
-func (d *factsDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.bad, d.b = true, nil
-		return 0
+// uvarint reads an unsigned varint; ok is false at the end of the file
+// (where atEnd allows it) or on an error (err set).
+func (d *factsDecoder) uvarint(atEnd bool) (uint64, bool) {
+	if d.err != nil {
+		return 0, false
 	}
-	d.b = d.b[n:]
-	return v
+	var v uint64
+	for i, shift := 0, uint(0); ; i, shift = i+1, shift+7 {
+		c, err := d.r.ReadByte()
+		switch {
+		case err != nil && i == 0 && atEnd && errors.Is(err, io.EOF):
+			return 0, false
+		case err != nil:
+			d.fail(err)
+			return 0, false
+		case i == binary.MaxVarintLen64-1 && c > 1:
+			d.fail(fmt.Errorf("a varint overflows 64 bits: %w", ErrCorruptFacts))
+			return 0, false
+		}
+		d.off++
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v, true
+		}
+	}
 }
 
-// name reads a name: a reference to one of seen, or a new one, which it
-// adds.
-func (d *factsDecoder) name(seen *[]string) string {
-	ref := d.uvarint()
+func (d *factsDecoder) fail(err error) {
+	if d.err == nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("cut short: %w", ErrCorruptFacts)
+		} else if !errors.Is(err, ErrCorruptFacts) {
+			err = fmt.Errorf("%w: %w", ErrCorruptFacts, err)
+		}
+		d.err = err
+	}
+}
+
+// name reads a name: a slot's, or a new one, which takes its slot.
+func (d *factsDecoder) name(t *nameTable) string {
+	ref, ok := d.uvarint(false)
 	switch {
-	case d.bad:
+	case !ok:
 		return ""
-	case ref > 0 && ref <= uint64(len(*seen)):
-		return (*seen)[ref-1]
+	case ref > 0 && ref <= nameSlots && t.used[ref-1]:
+		return t.names[ref-1]
 	case ref > 0:
-		d.bad, d.b = true, nil
+		d.fail(fmt.Errorf("a name in slot %d, which holds none: %w", ref-1, ErrCorruptFacts))
 		return ""
 	}
-	n := d.uvarint()
-	if d.bad || n > uint64(len(d.b)) {
-		d.bad, d.b = true, nil
+	n, ok := d.uvarint(false)
+	if !ok {
 		return ""
 	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	*seen = append(*seen, s)
+	if n > 1<<20 {
+		d.fail(fmt.Errorf("a name of %d bytes: %w", n, ErrCorruptFacts))
+		return ""
+	}
+	var s string
+	if p, err := d.r.Peek(int(n)); err == nil {
+		s = string(p) // a name within the buffer: one copy
+		d.r.Discard(int(n))
+	} else if errors.Is(err, bufio.ErrBufferFull) {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(d.r, b); err != nil {
+			d.fail(err)
+			return ""
+		}
+		s = string(b)
+	} else {
+		d.fail(err)
+		return ""
+	}
+	d.off += int64(n)
+	t.add(s)
 	return s
 }

@@ -3,11 +3,11 @@
 // host of their URL, by input file, and by the job of the document kept
 // in their place (the job itself, or an earlier one of --against or a
 // series). It reads each chunk's facts file, which the chunk's map task
-// wrote (FactsWriter; the chunk's docs/ file for a chunk without one),
-// one chunk at a time joined with duplicates.parquet, both in document
-// order, and holds the tallies only, never the documents: its memory
-// grows with the distinct hosts and input files (about 100 bytes each)
-// and one chunk's facts file, not with the job's documents.
+// wrote (FactsWriter; the chunk's docs/ file for a chunk without one, or
+// whose facts file is missing or damaged), one chunk at a time joined
+// with duplicates.parquet, both in document order, and holds the tallies
+// only, never the documents: its memory grows with the distinct hosts and
+// input files (about 100 bytes each), not with the documents.
 package rates
 
 import (
@@ -15,7 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"net/url"
@@ -109,6 +109,18 @@ func tallyAt(ctx context.Context, st storage.Opener, chunks []Chunk, against []j
 			running <- struct{}{}
 			defer func() { <-running }()
 			tallies[i], errs[i] = tallyPart(partCtx, st, g, repeated, lo, hi, maxHosts)
+			// A chunk's facts file missing or damaged (found as it is
+			// read, perhaps after rows of it were counted) is only a
+			// shortcut lost: the part is counted again with that chunk's
+			// docs/ file, which says the same.
+			for errs[i] != nil {
+				var lost *factsLost
+				if !errors.As(errs[i], &lost) {
+					break
+				}
+				g[lost.at].Facts = nil
+				tallies[i], errs[i] = tallyPart(partCtx, st, g, repeated, lo, hi, maxHosts)
+			}
 			if errs[i] != nil {
 				cancel()
 			}
@@ -184,13 +196,14 @@ func tallyPart(ctx context.Context, st storage.Opener, chunks []Chunk, repeated 
 		t.add(host, file, bytes, dup, r)
 		return nil
 	}
-	for _, c := range chunks {
+	for at, c := range chunks {
 		if c.Facts != nil {
-			doc := job.Ordinal(c.Index, 0)
-			err := readFacts(ctx, st, *c.Facts, func(host, file string, bytes int64) error {
-				doc++
-				return add(doc-1, host, file, bytes)
+			err := readFacts(ctx, st, *c.Facts, func(slot int64, host, file string, bytes int64) error {
+				return add(job.Ordinal(c.Index, int(slot)), host, file, bytes)
 			})
+			if errors.Is(err, ErrCorruptFacts) || errors.Is(err, fs.ErrNotExist) {
+				return nil, &factsLost{at: at, err: err}
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -220,56 +233,6 @@ func tallyPart(ctx context.Context, st storage.Opener, chunks []Chunk, repeated 
 		}
 	}
 	return t, nil
-}
-
-// dupCursor walks duplicates.parquet in document order from document lo
-// (the rows before it, which a seek leaves, are passed over).
-type dupCursor struct {
-	r    *pqfile.Reader[dupRow]
-	buf  []dupRow
-	i, n int
-	eof  bool
-	lo   int64
-}
-
-// peek returns the next duplicate without taking it; ok is false at the
-// end.
-func (c *dupCursor) peek() (dupRow, bool, error) {
-	for {
-		for c.i < c.n && c.buf[c.i].Doc < c.lo {
-			c.i++
-		}
-		if c.i < c.n {
-			return c.buf[c.i], true, nil
-		}
-		if c.eof {
-			return dupRow{}, false, nil
-		}
-		n, err := c.r.Read(c.buf)
-		c.i, c.n = 0, n
-		if errors.Is(err, io.EOF) {
-			c.eof = true
-		} else if err != nil {
-			return dupRow{}, false, err
-		}
-	}
-}
-
-// match returns the duplicate of document doc, nil when doc is none;
-// documents come in increasing order, and a duplicate passed over (of a
-// document that docs/ does not hold) is an error.
-func (c *dupCursor) match(doc int64) (*dupRow, error) {
-	d, ok, err := c.peek()
-	switch {
-	case err != nil:
-		return nil, err
-	case !ok || d.Doc > doc:
-		return nil, nil
-	case d.Doc < doc:
-		return nil, fmt.Errorf("%s lists document %d, which no docs/ file of the job holds (the next document read is %d)", job.DuplicatesFile, d.Doc, doc)
-	}
-	c.i++
-	return &d, nil
 }
 
 // tally is the rates being counted.

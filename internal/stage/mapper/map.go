@@ -137,7 +137,7 @@ func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chu
 			if err := docs.Write(row[:]); err != nil {
 				return err
 			}
-			if err := facts.Add(d.URL, piece.Path, row[0].Bytes); err != nil {
+			if err := facts.Add(int64(ndocs-1), d.URL, piece.Path, row[0].Bytes); err != nil {
 				return err
 			}
 			res.TextBytes += int64(len(d.Text))
