@@ -8,6 +8,9 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
@@ -16,7 +19,6 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/records"
-	"golang.org/x/sync/errgroup"
 )
 
 // Once every document has its label, two steps bring each component's
@@ -148,17 +150,31 @@ func fillDocRows(ctx context.Context, st storage.Opener, s *clusterStep, c int, 
 	if !ok {
 		return fmt.Errorf("clusters: chunk %d has no map result", c)
 	}
-	err := pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []docInfo) error {
-		for _, d := range docs {
-			if i, ok := find(d.Doc); ok {
-				rows[i].ID, rows[i].URL, rows[i].Tokens = d.ID, d.URL, d.Tokens
-				if rk := rankOf(d); rk.HasNum || rk.HasStr {
-					rows[i].setMore().Rank = rk
+	fill := func(i int, d docInfo) {
+		rows[i].ID, rows[i].URL, rows[i].Tokens = d.ID, d.URL, d.Tokens
+		if rk := rankOf(d); rk.HasNum || rk.HasStr {
+			rows[i].setMore().Rank = rk
+		}
+	}
+	// The rows of the clustered documents only, by their columns (a
+	// fraction of the chunk's); a file without those columns, of an
+	// earlier build, row by row.
+	read, err := pqfile.Select(ctx, st, info.Name, &info, "doc", func(doc int64) bool { _, ok := find(doc); return ok }, docInfoColumns(),
+		func(doc int64, v []parquet.Value) error {
+			i, _ := find(doc)
+			fill(i, docInfoOf(doc, v))
+			return nil
+		})
+	if err == nil && !read {
+		err = pqfile.Stream(ctx, st, info.Name, &info, 4096, func(docs []docInfo) error {
+			for _, d := range docs {
+				if i, ok := find(d.Doc); ok {
+					fill(i, d)
 				}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("clusters: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/neardup/neardup/internal/workfile"
 )
 
@@ -199,6 +201,23 @@ type docInfo struct {
 	Tokens  int32    `parquet:"tokens"`
 	KeepNum *float64 `parquet:"keep_num,optional"`
 	KeepStr *string  `parquet:"keep_str,optional"`
+}
+
+// docInfoColumns are docInfo's columns but doc, in the order docInfoOf
+// takes their values.
+func docInfoColumns() []string { return []string{"id", "url", "tokens", "keep_num", "keep_str"} }
+
+// docInfoOf is the docInfo of document doc from its values of
+// docInfoColumns (pqfile.Select), copied out of them.
+func docInfoOf(doc int64, v []parquet.Value) docInfo {
+	d := docInfo{Doc: doc, ID: string(v[0].ByteArray()), URL: string(v[1].ByteArray()), Tokens: v[2].Int32()}
+	if !v[3].IsNull() {
+		d.KeepNum = new(v[3].Double())
+	}
+	if !v[4].IsNull() {
+		d.KeepStr = new(string(v[4].ByteArray()))
+	}
+	return d
 }
 
 // droppedInfo is what the cluster stage reads of an earlier job's
