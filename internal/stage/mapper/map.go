@@ -198,10 +198,25 @@ func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chu
 		if changed(ctx, piece) && !slices.Contains(res.ChangedFiles, piece.Path) {
 			res.ChangedFiles = append(res.ChangedFiles, piece.Path)
 		}
+		// An error of the task's own (writing its files, or a document it
+		// cannot sketch) fails it, unlike the input's: taken as the rest
+		// of the piece unreadable, it would go unreported as what it is,
+		// and leave a gap in the documents' numbers.
+		var emitErr error
+		read := func(d formats.Doc) error {
+			err := emit(d)
+			if err != nil {
+				emitErr = err
+			}
+			return err
+		}
 		before := len(rejects)
-		if err := formats.Read(ctx, piece, o, emit, reject); err != nil {
+		if err := formats.Read(ctx, piece, o, read, reject); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if emitErr != nil {
+				return nil, fmt.Errorf("chunk %d: %s: %w", chunk.Index, piece.Path, emitErr)
 			}
 			if p.Strict {
 				return nil, fmt.Errorf("chunk %d: %w", chunk.Index, err)

@@ -2,6 +2,7 @@ package mapper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
@@ -223,6 +225,25 @@ func TestMapStrictAndUnreadable(t *testing.T) {
 	res, err = Map(ctx, worktest.NewStore(t), &job.Spec{Params: p}, worktest.WholeChunk(0, good))
 	if err != nil || res.RejectFile != nil || res.Rejected != 0 {
 		t.Errorf("clean chunk: %+v, %v", res, err)
+	}
+}
+
+// TestMapOwnFailure fails the writing of the task's own files in the
+// middle of a piece (its first band run, with runs of a few bytes of
+// text): the task fails with that error, and does not take it for the
+// rest of the input unreadable.
+func TestMapOwnFailure(t *testing.T) {
+	ctx := context.Background()
+	long := strings.Repeat("word ", 250) // past the run's 1,024 bytes of text
+	good := worktest.WriteTemp(t, "good.jsonl", `{"id":"g","text":"`+long+`"}`+"\n"+`{"id":"h","text":"h i j k l m n"}`+"\n")
+	f, err := faults.Parse("deny@create:"+job.BandRunsDir+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := worktest.Resolved(t, func(p *job.Params) { p.ChunkBytes = 1 << 10 })
+	res, err := Map(ctx, f.FS(worktest.NewStore(t)), &job.Spec{Params: p}, worktest.WholeChunk(0, good))
+	if !errors.Is(err, faults.ErrInjected) || !strings.Contains(err.Error(), good) {
+		t.Fatalf("map with its band runs denied: %+v, %v; want the injected error naming %s", res, err, good)
 	}
 }
 
