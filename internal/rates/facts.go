@@ -59,11 +59,10 @@ type nameTable struct {
 	used  [nameSlots]bool
 }
 
-// add puts name in its slot, and returns the slot.
-func (t *nameTable) add(name string) uint64 {
+// add puts name in its slot.
+func (t *nameTable) add(name string) {
 	slot := nameSlot(name)
 	t.names[slot], t.used[slot] = name, true
-	return slot
 }
 
 // NewFactsWriter starts writing the facts file name in st.
@@ -174,9 +173,18 @@ func readFacts(ctx context.Context, st storage.Opener, info fileinfo.Info, fn fu
 // names; a field that does not decode sets err.
 type factsDecoder struct {
 	r            *bufio.Reader
-	off          int64
+	off          int64 // the bytes read
 	err          error
 	hosts, files nameTable
+}
+
+// ReadByte reads a byte, counting it (for binary.ReadUvarint).
+func (d *factsDecoder) ReadByte() (byte, error) {
+	c, err := d.r.ReadByte()
+	if err == nil {
+		d.off++
+	}
+	return c, err
 }
 
 // uvarint reads an unsigned varint; ok is false at the end of the file
@@ -185,25 +193,15 @@ func (d *factsDecoder) uvarint(atEnd bool) (uint64, bool) {
 	if d.err != nil {
 		return 0, false
 	}
-	var v uint64
-	for i, shift := 0, uint(0); ; i, shift = i+1, shift+7 {
-		c, err := d.r.ReadByte()
-		switch {
-		case err != nil && i == 0 && atEnd && errors.Is(err, io.EOF):
-			return 0, false
-		case err != nil:
-			d.fail(err)
-			return 0, false
-		case i == binary.MaxVarintLen64-1 && c > 1:
-			d.fail(fmt.Errorf("a varint overflows 64 bits: %w", ErrCorruptFacts))
-			return 0, false
-		}
-		d.off++
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v, true
-		}
+	v, err := binary.ReadUvarint(d)
+	switch {
+	case errors.Is(err, io.EOF) && atEnd: // no byte of a next row
+		return 0, false
+	case err != nil:
+		d.fail(err)
+		return 0, false
 	}
+	return v, true
 }
 
 func (d *factsDecoder) fail(err error) {
@@ -237,22 +235,13 @@ func (d *factsDecoder) name(t *nameTable) string {
 		d.fail(fmt.Errorf("a name of %d bytes: %w", n, ErrCorruptFacts))
 		return ""
 	}
-	var s string
-	if p, err := d.r.Peek(int(n)); err == nil {
-		s = string(p) // a name within the buffer: one copy
-		d.r.Discard(int(n))
-	} else if errors.Is(err, bufio.ErrBufferFull) {
-		b := make([]byte, n)
-		if _, err := io.ReadFull(d.r, b); err != nil {
-			d.fail(err)
-			return ""
-		}
-		s = string(b)
-	} else {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(d.r, b); err != nil {
 		d.fail(err)
 		return ""
 	}
 	d.off += int64(n)
+	s := string(b)
 	t.add(s)
 	return s
 }

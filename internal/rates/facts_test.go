@@ -152,9 +152,7 @@ func TestTallyFacts(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						js, _ := json.Marshal(got)
-						wjs, _ := json.Marshal(want)
-						if string(js) != string(wjs) {
+						if js, wjs := mustJSON(t, got), mustJSON(t, want); js != wjs {
 							t.Errorf("%s, %d hosts held, %d parts:\n%s\nfrom docs/:\n%s", name, maxHosts, parts, js, wjs)
 						}
 					}
