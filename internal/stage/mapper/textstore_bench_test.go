@@ -63,7 +63,7 @@ func BenchmarkTextStore(b *testing.B) {
 	}{
 		{zstd.SpeedFastest, 64, 1}, {zstd.SpeedDefault, 64, 1}, {zstd.SpeedDefault, 4096, 1},
 		{zstd.SpeedDefault, 4096, 2}, {zstd.SpeedDefault, 4096, 4}, {zstd.SpeedBetterCompression, 4096, 4},
-		{textLevel, textFrameDocs, textFrameBytes >> 20},
+		{zstd.SpeedDefault, 4096, 16}, {textLevel, textFrameDocs, textFrameBytes >> 20},
 	} {
 		level, frame := c.level, c.frameDocs
 		o := textstore.Options{Level: level, FrameDocs: frame, FrameBytes: c.frameMiB << 20}
