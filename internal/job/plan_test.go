@@ -215,8 +215,12 @@ func TestMakePlan(t *testing.T) {
 			[][]piece{{{"4-big.jsonl", 0, 1200, 1}}, {{"4-big.jsonl", 1200, 2400, 5}}, {{"4-big.jsonl", 2400, -1, 9}}}},
 		{"a file within chunk-bytes is one piece", []string{"4-big.jsonl"}, 3000,
 			[][]piece{{{"4-big.jsonl", 0, -1, 1}}}},
-		{"a compressed file is one piece, counted four times", []string{"7-small.jsonl", "6-comp.jsonl.gz", "3-small.txt"}, int64(4*len(gz) + 50),
-			[][]piece{{{"7-small.jsonl", 0, -1, 1}}, {{"6-comp.jsonl.gz", 0, -1, 1}, {"3-small.txt", 0, -1, 1}}}},
+		{"a chunk ends at the boundary nearest chunk-bytes", []string{"1-small.jsonl", "2-small.jsonl", "7-small.jsonl"}, 450,
+			[][]piece{{{"1-small.jsonl", 0, -1, 1}, {"2-small.jsonl", 0, -1, 1}}, {{"7-small.jsonl", 0, -1, 1}}}},
+		// Counted once, the compressed file would join the chunks before
+		// and after it.
+		{"a compressed file is one piece, counted four times", []string{"7-small.jsonl", "6-comp.jsonl.gz", "3-small.txt"}, int64(2 * len(gz)),
+			[][]piece{{{"7-small.jsonl", 0, -1, 1}}, {{"6-comp.jsonl.gz", 0, -1, 1}}, {{"3-small.txt", 0, -1, 1}}}},
 		{"a compressed file larger than chunk-bytes", []string{"6-comp.jsonl.gz"}, 1024,
 			[][]piece{{{"6-comp.jsonl.gz", 0, -1, 1}}}},
 	}
