@@ -30,7 +30,7 @@ func querySetup(fs *flag.FlagSet) Prepare {
 	batch := fs.Int("batch", 256, "documents queried together: a batch reads each partition it needs once, and its results are printed when it is done (1 for interactive use)")
 	var tokenizer job.Tokenizer
 	fs.Var(&tokenizer, "tokenizer", "if given (scripts or words-only), refuse an index made with the other tokenizer; without it each index's documents are shingled by its own rule, which the queries follow")
-	cacheMB := fs.Int64("cache-mb", 256, "memory for the band files and decoded text frames kept between batches (20 bytes a band record, a frame up to 4 MiB; 0: none, each batch reads the columns it needs)")
+	cacheMB := fs.Int64("cache-mb", 256, "memory for the band files and decoded text frames kept between batches (20 bytes a band record, a frame up to 8 MiB; 0: none, each batch reads the columns it needs)")
 	serve := fs.Bool("serve", false, `serve requests on standard input until it ends, instead of reading a FILE: a first line {"ready":true,"indexes":[...]}, then for each line {"docs":[{"id":...,"text":...},...]} one line {"results":[...]} (or {"error":...}), its documents queried as one batch (--format and --batch do not apply)`)
 	var logs logFlags
 	logs.register(fs)

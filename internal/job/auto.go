@@ -24,10 +24,10 @@ func AutoPartitions(inputs []Input) int {
 // small job keeps tasks enough for every core; a large one packs whole
 // compressed files into tasks of up to MaxChunkBytes, so that its index
 // holds one text store per MaxChunkBytes of text, not one per file. A
-// chunk's text store holds about a quarter of its text (zstd frames of
-// 4 MiB, measured on the generated corpora), so a large job's stores
-// stay above 50 MB each, issue 21's bound for index/'s files, only with
-// chunks of 200 MB of text and more: hence ten tasks, of up to 512 MiB
+// chunk's text store holds about a fifth to a quarter of its text (zstd
+// frames of 8 MiB, measured on the generated corpora), so a large job's
+// stores stay above 50 MB each, issue 21's bound for index/'s files, only
+// with chunks of 200-250 MB of text and more: hence ten tasks, of up to 512 MiB
 // (where a compressed input byte counts as 4, about 2.2 in the generated
 // gzipped corpora). The cluster stage's partition blocks
 // (cluster.partBlockBits, 262,144 documents) hold such a chunk whole.

@@ -46,7 +46,7 @@ type Options struct {
 	// CacheBytes bounds the memory of the band tables and text-store
 	// frames kept between queries (whole band files read once, their
 	// band, key and doc columns kept: 20 bytes a band record; frames
-	// decoded, up to 4 MiB of text each). 0 keeps none: each query reads,
+	// decoded, up to 8 MiB of text each). 0 keeps none: each query reads,
 	// of each band file it needs, the band and key columns (and the doc
 	// column when a key is there), and decodes the frame of each match.
 	CacheBytes int64
