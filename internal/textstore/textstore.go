@@ -55,22 +55,31 @@ type Options struct {
 	// Encoders, when not nil, lends the writer its encoder, which Close
 	// gives back: the writers of a process's many chunks then share the
 	// encoders' buffers (a window's worth, 16 MiB at the default level)
+	// and their frame buffers (FrameBytes and what it compresses to)
 	// rather than each allocating and touching its own.
 	Encoders *Encoders
 }
 
 // Encoders keeps the zstd encoders of finished writers for the next ones,
-// by level. It is safe for concurrent use; the zero value is ready.
+// by level, with their frame buffers. It is safe for concurrent use; the
+// zero value is ready.
 type Encoders struct {
 	mu   sync.Mutex
-	free map[zstd.EncoderLevel][]*zstd.Encoder
+	free map[zstd.EncoderLevel][]*encoder
+}
+
+// encoder is a zstd encoder and the buffers of a writer's frames: the
+// text of the open frame and the frame compressed.
+type encoder struct {
+	zs        *zstd.Encoder
+	raw, comp []byte
 }
 
 // maxFreeEncoders is how many idle encoders of a level Encoders keeps.
 const maxFreeEncoders = 8
 
 // get returns an idle encoder of level, or a new one.
-func (p *Encoders) get(level zstd.EncoderLevel) (*zstd.Encoder, error) {
+func (p *Encoders) get(level zstd.EncoderLevel) (*encoder, error) {
 	if p != nil {
 		p.mu.Lock()
 		free := p.free[level]
@@ -82,23 +91,27 @@ func (p *Encoders) get(level zstd.EncoderLevel) (*zstd.Encoder, error) {
 		}
 		p.mu.Unlock()
 	}
-	return zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
+	zs, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
+	if err != nil {
+		return nil, err
+	}
+	return &encoder{zs: zs}, nil
 }
 
 // put keeps enc for the next writer, or closes it.
-func (p *Encoders) put(level zstd.EncoderLevel, enc *zstd.Encoder) {
+func (p *Encoders) put(level zstd.EncoderLevel, enc *encoder) {
 	if p != nil {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if len(p.free[level]) < maxFreeEncoders {
 			if p.free == nil {
-				p.free = map[zstd.EncoderLevel][]*zstd.Encoder{}
+				p.free = map[zstd.EncoderLevel][]*encoder{}
 			}
 			p.free[level] = append(p.free[level], enc)
 			return
 		}
 	}
-	enc.Close()
+	enc.zs.Close()
 }
 
 // Defaults, chosen by measurement on the generated 100k corpus (see
@@ -112,7 +125,7 @@ const (
 type Writer struct {
 	w     io.Writer
 	o     Options
-	enc   *zstd.Encoder
+	enc   *encoder
 	off   uint64
 	slots uint64
 	table []byte
@@ -141,7 +154,10 @@ func NewWriter(w io.Writer, o Options) (*Writer, error) {
 	}
 	// A frame ends past FrameBytes by at most its last document: room
 	// for most, so that the buffer rarely grows.
-	return &Writer{w: w, o: o, enc: enc, raw: make([]byte, 0, o.FrameBytes+o.FrameBytes/8)}, nil
+	if want := o.FrameBytes + o.FrameBytes/8; cap(enc.raw) < want {
+		enc.raw = make([]byte, 0, want)
+	}
+	return &Writer{w: w, o: o, enc: enc, raw: enc.raw[:0], comp: enc.comp[:0]}, nil
 }
 
 // Add writes the document of the next slot; nil leaves it empty. The
@@ -171,7 +187,7 @@ func (w *Writer) flush() {
 	if w.n == 0 || w.err != nil {
 		return
 	}
-	w.comp = w.enc.EncodeAll(w.raw, w.comp[:0])
+	w.comp = w.enc.zs.EncodeAll(w.raw, w.comp[:0])
 	w.table = binary.LittleEndian.AppendUint64(w.table, w.first)
 	w.table = binary.LittleEndian.AppendUint64(w.table, w.off)
 	w.table = binary.LittleEndian.AppendUint64(w.table, xxhash.Sum64(w.comp))
@@ -200,8 +216,14 @@ func (w *Writer) Close() error {
 	t = append(t, Magic...)
 	w.write(t)
 	if w.enc != nil {
+		// The buffers go back with the encoder unless a large document
+		// grew them past twice a frame's room.
+		w.enc.raw, w.enc.comp = nil, nil
+		if room := 2 * (w.o.FrameBytes + w.o.FrameBytes/8); cap(w.raw) <= room && cap(w.comp) <= room {
+			w.enc.raw, w.enc.comp = w.raw[:0], w.comp[:0]
+		}
 		w.o.Encoders.put(w.o.Level, w.enc)
-		w.enc = nil
+		w.enc, w.raw, w.comp = nil, nil, nil
 	}
 	return w.err
 }

@@ -251,3 +251,28 @@ func TestSharedEncoders(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedEncodersLargeDocument checks that a writer whose frame buffer
+// a large document grew past twice a frame's room gives its encoder back
+// without that buffer, and that the next writer still writes the bytes
+// of a writer of its own.
+func TestSharedEncodersLargeDocument(t *testing.T) {
+	o := Options{FrameBytes: 64 << 10}
+	large := []*Doc{{ID: "large", Text: bytes.Repeat([]byte("a large document "), 3*(64<<10)/16)}}
+	ds := docs(40) // none as large as docs' 50th
+	shared := o
+	shared.Encoders = &Encoders{}
+	if got, want := write(t, large, shared), write(t, large, o); !bytes.Equal(got, want) {
+		t.Fatal("a writer with a lent encoder wrote other bytes of a large document")
+	}
+	idle := shared.Encoders.free[zstd.SpeedDefault]
+	if len(idle) != 1 || idle[0].raw != nil {
+		t.Fatalf("after a large document: %d idle encoders, the first keeping a buffer of %d bytes; want 1 keeping none", len(idle), cap(idle[0].raw))
+	}
+	if got, want := write(t, ds, shared), write(t, ds, o); !bytes.Equal(got, want) {
+		t.Fatal("a writer lent the encoder of a large document's writer wrote other bytes")
+	}
+	if idle := shared.Encoders.free[zstd.SpeedDefault]; cap(idle[0].raw) == 0 {
+		t.Errorf("the encoder lent again kept no frame buffer (%d idle, raw %d, comp %d)", len(idle), cap(idle[0].raw), cap(idle[0].comp))
+	}
+}
