@@ -212,7 +212,7 @@ func checkStoreFailure(t *testing.T, f storeFailure) {
 	if !strings.Contains(o, "127.0.0.1:"+port) || !strings.Contains(o, f.want) || !strings.Contains(o, "run the same command again") {
 		t.Errorf("the error does not name the server %s, JetStream's error (%s) and how to resume:\n%s", url, f.want, o)
 	}
-	t.Logf("stopped %v after the store failed:\n%s", took.Round(time.Second), tail(o, 2))
+	t.Logf("stopped %v after its lease's first failed refresh:\n%s", took.Round(time.Second), tail(o, 2))
 
 	// Mended, the server as it is: not "another coordinator".
 	f.unspoil(srv)
