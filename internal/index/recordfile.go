@@ -179,6 +179,16 @@ func (c *RecordFile) SetRecords() RecordReader {
 	return &sigRecords{r: c.sig, name: c.Name}
 }
 
+// ReusedSetRecords is SetRecords for one goroutine that copies what it
+// keeps of each record: every record is read into one buffer, which its
+// slices share until the next Record call. Nil for a text store.
+func (c *RecordFile) ReusedSetRecords() RecordReader {
+	if c.sig == nil {
+		return nil
+	}
+	return &sigRecords{r: c.sig, name: c.Name, reuse: true}
+}
+
 // OpenRecordFile opens a record file, checking its size and slot count
 // against what its writer recorded.
 func OpenRecordFile(ctx context.Context, st storage.Opener, info fileinfo.Info) (*RecordFile, func(), error) {
@@ -226,16 +236,37 @@ func OpenRecordFile(ctx context.Context, st storage.Opener, info fileinfo.Info) 
 type sigRecords struct {
 	r    *sigfile.Reader
 	name string
+	// reuse reads every record into buf, which the records' slices then
+	// share until the next one: for a reader that copies what it keeps
+	// (verify decodes the set and the signature at once), so that the
+	// bytes it reads are not each fresh memory.
+	reuse bool
+	buf   []byte
 }
 
 func (s *sigRecords) Len() int { return s.r.Len() }
 
 func (s *sigRecords) Record(slot int) (sigfile.Record, bool, error) {
-	rec, ok, err := s.r.Get(slot)
-	if err != nil {
-		return sigfile.Record{}, false, fmt.Errorf("%s: %w", s.name, err)
+	if !s.reuse {
+		rec, ok, err := s.r.Get(slot)
+		if err != nil {
+			return sigfile.Record{}, false, fmt.Errorf("%s: %w", s.name, err)
+		}
+		return rec, ok, nil
 	}
-	return rec, ok, nil
+	raw, ok, err := s.r.AppendRaw(s.buf[:0], slot)
+	if err != nil || !ok {
+		if err != nil {
+			err = fmt.Errorf("%s: %w", s.name, err)
+		}
+		return sigfile.Record{}, false, err
+	}
+	s.buf = raw
+	rec, err := sigfile.Decode(raw)
+	if err != nil {
+		return sigfile.Record{}, false, fmt.Errorf("%s: slot %d: %w", s.name, slot, err)
+	}
+	return rec, true, nil
 }
 
 // textRecords reads a text store, sketching its documents again.

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -164,22 +165,28 @@ func (r *Reader) Get(slot int) (rec Record, ok bool, err error) {
 
 // Raw reads the bytes of a slot's record, checksum included, as Decode
 // takes them; ok is false for an empty slot. The slice is fresh.
-func (r *Reader) Raw(slot int) (raw []byte, ok bool, err error) {
+func (r *Reader) Raw(slot int) (raw []byte, ok bool, err error) { return r.AppendRaw(nil, slot) }
+
+// AppendRaw appends the bytes of a slot's record (Raw) to dst and
+// returns the extended slice; ok is false for an empty slot, dst then
+// returned as it was.
+func (r *Reader) AppendRaw(dst []byte, slot int) (raw []byte, ok bool, err error) {
 	if slot < 0 || slot >= r.Len() {
-		return nil, false, fmt.Errorf("slot %d of %d", slot, r.Len())
+		return dst, false, fmt.Errorf("slot %d of %d", slot, r.Len())
 	}
 	lo, hi := r.offsets[slot], r.offsets[slot+1]
 	if lo == hi {
-		return nil, false, nil
+		return dst, false, nil
 	}
 	if hi-lo < 8 {
-		return nil, false, fmt.Errorf("slot %d: %w", slot, ErrCorrupt)
+		return dst, false, fmt.Errorf("slot %d: %w", slot, ErrCorrupt)
 	}
-	b := make([]byte, hi-lo)
-	if _, err := r.r.ReadAt(b, int64(lo)); err != nil {
-		return nil, false, fmt.Errorf("slot %d: %w", slot, err)
+	n := len(dst)
+	dst = slices.Grow(dst, int(hi-lo))[:n+int(hi-lo)]
+	if _, err := r.r.ReadAt(dst[n:], int64(lo)); err != nil {
+		return dst[:n], false, fmt.Errorf("slot %d: %w", slot, err)
 	}
-	return b, true, nil
+	return dst, true, nil
 }
 
 // Decode checks a record's bytes against their checksum and splits them

@@ -51,6 +51,30 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("slot %d: %+v, want %+v", i, got, want)
 		}
 	}
+	// AppendRaw into one buffer, after a prefix: each record whole
+	// after it, the prefix kept, the buffer as it was for an empty slot.
+	prefix := []byte("prefix")
+	buf := prefix
+	for i, want := range recs {
+		raw, ok, err := r.AppendRaw(buf[:len(prefix)], i)
+		if err != nil || ok != (want != nil) {
+			t.Fatalf("AppendRaw slot %d: ok %v, %v", i, ok, err)
+		}
+		if !bytes.Equal(raw[:len(prefix)], prefix) {
+			t.Fatalf("AppendRaw slot %d: the prefix became %q", i, raw[:len(prefix)])
+		}
+		if !ok {
+			if len(raw) != len(prefix) {
+				t.Fatalf("AppendRaw empty slot %d: %d bytes, want the prefix's %d", i, len(raw), len(prefix))
+			}
+			continue
+		}
+		got, err := Decode(raw[len(prefix):])
+		if err != nil || got.ID != want.ID || !bytes.Equal(got.Sig, want.Sig) || !bytes.Equal(got.Shingles, want.Shingles) {
+			t.Fatalf("AppendRaw slot %d: %+v (%v), want %+v", i, got, err, want)
+		}
+		buf = raw
+	}
 	if _, _, err := r.Get(len(recs)); err == nil {
 		t.Fatal("Get past the end succeeded")
 	}

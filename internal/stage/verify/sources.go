@@ -107,7 +107,7 @@ func (s *setRecords) get(ctx context.Context, doc int64) (sigfile.Record, []uint
 		if err != nil {
 			return sigfile.Record{}, nil, err
 		}
-		rr := f.SetRecords()
+		rr := f.ReusedSetRecords() // loadSig decodes what it keeps
 		if rr == nil {
 			done()
 			return sigfile.Record{}, nil, fmt.Errorf("%s is not a set file", f.Name)
