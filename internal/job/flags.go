@@ -38,7 +38,7 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&p.TextField, "text-field", p.TextField, "JSONL/Parquet text field")
 	fs.IntVar(&p.MaxDocBytes, "max-doc-bytes", p.MaxDocBytes, "reject documents with more text bytes (0: no limit)")
 	fs.Var(checkLater(&p.InputFormat), "input-format", "kind of every input file: auto (by its name, else by its content), warc, wet, jsonl, parquet or text")
-	fs.Int64Var(&p.ChunkBytes, "chunk-bytes", p.ChunkBytes, "text bytes per map task (a compressed input byte counts as 4); 0 chooses: a tenth of the input, from 32 MiB to 512 MiB")
+	fs.Int64Var(&p.ChunkBytes, "chunk-bytes", p.ChunkBytes, "text bytes per map task, about (a chunk ends at the file or line boundary nearest it; a compressed input byte counts as 4); 0 chooses: a tenth of the input, from 32 MiB to 512 MiB")
 	fs.BoolVar(&p.Strict, "strict", p.Strict, "fail the job on any rejected record, failed task, or input file skipped for its unknown kind")
 	fs.BoolVar(&p.Paragraphs, "paragraphs", p.Paragraphs, "the paragraph pass: cut every document into units (--paragraph-unit), count the documents holding each unit (normalised as shingles are) and list the units held by two or more in paragraphs/")
 	fs.StringVar(&p.ParagraphUnit, "paragraph-unit", p.ParagraphUnit, "the paragraph pass's unit: line (the default), or paragraph (the text between blank lines)")
