@@ -325,8 +325,13 @@ func StoredTexts(ctx context.Context, st storage.Opener, info fileinfo.Info, doc
 }
 
 // CopyRecords adds the gathered records of docs, sorted, all in the chunk
-// of f, to scr.
+// of f, to scr. A text store's reader then reuses its frames' memory
+// (textstore.Reader.ReuseFrames): texts read from f before are not valid
+// after.
 func (f *RecordFile) CopyRecords(ctx context.Context, docs []int64, scr *workfile.Scratch) error {
+	if f.text != nil {
+		f.text.ReuseFrames() // in slot order, each record copied
+	}
 	var raw []byte
 	for i, doc := range docs {
 		if i%1024 == 0 {

@@ -254,6 +254,8 @@ type Reader struct {
 	// shared, when not nil, holds frames under key and their number.
 	shared FrameCache
 	key    string
+	// reuse decodes a frame into the memory of the one it evicts.
+	reuse bool
 }
 
 // Frame is a decoded frame: its bytes, and where each slot's entry
@@ -280,6 +282,13 @@ type FrameCache interface {
 // key and the frame's number, before it decodes them, and add those it
 // decodes. key names the file within c (its location and name).
 func (r *Reader) ShareFrames(c FrameCache, key string) { r.shared, r.key = c, key }
+
+// ReuseFrames makes the reader decode each frame into the memory of the
+// frame it decoded before (unless it shares frames, ShareFrames): a
+// document's text is then valid only until a Get of another frame. For
+// a caller that copies what it reads (the gather stage reads a store in
+// slot order), so that each frame is not fresh memory, 8 MiB at a time.
+func (r *Reader) ReuseFrames() { r.reuse = true }
 
 // decoded is frame number frame, decoded.
 type decoded struct {
@@ -412,12 +421,20 @@ func (r *Reader) frame(f int) (*decoded, error) {
 	if xxhash.Sum64(r.comp) != r.frames[f].sum {
 		return nil, corrupt("checksum")
 	}
-	raw, err := r.dec.DecodeAll(r.comp, nil)
+	n := int(last - r.frames[f].first)
+	var dst []byte
+	var offs []int
+	if r.reuse && r.shared == nil && len(r.cache) >= cacheFrames {
+		// The frame evicted below gives its memory; it is gone from the
+		// cache whatever happens.
+		dst, offs = r.cache[0].raw[:0], r.cache[0].offs[:0]
+		r.cache = slices.Delete(r.cache, 0, 1)
+	}
+	raw, err := r.dec.DecodeAll(r.comp, dst)
 	if err != nil {
 		return nil, corrupt("%v", err)
 	}
-	n := int(last - r.frames[f].first)
-	d := decoded{frame: f, Frame: &Frame{raw: raw, offs: make([]int, 0, n)}}
+	d := decoded{frame: f, Frame: &Frame{raw: raw, offs: slices.Grow(offs, n)}}
 	for i := range n {
 		d.offs = append(d.offs, len(raw)-len(d.raw))
 		if d.raw, _, _, _, _, err = splitEntry(d.raw); err != nil {

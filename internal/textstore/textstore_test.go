@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -274,5 +275,46 @@ func TestSharedEncodersLargeDocument(t *testing.T) {
 	}
 	if idle := shared.Encoders.free[zstd.SpeedDefault]; cap(idle[0].raw) == 0 {
 		t.Errorf("the encoder lent again kept no frame buffer (%d idle, raw %d, comp %d)", len(idle), cap(idle[0].raw), cap(idle[0].comp))
+	}
+}
+
+// TestReuseFrames checks that a reader decoding each frame into the
+// memory of the one before (ReuseFrames) reads every slot in order as a
+// reader of fresh frames does, and that it does reuse that memory.
+func TestReuseFrames(t *testing.T) {
+	ds := docs(300)
+	b := write(t, ds, Options{FrameDocs: 16})
+	fresh, err := NewReader(bytes.NewReader(b), int64(len(b)), "fresh.txz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reusing, err := NewReader(bytes.NewReader(b), int64(len(b)), "reusing.txz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reusing.ReuseFrames()
+	moved := 0 // frames decoded into other memory than the last one's
+	var last *byte
+	for i := range ds {
+		want, wok, werr := fresh.Get(i)
+		got, gok, gerr := reusing.Get(i)
+		if werr != nil || gerr != nil || wok != gok || got.ID != want.ID || got.URL != want.URL || !bytes.Equal(got.Text, want.Text) {
+			t.Fatalf("slot %d: %+v, %v, %v; want %+v, %v, %v", i, got, gok, gerr, want, wok, werr)
+		}
+		if raw := reusing.cache[0].raw; cap(raw) > 0 {
+			if p := unsafe.SliceData(raw); p != last {
+				if last != nil && i%16 == 0 {
+					// A new frame: in the last one's memory when it fitted.
+					moved++
+				}
+				last = p
+			}
+		}
+	}
+	if fresh.Decoded() != reusing.Decoded() {
+		t.Errorf("decoded %d frames, want %d", reusing.Decoded(), fresh.Decoded())
+	}
+	if frames := fresh.Decoded(); moved >= frames-1 {
+		t.Errorf("%d of %d frames in new memory: the reader does not reuse it", moved, frames)
 	}
 }
