@@ -247,21 +247,20 @@ type sigRecords struct {
 func (s *sigRecords) Len() int { return s.r.Len() }
 
 func (s *sigRecords) Record(slot int) (sigfile.Record, bool, error) {
-	if !s.reuse {
-		rec, ok, err := s.r.Get(slot)
-		if err != nil {
-			return sigfile.Record{}, false, fmt.Errorf("%s: %w", s.name, err)
-		}
-		return rec, ok, nil
+	var dst []byte // fresh
+	if s.reuse {
+		dst = s.buf[:0]
 	}
-	raw, ok, err := s.r.AppendRaw(s.buf[:0], slot)
-	if err != nil || !ok {
-		if err != nil {
-			err = fmt.Errorf("%s: %w", s.name, err)
-		}
-		return sigfile.Record{}, false, err
+	raw, ok, err := s.r.AppendRaw(dst, slot)
+	if err != nil {
+		return sigfile.Record{}, false, fmt.Errorf("%s: %w", s.name, err)
 	}
-	s.buf = raw
+	if !ok {
+		return sigfile.Record{}, false, nil
+	}
+	if s.reuse {
+		s.buf = raw
+	}
 	rec, err := sigfile.Decode(raw)
 	if err != nil {
 		return sigfile.Record{}, false, fmt.Errorf("%s: slot %d: %w", s.name, slot, err)
