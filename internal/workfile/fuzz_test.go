@@ -380,8 +380,8 @@ func FuzzGathered(f *testing.F) {
 		info := rangeOf("g", data, off, n, rows)
 		// The scratch's buffer is sized by the ranges' sizes, as their
 		// writers recorded them, before they are checked against their
-		// files: up to scratchMemory in memory.
-		checkAlloc(t, len(data), 32, fuzzAllocSlack+scratchMemory, func() {
+		// files: up to ScratchMemory in memory.
+		checkAlloc(t, len(data), 32, fuzzAllocSlack+ScratchMemory, func() {
 			// Every record of the range, as the reader gives them.
 			want := map[int64][]byte{}
 			if inside(data, off, n) {

@@ -127,7 +127,7 @@ func ReadGathered(ctx context.Context, st storage.Opener, chunk int, gathers []j
 			return scr, err
 		}
 	}
-	return FillScratch("verify", size, func(scr *Scratch) error {
+	return FillScratch("verify", size, ScratchMemory, func(scr *Scratch) error {
 		for _, g := range list {
 			info, has := g.Ranges[chunk]
 			if !has {

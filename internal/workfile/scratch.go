@@ -14,10 +14,10 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 )
 
-// FillScratch returns a scratch for size bytes of records, filled by fill
-// (and removed if it fails).
-func FillScratch(kind string, size int64, fill func(*Scratch) error) (*Scratch, error) {
-	scr, err := NewScratch(kind, size)
+// FillScratch returns a scratch for about size bytes of records, held in
+// memory up to memory bytes, filled by fill (and removed if it fails).
+func FillScratch(kind string, size, memory int64, fill func(*Scratch) error) (*Scratch, error) {
+	scr, err := NewScratch(kind, size, memory)
 	if err != nil {
 		return nil, err
 	}
@@ -34,21 +34,25 @@ func FillScratch(kind string, size int64, fill func(*Scratch) error) (*Scratch, 
 
 var errOutOfOrder = errors.New("documents out of order")
 
-// scratchMemory is the size up to which a scratch is held in memory
-// rather than in a file.
-const scratchMemory = 8 << 20
+// ScratchMemory is the size up to which a scratch of copies of records
+// read from elsewhere (verify's, of gather files not on local disk) is
+// held in memory rather than in a file.
+const ScratchMemory = 8 << 20
 
 // Scratch holds records added in increasing document order and then read
-// by document, with an index of 16 bytes per record in memory. Up to
-// scratchMemory bytes of records it is held in memory; beyond, it is a
-// file in the temporary directory ($TMPDIR), the task's own, removed when
-// the task ends. A scratch of references (AddRef) holds no records: they
+// by document, with an index of 16 bytes per record in memory. Up to the
+// memory its creator gives it, it holds its records in memory; past it,
+// it is a file in the temporary directory ($TMPDIR), the task's own,
+// removed when the task ends (a scratch whose records outgrow its memory
+// moves them to such a file and goes on there). A scratch of references (AddRef) holds no records: they
 // stay in its files, which it closes when removed. Its files, once done,
 // are mapped into memory where they are local: a record read is then a
 // copy from the mapping, not a system call (at 10M documents, 7.5 million
 // records read twice, by gather and by verify); a fault reading a mapping
 // (its disk failing) is an error naming the file, as a failed read is.
 type Scratch struct {
+	kind   string   // in the name of its file
+	memory int64    // the bytes of records it holds in memory at most
 	mem    []byte   // the records, when held in memory
 	f      *os.File // the records, otherwise
 	mapped []byte   // f's records, mapped once done (nil: read by ReadAt)
@@ -72,22 +76,42 @@ type scratchRef struct {
 	n    int32
 }
 
-// NewScratch returns a scratch for size bytes of records.
-func NewScratch(kind string, size int64) (*Scratch, error) {
-	if size <= scratchMemory {
-		return &Scratch{mem: make([]byte, 0, size)}, nil
+// NewScratch returns a scratch for about size bytes of records (an
+// estimate), held in memory up to memory bytes: in a file from the start
+// when size is larger.
+func NewScratch(kind string, size, memory int64) (*Scratch, error) {
+	s := &Scratch{kind: kind, memory: memory}
+	if size <= memory {
+		s.mem = make([]byte, 0, max(size, 0))
+		return s, nil
 	}
-	f, err := os.CreateTemp("", "neardup-"+kind+"-*")
+	return s, s.toFile()
+}
+
+// toFile moves the scratch's records to a file of its own, where it adds
+// the next ones.
+func (s *Scratch) toFile() error {
+	f, err := os.CreateTemp("", "neardup-"+s.kind+"-*")
 	if err != nil {
-		return nil, fmt.Errorf("scratch file: %w", err)
+		return fmt.Errorf("scratch file: %w", err)
 	}
-	return &Scratch{f: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
+	s.f, s.bw = f, bufio.NewWriterSize(f, 1<<20)
+	if _, err := s.bw.Write(s.mem); err != nil {
+		return fmt.Errorf("scratch file %s: %w", f.Name(), err)
+	}
+	s.mem = nil
+	return nil
 }
 
 // Add appends the record of doc, which must follow the last one added.
 func (s *Scratch) Add(doc int64, raw []byte) error {
 	if err := s.next(doc); err != nil {
 		return err
+	}
+	if s.f == nil && int64(len(s.mem)+len(raw)) > s.memory {
+		if err := s.toFile(); err != nil {
+			return err
+		}
 	}
 	if s.f == nil {
 		s.mem = append(s.mem, raw...)

@@ -26,7 +26,7 @@ func TestScratchMapped(t *testing.T) {
 	const n = 2000
 
 	t.Run("own file", func(t *testing.T) {
-		scr, err := FillScratch("test", scratchMemory+1, func(scr *Scratch) error {
+		scr, err := FillScratch("test", ScratchMemory+1, ScratchMemory, func(scr *Scratch) error {
 			for i := range n {
 				if err := scr.Add(int64(3*i), record(i)); err != nil {
 					return err
@@ -38,7 +38,7 @@ func TestScratchMapped(t *testing.T) {
 			t.Fatal(err)
 		}
 		if scr.f == nil || scr.mapped == nil {
-			t.Fatalf("a scratch of more than %d bytes is not a mapped file (file %v, mapped %v)", scratchMemory, scr.f != nil, scr.mapped != nil)
+			t.Fatalf("a scratch of more than %d bytes is not a mapped file (file %v, mapped %v)", ScratchMemory, scr.f != nil, scr.mapped != nil)
 		}
 		for i := range n {
 			got, err := scr.Get(ctx, int64(3*i))
@@ -101,4 +101,57 @@ func TestScratchMapped(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestScratchMemory checks where a scratch holds its records: in memory
+// up to the memory it is given, whatever its size estimate said, in a
+// file from the start when the estimate passes it, and moved to a file
+// when the records outgrow it (an estimate too low); every record reads
+// back as added.
+func TestScratchMemory(t *testing.T) {
+	ctx := context.Background()
+	record := func(i int) []byte { return bytes.Repeat([]byte{byte(i), byte(i >> 8)}, 1+(i*37)%500) }
+	const n = 1000
+	total := 0
+	for i := range n {
+		total += len(record(i))
+	}
+	for _, tt := range []struct {
+		name         string
+		size, memory int64
+		wantFile     bool
+	}{
+		{"in memory, estimate right", int64(total), int64(total), false},
+		{"in memory, estimate high", 2 * int64(total), 2 * int64(total), false},
+		{"a file from the start", int64(total), int64(total) - 1, true},
+		{"moved to a file when the estimate was low", int64(total) / 4, int64(total) / 2, true},
+		{"no memory", 0, 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			scr, err := FillScratch("test", tt.size, tt.memory, func(scr *Scratch) error {
+				for i := range n {
+					if err := scr.Add(int64(2*i+1), record(i)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer scr.Remove()
+			if got := scr.f != nil; got != tt.wantFile {
+				t.Fatalf("records in a file %v, want %v", got, tt.wantFile)
+			}
+			if int64(cap(scr.mem)) > tt.memory {
+				t.Errorf("%d bytes of memory for records, more than the %d given", cap(scr.mem), tt.memory)
+			}
+			for i := range n {
+				got, err := scr.Get(ctx, int64(2*i+1))
+				if err != nil || !bytes.Equal(got, record(i)) {
+					t.Fatalf("record %d: %d bytes (%v), want %d", i, len(got), err, len(record(i)))
+				}
+			}
+		})
+	}
 }

@@ -40,11 +40,19 @@ import (
 //     gather files, else from a copy in a scratch file on local disk (in
 //     memory if small).
 
+// scratchMemory is the bytes of distinct records a gather task holds in
+// memory before it moves them to a scratch file. Written to a file, they
+// were a third of the stage's writes at 10M documents (6.3 of 21.4 GB:
+// 82 MB a task on average), in a page cache already full of the work
+// area; in memory, the stage wrote 15.1 GB (docs/performance.md,
+// 2026-11-29, session 47).
+const scratchMemory = 256 << 20
+
 // Gather reads the signature records of chunk that the verify tasks asked
 // for (through every reduce partition's requests) and writes them to
 // GatherFile(chunk) grouped by verify task. Its chunk's signature file is
 // read once, in order; the distinct records go to a scratch file on local
-// disk first (in memory if small), from which the groups are copied, so
+// disk first (in memory up to scratchMemory), from which the groups are copied, so
 // memory holds only the requests (12 bytes each) and their index.
 //
 // With removeSig, the task then removes the chunk's signature file (when
@@ -100,7 +108,7 @@ func gather(ctx context.Context, st storage.FS, chunk int, reduces []job.ReduceR
 		return nil, err
 	}
 	defer closeSig()
-	scr, err := workfile.FillScratch("gather", sig.GatherSize(docs), func(scr *workfile.Scratch) error { return sig.CopyRecords(ctx, docs, scr) })
+	scr, err := workfile.FillScratch("gather", sig.GatherSize(docs), scratchMemory, func(scr *workfile.Scratch) error { return sig.CopyRecords(ctx, docs, scr) })
 	if err != nil {
 		return nil, err
 	}

@@ -192,7 +192,7 @@ func readDirect(ctx context.Context, st storage.Opener, maps map[int]job.MapResu
 		size += f.GatherSize(docs[lo:hi])
 		lo = hi
 	}
-	return workfile.FillScratch("verify", size, func(scr *workfile.Scratch) error {
+	return workfile.FillScratch("verify", size, workfile.ScratchMemory, func(scr *workfile.Scratch) error {
 		for _, r := range runs {
 			if err := r.f.CopyRecords(ctx, docs[r.lo:r.hi], scr); err != nil {
 				return err
