@@ -85,7 +85,10 @@ func NewScratch(kind string, size, memory int64) (*Scratch, error) {
 		s.mem = make([]byte, 0, max(size, 0))
 		return s, nil
 	}
-	return s, s.toFile()
+	if err := s.toFile(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // toFile moves the scratch's records to a file of its own, where it adds
