@@ -117,6 +117,12 @@ func (s *Scratch) Add(doc int64, raw []byte) error {
 		}
 	}
 	if s.f == nil {
+		if need := len(s.mem) + len(raw); need > cap(s.mem) {
+			// Grown by hand: append's growth would pass the memory given.
+			grown := make([]byte, len(s.mem), min(max(2*cap(s.mem), need), int(s.memory)))
+			copy(grown, s.mem)
+			s.mem = grown
+		}
 		s.mem = append(s.mem, raw...)
 	} else if _, err := s.bw.Write(raw); err != nil {
 		return fmt.Errorf("scratch file %s: %w", s.f.Name(), err)

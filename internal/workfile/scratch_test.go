@@ -123,6 +123,7 @@ func TestScratchMemory(t *testing.T) {
 	}{
 		{"in memory, estimate right", int64(total), int64(total), false},
 		{"in memory, estimate high", 2 * int64(total), 2 * int64(total), false},
+		{"in memory, estimate low", 1, int64(total), false},
 		{"a file from the start", int64(total), int64(total) - 1, true},
 		{"moved to a file when the estimate was low", int64(total) / 4, int64(total) / 2, true},
 		{"no memory", 0, 0, true},
