@@ -23,7 +23,7 @@ import (
 // that change one word (about 3,800 documents, 5,700 candidate pairs, most
 // of them verified). Map and reduce run once, outside the timing.
 func BenchmarkVerify(b *testing.B) {
-	text, err := os.ReadFile(filepath.Join("..", "..", "pkg", "shingle", "testdata", "Isaac.Newton-Opticks.txt"))
+	text, err := os.ReadFile(filepath.Join("..", "..", "..", "pkg", "shingle", "testdata", "Isaac.Newton-Opticks.txt"))
 	if err != nil {
 		b.Fatal(err)
 	}
