@@ -17,7 +17,6 @@ import (
 	"github.com/neardup/neardup/internal/stage"
 	"github.com/neardup/neardup/internal/stages"
 	"github.com/neardup/neardup/internal/storage"
-	"github.com/neardup/neardup/internal/textstore"
 )
 
 // Worker runs tasks from the queue for any job.
@@ -32,9 +31,8 @@ type Worker struct {
 	// sideResultBytes: a larger result goes to a file (see storeResult).
 	sideResultBytes int
 
-	// text keeps the text-store encoders of finished map tasks for the
-	// next ones.
-	text textstore.Encoders
+	// buffers keeps what finished map tasks leave the next ones.
+	buffers stage.MapBuffers
 
 	mu    sync.Mutex
 	jobs  map[string]*jobCache // by epoch and coordinator life
@@ -102,6 +100,16 @@ func (w *Worker) handle(ctx context.Context, d queue.Delivery) error {
 	return err
 }
 
+// mapBuffers returns the buffers a task of stage s may reuse, having
+// dropped the idle ones for a stage that does not use them (see
+// stage.MapBuffers).
+func (w *Worker) mapBuffers(s stage.Stage) *stage.MapBuffers {
+	if !s.MapBuffers {
+		w.buffers.Drop()
+	}
+	return &w.buffers
+}
+
 // run runs task t of delivery d.
 func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 	jc, err := w.job(ctx, t)
@@ -118,7 +126,7 @@ func (w *Worker) run(ctx context.Context, t Task, d queue.Delivery) error {
 		return queue.Permanent(fmt.Errorf("unknown stage %q", t.Stage))
 	}
 	reads := &heldRead{}
-	env := &stage.Env{Spec: &jc.spec, FS: w.faults.FS(jc.fs), Cache: jc.files, Inputs: w.roots, Reads: reads, TextEncoders: &w.text}
+	env := &stage.Env{Spec: &jc.spec, FS: w.faults.FS(jc.fs), Cache: jc.files, Inputs: w.roots, Reads: reads, MapBuffers: w.mapBuffers(s)}
 	if jc.kept != nil {
 		env.Kept = w.faults.FS(jc.kept)
 	}

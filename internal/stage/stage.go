@@ -8,6 +8,7 @@ import (
 	"github.com/neardup/neardup/internal/manifest"
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
+	"github.com/neardup/neardup/internal/workfile"
 )
 
 // Stage is one stage of a job, as a value: what the coordinator plans and
@@ -37,6 +38,9 @@ type Stage struct {
 	// Count, if set, tells progress the documents and input bytes a
 	// task's result stands for.
 	Count func(result []byte) (docs, bytes int64)
+	// MapBuffers: its tasks use the worker's MapBuffers (Env); a task
+	// of a stage that does not makes the worker drop the idle ones.
+	MapBuffers bool
 	// MayFail: a task that fails for good leaves the job partial (its
 	// documents missing, listed in the manifest) instead of failing it,
 	// unless the job is strict.
@@ -99,9 +103,29 @@ type Env struct {
 	// checked against the worker's data roots; nil when the job writes
 	// none.
 	Kept storage.FS
-	// TextEncoders are the worker's idle text-store encoders, which its
-	// map tasks share; nil: each task makes its own.
-	TextEncoders *textstore.Encoders
+	// MapBuffers are what the worker's map tasks reuse; nil: each task
+	// makes its own.
+	MapBuffers *MapBuffers
+}
+
+// MapBuffers are the buffers a worker's map tasks reuse, one task after
+// another: the text stores' zstd encoders and frame buffers (about 35
+// MiB a task) and the band records' memory (about 18 MiB). Idle, they
+// still count in the live heap, which the collector lets grow four times
+// over (GOGC 400) before it collects: a worker drops them when it starts
+// a task of a stage that does not use them (Stage.MapBuffers), so that
+// the stages after map do not grow their heap by five times that
+// (the 100k benchmark job: a peak RSS of 485 against 759 MB, 122,000
+// against 190,000 page faults).
+type MapBuffers struct {
+	Text  textstore.Encoders
+	Bands workfile.BandBuffers
+}
+
+// Drop lets the idle buffers go.
+func (b *MapBuffers) Drop() {
+	b.Text.Drop()
+	b.Bands.Drop()
 }
 
 // Cache loads, once per job on a worker, what many tasks read.

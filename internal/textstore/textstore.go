@@ -114,6 +114,18 @@ func (p *Encoders) put(level zstd.EncoderLevel, enc *encoder) {
 	enc.zs.Close()
 }
 
+// Drop closes the idle encoders.
+func (p *Encoders) Drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, free := range p.free {
+		for _, enc := range free {
+			enc.zs.Close()
+		}
+	}
+	p.free = nil
+}
+
 // Defaults, chosen by measurement on the generated 100k corpus (see
 // docs/footprint-plan.md).
 const (

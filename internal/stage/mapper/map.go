@@ -22,6 +22,7 @@ import (
 	"github.com/neardup/neardup/internal/storage"
 	"github.com/neardup/neardup/internal/textstore"
 	"github.com/neardup/neardup/internal/transient"
+	"github.com/neardup/neardup/internal/workfile"
 	"github.com/neardup/neardup/pkg/bands"
 	"github.com/neardup/neardup/pkg/formats"
 	"github.com/neardup/neardup/pkg/records"
@@ -34,9 +35,17 @@ func Map(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk) (*
 	return MapShared(ctx, st, spec, chunk, nil)
 }
 
-// MapShared is Map writing the text store with an encoder of encs (see
-// textstore.Options.Encoders).
-func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk, encs *textstore.Encoders) (*job.MapResult, error) {
+// MapShared is Map with the buffers of bufs (nil: its own): the text
+// store's encoder (see textstore.Options.Encoders) and the band records'
+// memory.
+func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chunk, bufs *stage.MapBuffers) (*job.MapResult, error) {
+	var (
+		encs    *textstore.Encoders
+		bandBuf *workfile.BandBuffers
+	)
+	if bufs != nil {
+		encs, bandBuf = &bufs.Text, &bufs.Bands
+	}
 	start := time.Now()
 	p := spec.Params
 	sk, err := sketch.NewSketcher(p)
@@ -89,8 +98,12 @@ func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chu
 		return nil, err
 	}
 	defer facts.Abort()
-	runs := &bandRuns{st: st, chunk: chunk.Index, parts: make([][]records.BandRecord, p.Partitions),
-		ids: make([][]records.BandRecord, p.Partitions), res: res}
+	set := bandBuf.Get(p.Partitions)
+	runs := &bandRuns{st: st, chunk: chunk.Index, parts: set.Parts, ids: set.IDs, scratch: set.Scratch, res: res}
+	defer func() {
+		set.Scratch = runs.scratch
+		bandBuf.Put(set)
+	}()
 	// The paragraph pass's unit records go in runs with the band records.
 	var units *unitCutter
 	if p.Paragraphs {

@@ -21,15 +21,16 @@ import (
 // task fails for good leaves the job partial.
 func Stage() stage.Stage {
 	return stage.Stage{
-		Name:    "map",
-		MayFail: true,
-		Tasks:   chunkTasks,
+		Name:       "map",
+		MayFail:    true,
+		MapBuffers: true,
+		Tasks:      chunkTasks,
 		Run: func(ctx context.Context, e *stage.Env, t stage.Task) (any, error) {
 			chunk, err := taskChunk(ctx, e, t)
 			if err != nil {
 				return nil, err
 			}
-			r, err := MapShared(ctx, e.FS, e.Spec, chunk, e.TextEncoders)
+			r, err := MapShared(ctx, e.FS, e.Spec, chunk, e.MapBuffers)
 			if err != nil {
 				return nil, fmt.Errorf("map chunk %d: %w", t.Index, err)
 			}
