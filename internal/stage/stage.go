@@ -109,7 +109,7 @@ type Env struct {
 }
 
 // MapBuffers are the buffers a worker's map tasks reuse, one task after
-// another: the text stores' zstd encoders and frame buffers (about 35
+// another: the text stores' zstd encoders and frame buffers (about 29
 // MiB a task) and the band records' memory (about 18 MiB). Idle, they
 // still count in the live heap, which the collector lets grow four times
 // over (GOGC 400) before it collects: a worker drops them when it starts
