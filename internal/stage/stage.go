@@ -110,13 +110,13 @@ type Env struct {
 
 // MapBuffers are the buffers a worker's map tasks reuse, one task after
 // another: the text stores' zstd encoders and frame buffers (about 29
-// MiB a task) and the band records' memory (about 18 MiB). Idle, they
-// still count in the live heap, which the collector lets grow four times
-// over (GOGC 400) before it collects: a worker drops them when it starts
-// a task of a stage that does not use them (Stage.MapBuffers), so that
-// the stages after map do not grow their heap by five times that
-// (the 100k benchmark job: a peak RSS of 485 against 759 MB, 122,000
-// against 190,000 page faults).
+// MiB a task) and the band records' memory (about 18 MiB for documents
+// of 2.4 KB). Idle, they still count in the live heap, which the
+// collector lets grow four times over (GOGC 400) before it collects: a
+// worker drops them when it starts a task of a stage that does not use
+// them (Stage.MapBuffers), so that the stages after map do not grow
+// their heap by five times that (the 100k benchmark job: a peak RSS of
+// 485 against 759 MB, 122,000 against 190,000 page faults).
 type MapBuffers struct {
 	Text  textstore.Encoders
 	Bands workfile.BandBuffers
