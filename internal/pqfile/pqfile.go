@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/neardup/neardup/internal/buildinfo"
 	"github.com/neardup/neardup/internal/fileinfo"
@@ -52,7 +52,10 @@ type Options struct {
 // Dense or Raw: against its default level, the 100k benchmark job's
 // outputs grow 0.23% and its CPU falls 3% (docs/performance.md,
 // 2026-11-29).
-var fastZstd = zstd.Codec{Level: zstd.SpeedFastest}
+var fastZstd = zstdCodec{level: zstd.SpeedFastest}
+
+// denseZstd is zstd at its default level, the codec of Dense files.
+var denseZstd = zstdCodec{level: zstd.SpeedDefault}
 
 // Sorted is shorthand for Options{SortedBy: cols}.
 func Sorted(cols ...string) Options { return Options{SortedBy: cols} }
@@ -117,7 +120,7 @@ func NewWriter[T any](ctx context.Context, s storage.Creator, name string, o Opt
 	case o.Raw:
 		opts[0] = parquet.Compression(&parquet.Uncompressed)
 	case o.Dense:
-		opts[0] = parquet.Compression(&parquet.Zstd)
+		opts[0] = parquet.Compression(&denseZstd)
 	}
 	opts = append(opts, dict...)
 	if len(o.SortedBy) > 0 {
