@@ -59,6 +59,7 @@ func TestEncoderMemory(t *testing.T) {
 			}
 			got := enc.zs.EncodeAll(text[:n], nil)
 			runtime.ReadMemStats(&after)
+			enc.zs.Close()
 			if want := ref.EncodeAll(text[:n], nil); !bytes.Equal(got, want) {
 				t.Errorf("level %v, %d bytes: encoded in %d bytes, %d by zstd's defaults", level, n, len(got), len(want))
 			}
