@@ -49,17 +49,26 @@ func TestSetSorter(t *testing.T) {
 	}
 }
 
+// BenchmarkSortUnique sorts sets of random hashes, 64 different sets in
+// turn, as a corpus's documents come: one set sorted again and again lets
+// the branch predictor learn a sort's branches (pdqsort took 5.8 ns a
+// hash of 500 so, 32 ns with sets in turn; SetSorter 2.8 and 2.9).
 func BenchmarkSortUnique(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{50, 500, 5000} {
-		src := make([]uint64, n)
-		for i := range src {
-			src[i] = rng.Uint64()
+		srcs := make([][]uint64, 64)
+		for k := range srcs {
+			srcs[k] = make([]uint64, n)
+			for i := range srcs[k] {
+				srcs[k][i] = rng.Uint64()
+			}
 		}
 		h := make([]uint64, n)
 		b.Run("pdqsort/"+itoa(n), func(b *testing.B) {
+			k := 0
 			for b.Loop() {
-				copy(h, src)
+				copy(h, srcs[k%len(srcs)])
+				k++
 				slices.Sort(h)
 				_ = slices.Compact(h)
 			}
@@ -68,8 +77,10 @@ func BenchmarkSortUnique(b *testing.B) {
 		b.Run("SetSorter/"+itoa(n), func(b *testing.B) {
 			var s SetSorter
 			b.ReportAllocs()
+			k := 0
 			for b.Loop() {
-				copy(h, src)
+				copy(h, srcs[k%len(srcs)])
+				k++
 				s.SortUnique(h)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/shingle")
