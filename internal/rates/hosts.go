@@ -283,27 +283,30 @@ func (t *hostTally) count() (int64, bool) {
 // short of them by at most its error, at most floor; a host not listed
 // has at most floor duplicates; and floor is at most the job's duplicates
 // over max. Tallies that never gave a place up and hold max hosts
-// together merge exactly.
+// together merge exactly. A host of o only takes o's entry: o is not used
+// again.
 func (t *hostTally) merge(o *hostTally) {
 	for _, h := range o.smallest {
 		t.distinct(h)
 	}
-	for _, it := range t.heap {
-		if _, ok := o.byName.get(it.e.Name, it.e.hash); !ok {
-			it.e.err += o.floor
+	if o.floor > 0 {
+		for _, it := range t.heap {
+			if _, ok := o.byName.get(it.e.Name, it.e.hash); !ok {
+				it.e.err += o.floor
+			}
 		}
 	}
 	t.heap = slices.Grow(t.heap, len(o.heap))
 	for _, it := range o.heap {
 		e := it.e
-		x, ok := t.byName.get(e.Name, e.hash)
-		if !ok {
-			x = &hostEntry{Rate: manifest.Rate{Name: e.Name}, err: t.floor, hash: e.hash}
-			t.byName.put(x)
-			t.heap = append(t.heap, heapItem{e: x})
+		if x, ok := t.byName.get(e.Name, e.hash); ok {
+			addRate(&x.Rate, &e.Rate)
+			x.err += e.err
+			continue
 		}
-		addRate(&x.Rate, &e.Rate)
-		x.err += e.err
+		e.err += t.floor
+		t.byName.put(e)
+		t.heap = append(t.heap, heapItem{e: e})
 	}
 	t.floor += o.floor
 	t.evicted = t.evicted || o.evicted

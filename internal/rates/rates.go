@@ -89,42 +89,54 @@ const Parts = 8
 func tallyAt(ctx context.Context, st storage.Opener, chunks []Chunk, against []job.Against, repeated []fileinfo.Info, maxHosts, parts int) (*manifest.Rates, error) {
 	sorted := slices.SortedFunc(slices.Values(chunks), func(a, b Chunk) int { return cmp.Compare(a.Index, b.Index) })
 	groups := split(sorted, parts)
-	running := make(chan struct{}, runtime.GOMAXPROCS(0))
 	partCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tallies := make([]*tally, len(groups))
 	errs := make([]error, len(groups))
+	done := make([]chan struct{}, len(groups))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	// The parts start in chunk order, GOMAXPROCS at once, so that the
+	// merge below, in that order, takes each as soon as the parts before
+	// it are merged, while the later ones are counted: its work is not
+	// left to the end, on one core.
 	var wg sync.WaitGroup
-	for i, g := range groups {
-		// The part's share of the documents: from its first chunk's to
-		// the next part's (the first and last parts without a bound).
-		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-		if i > 0 {
-			lo = job.Ordinal(g[0].Index, 0)
-		}
-		if i+1 < len(groups) {
-			hi = job.Ordinal(groups[i+1][0].Index, 0)
-		}
-		wg.Go(func() {
-			running <- struct{}{}
-			defer func() { <-running }()
-			tallies[i], errs[i] = tallyPart(partCtx, st, g, repeated, lo, hi, maxHosts)
-			// A chunk's facts file missing or damaged (found as it is
-			// read, perhaps after rows of it were counted) is only a
-			// shortcut lost: the part is counted again with that chunk's
-			// docs/ file, which says the same.
-			for errs[i] != nil {
-				var lost *factsLost
-				if !errors.As(errs[i], &lost) {
-					break
+	wg.Go(func() {
+		running := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for i := range groups {
+			select {
+			case running <- struct{}{}:
+			case <-partCtx.Done():
+				// This part and the later ones are not counted.
+				for j := i; j < len(groups); j++ {
+					errs[j] = partCtx.Err()
+					close(done[j])
 				}
-				g[lost.at].Facts = nil
-				tallies[i], errs[i] = tallyPart(partCtx, st, g, repeated, lo, hi, maxHosts)
+				return
 			}
-			if errs[i] != nil {
-				cancel()
-			}
-		})
+			wg.Go(func() {
+				defer func() { <-running }()
+				defer close(done[i])
+				tallies[i], errs[i] = countPart(partCtx, st, groups, i, repeated, maxHosts)
+				if errs[i] != nil {
+					cancel()
+				}
+			})
+		}
+	})
+	var t *tally
+	for i := range groups {
+		<-done[i]
+		if errs[i] != nil {
+			break
+		}
+		if t == nil {
+			t = tallies[i]
+		} else {
+			t.merge(tallies[i])
+		}
+		tallies[i] = nil
 	}
 	wg.Wait()
 	// The first part's error in chunk order, not the others' cancellation.
@@ -133,16 +145,36 @@ func tallyAt(ctx context.Context, st storage.Opener, chunks []Chunk, against []j
 			return nil, fmt.Errorf("rates: %w", err)
 		}
 	}
-	if len(tallies) == 0 {
-		tallies = []*tally{newTally(maxHosts)}
-	}
-	t := tallies[0]
-	for _, p := range tallies[1:] {
-		t.merge(p)
+	if t == nil {
+		t = newTally(maxHosts)
 	}
 	out := t.rates(against)
 	out.Repeated = repeated != nil
 	return out, nil
+}
+
+// countPart counts the part i of groups: from its first chunk's documents
+// to the next part's (the first and last parts without a bound). A
+// chunk's facts file missing or damaged (found as it is read, perhaps
+// after rows of it were counted) is only a shortcut lost: the part is
+// counted again with that chunk's docs/ file, which says the same.
+func countPart(ctx context.Context, st storage.Opener, groups [][]Chunk, i int, repeated []fileinfo.Info, maxHosts int) (*tally, error) {
+	g := groups[i]
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if i > 0 {
+		lo = job.Ordinal(g[0].Index, 0)
+	}
+	if i+1 < len(groups) {
+		hi = job.Ordinal(groups[i+1][0].Index, 0)
+	}
+	for {
+		t, err := tallyPart(ctx, st, g, repeated, lo, hi, maxHosts)
+		var lost *factsLost
+		if err == nil || !errors.As(err, &lost) {
+			return t, err
+		}
+		g[lost.at].Facts = nil
+	}
 }
 
 // split cuts chunks into at most n runs of consecutive chunks of nearly
