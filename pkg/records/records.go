@@ -33,15 +33,17 @@ type BandRecord struct {
 // document's shingle set (BandRecord's FPHi): reduce groups exact
 // duplicates by it, and verify compares the claimed members' sets, so a
 // collision fails loudly instead of merging two documents. Sorted columns
-// are delta-encoded and pages zstd-compressed: about 17 bytes a row
+// are delta-encoded and pages zstd-compressed: about 18 bytes a row
 // against BandRecord's 36 (the doc column compresses better plain than
-// delta-encoded, the fingerprint not at all).
+// delta-encoded). The key and fingerprint columns' pages are stored
+// uncompressed: zstd took 12% off the delta-encoded keys at a third of
+// the time a file takes to write, and nothing off the fingerprints.
 type Band struct {
 	Part int32 `parquet:"part,delta"`
 	Band int32 `parquet:"band,delta"`
-	Key  int64 `parquet:"key,delta"`
+	Key  int64 `parquet:"key,delta,uncompressed"`
 	Doc  int64 `parquet:"doc"`
-	FP   int64 `parquet:"fp,plain"`
+	FP   int64 `parquet:"fp,plain,uncompressed"`
 }
 
 // DocRecord maps a document ordinal to where the document came from.
