@@ -15,10 +15,10 @@ type Encoders struct {
 }
 
 // encoder is a zstd encoder and the buffers of a writer's frames: the
-// text of the open frame and the frame compressed.
+// texts and the entries of the open frame, and the frame compressed.
 type encoder struct {
-	zs        *zstd.Encoder
-	raw, comp []byte
+	zs              *zstd.Encoder
+	raw, meta, comp []byte
 }
 
 // maxFreeEncoders is how many idle encoders of a level Encoders keeps.

@@ -9,9 +9,16 @@
 // Layout: frames, then the frame table (per frame its first slot, its
 // offset and the xxhash of its compressed bytes, 24 bytes, then the end
 // offset), then a trailer: the slot count, the frame count, the table's
-// xxhash and the magic "NDTXT3\x00\x00". A frame decompresses to one entry
-// per slot: uvarint(len(id)+1) (0 for an empty slot, which has nothing
-// else), id, uvarint-prefixed url and text.
+// xxhash and the magic "NDTXT4\x00\x00". A frame decompresses to the texts
+// of its slots, one after the other, then one entry per slot:
+// uvarint(len(id)+1) (0 for an empty slot, which has nothing else), id,
+// uvarint-prefixed url, uvarint(len(text)); then the length of the entries
+// as 4 bytes, little-endian. Texts apart from the ids and urls compress
+// faster and smaller (docs/performance.md, 2026-11-29, session 50).
+//
+// Files of the format before (magic "NDTXT3\x00\x00", written until
+// 2026-11-29) are read too: their frames hold each slot's entry with its
+// text after the url, uvarint-prefixed.
 package textstore
 
 import (
@@ -19,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 
@@ -26,8 +34,13 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Magic ends every text store file; IsTextStore tells a file by it.
-const Magic = "NDTXT3\x00\x00"
+// Magic ends every text store file the writer writes; IsTextStore tells
+// a file by it, or by MagicV3.
+const Magic = "NDTXT4\x00\x00"
+
+// MagicV3 ends the files of the format before, whose frames hold each
+// slot's text in its entry.
+const MagicV3 = "NDTXT3\x00\x00"
 
 const trailerLen = 32
 
@@ -74,10 +87,11 @@ type Writer struct {
 	off   uint64
 	slots uint64
 	table []byte
-	// the open frame
+	// the open frame: its texts (raw), then its entries (meta)
 	first uint64
 	n     int
 	raw   []byte
+	meta  []byte
 	comp  []byte
 	err   error
 }
@@ -102,7 +116,7 @@ func NewWriter(w io.Writer, o Options) (*Writer, error) {
 	if want := o.FrameBytes + o.FrameBytes/8; cap(enc.raw) < want {
 		enc.raw = make([]byte, 0, want)
 	}
-	return &Writer{w: w, o: o, enc: enc, raw: enc.raw[:0], comp: enc.comp[:0]}, nil
+	return &Writer{w: w, o: o, enc: enc, raw: enc.raw[:0], meta: enc.meta[:0], comp: enc.comp[:0]}, nil
 }
 
 // Add writes the document of the next slot; nil leaves it empty. The
@@ -112,17 +126,17 @@ func (w *Writer) Add(d *Doc) error {
 		return w.err
 	}
 	if d == nil {
-		w.raw = binary.AppendUvarint(w.raw, 0)
+		w.meta = binary.AppendUvarint(w.meta, 0)
 	} else {
-		w.raw = binary.AppendUvarint(w.raw, uint64(len(d.ID))+1)
-		w.raw = append(w.raw, d.ID...)
-		w.raw = binary.AppendUvarint(w.raw, uint64(len(d.URL)))
-		w.raw = append(w.raw, d.URL...)
-		w.raw = binary.AppendUvarint(w.raw, uint64(len(d.Text)))
 		w.raw = append(w.raw, d.Text...)
+		w.meta = binary.AppendUvarint(w.meta, uint64(len(d.ID))+1)
+		w.meta = append(w.meta, d.ID...)
+		w.meta = binary.AppendUvarint(w.meta, uint64(len(d.URL)))
+		w.meta = append(w.meta, d.URL...)
+		w.meta = binary.AppendUvarint(w.meta, uint64(len(d.Text)))
 	}
 	w.slots++
-	if w.n++; w.n >= w.o.FrameDocs || len(w.raw) >= w.o.FrameBytes {
+	if w.n++; w.n >= w.o.FrameDocs || len(w.raw)+len(w.meta) >= w.o.FrameBytes {
 		w.flush()
 	}
 	return w.err
@@ -132,12 +146,18 @@ func (w *Writer) flush() {
 	if w.n == 0 || w.err != nil {
 		return
 	}
+	if len(w.meta) > math.MaxUint32 {
+		w.err = fmt.Errorf("textstore: a frame's entries of %d bytes", len(w.meta))
+		return
+	}
+	w.raw = append(w.raw, w.meta...)
+	w.raw = binary.LittleEndian.AppendUint32(w.raw, uint32(len(w.meta)))
 	w.comp = w.enc.zs.EncodeAll(w.raw, w.comp[:0])
 	w.table = binary.LittleEndian.AppendUint64(w.table, w.first)
 	w.table = binary.LittleEndian.AppendUint64(w.table, w.off)
 	w.table = binary.LittleEndian.AppendUint64(w.table, xxhash.Sum64(w.comp))
 	w.write(w.comp)
-	w.first, w.n, w.raw = w.slots, 0, w.raw[:0]
+	w.first, w.n, w.raw, w.meta = w.slots, 0, w.raw[:0], w.meta[:0]
 }
 
 func (w *Writer) write(b []byte) {
@@ -163,12 +183,12 @@ func (w *Writer) Close() error {
 	if w.enc != nil {
 		// The buffers go back with the encoder unless a large document
 		// grew them past twice a frame's room.
-		w.enc.raw, w.enc.comp = nil, nil
-		if room := 2 * (w.o.FrameBytes + w.o.FrameBytes/8); cap(w.raw) <= room && cap(w.comp) <= room {
-			w.enc.raw, w.enc.comp = w.raw[:0], w.comp[:0]
+		w.enc.raw, w.enc.meta, w.enc.comp = nil, nil, nil
+		if room := 2 * (w.o.FrameBytes + w.o.FrameBytes/8); cap(w.raw) <= room && cap(w.comp) <= room && cap(w.meta) <= room {
+			w.enc.raw, w.enc.meta, w.enc.comp = w.raw[:0], w.meta[:0], w.comp[:0]
 		}
 		w.o.Encoders.put(w.o.Level, w.enc)
-		w.enc, w.raw, w.comp = nil, nil, nil
+		w.enc, w.raw, w.meta, w.comp = nil, nil, nil, nil
 	}
 	return w.err
 }
@@ -176,7 +196,22 @@ func (w *Writer) Close() error {
 // IsTextStore reports whether the last bytes of a file (at least 8) are a
 // text store's trailer.
 func IsTextStore(tail []byte) bool {
-	return len(tail) >= len(Magic) && string(tail[len(tail)-len(Magic):]) == Magic
+	return version(tail) != 0
+}
+
+// version is the format of the file whose last bytes are tail: 4, 3, or
+// 0 for none.
+func version(tail []byte) int {
+	if len(tail) < len(Magic) {
+		return 0
+	}
+	switch string(tail[len(tail)-len(Magic):]) {
+	case Magic:
+		return 4
+	case MagicV3:
+		return 3
+	}
+	return 0
 }
 
 // frame is one entry of the table.
@@ -201,17 +236,22 @@ type Reader struct {
 	key    string
 	// reuse decodes a frame into the memory of the one it evicts.
 	reuse bool
+	// v3: the file is of the format before NDTXT4.
+	v3 bool
 }
 
-// Frame is a decoded frame: its bytes, and where each slot's entry
-// starts in them.
+// Frame is a decoded frame: its bytes, where each slot's entry starts in
+// them and, but in a file of the format before, where its text does.
 type Frame struct {
-	raw  []byte
-	offs []int
+	raw   []byte
+	offs  []int
+	texts []int
 }
 
 // Bytes is the memory the decoded frame holds.
-func (f *Frame) Bytes() int64 { return int64(cap(f.raw)) + 8*int64(cap(f.offs)) }
+func (f *Frame) Bytes() int64 {
+	return int64(cap(f.raw)) + 8*int64(cap(f.offs)) + 8*int64(cap(f.texts))
+}
 
 // FrameCache keeps decoded frames beyond a reader's last one, across
 // readers and reopenings of a file: a query that reads one document at a
@@ -256,7 +296,8 @@ func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	if _, err := r.ReadAt(tr[:], size-trailerLen); err != nil {
 		return nil, fmt.Errorf("%s: reading the trailer: %w", name, err)
 	}
-	if !IsTextStore(tr[:]) {
+	v := version(tr[:])
+	if v == 0 {
 		return nil, corrupt(size-trailerLen, "no trailer (truncated?)")
 	}
 	slots := binary.LittleEndian.Uint64(tr[0:])
@@ -292,7 +333,7 @@ func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reader{r: r, name: name, slots: int(slots), frames: frames, end: end, dec: dec}, nil
+	return &Reader{r: r, name: name, slots: int(slots), frames: frames, end: end, dec: dec, v3: v == 3}, nil
 }
 
 // Len is the number of slots.
@@ -319,11 +360,15 @@ func (r *Reader) Get(slot int) (d Doc, ok bool, err error) {
 		return Doc{}, false, err
 	}
 	i := slot - int(r.frames[f].first)
-	_, id, url, text, present, err := splitEntry(fr.raw[fr.offs[i]:])
-	if err != nil || !present {
+	_, e, err := splitEntry(fr.raw[fr.offs[i]:], r.v3)
+	if err != nil || !e.present {
 		return Doc{}, false, err // checked when the frame was decoded
 	}
-	return Doc{ID: string(id), URL: string(url), Text: text}, true, nil
+	if !r.v3 {
+		at := fr.texts[i]
+		e.text = fr.raw[at : at+e.textLen : at+e.textLen]
+	}
+	return Doc{ID: string(e.id), URL: string(e.url), Text: e.text}, true, nil
 }
 
 // sortSearchFrame returns the frame holding slot.
@@ -368,28 +413,25 @@ func (r *Reader) frame(f int) (*decoded, error) {
 	}
 	n := int(last - r.frames[f].first)
 	var dst []byte
-	var offs []int
+	var offs, texts []int
 	if r.reuse && r.shared == nil && len(r.cache) >= cacheFrames {
 		// The frame evicted below gives its memory; it is gone from the
 		// cache whatever happens.
-		dst, offs = r.cache[0].raw[:0], r.cache[0].offs[:0]
+		dst, offs, texts = r.cache[0].raw[:0], r.cache[0].offs[:0], r.cache[0].texts[:0]
 		r.cache = slices.Delete(r.cache, 0, 1)
 	}
 	raw, err := r.dec.DecodeAll(r.comp, dst)
 	if err != nil {
 		return nil, corrupt("%v", err)
 	}
-	d := decoded{frame: f, Frame: &Frame{raw: raw, offs: slices.Grow(offs, n)}}
-	for i := range n {
-		d.offs = append(d.offs, len(raw)-len(d.raw))
-		if d.raw, _, _, _, _, err = splitEntry(d.raw); err != nil {
-			return nil, corrupt("slot %d: %v", int(r.frames[f].first)+i, err)
-		}
+	fr := &Frame{raw: raw, offs: slices.Grow(offs, n)}
+	if !r.v3 {
+		fr.texts = slices.Grow(texts, n)
 	}
-	if len(d.raw) != 0 {
-		return nil, corrupt("%d bytes after its last slot", len(d.raw))
+	if err := fr.index(n, r.v3); err != nil {
+		return nil, corrupt("slot %d: %v", int(r.frames[f].first)+len(fr.offs), err)
 	}
-	d.raw = raw
+	d := decoded{frame: f, Frame: fr}
 	r.nDec++
 	if r.shared != nil {
 		r.shared.AddFrame(skey, d.Frame)
@@ -406,30 +448,87 @@ func (r *Reader) keep(d decoded) *decoded {
 	return &r.cache[len(r.cache)-1]
 }
 
-// splitEntry splits one slot's entry off b.
-func splitEntry(b []byte) (rest, id, url, text []byte, present bool, err error) {
+// index finds the entries (and texts) of the frame's n slots in its
+// bytes, checking that they hold them exactly; on an error, len(f.offs)
+// is the slot it is about.
+func (f *Frame) index(n int, v3 bool) error {
+	entries, texts := f.raw, 0
+	if !v3 {
+		if len(f.raw) < 4 {
+			return fmt.Errorf("%d bytes, too few for the entries' length", len(f.raw))
+		}
+		l := binary.LittleEndian.Uint32(f.raw[len(f.raw)-4:])
+		if uint64(l) > uint64(len(f.raw)-4) {
+			return fmt.Errorf("entries of %d bytes in %d", l, len(f.raw)-4)
+		}
+		texts = len(f.raw) - 4 - int(l)
+		entries = f.raw[texts : len(f.raw)-4]
+	}
+	at := 0 // where the next text starts
+	for range n {
+		off := len(f.raw) - len(entries)
+		if !v3 {
+			off -= 4
+		}
+		rest, e, err := splitEntry(entries, v3)
+		if err != nil {
+			return err
+		}
+		f.offs = append(f.offs, off)
+		if !v3 {
+			f.texts = append(f.texts, at)
+			if e.textLen > texts-at {
+				return errors.New("text beyond the frame's texts")
+			}
+			at += e.textLen
+		}
+		entries = rest
+	}
+	if len(entries) != 0 || at != texts {
+		return fmt.Errorf("%d bytes after its last slot", len(entries)+texts-at)
+	}
+	return nil
+}
+
+// entry is one slot's entry: its id, url and text (in a file of the
+// format before NDTXT4; else the length of its text only).
+type entry struct {
+	id, url, text []byte
+	textLen       int
+	present       bool
+}
+
+// splitEntry splits one slot's entry off b, the entries of a file of the
+// format before NDTXT4 (v3) holding the texts.
+func splitEntry(b []byte, v3 bool) (rest []byte, e entry, err error) {
 	l, n := binary.Uvarint(b)
 	if n <= 0 {
-		return nil, nil, nil, nil, false, errors.New("bad entry")
+		return nil, e, errors.New("bad entry")
 	}
 	b = b[n:]
 	if l == 0 {
-		return b, nil, nil, nil, false, nil
+		return b, e, nil
 	}
 	fields := [3][]byte{}
 	for i := range fields {
 		if i > 0 {
 			if l, n = binary.Uvarint(b); n <= 0 {
-				return nil, nil, nil, nil, false, errors.New("bad field length")
+				return nil, e, errors.New("bad field length")
 			}
 			b = b[n:]
 		} else {
 			l--
 		}
-		if l > uint64(len(b)) {
-			return nil, nil, nil, nil, false, errors.New("field beyond the frame")
+		if l > uint64(len(b)) && (i < 2 || v3) {
+			return nil, e, errors.New("field beyond the frame")
+		}
+		if i == 2 && !v3 {
+			if l > math.MaxInt32 {
+				return nil, e, errors.New("text length beyond any frame")
+			}
+			return b, entry{id: fields[0], url: fields[1], textLen: int(l), present: true}, nil
 		}
 		fields[i], b = b[:l:l], b[l:]
 	}
-	return b, fields[0], fields[1], fields[2], true, nil
+	return b, entry{id: fields[0], url: fields[1], text: fields[2], textLen: len(fields[2]), present: true}, nil
 }
