@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -64,10 +65,14 @@ func (c *coordinator) execute(ctx context.Context, started time.Time) (*manifest
 	c.prog.start(started, model)
 	defer c.prog.finish()
 	if err := stage.Drive(ctx, j, stages.Of(c.spec), c); err != nil {
-		return nil, err
+		return nil, errors.Join(err, j.WaitRemovals())
 	}
 	c.prog.finish()
-	return c.conclude(ctx, j, started)
+	man, err := c.conclude(ctx, j, started)
+	if err != nil {
+		return nil, errors.Join(err, j.WaitRemovals())
+	}
+	return man, nil
 }
 
 // conclude looks at what the stages found (warnings, the job's status),
@@ -169,6 +174,11 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 		return nil, err
 	}
 	if err := writeReport(ctx, c.st); err != nil {
+		return nil, err
+	}
+	// The removals the stages started are done before the work area is
+	// marked for removal, so that nothing is removing under it.
+	if err := j.WaitRemovals(); err != nil {
 		return nil, err
 	}
 	if man.Status == manifest.StatusComplete || c.cfg.AllowPartial {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/neardup/neardup/internal/fileinfo"
 	"github.com/neardup/neardup/internal/index"
 	"github.com/neardup/neardup/internal/job"
@@ -59,7 +61,30 @@ type Job struct {
 	// StripUnits are the results of the strip-units stage
 	// (--shingle-after-strip): each chunk's unit run files.
 	StripUnits []job.MapResult
+
+	// cleanups are the removals of work files that a stage's Done
+	// started in the background (RemoveLater).
+	cleanups errgroup.Group
 }
+
+// RemoveLater removes the work area's directory dir in the background,
+// while the stages after the caller's run: for files no later stage
+// reads, whose removal (the kernel freeing their cached pages) would
+// otherwise take the job's last moments on one core. The job's end
+// waits for it (WaitRemovals); a removal cut short is done again with
+// the rest of the work area.
+func (j *Job) RemoveLater(ctx context.Context, dir string) {
+	j.cleanups.Go(func() error {
+		if err := Retried(ctx, func() error { return j.Out.Remove(ctx, dir) }); err != nil {
+			return fmt.Errorf("removing %s: %w", dir, err)
+		}
+		return nil
+	})
+}
+
+// WaitRemovals waits for the removals RemoveLater started, and returns
+// the first error of one.
+func (j *Job) WaitRemovals() error { return j.cleanups.Wait() }
 
 // Mapped is what the map stage leaves.
 type Mapped struct {

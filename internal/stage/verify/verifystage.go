@@ -51,11 +51,18 @@ func Stage() stage.Stage {
 			// the work area: a rerun that verifies again (a partial
 			// job's, once its failed map tasks have run) reads every
 			// chunk's, and map does not run again for the chunks it did.
+			// They go, in the background, when every map task succeeded
+			// (as the band run files do after reduce): no stage after
+			// verify reads them, and a rerun of the job that verifies
+			// again runs map again.
 			if !j.KeepWork {
 				for _, dir := range []string{job.GatherDir, job.RequestsDir} {
 					if err := stage.Retried(ctx, func() error { return j.Out.Remove(ctx, dir) }); err != nil {
 						return fmt.Errorf("removing %s: %w", dir, err)
 					}
+				}
+				if len(j.Manifest.Failures) == 0 {
+					j.RemoveLater(ctx, job.SetsDir)
 				}
 			}
 			return nil
