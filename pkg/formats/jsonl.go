@@ -90,7 +90,11 @@ func (r *pieceReader) jsonLine(sc *jsonLineScanner, b []byte, off, line int64) e
 	}
 	if raw := sc.vals[memberURL]; len(raw) > 0 && raw[0] == '"' {
 		r.id = appendJSONString(r.id[:0], raw)
-		d.URL = string(bytes.ToValidUTF8(r.id, []byte("\uFFFD")))
+		if utf8.Valid(r.id) {
+			d.URL = string(r.id)
+		} else {
+			d.URL = string(bytes.ToValidUTF8(r.id, []byte("\uFFFD")))
+		}
 	}
 	if sc.field {
 		d.Value = jsonValue(sc.vals[memberField])

@@ -143,6 +143,7 @@ func TestJSONLineScanner(t *testing.T) {
 		{name: "object id", line: `{"id":{"x":1},"text":"t"}`, want: reject(`id field "id" is not a string or number but an object`)},
 		{name: "array text", line: `{"text":[]}`, want: reject(`text field "text" is not a string but an array`)},
 		{name: "invalid UTF-8 kept in text", line: "{\"text\":\"a\xffb\"}", want: reject("invalid UTF-8 in text at byte 1")},
+		{name: "invalid UTF-8 in url replaced", line: "{\"url\":\"https://x/\xff\xfe\",\"text\":\"t\"}", want: doc("f.jsonl:3", "https://x/\uFFFD", "t")},
 		{name: "empty object", line: `{}`, want: reject(`missing text field "text"`)},
 		{name: "nested text only", line: `{"a":{"text":"t"}}`, want: reject(`missing text field "text"`)},
 		{name: "max depth", line: nested(maxJSONDepth - 1), want: doc("f.jsonl:3", "", "t")},
