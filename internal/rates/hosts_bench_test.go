@@ -19,3 +19,28 @@ func BenchmarkHostTally(b *testing.B) {
 		t.add(hosts[i%len(hosts)], 100, 0, i%4 == 0)
 	}
 }
+
+// BenchmarkHostTallyMerge merges eight parts' tallies in order, each of
+// 12,700 distinct hosts (the 100k benchmark job's: every document its
+// own host, a job of 101,471 hosts), into one of at most MaxHosts.
+func BenchmarkHostTallyMerge(b *testing.B) {
+	const parts, per = 8, 12700
+	hosts := make([]string, parts*per)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("host%07d.example", i*7919%1000003)
+	}
+	for range b.N {
+		b.StopTimer()
+		tallies := make([]*hostTally, parts)
+		for p := range tallies {
+			tallies[p] = newHostTally(MaxHosts)
+			for _, h := range hosts[p*per : (p+1)*per] {
+				tallies[p].add(h, 100, 0, len(h)%4 == 0)
+			}
+		}
+		b.StartTimer()
+		for _, o := range tallies[1:] {
+			tallies[0].merge(o)
+		}
+	}
+}
