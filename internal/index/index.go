@@ -55,13 +55,19 @@ import (
 // textstore, at job.TextFile) instead of their signatures and shingle
 // sets, which readers compute again; Model fingerprints the document
 // model of the build that wrote it (stage.ModelFingerprint), which a
-// reader's must equal. Load reads versions 1 to 3: the chunks of
+// reader's must equal. Load reads versions 1 to 4: the chunks of
 // versions 1 and 2 name signature files, read as they are.
 //
 // Version 3 also writes bands/ as one file per reduce task
 // (BandsLayoutTasks), listed in index.json instead of index/parts/ and
 // index/bandruns/; an index with BandsLayout 0 is read through those.
-const Version = 3
+//
+// Version 4 is version 3 with text stores of format NDTXT4 (a frame's
+// texts apart from their ids and urls, package textstore), which this
+// build reads beside NDTXT3: a build that reads up to version 3 refuses
+// such an index by its version rather than finding its text stores
+// corrupt.
+const Version = 4
 
 // Index describes a job's index.
 type Index struct {
@@ -235,7 +241,7 @@ func Load(ctx context.Context, st storage.Opener) (*Index, error) {
 		return nil, fmt.Errorf("%s: %w", job.IndexFile, err)
 	}
 	if ix.Version < 1 || ix.Version > Version {
-		return nil, fmt.Errorf("%s: layout version %d, this build reads %d", job.IndexFile, ix.Version, Version)
+		return nil, fmt.Errorf("%s: layout version %d, this build reads versions 1 to %d", job.IndexFile, ix.Version, Version)
 	}
 	return &ix, nil
 }

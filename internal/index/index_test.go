@@ -2,11 +2,13 @@ package index
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/fileinfo"
@@ -87,5 +89,32 @@ func TestLoadDerived(t *testing.T) {
 				t.Errorf("keys %q, in params %q; want %q, %q", got, derived, tt.keys, tt.paramKeys)
 			}
 		})
+	}
+}
+
+// TestLoadVersions loads an index.json of every layout version: those
+// this build reads, and the ones before and after, refused by their
+// version.
+func TestLoadVersions(t *testing.T) {
+	for v := 0; v <= Version+1; v++ {
+		st, err := storage.NewDir(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := json.Marshal(map[string]any{"version": v, "job": "j1", "params": job.DefaultParams()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := storage.WriteFile(t.Context(), st, job.IndexFile, data); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Load(t.Context(), st)
+		want := v >= 1 && v <= Version
+		if (err == nil) != want {
+			t.Errorf("version %d: err %v, want it read: %v", v, err, want)
+		}
+		if !want && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("layout version %d, this build reads versions 1 to %d", v, Version))) {
+			t.Errorf("version %d: err %v does not name the versions", v, err)
+		}
 	}
 }
