@@ -177,9 +177,11 @@ func (c *coordinator) conclude(ctx context.Context, j *stage.Job, started time.T
 		return nil, err
 	}
 	// The removals the stages started are done before the work area is
-	// marked for removal, so that nothing is removing under it.
+	// marked for removal, so that nothing is removing under it. One that
+	// failed leaves its files to the work area's removal, as a warning:
+	// the job's outputs are complete.
 	if err := j.WaitRemovals(); err != nil {
-		return nil, err
+		c.log.Warn("work files no stage reads any more could not be removed; they go with the work area", "err", err)
 	}
 	if man.Status == manifest.StatusComplete || c.cfg.AllowPartial {
 		if err := markWorkDone(ctx, c.st, c.cfg, c.spec.Params); err != nil {
