@@ -126,17 +126,11 @@ func TestInjectedFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			cfg := testConfig(t, in, out, 2)
-			cfg.Queue.MaxDeliver = 2
+			cfg := faultyConfig(t, in, out, tt.faults)
 			cfg.Params.Strict = tt.strict
 			if !tt.whole {
 				cfg.wholeClusterBytes = -1
 			}
-			f, err := faults.Parse(tt.faults, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Faults = f
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			m, err := Run(ctx, cfg)
@@ -307,4 +301,18 @@ func TestPartialRerunOutsideWorker(t *testing.T) {
 		t.Fatalf("rerun: %v, status %v; want complete", err, m)
 	}
 	sameFiles(t, ref, out, "pairs/*.parquet", "candidates/*.parquet", "clusters.parquet", "duplicates.parquet", "exact.parquet", "docs/*.parquet")
+}
+
+// faultyConfig is testConfig with two workers, the faults of spec
+// injected (see package faults) and every task delivered at most twice.
+func faultyConfig(t testing.TB, in, out, spec string) Config {
+	t.Helper()
+	cfg := testConfig(t, in, out, 2)
+	cfg.Queue.MaxDeliver = 2
+	f, err := faults.Parse(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Faults = f
+	return cfg
 }

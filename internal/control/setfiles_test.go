@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/internal/faults"
 	"github.com/neardup/neardup/internal/job"
 )
 
@@ -28,15 +27,9 @@ func TestSetFilesAfterVerify(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			cfg := testConfig(t, in, out, 2)
-			cfg.Queue.MaxDeliver = 2
+			cfg := faultyConfig(t, in, out, tt.faults)
 			cfg.KeepWork = tt.keepWork
 			cfg.wholeClusterBytes = -1
-			f, err := faults.Parse(tt.faults, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Faults = f
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			if _, err := Run(ctx, cfg); err == nil {
