@@ -22,7 +22,7 @@ func (p *processFlags) register(fs *flag.FlagSet) {
 	p.logs.register(fs)
 	p.prof.registerFlags(fs)
 	p.met.register(fs)
-	fs.IntVar(&p.gc.Percent, "gc-percent", 0, "collect garbage when the heap has grown this many percent over the live heap (GOGC); 0: GOGC if set, else 400, a larger heap for 5-10% less CPU than Go's 100")
+	fs.IntVar(&p.gc.Percent, "gc-percent", 0, "collect garbage when the heap has grown this many percent over the live heap (GOGC); 0: GOGC if set, else 200, a larger heap for less CPU than Go's 100")
 	fs.Int64Var(&p.gc.LimitMiB, "memory-limit-mib", 0, "soft memory limit of the process, in MiB (GOMEMLIMIT), near which it collects more often; 0: GOMEMLIMIT if set, else none if GOGC is set, else three quarters of the memory of its container (cgroup limit) or machine; -1: none")
 }
 

@@ -20,13 +20,13 @@ func TestApply(t *testing.T) {
 		want    Applied
 		wantErr string
 	}{
-		{"defaults on a machine", Settings{}, nil, machine, Applied{400, "default", 18 * gib, "machine"}, ""},
-		{"defaults in a container", Settings{}, nil, container, Applied{400, "default", 3 * gib / 2, "container"}, ""},
+		{"defaults on a machine", Settings{}, nil, machine, Applied{200, "default", 18 * gib, "machine"}, ""},
+		{"defaults in a container", Settings{}, nil, container, Applied{200, "default", 3 * gib / 2, "container"}, ""},
 		{"GOGC alone: no limit set", Settings{}, map[string]string{"GOGC": "off"}, machine, Applied{50, "GOGC", 3 << 20, "GOGC set"}, ""},
 		{"flags win over the environment", Settings{Percent: 150, LimitMiB: 512}, map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"}, machine, Applied{150, "flag", 512 << 20, "flag"}, ""},
 		{"the environment wins over the defaults", Settings{}, map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"}, machine, Applied{50, "GOGC", 3 << 20, "GOMEMLIMIT"}, ""},
-		{"no limit asked for", Settings{LimitMiB: -1}, nil, machine, Applied{400, "default", math.MaxInt64, "none"}, ""},
-		{"memory unknown: no limit, said", Settings{}, nil, unknown, Applied{400, "default", math.MaxInt64, "none"}, "no soft memory limit: no /proc"},
+		{"no limit asked for", Settings{LimitMiB: -1}, nil, machine, Applied{200, "default", math.MaxInt64, "none"}, ""},
+		{"memory unknown: no limit, said", Settings{}, nil, unknown, Applied{200, "default", math.MaxInt64, "none"}, "no soft memory limit: no /proc"},
 		{"a negative percentage", Settings{Percent: -5}, nil, machine, Applied{}, "--gc-percent -5"},
 		{"a negative size", Settings{LimitMiB: -2}, nil, machine, Applied{}, "--memory-limit-mib -2"},
 		{"a size past int64", Settings{LimitMiB: math.MaxInt64 >> 19}, nil, machine, Applied{}, "too large"},

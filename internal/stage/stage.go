@@ -112,11 +112,12 @@ type Env struct {
 // another: the text stores' zstd encoders and frame buffers (about 29
 // MiB a task) and the band records' memory (about 18 MiB for documents
 // of 2.4 KB). Idle, they still count in the live heap, which the
-// collector lets grow four times over (GOGC 400) before it collects: a
-// worker drops them when it starts a task of a stage that does not use
-// them (Stage.MapBuffers), so that the stages after map do not grow
-// their heap by five times that (the 100k benchmark job: a peak RSS of
-// 485 against 759 MB, 122,000 against 190,000 page faults).
+// collector lets grow twice over (GOGC 200; four times until
+// 2026-11-30) before it collects: a worker drops them when it starts a
+// task of a stage that does not use them (Stage.MapBuffers), so that the
+// stages after map do not grow their heap by that much more (the 100k
+// benchmark job at GOGC 400: a peak RSS of 485 against 759 MB, 122,000
+// against 190,000 page faults).
 type MapBuffers struct {
 	Text  textstore.Encoders
 	Bands workfile.BandBuffers

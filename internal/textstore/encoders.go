@@ -39,7 +39,7 @@ func (p *Encoders) get(level zstd.EncoderLevel) (*encoder, error) {
 	}
 	// A history of one window (WithLowerEncoderMem: 8 MiB, not 16): the
 	// same bytes, 16 MB less of a map task's live heap for two workers,
-	// which GOGC 400 lets grow fivefold (TestEncoderMemory).
+	// which the collector lets grow threefold (GOGC 200; TestEncoderMemory).
 	zs, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false),
 		zstd.WithLowerEncoderMem(true))
 	if err != nil {
