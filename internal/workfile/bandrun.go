@@ -51,7 +51,9 @@ func WriteBandRun(ctx context.Context, st storage.Creator, name string, chunk in
 		return fileinfo.Info{}, err
 	}
 	sum := fileinfo.NewSummer(w)
-	bw := bufio.NewWriterSize(sum, 1<<20)
+	// A partition's block (tens of KB and more) goes to the file as it
+	// is when the buffer is empty; the buffer gathers smaller ones.
+	bw := bufio.NewWriterSize(sum, 64<<10)
 	var (
 		blocks []bandBlock
 		buf    []byte

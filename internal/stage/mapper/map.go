@@ -116,6 +116,10 @@ func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chu
 		ndocs   int
 		row     [1]records.DocRecord // the document being written
 		rejects []records.RejectRecord
+		// The document's slots, filled anew for each (the files copy
+		// them): one of each for the task, not one a document.
+		textSlot textstore.Doc
+		setSlot  sigfile.Record
 	)
 	for _, piece := range chunk.Pieces {
 		o := p.ReadOptions()
@@ -140,7 +144,9 @@ func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chu
 				Bytes: int64(len(d.Text)), Tokens: int32(min(tokens, 1<<31-1)), Shingles: int32(len(set)),
 			}
 			if d.CompressedLength > 0 {
-				row[0].CompressedOffset, row[0].CompressedLength = &d.CompressedOffset, &d.CompressedLength
+				// Copies, so that d stays on the stack.
+				off, n := d.CompressedOffset, d.CompressedLength
+				row[0].CompressedOffset, row[0].CompressedLength = &off, &n
 			}
 			var problem string
 			row[0].KeepNum, row[0].KeepStr, problem = rankValue(rule, d.Value)
@@ -184,15 +190,16 @@ func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chu
 			}
 			if sets != nil {
 				// As sketch.Resketcher makes it from the stored text.
-				rec := sigfile.Record{ID: d.ID, URL: d.URL, Sig: skt.Sig}
+				setSlot = sigfile.Record{ID: d.ID, URL: d.URL, Sig: skt.Sig}
 				if exact {
-					rec.Shingles = skt.SetBytes
+					setSlot.Shingles = skt.SetBytes
 				}
-				if err := sets.add(&rec); err != nil {
+				if err := sets.add(&setSlot); err != nil {
 					return err
 				}
 			}
-			return sigs.add(&textstore.Doc{ID: d.ID, URL: d.URL, Text: d.Text})
+			textSlot = textstore.Doc{ID: d.ID, URL: d.URL, Text: d.Text}
+			return sigs.add(&textSlot)
 		}
 		reject := func(r formats.Reject) error {
 			if p.Strict {
@@ -378,13 +385,13 @@ type slotFile[T any] struct {
 }
 
 // newSlotFile creates name; open starts its format on the writer given.
-func newSlotFile[T any](ctx context.Context, st storage.Creator, name string, open func(io.Writer) (put func(*T) error, close func() error, err error)) (*slotFile[T], error) {
+func newSlotFile[T any](ctx context.Context, st storage.Creator, name string, bufSize int, open func(io.Writer) (put func(*T) error, close func() error, err error)) (*slotFile[T], error) {
 	w, err := st.Create(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	sum := fileinfo.NewSummer(w)
-	f := &slotFile[T]{name: name, w: w, sum: sum, bw: bufio.NewWriterSize(sum, 1<<20)} // one write per MiB
+	f := &slotFile[T]{name: name, w: w, sum: sum, bw: bufio.NewWriterSize(sum, bufSize)}
 	if f.put, f.close, err = open(f.bw); err != nil {
 		w.Abort()
 		return nil, err
@@ -418,7 +425,9 @@ func (f *slotFile[T]) abort() { f.w.Abort() }
 
 // newTextWriter starts a chunk's text store.
 func newTextWriter(ctx context.Context, st storage.Creator, name string, encs *textstore.Encoders) (*slotFile[textstore.Doc], error) {
-	return newSlotFile(ctx, st, name, func(w io.Writer) (func(*textstore.Doc) error, func() error, error) {
+	// Its frames, of megabytes, go to the file as they are; the buffer
+	// gathers the few small writes.
+	return newSlotFile(ctx, st, name, 64<<10, func(w io.Writer) (func(*textstore.Doc) error, func() error, error) {
 		tw, err := textstore.NewWriter(w, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs, FrameBytes: textFrameBytes, Encoders: encs})
 		if err != nil {
 			return nil, nil, err
@@ -431,7 +440,8 @@ func newTextWriter(ctx context.Context, st storage.Creator, name string, encs *t
 // each document as verify reads it, its 64-bit shingle set as map
 // computed it, so that verify sketches nothing again.
 func newSetWriter(ctx context.Context, st storage.Creator, name string) (*slotFile[sigfile.Record], error) {
-	return newSlotFile(ctx, st, name, func(w io.Writer) (func(*sigfile.Record) error, func() error, error) {
+	// Records of a few KB, written 256 KiB at a time.
+	return newSlotFile(ctx, st, name, 256<<10, func(w io.Writer) (func(*sigfile.Record) error, func() error, error) {
 		sw := sigfile.NewWriter(w)
 		return sw.Add, sw.Close, nil
 	})
