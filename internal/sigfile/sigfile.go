@@ -46,6 +46,7 @@ type Writer struct {
 	off     uint64
 	offsets []uint64
 	buf     []byte
+	sum     xxhash.Digest
 	err     error
 }
 
@@ -66,14 +67,22 @@ func (w *Writer) Add(r *Record) error {
 	if r == nil {
 		return w.err
 	}
-	b := w.buf[:0]
-	for _, f := range [][]byte{[]byte(r.ID), []byte(r.URL), r.Sig, r.Shingles} {
-		b = binary.AppendUvarint(b, uint64(len(f)))
-		b = append(b, f...)
-	}
-	b = binary.LittleEndian.AppendUint64(b, xxhash.Sum64(b))
-	w.buf = b
+	// The record up to its shingles is gathered in buf; the shingles
+	// (most of it) go to w as they are, the checksum taken on the way.
+	b := binary.AppendUvarint(w.buf[:0], uint64(len(r.ID)))
+	b = append(b, r.ID...)
+	b = binary.AppendUvarint(b, uint64(len(r.URL)))
+	b = append(b, r.URL...)
+	b = binary.AppendUvarint(b, uint64(len(r.Sig)))
+	b = append(b, r.Sig...)
+	b = binary.AppendUvarint(b, uint64(len(r.Shingles)))
+	w.sum.Reset()
+	w.sum.Write(b)
+	w.sum.Write(r.Shingles)
 	w.write(b)
+	w.write(r.Shingles)
+	w.buf = binary.LittleEndian.AppendUint64(b[:0], w.sum.Sum64())
+	w.write(w.buf)
 	return w.err
 }
 

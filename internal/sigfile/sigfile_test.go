@@ -2,9 +2,12 @@ package sigfile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 func build(t *testing.T, recs []*Record) []byte {
@@ -20,6 +23,30 @@ func build(t *testing.T, recs []*Record) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestRecordLayout pins a record's bytes to the layout the package
+// documents: each field uvarint-prefixed, then the xxhash of them all.
+func TestRecordLayout(t *testing.T) {
+	for _, r := range []Record{
+		{},
+		{ID: "a", URL: "https://example.org/", Sig: []byte{1, 2, 3, 4}, Shingles: bytes.Repeat([]byte{7, 9}, 300)},
+		{ID: string(bytes.Repeat([]byte("i"), 200)), Shingles: []byte{5}},
+	} {
+		var body []byte
+		for _, f := range [][]byte{[]byte(r.ID), []byte(r.URL), r.Sig, r.Shingles} {
+			body = binary.AppendUvarint(body, uint64(len(f)))
+			body = append(body, f...)
+		}
+		want := binary.LittleEndian.AppendUint64(body, xxhash.Sum64(body))
+		var buf bytes.Buffer
+		if err := NewWriter(&buf).Add(&r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("record %q: wrote %x, want %x", r.ID, buf.Bytes(), want)
+		}
+	}
 }
 
 func TestRoundTrip(t *testing.T) {
