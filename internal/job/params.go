@@ -182,7 +182,7 @@ func DefaultParams() Params {
 }
 
 // Resolve checks p (see Check) and fills in Bands and Rows when both are
-// 0: for MinHash below threshold 1 by bands.Optimal, about 14 ms of CPU
+// 0: for MinHash below threshold 1 by bands.Optimal, about 1 ms of CPU
 // (so a job resolves its parameters once, and checks them elsewhere).
 func (p *Params) Resolve() error {
 	if err := p.Check(); err != nil {

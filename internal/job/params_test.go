@@ -83,7 +83,7 @@ func TestResolveInvalid(t *testing.T) {
 }
 
 // TestCheckLeavesBands checks that Check leaves a MinHash job's bands and
-// rows to Resolve (bands.Optimal's 14 ms), and fills in SimHash's.
+// rows to Resolve (bands.Optimal), and fills in SimHash's.
 func TestCheckLeavesBands(t *testing.T) {
 	p := DefaultParams()
 	if err := p.Check(); err != nil || p.Bands != 0 || p.Rows != 0 {

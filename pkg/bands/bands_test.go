@@ -226,3 +226,57 @@ func TestPartition(t *testing.T) {
 	}()
 	Partition(1, 0)
 }
+
+// optimalByAll is Optimal integrating every pair (b, r), as it did
+// before it bounded their costs first.
+func optimalByAll(t float64, k int, fpWeight, fnWeight float64) Params {
+	var pairs []Params
+	var costs []float64
+	for b := 1; b <= k; b++ {
+		for r := 1; b*r <= k; r++ {
+			fp, fn := Areas(t, Params{b, r})
+			pairs, costs = append(pairs, Params{b, r}), append(costs, fpWeight*fp+fnWeight*fn)
+		}
+	}
+	return firstLeast(pairs, costs)
+}
+
+// TestOptimalBounded checks that Optimal, which integrates only the pairs
+// whose lower bound comes near the least cost, chooses what integrating
+// every pair chooses, over thresholds, sizes and weights.
+func TestOptimalBounded(t *testing.T) {
+	ks := []int{1, 3, 16, 100, 128}
+	ths := []float64{0.05, 0.2, 0.33, 0.5, 0.7, 0.77, 0.8, 0.9, 0.99}
+	if testing.Short() {
+		ks, ths = []int{1, 7, 128}, []float64{0.05, 0.5, 0.8, 0.99}
+	}
+	for _, k := range ks {
+		for _, th := range ths {
+			for _, w := range [][2]float64{{0.5, 0.5}, {0.05, 0.95}, {1, 0}, {0, 1}, {2, 5}} {
+				got, err := Optimal(th, k, w[0], w[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := optimalByAll(th, k, w[0], w[1]); got != want {
+					t.Errorf("k=%d t=%v w=%v: Optimal %v, every pair integrated %v", k, th, w, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestLowerCost checks lowerCost against the integrated cost of every
+// pair at K = 64.
+func TestLowerCost(t *testing.T) {
+	for _, th := range []float64{0.1, 0.5, 0.8, 0.95} {
+		for b := 1; b <= 64; b++ {
+			for r := 1; b*r <= 64; r++ {
+				p := Params{b, r}
+				fp, fn := Areas(th, p)
+				if lb, c := lowerCost(th, p, 0.3, 0.7), 0.3*fp+0.7*fn; lb > c {
+					t.Errorf("t=%v %v: bound %v above the cost %v", th, p, lb, c)
+				}
+			}
+		}
+	}
+}

@@ -1,12 +1,13 @@
 package bands
 
 import (
-	"github.com/neardup/neardup/internal/benchtext"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/benchtext"
 	"github.com/neardup/neardup/pkg/minhash"
 	"github.com/neardup/neardup/pkg/shingle"
 )
@@ -103,5 +104,18 @@ func BenchmarkPipeline(b *testing.B) {
 				b.ReportMetric(float64(shingles)/ns*1e9, "shingles/s")
 			})
 		}
+	}
+}
+
+// BenchmarkOptimal is the choice a job makes before it starts, at K = 128.
+func BenchmarkOptimal(b *testing.B) {
+	for _, t := range []float64{0.5, 0.8} {
+		b.Run(strings.TrimPrefix(strings.TrimSuffix(fmt.Sprint(t), "0"), "0."), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Optimal(t, 128, 0.05, 0.95); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
