@@ -7,11 +7,11 @@
 // default: at 400 the heap's growth cost more in fresh pages than the
 // collections it saved), and, so that the larger heap cannot take the
 // memory of its container or machine, more often as it nears a soft
-// limit: by default
-// three quarters of the memory of its container (its cgroup's limit) or,
-// outside one, of its machine. Under that limit a live heap collects
-// more often than at Go's defaults only past three eighths of that
-// memory, where Go's doubling heap was already near all of it.
+// limit: by default three quarters of the memory of its container (its
+// cgroup's limit) or, outside one, of its machine. Under that limit a
+// live heap collects more often than at Go's defaults only past three
+// eighths of that memory, where Go's doubling heap was already near all
+// of it.
 package gctune
 
 import (
