@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/nettest"
 )
 
 // TestWaitingForNATS runs the worker and a coordinator job against a
@@ -19,12 +21,7 @@ import (
 // password), and the coordinator's stdout is one JSON summary of the
 // failure.
 func TestWaitingForNATS(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := nettest.RefusedAddr(t)
 	url := "nats://neardup:s3cret@" + addr
 	common := []string{"--nats", url, "--connect-timeout", "1500ms", "--log-format", "json"}
 	tests := []struct {

@@ -2,12 +2,12 @@ package cli
 
 import (
 	"bytes"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/internal/nettest"
 	"github.com/neardup/neardup/internal/redact/redacttest"
 )
 
@@ -19,12 +19,7 @@ import (
 // that can fails to connect (exit 1).
 func TestHostilePasswords(t *testing.T) {
 	clearEnv(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := nettest.RefusedAddr(t)
 	input := filepath.Join("..", "..", "testdata", "sample", "broken.jsonl")
 	for _, h := range redacttest.Hostile() {
 		for _, list := range []bool{false, true} {

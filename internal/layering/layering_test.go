@@ -26,7 +26,7 @@ NONE < ., internal/fileinfo, pkg/shingle, pkg/minhash, pkg/simhash, pkg/records,
        internal/unionfind, internal/radix, internal/sigfile, internal/textstore, internal/redact, internal/transient,
        internal/buildinfo, internal/procstat, internal/gctune,
        internal/metrics/metricstest, internal/redact/redacttest, internal/benchtext, internal/corpus,
-       internal/s3test, internal/golden, internal/configfile, e2e;
+       internal/s3test, internal/golden, internal/configfile, internal/nettest, e2e;
 
 # reading local files: only regular ones, never blocking on a FIFO
 internal/localfile < pkg/formats, internal/storage;

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/neardup/neardup/internal/nettest"
 	"github.com/neardup/neardup/internal/redact"
 	"github.com/neardup/neardup/internal/redact/redacttest"
 )
@@ -82,14 +82,9 @@ func TestConnFlagsFromEnv(t *testing.T) {
 // TestConnectRefused checks that a port with nothing listening fails
 // within the connect timeout, saying so.
 func TestConnectRefused(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := nettest.RefusedAddr(t)
 	start := time.Now()
-	_, err = Connect(context.Background(), ConnConfig{URL: "nats://u:hunter2@" + addr, ConnectTimeout: 1500 * time.Millisecond}, "test", DefaultConfig(), nil)
+	_, err := Connect(context.Background(), ConnConfig{URL: "nats://u:hunter2@" + addr, ConnectTimeout: 1500 * time.Millisecond}, "test", DefaultConfig(), nil)
 	if err == nil {
 		t.Fatal("connected to nothing")
 	}
@@ -109,12 +104,7 @@ func TestConnectRefused(t *testing.T) {
 // redacttest.Hostile: the error never shows the password, and a URL that
 // cannot be parsed fails at once, not after ConnectTimeout.
 func TestConnectHostilePasswords(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := nettest.RefusedAddr(t)
 	for _, h := range redacttest.Hostile() {
 		for _, url := range []string{"nats://" + h.Text + "@" + addr, "nats://127.0.0.1:1," + h.Text + "@" + addr} {
 			t.Run(url, func(t *testing.T) {
@@ -235,15 +225,7 @@ func TestConnectURLList(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
-	dead := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		return "nats://u:hunter2@" + l.Addr().String()
-	}
-	down1, down2 := dead(), dead()
+	down1, down2 := "nats://u:hunter2@"+nettest.RefusedAddr(t), "nats://u:hunter2@"+nettest.RefusedAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
