@@ -15,38 +15,85 @@ import (
 	"github.com/neardup/neardup/pkg/records"
 )
 
-// WriteDropped writes the documents the job dropped (its rows of
-// duplicates.parquet, which is sorted by document) to one file,
-// job.DroppedIndexFile, a row group for each chunk, and records in each
+// WriteDropped writes the documents the job dropped to
+// job.DroppedIndexFile, a copy of duplicates.parquet (its rows are sorted
+// by document, so each chunk's are a run of them), and records in each
 // chunk of ix where its rows are: a later job matched against the index
 // learns from it which of its documents were never published, and which
 // document was kept in their place, reading one chunk's rows at a time.
-// It reads duplicates.parquet once, holding one row group. A job that
-// dropped nothing writes no file.
+// It reads the doc column of duplicates.parquet for the chunks' runs and
+// copies the file's bytes, which it neither decodes nor encodes again. A
+// job that dropped nothing writes no file.
 func WriteDropped(ctx context.Context, st storage.FS, ix *Index) error {
 	chunkAt := map[int]int{}
 	for i := range ix.Chunks {
 		ix.Chunks[i].Dropped = &job.DroppedList{}
 		chunkAt[ix.Chunks[i].Chunk] = i
 	}
-	w := newDroppedWriter(ctx, st)
-	err := pqfile.Stream(ctx, st, job.DuplicatesFile, nil, 4096, func(rows []records.Duplicate) error {
-		return w.add(rows, func(c int) (*job.DroppedList, error) {
-			i, ok := chunkAt[c]
-			if !ok {
-				return nil, fmt.Errorf("%s: document of chunk %d, not one of the job's", job.DuplicatesFile, c)
+	var lists []*job.DroppedList
+	var rows int64
+	cur := -1 // the chunk of the run being counted
+	err := pqfile.Stream(ctx, st, job.DuplicatesFile, nil, 4096, func(docs []droppedDoc) error {
+		for _, d := range docs {
+			if c := job.ChunkOf(d.Doc); c != cur {
+				if c < cur {
+					return fmt.Errorf("%s: document %d of chunk %d after chunk %d's: %w", job.DuplicatesFile, d.Doc, c, cur, pqfile.ErrCorrupt)
+				}
+				i, ok := chunkAt[c]
+				if !ok {
+					return fmt.Errorf("%s: document of chunk %d, not one of the job's", job.DuplicatesFile, c)
+				}
+				l := ix.Chunks[i].Dropped
+				l.First = rows
+				lists, cur = append(lists, l), c
 			}
-			return ix.Chunks[i].Dropped, nil
-		})
+			lists[len(lists)-1].Docs++
+			rows++
+		}
+		return nil
 	})
-	if err == nil {
-		err = w.close()
+	if err == nil && rows > 0 {
+		var info fileinfo.Info
+		if info, err = copyFile(ctx, st, job.DuplicatesFile, job.DroppedIndexFile, rows); err == nil {
+			for _, l := range lists {
+				f := info
+				l.File = &f
+			}
+		}
 	}
 	if err != nil {
-		w.abort()
 		return fmt.Errorf("index: the documents dropped: %w", err)
 	}
 	return nil
+}
+
+// droppedDoc is what WriteDropped reads of a row of duplicates.parquet
+// (records.Duplicate).
+type droppedDoc struct {
+	Doc int64 `parquet:"doc"`
+}
+
+// copyFile copies the bytes of from to a new file to, of rows rows, and
+// describes the copy.
+func copyFile(ctx context.Context, st storage.FS, from, to string, rows int64) (fileinfo.Info, error) {
+	r, err := st.Open(ctx, from)
+	if err != nil {
+		return fileinfo.Info{}, err
+	}
+	defer r.Close()
+	w, err := st.Create(ctx, to)
+	if err != nil {
+		return fileinfo.Info{}, err
+	}
+	sum := fileinfo.NewSummer(w)
+	if _, err := io.Copy(sum, io.NewSectionReader(r, 0, r.Size())); err != nil {
+		w.Abort()
+		return fileinfo.Info{}, fmt.Errorf("copying %s to %s: %w", from, to, err)
+	}
+	if err := w.Commit(); err != nil {
+		return fileinfo.Info{}, err
+	}
+	return sum.Info(to, rows), nil
 }
 
 // droppedWriter writes job.DroppedIndexFile from rows in document order,

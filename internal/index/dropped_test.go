@@ -14,7 +14,8 @@ import (
 
 // TestWriteDropped writes the dropped lists of a job of five chunks (one
 // dropping none, one of 5,000 rows over several batches) as one file, a
-// row group a chunk, and reads each chunk's rows back by its list alone,
+// copy of duplicates.parquet whose row groups of 1,024 rows do not end
+// where chunks do, and reads each chunk's rows back by its list alone,
 // exactly and in order; a list read whole (an earlier build's file of the
 // chunk's own, count 0) is every row; a range past the file's rows fails
 // naming it; a job that dropped nothing writes no file.
@@ -33,7 +34,8 @@ func TestWriteDropped(t *testing.T) {
 			dups = append(dups, records.Duplicate{Doc: job.Ordinal(c, 2*i+1), ID: fmt.Sprintf("d%d-%d", c, i)})
 		}
 	}
-	if _, err := pqfile.Write(ctx, st, job.DuplicatesFile, dups, pqfile.Sorted("doc")); err != nil {
+	written, err := pqfile.Write(ctx, st, job.DuplicatesFile, dups, pqfile.Options{SortedBy: []string{"doc"}, RowGroupRows: 1024})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteDropped(ctx, st, ix); err != nil {
@@ -71,6 +73,9 @@ func TestWriteDropped(t *testing.T) {
 	}
 
 	info := *ix.Chunks[0].Dropped.File
+	if info.Checksum != written.Checksum || info.Bytes != written.Bytes || info.Rows != written.Rows {
+		t.Errorf("%s: %+v, not a copy of %s (%+v)", job.DroppedIndexFile, info, job.DuplicatesFile, written)
+	}
 	var whole int
 	if err := StreamDropped(ctx, st, info, 0, 0, func(b []records.Duplicate) error { whole += len(b); return nil }); err != nil || whole != len(dups) {
 		t.Errorf("read whole: %d rows, err %v; want %d", whole, err, len(dups))

@@ -9,7 +9,7 @@
 //
 //	index/index.json                 this description, with the list of band files
 //	index/text/chunk-CCCCCC.txz      per chunk: id, url and text by slot (package textstore; version 3)
-//	index/dropped.parquet            the documents the job dropped, its rows of duplicates.parquet, a row group a chunk
+//	index/dropped.parquet            the documents the job dropped, a copy of duplicates.parquet (compacted: a row group a chunk)
 //	index/units/parts-FFFFF-LLLLL.parquet per paragraphs task (--paragraphs): the unit table's partitions F to L (UnitTable)
 //	bands/parts-FFFFF-LLLLL.parquet  per reduce task: the band records of partitions F to L, a row group each
 //	docs/chunk-CCCCCC.parquet        the documents

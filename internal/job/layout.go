@@ -155,9 +155,10 @@ const PlannedRejectFile = RejectsDir + "/planned.parquet"
 // (index/sigs/chunk-CCCCCC.sig, package sigfile), named in index.json.
 func TextFile(chunk int) string { return fmt.Sprintf("%s/text/chunk-%06d.txz", IndexDir, chunk) }
 
-// DroppedIndexFile lists the documents the job dropped (its rows of
-// duplicates.parquet), one row group a chunk (DroppedList says where each
-// chunk's rows are): what a later job matched against the index learns of
+// DroppedIndexFile lists the documents the job dropped: a copy of
+// duplicates.parquet, whose rows are in document order (DroppedList says
+// where each chunk's rows are; a compacted index's, one row group a
+// chunk): what a later job matched against the index learns of
 // which earlier documents were never published. One file for the job, not
 // one a chunk: a chunk's list is small, and index/ keeps to large files.
 const DroppedIndexFile = IndexDir + "/dropped.parquet"
