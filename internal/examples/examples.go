@@ -51,9 +51,12 @@ func WritePairsPage(ctx context.Context, st storage.FS, spec *job.Spec, plan *jo
 }
 
 // exampleDocs returns the docs/ rows of the wanted documents, with their
-// texts: from their chunk's text store where stored names one (a frame
-// decoded, not an input read up to the document), else read again, each
-// from its input file, the files at once.
+// texts: read in place from the job's own inputs where that is a read of
+// the record alone (uncompressed JSONL at its offset, a WARC or WET
+// record's own gzip member) and the file is as it was planned; else from
+// their chunk's text store where stored names one (a frame decoded, 8 MiB
+// of text for one document); else read again, each from its input file,
+// the files at once.
 func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *job.Plan, stored map[int]fileinfo.Info, want map[int64]bool, log *slog.Logger) (map[int64]report.ExampleDoc, error) {
 	p := spec.Params
 	out := map[int64]report.ExampleDoc{}
@@ -61,11 +64,7 @@ func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *j
 	for d := range want {
 		byChunk[job.ChunkOf(d)] = append(byChunk[job.ChunkOf(d)], d)
 	}
-	type read struct {
-		doc   int64
-		chunk *job.Chunk
-	}
-	var reads []read
+	var inPlace []inputRead
 	for _, c := range slices.Sorted(maps.Keys(byChunk)) {
 		name := job.DocFile(c)
 		earlier, isEarlier := spec.AgainstOf(job.Ordinal(c, 0))
@@ -79,14 +78,47 @@ func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *j
 		if err != nil {
 			return nil, fmt.Errorf("example pairs: %s: %w", name, err)
 		}
+		for _, d := range byChunk[c] {
+			if _, ok := out[d]; !ok {
+				return nil, fmt.Errorf("example pairs: %s has no row for document %d", name, d)
+			}
+		}
+		if isEarlier {
+			continue // no plan of its job to tell its inputs unchanged
+		}
+		chunk := planChunk(plan, c)
+		for _, d := range byChunk[c] {
+			if readsInPlace(ctx, chunk, out[d].Row) {
+				inPlace = append(inPlace, inputRead{d, chunk})
+			}
+		}
+	}
+	texts, errs := readInputs(ctx, p.ReadOptions(), inPlace, out)
+	found := map[int64]bool{}
+	for i, r := range inPlace {
+		if errs[i] == nil {
+			e := out[r.doc]
+			e.Text = texts[i]
+			out[r.doc], found[r.doc] = e, true
+		}
+	}
+
+	// The others (and those the inputs no longer hold as they were): from
+	// the text stores, else from the inputs.
+	var reads []inputRead
+	for _, c := range slices.Sorted(maps.Keys(byChunk)) {
+		docs := slices.DeleteFunc(byChunk[c], func(d int64) bool { return found[d] })
+		if len(docs) == 0 {
+			continue
+		}
 		if info, ok := stored[c]; ok {
-			texts, ok, err := index.StoredTexts(ctx, st, info, byChunk[c])
+			texts, ok, err := index.StoredTexts(ctx, st, info, docs)
 			if err != nil {
 				// Said, and read from the inputs instead.
 				log.Warn("an example pair's text could not be read from its text store", "file", info.Name, "err", err)
 			}
 			if err == nil && ok {
-				for _, d := range byChunk[c] {
+				for _, d := range docs {
 					e := out[d]
 					e.Text = texts[d]
 					out[d] = e
@@ -94,28 +126,64 @@ func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *j
 				continue
 			}
 		}
-		var chunk *job.Chunk
-		for i := range plan.Chunks {
-			if plan.Chunks[i].Index == c {
-				chunk = &plan.Chunks[i]
-			}
-		}
-		for _, d := range byChunk[c] {
-			e, ok := out[d]
-			if !ok {
-				return nil, fmt.Errorf("example pairs: %s has no row for document %d", name, d)
-			}
+		_, isEarlier := spec.AgainstOf(job.Ordinal(c, 0))
+		chunk := planChunk(plan, c)
+		for _, d := range docs {
 			if isEarlier {
 				// The earlier job's plan is gone with its work area: its
 				// document is read from its file, whole.
-				chunk = wholeFile(ctx, p, c, e.Row.File)
+				chunk = wholeFile(ctx, p, c, out[d].Row.File)
 			}
-			reads = append(reads, read{d, chunk})
+			reads = append(reads, inputRead{d, chunk})
 		}
 	}
-	// Reading a text may mean decompressing its file up to it: the
-	// files are read at once, each text into its own slot; the texts of
-	// one compressed JSONL file in one pass (see skimTexts).
+	texts, errs = readInputs(ctx, p.ReadOptions(), reads, out)
+	for i, r := range reads {
+		e := out[r.doc]
+		e.Text = texts[i]
+		if errs[i] != nil {
+			e.Err = errs[i].Error()
+		}
+		out[r.doc] = e
+	}
+	return out, nil
+}
+
+// inputRead is a document to read again from its input, in chunk.
+type inputRead struct {
+	doc   int64
+	chunk *job.Chunk
+}
+
+// planChunk returns the chunk c of plan, nil if it has none.
+func planChunk(plan *job.Plan, c int) *job.Chunk {
+	for i := range plan.Chunks {
+		if plan.Chunks[i].Index == c {
+			return &plan.Chunks[i]
+		}
+	}
+	return nil
+}
+
+// readsInPlace tells whether the text of docs/ row r, of chunk, is read
+// again from its input by reading its record alone (an uncompressed JSONL
+// record from its offset, a record that is a gzip member of its own from
+// that member), from a file whose size and modification time are those
+// it had when the job was planned.
+func readsInPlace(ctx context.Context, chunk *job.Chunk, r records.DocRecord) bool {
+	pc, err := pieceOf(chunk, r)
+	if err != nil || pc.FileMTime == 0 {
+		return false
+	}
+	alone := pc.Kind == formats.KindJSONL && !formats.IsCompressed(pc.Path, pc.Compression) ||
+		r.CompressedOffset != nil && r.CompressedLength != nil
+	return alone && !job.PieceChanged(ctx, *pc)
+}
+
+// readInputs reads the texts of reads again from their inputs, the files
+// at once: each text into its own slot; the texts of one compressed JSONL
+// file in one pass (see skimTexts). A text not read has its error.
+func readInputs(ctx context.Context, o formats.Options, reads []inputRead, out map[int64]report.ExampleDoc) ([]string, []error) {
 	texts, errs := make([]string, len(reads)), make([]error, len(reads))
 	var skims [][]int // indices of reads, by file, each by offset
 	byFile := map[string]int{}
@@ -133,7 +201,7 @@ func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *j
 			continue
 		}
 		g.Go(func() error {
-			texts[i], errs[i] = readText(ctx, p.ReadOptions(), r.chunk, out[r.doc].Row)
+			texts[i], errs[i] = readText(ctx, o, r.chunk, out[r.doc].Row)
 			return nil
 		})
 	}
@@ -144,28 +212,20 @@ func exampleDocs(ctx context.Context, st storage.Opener, spec *job.Spec, plan *j
 			for j, i := range idx {
 				rows[j] = out[reads[i].doc].Row
 			}
-			got := skimTexts(ctx, p.ReadOptions(), *skimmable(reads[idx[0]].chunk, rows[0]), rows)
+			got := skimTexts(ctx, o, *skimmable(reads[idx[0]].chunk, rows[0]), rows)
 			for j, i := range idx {
 				if got[j] != nil {
 					texts[i] = *got[j]
 					continue
 				}
 				// Not found so: read as any other record, which says why.
-				texts[i], errs[i] = readText(ctx, p.ReadOptions(), reads[i].chunk, rows[j])
+				texts[i], errs[i] = readText(ctx, o, reads[i].chunk, rows[j])
 			}
 			return nil
 		})
 	}
 	g.Wait()
-	for i, r := range reads {
-		e := out[r.doc]
-		e.Text = texts[i]
-		if errs[i] != nil {
-			e.Err = errs[i].Error()
-		}
-		out[r.doc] = e
-	}
-	return out, nil
+	return texts, errs
 }
 
 // wholeFile is a chunk of one piece, the whole of file, its kind told

@@ -170,6 +170,33 @@ func TestExampleTexts(t *testing.T) {
 		t.Errorf("the documents come from %d pieces, %d from their own gzip member: the JSONL file was not cut, or the WET file not read by member", len(pieces), members)
 	}
 
+	// Where a record is read alone from an input as it was planned (the
+	// JSONL file's pieces), its chunk's text store is not read: damaged,
+	// it is not even said so.
+	inPlace := job.ChunkOf(firstDoc(t, docs, "a.jsonl"))
+	damaged := map[int]fileinfo.Info{inPlace: stored[inPlace]}
+	if err := os.WriteFile(filepath.Join(dir, "out", stored[inPlace].Name), []byte("not a text store"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	docs, err = exampleDocs(ctx, st, &job.Spec{Params: p}, &plan, damaged, all, slog.New(slog.NewTextHandler(&logged, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, e := range docs {
+		if e.Err != "" || e.Text != want[e.Row.ID] {
+			t.Errorf("document %d (%s), its input unchanged: text %q, error %q; want %q", d, e.Row.ID, e.Text, e.Err, want[e.Row.ID])
+		}
+	}
+	if logged.Len() > 0 {
+		t.Errorf("the text store of chunk %d was read for texts its inputs hold as planned:\n%s", inPlace, logged.String())
+	}
+	for _, ch := range plan.Chunks { // the stores again, as map wrote them
+		if _, err := mapper.Map(ctx, st, &job.Spec{Params: p}, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// The inputs changed since: a record that is not there any more, or
 	// another record at its offset, is an error on the page, not a text.
 	jsonl.Reset()

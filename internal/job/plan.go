@@ -422,3 +422,27 @@ func MakePlan(ctx context.Context, inputs []Input, chunkBytes int64) (Plan, erro
 	}
 	return plan, nil
 }
+
+// PieceChanged tells whether the file of a piece has another size or
+// modification time than when it was planned. A piece planned without
+// its time (its file unreadable then, or an old plan), or whose file
+// cannot be looked at now, is not known to have changed: its reader
+// says what it finds.
+func PieceChanged(ctx context.Context, p formats.Piece) bool {
+	if p.FileMTime == 0 {
+		return false
+	}
+	size, mod, err := storage.StatFile(ctx, p.Path)
+	if err != nil {
+		return false
+	}
+	planned := time.Unix(0, p.FileMTime)
+	if storage.IsURL(p.Path) {
+		// An object store gives listings in milliseconds and HEAD in
+		// whole seconds (HTTP dates).
+		planned, mod = planned.Truncate(time.Second), mod.Truncate(time.Second)
+	}
+	// A store that does not say when an object changed is judged by its
+	// size alone.
+	return size != p.FileSize || !mod.IsZero() && !mod.Equal(planned)
+}

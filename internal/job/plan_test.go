@@ -400,3 +400,38 @@ func TestAutoGather(t *testing.T) {
 		}
 	}
 }
+
+// TestPieceChanged: a piece's file has changed when its size or time is
+// not what the plan recorded; a piece planned without a time, or whose
+// file is gone, is not known to have changed.
+func TestPieceChanged(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.jsonl")
+	if err := os.WriteFile(path, []byte("{\"text\":\"a\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := formats.Piece{Path: path, Kind: formats.KindJSONL, End: -1, FileSize: fi.Size(), FileMTime: fi.ModTime().UnixNano()}
+	for _, tt := range []struct {
+		name string
+		edit func(p *formats.Piece)
+		want bool
+	}{
+		{"as planned", func(*formats.Piece) {}, false},
+		{"another size", func(p *formats.Piece) { p.FileSize++ }, true},
+		{"another time", func(p *formats.Piece) { p.FileMTime -= 1e9 }, true},
+		{"planned without a time", func(p *formats.Piece) { p.FileSize, p.FileMTime = 0, 0 }, false},
+		{"gone", func(p *formats.Piece) { p.Path += ".gone" }, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := planned
+			tt.edit(&p)
+			if got := PieceChanged(ctx, p); got != tt.want {
+				t.Errorf("PieceChanged = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

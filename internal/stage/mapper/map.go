@@ -215,7 +215,7 @@ func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chu
 			}
 			return nil
 		}
-		if changed(ctx, piece) && !slices.Contains(res.ChangedFiles, piece.Path) {
+		if job.PieceChanged(ctx, piece) && !slices.Contains(res.ChangedFiles, piece.Path) {
 			res.ChangedFiles = append(res.ChangedFiles, piece.Path)
 		}
 		// An error of the task's own (writing its files, or a document it
@@ -308,30 +308,6 @@ func MapShared(ctx context.Context, st storage.FS, spec *job.Spec, chunk job.Chu
 // docGroupRows bounds the rows of a row group of a chunk's document file,
 // which its writer holds in memory.
 const docGroupRows = 1 << 16
-
-// pieceBytes is the size of a piece in its file (0 when it cannot be
-// known: a whole file that cannot be found).
-// changed tells whether the file of a piece has another size or
-// modification time than when it was planned. A file that cannot be
-// looked at now is left to its reader, which says why.
-func changed(ctx context.Context, p formats.Piece) bool {
-	if p.FileMTime == 0 {
-		return false // planned without its time (unreadable then, or an old plan)
-	}
-	size, mod, err := storage.StatFile(ctx, p.Path)
-	if err != nil {
-		return false
-	}
-	planned := time.Unix(0, p.FileMTime)
-	if storage.IsURL(p.Path) {
-		// An object store gives listings in milliseconds and HEAD in
-		// whole seconds (HTTP dates).
-		planned, mod = planned.Truncate(time.Second), mod.Truncate(time.Second)
-	}
-	// A store that does not say when an object changed is judged by its
-	// size alone.
-	return size != p.FileSize || !mod.IsZero() && !mod.Equal(planned)
-}
 
 // pieceBytes is the size of a piece in its file: to its planned end, or
 // for a piece to the end of its file, the file's size when planned, else
