@@ -22,14 +22,16 @@ func pageText(n int) []byte {
 
 // TestZstdCodec checks the codec of the files pqfile writes against
 // parquet-go's at both levels: the same bytes, pages of up to beyond a
-// window, which decode to the page; and a new encoder allocates one
-// window's history, not two.
+// window, which decode to the page; a new encoder allocates one history
+// of pageWindow, not two of the level's window; and the codec keeps its
+// encoders through a collection.
 func TestZstdCodec(t *testing.T) {
 	// The most a new encoder may allocate to encode a page of 1 MiB: its
-	// history (one 8 MiB window), tables and output. With two windows'
-	// history, fastest allocates 11.5 MB and default 21.5 (measured with
-	// klauspost/compress v1.20.3); with one, 7.3 and 13.1.
-	maxAlloc := map[zstd.EncoderLevel]uint64{zstd.SpeedFastest: 9 << 20, zstd.SpeedDefault: 16 << 20}
+	// history, tables and output. With two histories of the level's 8 MiB
+	// window, fastest allocates 11.5 MB and default 21.5 (measured with
+	// klauspost/compress v1.20.3); with one, 7.3 and 13.1; with one of
+	// pageWindow, 2.8 and 4.3.
+	maxAlloc := map[zstd.EncoderLevel]uint64{zstd.SpeedFastest: 4 << 20, zstd.SpeedDefault: 6 << 20}
 	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
 		ours := &zstdCodec{level: level}
 		theirs := &pqzstd.Codec{Level: level}
@@ -57,7 +59,7 @@ func TestZstdCodec(t *testing.T) {
 			page := pageText(1 << 20)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			enc, err := newPageEncoder(level)
+			enc, err := newPageEncoder(level, pageWindow)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,6 +67,28 @@ func TestZstdCodec(t *testing.T) {
 			runtime.ReadMemStats(&after)
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > maxAlloc[level] {
 				t.Errorf("an encoder of a 1 MiB page allocated %d bytes, want at most %d", alloc, maxAlloc[level])
+			}
+		})
+		t.Run(fmt.Sprint(level, "/kept"), func(t *testing.T) {
+			// Ten pages after a collection, into a buffer of a page: the
+			// encoder is the one kept (a new one is 2.8 MB or more).
+			c := &zstdCodec{level: level}
+			page := pageText(256 << 10)
+			if _, err := c.Encode(nil, page); err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			dst := make([]byte, 0, 2*len(page))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range 10 {
+				if _, err := c.Encode(dst, page); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+				t.Errorf("ten pages after a collection allocated %d bytes: the encoder was not kept", alloc)
 			}
 		})
 	}
