@@ -53,7 +53,8 @@ type MapResult struct {
 	SigFile fileinfo.Info `json:"sig_file"`
 	// SetFile is the chunk's set file (SetWorkFile) in a job with
 	// GatherSets: the records of SigFile's documents as a signature file
-	// holds them (package sigfile), for verify.
+	// holds them (package sigfile), for verify. Read by record, each with
+	// its checksum, never whole: its Checksum is 0 (fileinfo.NewCounter).
 	SetFile    *fileinfo.Info `json:"set_file,omitempty"`
 	RejectFile *fileinfo.Info `json:"reject_file,omitempty"`
 	// RatesFile is the chunk's facts file (RatesWorkFile), which the

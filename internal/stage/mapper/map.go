@@ -361,12 +361,17 @@ type slotFile[T any] struct {
 }
 
 // newSlotFile creates name; open starts its format on the writer given.
-func newSlotFile[T any](ctx context.Context, st storage.Creator, name string, bufSize int, open func(io.Writer) (put func(*T) error, close func() error, err error)) (*slotFile[T], error) {
+// Unless summed, the file's bytes are counted but not hashed (see
+// fileinfo.NewCounter).
+func newSlotFile[T any](ctx context.Context, st storage.Creator, name string, bufSize int, summed bool, open func(io.Writer) (put func(*T) error, close func() error, err error)) (*slotFile[T], error) {
 	w, err := st.Create(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	sum := fileinfo.NewSummer(w)
+	sum := fileinfo.NewCounter(w)
+	if summed {
+		sum = fileinfo.NewSummer(w)
+	}
 	f := &slotFile[T]{name: name, w: w, sum: sum, bw: bufio.NewWriterSize(sum, bufSize)}
 	if f.put, f.close, err = open(f.bw); err != nil {
 		w.Abort()
@@ -403,7 +408,7 @@ func (f *slotFile[T]) abort() { f.w.Abort() }
 func newTextWriter(ctx context.Context, st storage.Creator, name string, encs *textstore.Encoders) (*slotFile[textstore.Doc], error) {
 	// Its frames, of megabytes, go to the file as they are; the buffer
 	// gathers the few small writes.
-	return newSlotFile(ctx, st, name, 64<<10, func(w io.Writer) (func(*textstore.Doc) error, func() error, error) {
+	return newSlotFile(ctx, st, name, 64<<10, true, func(w io.Writer) (func(*textstore.Doc) error, func() error, error) {
 		tw, err := textstore.NewWriter(w, textstore.Options{Level: textLevel, FrameDocs: textFrameDocs, FrameBytes: textFrameBytes, Encoders: encs})
 		if err != nil {
 			return nil, nil, err
@@ -416,8 +421,10 @@ func newTextWriter(ctx context.Context, st storage.Creator, name string, encs *t
 // each document as verify reads it, its 64-bit shingle set as map
 // computed it, so that verify sketches nothing again.
 func newSetWriter(ctx context.Context, st storage.Creator, name string) (*slotFile[sigfile.Record], error) {
-	// Records of a few KB, written 256 KiB at a time.
-	return newSlotFile(ctx, st, name, 256<<10, func(w io.Writer) (func(*sigfile.Record) error, func() error, error) {
+	// Records of a few KB, written 256 KiB at a time. Verify reads them
+	// one at a time, each checked by its own checksum, never the file
+	// whole: its 4 KB a document are not hashed a second time.
+	return newSlotFile(ctx, st, name, 256<<10, false, func(w io.Writer) (func(*sigfile.Record) error, func() error, error) {
 		sw := sigfile.NewWriter(w)
 		return sw.Add, sw.Close, nil
 	})
