@@ -42,7 +42,7 @@ func DecodeSig(b []byte) (minhash.Signature, error) {
 	}
 	sig := make(minhash.Signature, len(b)/4)
 	for i := range sig {
-		sig[i] = binary.LittleEndian.Uint32(b[4*i:])
+		sig[i] = binary.LittleEndian.Uint32(b[4*i : 4*i+4 : 4*i+4])
 	}
 	return sig, nil
 }
@@ -64,7 +64,7 @@ func DecodeSet(b []byte) ([]uint64, error) {
 	}
 	set := make([]uint64, len(b)/8)
 	for i := range set {
-		set[i] = binary.LittleEndian.Uint64(b[8*i:])
+		set[i] = binary.LittleEndian.Uint64(b[8*i : 8*i+8 : 8*i+8])
 	}
 	return set, nil
 }
