@@ -108,7 +108,11 @@ func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 			dropped[c] = droppedRows{Info: *l.File, First: l.First, Count: l.Docs}
 		}
 	}
-	d := driver{st: st, run: run}
+	var ndocs int64
+	for _, m := range mapResults {
+		ndocs += m.Docs
+	}
+	d := driver{st: st, run: run, densePairs: densePairs(edges, ndocs)}
 	var comps []componentsResult
 	var written []outputResult
 	var rounds int
@@ -145,7 +149,7 @@ func runCluster(ctx context.Context, st storage.FS, p job.Params, verifies []job
 	stats.Examples = examples.Examples()
 	if stats.PairsListed == 0 {
 		// No pair: pairs/ still holds its schema.
-		if err := stage.WriteEmpty[records.Pair](ctx, st, job.PairFile(0), pairOptions()); err != nil {
+		if err := stage.WriteEmpty[records.Pair](ctx, st, job.PairFile(0), pairOptions(false)); err != nil {
 			return nil, err
 		}
 	}
@@ -190,7 +194,7 @@ func (d driver) distributed(ctx context.Context, parts int, vf []verifyFiles, do
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	out := &clusterStep{Name: StepPrefix + stepOutput, Kind: stepOutput, Parts: parts, Tasks: len(vf) + 3, Verifies: vf}
+	out := &clusterStep{Name: StepPrefix + stepOutput, Kind: stepOutput, Parts: parts, Tasks: len(vf) + 3, Verifies: vf, DensePairs: d.densePairs}
 	for _, r := range comps {
 		out.Clusters = append(out.Clusters, r.Clusters)
 		out.Duplicates = append(out.Duplicates, r.Duplicates)
@@ -284,6 +288,8 @@ func (d driver) rounds(ctx context.Context, parts int, routes []*job.Routes, nod
 type driver struct {
 	st  storage.FS
 	run stage.TaskRunner
+	// densePairs: the pairs/ files are Dense (see densePairs).
+	densePairs bool
 }
 
 // runStep describes step s to its tasks, runs them and decodes their

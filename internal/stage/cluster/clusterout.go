@@ -67,14 +67,16 @@ func expandTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSt
 	if err != nil {
 		return nil, fmt.Errorf("pairs: %w", err)
 	}
-	return expandChunk(ctx, st, spec, v, lookups, s.Top)
+	return expandChunk(ctx, st, spec, v, lookups, s.Top, s.DensePairs)
 }
 
 // expandChunk writes the pairs/ file of verify task v (see expander), given
 // lookup rows that include those of its chunk, and counts the pairs listed
-// of each bounded cluster of top.
-func expandChunk(ctx context.Context, st storage.FS, spec *job.Spec, v verifyFiles, lookups []lookupRow, top []int64) (*outputResult, error) {
+// of each bounded cluster of top; dense: the file is Dense (see
+// densePairs).
+func expandChunk(ctx context.Context, st storage.FS, spec *job.Spec, v verifyFiles, lookups []lookupRow, top []int64, dense bool) (*outputResult, error) {
 	x := newExpander(spec)
+	x.dense = dense
 	for _, r := range lookups {
 		switch {
 		case int(r.Chunk) != v.Chunk:

@@ -185,7 +185,11 @@ func referenceCluster(ctx context.Context, st storage.FS, p job.Params, verifies
 	if err := st.Remove(ctx, job.PairsDir); err != nil {
 		return nil, err
 	}
-	listed, keptListed, err := refPairs(ctx, st, p, verifies, comps, members, groups, bounded)
+	var ndocs int64
+	for _, m := range mapResults {
+		ndocs += m.Docs
+	}
+	listed, keptListed, err := refPairs(ctx, st, p, verifies, comps, members, groups, bounded, densePairs(npairs, ndocs))
 	if err != nil {
 		return nil, err
 	}
@@ -244,17 +248,17 @@ func refSummarize(comps [][]int64, members map[int64]*refMember, keep job.Keep) 
 	return top
 }
 
-// refPairs writes pairs/ from its definition, not by expanding groups as
-// the cluster stage does: two documents of a cluster are a listed pair
-// when they have one representative (an exact-duplicate group: similarity
-// 1) or their representatives are a verified pair (that pair's row with
-// their ids); in a bounded cluster only the pairs of its kept document are
-// listed. A pair goes to the file of the verify task that verified its
-// representatives, or that holds its group's members, sorted by (a, b).
-// It returns the pairs listed, and by bounded cluster those of its kept
-// document.
+// refPairs writes pairs/ (Dense if dense) from its definition, not by
+// expanding groups as the cluster stage does: two documents of a cluster
+// are a listed pair when they have one representative (an exact-duplicate
+// group: similarity 1) or their representatives are a verified pair (that
+// pair's row with their ids); in a bounded cluster only the pairs of its
+// kept document are listed. A pair goes to the file of the verify task
+// that verified its representatives, or that holds its group's members,
+// sorted by (a, b). It returns the pairs listed, and by bounded cluster
+// those of its kept document.
 func refPairs(ctx context.Context, st storage.FS, p job.Params, verifies []job.VerifyResult, comps [][]int64,
-	members map[int64]*refMember, groups map[int64][]groupMember, bounded map[int]int64) (int64, map[int]int64, error) {
+	members map[int64]*refMember, groups map[int64][]groupMember, bounded map[int]int64, dense bool) (int64, map[int]int64, error) {
 	repOf := map[int64]int64{}
 	for rep, g := range groups {
 		for _, m := range g {
@@ -338,7 +342,7 @@ func refPairs(ctx context.Context, st storage.FS, p job.Params, verifies []job.V
 	for _, chunk := range slices.Sorted(maps.Keys(files)) {
 		rows := files[chunk]
 		slices.SortFunc(rows, func(x, y records.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
-		if _, err := pqfile.Write(ctx, st, job.PairFile(chunk), rows, pairOptions()); err != nil {
+		if _, err := pqfile.Write(ctx, st, job.PairFile(chunk), rows, pairOptions(dense)); err != nil {
 			return 0, nil, err
 		}
 	}

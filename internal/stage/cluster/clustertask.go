@@ -43,6 +43,9 @@ type clusterStep struct {
 	// Verifies are the verify tasks' files, by chunk (contract, nodes,
 	// out).
 	Verifies []verifyFiles `json:"verifies,omitempty"`
+	// DensePairs: the pairs/ files are Dense (see densePairs; whole,
+	// out).
+	DensePairs bool `json:"dense_pairs,omitempty"`
 	// Docs are the chunks' document files (nodes).
 	Docs map[int]fileinfo.Info `json:"docs,omitempty"`
 	// Dropped are the lists of the documents earlier jobs dropped, by

@@ -44,7 +44,7 @@ func (d driver) whole(ctx context.Context, vf []verifyFiles, docs map[int]filein
 	if err := d.st.Remove(ctx, job.PairsDir); err != nil {
 		return nil, nil, err
 	}
-	res, err := runStep[wholeResult](ctx, d, &clusterStep{Name: StepPrefix + stepWhole, Kind: stepWhole, Parts: 1, Tasks: 1, Verifies: vf, Docs: docs, Dropped: dropped})
+	res, err := runStep[wholeResult](ctx, d, &clusterStep{Name: StepPrefix + stepWhole, Kind: stepWhole, Parts: 1, Tasks: 1, Verifies: vf, Docs: docs, Dropped: dropped, DensePairs: d.densePairs})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,7 +101,7 @@ func wholeTask(ctx context.Context, st storage.FS, spec *job.Spec, s *clusterSte
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, v := range s.Verifies {
 		g.Go(func() error {
-			r, err := expandChunk(ctx, st, spec, v, chunkLookups(t.lookups, v.Chunk), top)
+			r, err := expandChunk(ctx, st, spec, v, chunkLookups(t.lookups, v.Chunk), top, s.DensePairs)
 			if err != nil {
 				return fmt.Errorf("%s: %w", job.PairFile(v.Chunk), err)
 			}

@@ -33,6 +33,8 @@ type expander struct {
 	// the task's pairs.
 	unpublished map[int64]bool
 	spec        *job.Spec
+	// dense: the pairs/ file is Dense (see densePairs).
+	dense bool
 	// jobs names the earlier jobs (AJob), and published and dropped are
 	// what APublished points to.
 	jobs               jobNames
@@ -108,7 +110,7 @@ const pairsGroupRows = 1 << 20
 // verified pairs pass them.
 func (x *expander) writeSpilling(ctx context.Context, st storage.FS, v verifyFiles, spill int) (expanded, error) {
 	res := expanded{keptListed: map[int64]int64{}, examples: manifest.NewExampleChooser(x.spec.Params.Threshold)}
-	s := newPairSink(ctx, st, v.Chunk, spill)
+	s := newPairSink(ctx, st, v.Chunk, spill, x.dense)
 	next := 0 // the groups of x.reps[:next] have given their pairs
 	groupsTo := func(doc int64) error {
 		for ; next < len(x.reps) && x.reps[next] <= doc; next++ {

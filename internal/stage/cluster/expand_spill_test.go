@@ -103,16 +103,18 @@ func (c expandCase) want() []records.Pair {
 // limit), and spilling sorted runs from nearly the first pair (16) or
 // partway (100; the pairs alone never spill): the pairs/ file holds the
 // pairs the brute force lists, byte-identical to those rows written at
-// once, and no run is left in the work area.
+// once (Dense or not), and no run is left in the work area.
 func TestExpandSpill(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name            string
 		groups, bounded bool
+		dense           bool
 	}{
-		{"pairs", false, false},
-		{"groups", true, false},
-		{"bounded", true, true},
+		{"pairs", false, false, false},
+		{"groups", true, false, true},
+		{"bounded", true, true, false},
+		{"bounded-dense", true, true, true},
 	} {
 		c := newExpandCase(7, tc.groups, tc.bounded)
 		want := c.want()
@@ -120,7 +122,7 @@ func TestExpandSpill(t *testing.T) {
 			t.Fatalf("%s: %d pairs expanded from %d: no pair added", tc.name, len(want), len(c.pairs))
 		}
 		direct := worktest.NewStore(t)
-		if _, err := pqfile.Write(ctx, direct, "want.parquet", want, pairOptions()); err != nil {
+		if _, err := pqfile.Write(ctx, direct, "want.parquet", want, pairOptions(tc.dense)); err != nil {
 			t.Fatal(err)
 		}
 		wantData, err := os.ReadFile(direct.Path("want.parquet"))
@@ -131,7 +133,9 @@ func TestExpandSpill(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/spill-%d", tc.name, spill), func(t *testing.T) {
 				st := worktest.NewStore(t)
 				info := worktest.WritePairs(t, st, job.VerifiedFile(0), c.pairs)
-				res, err := c.x().writeSpilling(ctx, st, verifyFiles{Chunk: 0, Pairs: &info}, spill)
+				x := c.x()
+				x.dense = tc.dense
+				res, err := x.writeSpilling(ctx, st, verifyFiles{Chunk: 0, Pairs: &info}, spill)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -164,7 +168,7 @@ func TestPairSinkSpillsPartway(t *testing.T) {
 	var files [][]byte
 	for _, spill := range []int{1 << 30, 10} {
 		st := worktest.NewStore(t)
-		s := newPairSink(ctx, st, 0, spill)
+		s := newPairSink(ctx, st, 0, spill, false)
 		var spilledAt int64 = -1
 		for a := int64(0); a < 100; a++ {
 			if err := s.ordered(records.Pair{A: a, B: a + 1}); err != nil {
@@ -208,7 +212,7 @@ func TestPairSinkSpillsPartway(t *testing.T) {
 func TestPairSinkAbortRemovesRuns(t *testing.T) {
 	ctx := context.Background()
 	st := worktest.NewStore(t)
-	s := newPairSink(ctx, st, 0, 4)
+	s := newPairSink(ctx, st, 0, 4, false)
 	for a := int64(0); a < 40; a++ {
 		if err := s.ordered(records.Pair{A: a, B: a + 1}); err != nil {
 			t.Fatal(err)
@@ -298,5 +302,25 @@ func TestMergeRunsFanIn(t *testing.T) {
 				t.Errorf("left in the work area: %v (%v)", left, err)
 			}
 		})
+	}
+}
+
+// TestDensePairs: a job's pairs/ files are Dense from densePairsPerDoc
+// edges a document.
+func TestDensePairs(t *testing.T) {
+	for _, tt := range []struct {
+		edges, docs int64
+		want        bool
+	}{
+		{0, 0, true}, // no documents: no pairs/ rows either way
+		{0, 100, false},
+		{199, 100, false},
+		{200, 100, true},
+		{45378 + 5002, 100000, false}, // the 100k benchmark job
+		{1368727 + 201, 20000, true},  // the templated corpus at 0.5
+	} {
+		if got := densePairs(tt.edges, tt.docs); got != tt.want {
+			t.Errorf("densePairs(%d, %d) = %v, want %v", tt.edges, tt.docs, got, tt.want)
+		}
 	}
 }

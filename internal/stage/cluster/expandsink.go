@@ -32,6 +32,7 @@ type pairSink struct {
 	st    storage.FS
 	chunk int
 	spill int
+	dense bool // the file is Dense (see densePairs)
 
 	w       *pqfile.Background[records.Pair] // nil until the first batch
 	batch   []records.Pair                   // written in order, not yet given to w
@@ -47,8 +48,10 @@ type pairSink struct {
 // sinkBatch is how many pairs a sink gives its writer at a time.
 const sinkBatch = 4096
 
-func newPairSink(ctx context.Context, st storage.FS, chunk, spill int) *pairSink {
-	return &pairSink{ctx: ctx, st: st, chunk: chunk, spill: spill}
+// newPairSink returns the sink of chunk's pairs/ file, Dense if dense
+// (see densePairs), holding up to spill pairs waiting.
+func newPairSink(ctx context.Context, st storage.FS, chunk, spill int, dense bool) *pairSink {
+	return &pairSink{ctx: ctx, st: st, chunk: chunk, spill: spill, dense: dense}
 }
 
 // ordered gives the sink p, which sorts after every pair given to it so
@@ -114,7 +117,7 @@ func (s *pairSink) put(p records.Pair) error {
 // flush gives the writer the batch.
 func (s *pairSink) flush() error {
 	if s.w == nil {
-		w, err := pqfile.NewWriter[records.Pair](s.ctx, s.st, job.PairFile(s.chunk), pairOptions())
+		w, err := pqfile.NewWriter[records.Pair](s.ctx, s.st, job.PairFile(s.chunk), pairOptions(s.dense))
 		if err != nil {
 			return err
 		}
